@@ -1,0 +1,51 @@
+// `npm run bench [section ...]`: runs each benchmark section in turn and prints one
+// table per section. Sections are modules exporting one async function that returns
+// named measurements; a section that fails is reported and the rest still run.
+import { mkdirSync, writeFileSync } from 'node:fs';
+
+type Measurements = Record<string, number | string>;
+interface Section {
+  name: string;
+  load: () => Promise<() => Promise<Measurements>>;
+}
+
+const SECTIONS: Section[] = [
+  { name: 'generate', load: async () => (await import('./generate.bench.ts')).benchGenerate },
+  { name: 'engine', load: async () => (await import('./engine.bench.ts')).benchEngine },
+  { name: 'signals', load: async () => (await import('./signals.bench.ts')).benchSignals },
+  { name: 'gzip', load: async () => (await import('./gzip.bench.ts')).benchGzip },
+  { name: 'persistence', load: async () => (await import('./persistence.bench.ts')).benchPersistence },
+  { name: 'http', load: async () => (await import('./http.bench.ts')).benchHttp },
+];
+
+function formatValue(value: number | string): string {
+  if (typeof value === 'string') return value;
+  if (Number.isInteger(value)) return value.toLocaleString('en-US');
+  return value.toLocaleString('en-US', { maximumFractionDigits: 3 });
+}
+
+async function main(): Promise<void> {
+  const wanted = new Set(process.argv.slice(2));
+  const results: Record<string, Measurements | { error: string }> = {};
+  for (const section of SECTIONS) {
+    if (wanted.size > 0 && !wanted.has(section.name)) continue;
+    process.stdout.write(`\n## ${section.name}\n`);
+    try {
+      const run = await section.load();
+      const measured = await run();
+      results[section.name] = measured;
+      for (const [key, value] of Object.entries(measured)) {
+        process.stdout.write(`${key.padEnd(56)} ${formatValue(value)}\n`);
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.stack ?? error.message : String(error);
+      results[section.name] = { error: message };
+      process.stdout.write(`FAILED: ${message}\n`);
+    }
+  }
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/latest.json', JSON.stringify(results, null, 2));
+  process.stdout.write('\nwritten bench/results/latest.json\n');
+}
+
+await main();
