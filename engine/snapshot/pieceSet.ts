@@ -1,0 +1,179 @@
+// The snapshot body as keyed pieces: head, piece, ",", piece, ..., tail, joined into
+// one gzip member. A piece is a run of whole events' JSON ("{...},{...}"); its key
+// names it and its member keys (event ids) say which events it holds, so a moved
+// event finds the one piece to re-serialize. set() recompresses that piece only;
+// assemble() returns the cached member until something changes.
+
+import { compressPiece, DEFAULT_PIECE_LEVEL, storedBlock, type DeflatedPiece } from './deflatePiece.ts';
+import { GzipJoiner, type GzipMember } from './gzipMember.ts';
+
+export interface PieceSetOptions {
+  /** zlib level for pieces (head, tail and separators are stored blocks). */
+  level?: number;
+  /** Keeps pieces sorted by key; without it new keys go last. */
+  compareKeys?: (a: string, b: string) => number;
+  /** Literal between consecutive pieces; default ",". */
+  separator?: string;
+  head?: string | Uint8Array;
+  tail?: string | Uint8Array;
+}
+
+interface PieceEntry {
+  /** Position in key order; the piece sits at joiner index 1 + 2 * position. */
+  position: number;
+  members: readonly string[];
+}
+
+const NO_MEMBERS: readonly string[] = Object.freeze([]);
+
+function toBytes(text: string | Uint8Array): Uint8Array {
+  return typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+}
+
+export class PieceSet {
+  private readonly level: number;
+  private readonly compareKeys: ((a: string, b: string) => number) | undefined;
+  private readonly separator: DeflatedPiece;
+  /** [head, piece0, sep, piece1, ..., sep, pieceN-1, tail]. */
+  private readonly joiner = new GzipJoiner();
+  private readonly order: string[] = [];
+  private readonly entries = new Map<string, PieceEntry>();
+  private readonly pieceByMember = new Map<string, string>();
+  private headBytes: Buffer;
+  private tailBytes: Buffer;
+  private changes = 0;
+
+  constructor(options: PieceSetOptions = {}) {
+    this.level = options.level ?? DEFAULT_PIECE_LEVEL;
+    compressPiece(Buffer.from('{}'), this.level); // rejects a bad level now, not on the first set()
+    this.compareKeys = options.compareKeys;
+    this.separator = storedBlock(toBytes(options.separator ?? ','));
+    this.headBytes = Buffer.from(toBytes(options.head ?? ''));
+    this.tailBytes = Buffer.from(toBytes(options.tail ?? ''));
+    this.joiner.push(storedBlock(this.headBytes), storedBlock(this.tailBytes));
+  }
+
+  get size(): number {
+    return this.order.length;
+  }
+
+  /** Bumped by every change that alters the assembled bytes. */
+  get version(): number {
+    return this.changes;
+  }
+
+  /** Piece keys in body order. */
+  keys(): readonly string[] {
+    return this.order;
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  membersOf(key: string): readonly string[] | undefined {
+    return this.entries.get(key)?.members;
+  }
+
+  pieceKeyOf(member: string): string | undefined {
+    return this.pieceByMember.get(member);
+  }
+
+  /** Replaces the head (e.g. '{"updated":...,"count":N,"events":['); identical bytes change nothing. */
+  setHead(text: string | Uint8Array): void {
+    const bytes = toBytes(text);
+    if (this.headBytes.equals(bytes)) return;
+    this.headBytes = Buffer.from(bytes);
+    this.joiner.replace(0, storedBlock(this.headBytes));
+    this.changes++;
+  }
+
+  setTail(text: string | Uint8Array): void {
+    const bytes = toBytes(text);
+    if (this.tailBytes.equals(bytes)) return;
+    this.tailBytes = Buffer.from(bytes);
+    this.joiner.replace(this.joiner.size - 1, storedBlock(this.tailBytes));
+    this.changes++;
+  }
+
+  /**
+   * Compresses `json` as the piece `key` (adding it in order if new); other pieces
+   * are untouched. `members` replaces the piece's member keys; omitted keeps them.
+   */
+  set(key: string, json: string | Uint8Array, members?: readonly string[]): void {
+    const piece = compressPiece(toBytes(json), this.level);
+    const entry = this.entries.get(key);
+    if (entry === undefined) {
+      this.insertPiece(key, piece, members ?? NO_MEMBERS);
+    } else {
+      this.joiner.replace(1 + 2 * entry.position, piece);
+      if (members !== undefined) this.indexMembers(key, entry, members);
+    }
+    this.changes++;
+  }
+
+  remove(key: string): boolean {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return false;
+    const position = entry.position;
+    if (this.order.length === 1) this.joiner.remove(1, 1);
+    else if (position === 0) this.joiner.remove(1, 2); // the piece and the separator after it
+    else this.joiner.remove(2 * position, 2); // the separator before it and the piece
+    this.order.splice(position, 1);
+    this.renumberFrom(position);
+    this.unindexMembers(key, entry.members);
+    this.entries.delete(key);
+    this.changes++;
+    return true;
+  }
+
+  /** The whole body as one gzip member; the same object while nothing changes. */
+  assemble(): GzipMember {
+    return this.joiner.build();
+  }
+
+  private insertPiece(key: string, piece: DeflatedPiece, members: readonly string[]): void {
+    const position = this.positionFor(key);
+    const count = this.order.length;
+    if (count === 0) this.joiner.insert(1, piece);
+    else if (position === 0) this.joiner.insert(1, piece, this.separator);
+    else this.joiner.insert(2 * position, this.separator, piece);
+    this.order.splice(position, 0, key);
+    const entry: PieceEntry = { position, members: NO_MEMBERS };
+    this.entries.set(key, entry);
+    this.renumberFrom(position + 1);
+    this.indexMembers(key, entry, members);
+  }
+
+  /** Binary search for the first key that sorts after `key`. */
+  private positionFor(key: string): number {
+    const compare = this.compareKeys;
+    if (compare === undefined) return this.order.length;
+    let low = 0;
+    let high = this.order.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (compare(this.order[mid], key) <= 0) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  private renumberFrom(position: number): void {
+    for (let i = position; i < this.order.length; i++) this.entries.get(this.order[i])!.position = i;
+  }
+
+  private indexMembers(key: string, entry: PieceEntry, members: readonly string[]): void {
+    if (entry.members === members) return;
+    this.unindexMembers(key, entry.members);
+    entry.members = members.length === 0 ? NO_MEMBERS : members.slice();
+    for (const member of entry.members) this.pieceByMember.set(member, key);
+  }
+
+  /** Only drops members still pointing here: another piece may have claimed one since. */
+  private unindexMembers(key: string, members: readonly string[]): void {
+    for (const member of members) {
+      if (this.pieceByMember.get(member) === key) this.pieceByMember.delete(member);
+    }
+  }
+}
