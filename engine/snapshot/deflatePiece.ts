@@ -4,17 +4,19 @@
 // final block. Any such pieces concatenated, then a final block, form one valid
 // DEFLATE stream, which is what lets a snapshot recompress only the events that moved.
 //
-// Compressor choice: node:zlib deflateRawSync at level 1. Measured with
-// bench/gzip.bench.ts on ~64 KB JSON pieces of odds rows (Node 20.20, 2-core box):
-//   zlib level 1: ~150-180 MB/s, ratio ~7-8x; zlib level 6: ~2-3x slower for ~10-20%
-//   smaller output; fflate level 1 (Deflate + flush(true)): ~2-3x slower than zlib
-//   level 1, and its sync flush is broken in 0.8.3 (fflate issue 267): some pieces
-//   end with a misaligned stored-block header that zlib rejects ("invalid stored
-//   block lengths"). fflate's deflateSync always ends with a final block, so it
-//   cannot produce a middle piece at all. Level 1 wins because a moving board
-//   recompresses pieces continuously and the output is cached between polls; the
-//   bytes saved by level 6 do not pay for the CPU. Exact numbers: see the report
-//   of benchGzip().
+// Compressor choice: node:zlib deflateRawSync at level 1. bench/gzip.bench.ts on
+// 48 pieces of ~64 KB snapshot JSON (Node 20.20, shared 2-core box), MB/s of input
+// and compression ratio, rows without / with priceHistory:
+//   zlib level 1            400 / 230 MB/s   7.6x / 4.5x
+//   zlib level 6            168 /  88 MB/s  10.0x / 5.8x
+//   fflate 1, flush(true)    97 /  75 MB/s   6.9x / 4.4x   6 / 26 of 48 pieces CORRUPT
+//   fflate 6, flush(true)    70 /  42 MB/s   9.7x / 5.4x   6 / 24 of 48 pieces CORRUPT
+//   fflate 1, deflateSync   114 /  87 MB/s   (ends with a final block: cannot be a middle piece)
+// fflate 0.8.3's Deflate.flush(true) output is rejected by zlib for some inputs
+// ("invalid stored block lengths", fflate issue 267), and even a fixed fflate is
+// 3-4x slower than zlib level 1. Level 1 over 6: a moving board recompresses pieces
+// continuously while polls of an unchanged board reuse cached bytes, so CPU per
+// change matters more than the ~23% fewer bytes level 6 would give.
 
 import { constants, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib';
 import { SnapshotGzipError } from './errors.ts';
