@@ -1,0 +1,95 @@
+// One handle on everything persistence/ offers, opened once by the server: the
+// database, the repositories, the data versions the response cache reads, API keys,
+// usage metering and the Authenticator built from them.
+
+import type { Board } from '../engine/model.ts';
+import { ApiKeys } from './apiKeys.ts';
+import { dbPathFromEnv, openDatabase, type Db } from './database.ts';
+import { DATA_SETS, DataVersions, type DataSet } from './dataVersion.ts';
+import { EventsRepository, type EventStatusChange } from './eventsRepository.ts';
+import { KeyAuthenticator } from './keyAuthenticator.ts';
+import { loadCold, loadedAt, type LoadColdOptions, type LoadColdResult } from './loadCold.ts';
+import { PlayersRepository } from './playersRepository.ts';
+import { SeasonsRepository } from './seasonsRepository.ts';
+import { StatsRepository } from './statsRepository.ts';
+import { TeamsRepository } from './teamsRepository.ts';
+import { UsageMeter } from './usageMeter.ts';
+
+export interface OpenPersistenceOptions {
+  /** Database file; default DB_PATH, else ./data/odds.db. */
+  path?: string;
+  /** Where DB_PATH, RATE_LIMIT_ENFORCE and REQUIRE_KEY are read; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Override RATE_LIMIT_ENFORCE=1. */
+  enforce?: boolean;
+  /** Override REQUIRE_KEY=1. */
+  requireKey?: boolean;
+  /** Usage flush period in ms (default 5000; 0 = only on flush()/close()). */
+  flushIntervalMs?: number;
+}
+
+export class Persistence {
+  readonly events: EventsRepository;
+  readonly teams: TeamsRepository;
+  readonly players: PlayersRepository;
+  readonly stats: StatsRepository;
+  readonly seasons: SeasonsRepository;
+  readonly apiKeys: ApiKeys;
+  readonly usage: UsageMeter;
+  readonly authenticator: KeyAuthenticator;
+  private readonly versions: DataVersions;
+
+  constructor(
+    readonly db: Db,
+    options: { enforce: boolean; requireKey: boolean; flushIntervalMs?: number },
+  ) {
+    this.versions = new DataVersions(loadedAt(db) ?? 0);
+    this.events = new EventsRepository(db, this.versions);
+    this.teams = new TeamsRepository(db);
+    this.players = new PlayersRepository(db);
+    this.stats = new StatsRepository(db);
+    this.seasons = new SeasonsRepository(db);
+    this.apiKeys = new ApiKeys(db);
+    this.usage = new UsageMeter(db, { enforce: options.enforce, flushIntervalMs: options.flushIntervalMs });
+    this.authenticator = new KeyAuthenticator(this.apiKeys, this.usage, { requireKey: options.requireKey });
+  }
+
+  /** Loads the board's cold data unless this database already holds it (see loadCold.ts). */
+  loadCold(board: Board, options?: LoadColdOptions): LoadColdResult {
+    const result = loadCold(this.db, board, options);
+    if (result.loaded) this.versions.bump(DATA_SETS, board.options.now);
+    else if (result.reconciled > 0) this.versions.bump(['events'], board.options.now);
+    return result;
+  }
+
+  /** The engine's event status / live-market changes, written in one transaction. */
+  updateEventStatuses(changes: readonly EventStatusChange[], now: number): number {
+    return this.events.updateStatuses(changes, now);
+  }
+
+  /** Moves whenever the data behind a repository changes; per data set, or overall without one. */
+  version(set?: DataSet): number {
+    return this.versions.version(set);
+  }
+
+  /** Epoch ms of a data set's last change (meta.updated for lists whose rows carry no time). */
+  changedAt(set: DataSet): number {
+    return this.versions.changedAt(set);
+  }
+
+  /** Flushes usage counts, then closes the database. */
+  close(): void {
+    this.usage.close();
+    this.db.close();
+  }
+}
+
+export function openPersistence(options: OpenPersistenceOptions = {}): Persistence {
+  const env = options.env ?? process.env;
+  const db = openDatabase(options.path ?? dbPathFromEnv(env));
+  return new Persistence(db, {
+    enforce: options.enforce ?? env.RATE_LIMIT_ENFORCE === '1',
+    requireKey: options.requireKey ?? env.REQUIRE_KEY === '1',
+    flushIntervalMs: options.flushIntervalMs,
+  });
+}
