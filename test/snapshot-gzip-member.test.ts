@@ -91,6 +91,12 @@ test('compressPiece ends byte-aligned on the sync marker and inflates back alone
   );
 });
 
+test('a small compressed piece owns exactly its bytes, not zlib\'s 16 KB output chunk', () => {
+  const piece = compressPiece(eventJson(1, 200));
+  assert.ok(piece.deflated.length < 16 * 1024);
+  assert.equal(piece.deflated.buffer.byteLength, piece.deflated.length);
+});
+
 test('compressPiece of nothing is an empty piece and a bad level is a named error', () => {
   const empty = compressPiece(new Uint8Array(0));
   assert.equal(empty.deflated.length, 0);

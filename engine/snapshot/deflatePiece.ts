@@ -6,7 +6,8 @@
 //
 // Compressor choice: node:zlib deflateRawSync at level 1. bench/gzip.bench.ts on
 // 48 pieces of ~64 KB snapshot JSON (Node 20.20, shared 2-core box), MB/s of input
-// and compression ratio, rows without / with priceHistory:
+// and compression ratio, rows without / with priceHistory (one run; the shared box
+// moves these by ~10%):
 //   zlib level 1            400 / 230 MB/s   7.6x / 4.5x
 //   zlib level 6            168 /  88 MB/s  10.0x / 5.8x
 //   fflate 1, flush(true)    97 /  75 MB/s   6.9x / 4.4x   6 / 26 of 48 pieces CORRUPT
@@ -53,7 +54,18 @@ export function compressPiece(bytes: Uint8Array, level: number = DEFAULT_PIECE_L
   if (!endsWithSyncMarker(deflated)) {
     throw new SnapshotGzipError('piece_not_aligned', 'deflateRawSync did not end on a sync-flush marker');
   }
-  return { deflated, crc: crc32(bytes), rawLength: bytes.length };
+  return { deflated: exactSize(deflated), crc: crc32(bytes), rawLength: bytes.length };
+}
+
+/**
+ * zlib's sync output smaller than its 16 KB chunk is a view into that chunk: a
+ * board of thousands of ~8 KB pieces would hold twice its size. Copy those out.
+ */
+function exactSize(out: Buffer): Buffer {
+  if (out.buffer.byteLength <= out.length + (out.length >>> 3)) return out;
+  const exact = Buffer.allocUnsafeSlow(out.length);
+  out.copy(exact);
+  return exact;
 }
 
 /** A stored block holds at most 65535 bytes. */
