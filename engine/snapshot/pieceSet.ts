@@ -57,12 +57,12 @@ export class PieceSet {
     return this.order.length;
   }
 
-  /** Bumped by every change that alters the assembled bytes. */
+  /** Bumped by every set() and remove(), and by a head or tail that really changed. */
   get version(): number {
     return this.changes;
   }
 
-  /** Piece keys in body order. */
+  /** Piece keys in body order (a live view: read it, do not keep or change it). */
   keys(): readonly string[] {
     return this.order;
   }
@@ -99,6 +99,8 @@ export class PieceSet {
   /**
    * Compresses `json` as the piece `key` (adding it in order if new); other pieces
    * are untouched. `members` replaces the piece's member keys; omitted keeps them.
+   * `json` must be one or more whole array elements: an empty piece would leave two
+   * commas in a row, so remove() a piece that has no events left.
    */
   set(key: string, json: string | Uint8Array, members?: readonly string[]): void {
     const piece = compressPiece(toBytes(json), this.level);
