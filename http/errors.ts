@@ -1,0 +1,79 @@
+// Every failure the facade answers is an HttpError with a named code (decisions B).
+// Route handlers throw these; the server turns them into the one error body shape:
+// {"success":false,"code":"...","detail":"...","param":null|"name","validValues"?:[...]}.
+
+export type ErrorCode =
+  | 'invalid_parameter'
+  | 'missing_parameter'
+  | 'invalid_cursor'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'invalid_api_key'
+  | 'missing_api_key'
+  | 'rate_limited'
+  | 'internal_error';
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode | string;
+  readonly detail: string;
+  readonly param: string | null;
+  readonly validValues: readonly string[] | undefined;
+
+  constructor(status: number, code: ErrorCode | string, detail: string, param: string | null = null, validValues?: readonly string[]) {
+    super(detail);
+    this.name = 'HttpError';
+    this.status = status;
+    this.code = code;
+    this.detail = detail;
+    this.param = param;
+    this.validValues = validValues;
+  }
+}
+
+export function invalidParameter(param: string, detail: string, validValues?: readonly string[]): HttpError {
+  return new HttpError(400, 'invalid_parameter', detail, param, validValues);
+}
+
+export function missingParameter(param: string, detail = `${param} is required`): HttpError {
+  return new HttpError(400, 'missing_parameter', detail, param);
+}
+
+export function invalidCursor(detail: string): HttpError {
+  return new HttpError(400, 'invalid_cursor', detail, 'cursor');
+}
+
+export function notFound(detail: string, param: string | null = null): HttpError {
+  return new HttpError(404, 'not_found', detail, param);
+}
+
+export function methodNotAllowed(method: string): HttpError {
+  return new HttpError(405, 'method_not_allowed', `method ${method.toUpperCase()} is not allowed; use GET, HEAD or OPTIONS`);
+}
+
+export function internalError(requestId: string): HttpError {
+  return new HttpError(500, 'internal_error', `unexpected error while answering request ${requestId}; it has been logged`);
+}
+
+export function errorBody(error: HttpError): Buffer {
+  const body: Record<string, unknown> = { success: false, code: error.code, detail: error.detail, param: error.param };
+  if (error.validValues !== undefined) body.validValues = error.validValues;
+  return Buffer.from(JSON.stringify(body));
+}
+
+/** Status lines uWS writes verbatim. */
+export const STATUS_LINE: Readonly<Record<number, string>> = {
+  200: '200 OK',
+  204: '204 No Content',
+  304: '304 Not Modified',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_LINE[status] ?? String(status);
+}

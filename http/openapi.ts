@@ -1,0 +1,153 @@
+// The OpenAPI 3.1 document (decisions E3), generated from the route table: every
+// path, its query parameters with the constraints the validator enforces, its
+// response schema by component name, and the error responses it can give.
+import { COMPONENT_SCHEMAS } from './openapiSchemas.ts';
+import { constraintSentence, paramSchema, type ParamDef } from './schemas.ts';
+import type { AnyRoute } from './router.ts';
+import type { DocumentResult } from './request.ts';
+
+export const OPENAPI_PATH = '/api/v1/openapi.json';
+
+const INFO_DESCRIPTION = [
+  'Read-only sportsbook and DFS odds service (service-spec.md; open choices decided in decisions.md).',
+  'Every path answers GET and HEAD (HEAD: same headers, no body); OPTIONS answers a 204 CORS preflight; other methods 405 method_not_allowed with Allow: GET, HEAD, OPTIONS.',
+  'Every response carries Access-Control-Allow-Origin: * and exposes ETag, X-RateLimit-* and Retry-After.',
+  'JSON is application/json; charset=utf-8. Accept: application/msgpack returns the same envelope as MessagePack (ETag suffix -mp); Accept-Encoding: gzip compresses bodies over 1 KiB (ETag suffix -gz). Error bodies are always JSON.',
+  'ETags are strong and change exactly when the body bytes change; a matching If-None-Match answers 304 without a body.',
+  'Query parameters: unknown names are ignored and listed in meta.warnings; a repeated parameter: the last one wins; an empty value counts as absent; + decodes to a space.',
+  'Booleans accept true/false/1/0 (case-insensitive). Instants accept ISO-8601 (a date-time without zone is UTC) or epoch milliseconds.',
+  'Times: row updated and meta.updated are ISO-8601 UTC with milliseconds; odds eventStartTime is minute precision without zone; event startTime minute precision with Z.',
+].join('\n\n');
+
+export function buildOpenApi(routes: readonly AnyRoute[], extraSchemas: Record<string, unknown> = {}): Record<string, unknown> {
+  const schemas: Record<string, unknown> = { ...COMPONENT_SCHEMAS, ...extraSchemas };
+  const paths: Record<string, unknown> = {};
+  for (const route of routes) {
+    if (!(route.response in schemas)) throw new Error(`route ${route.path}: unknown response schema ${route.response}`);
+    paths[openApiPath(route.path)] = { get: operationOf(route) };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Sports odds data service', version: '1.0.0', description: INFO_DESCRIPTION },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas,
+      responses: ERROR_RESPONSES,
+      headers: HEADERS,
+      securitySchemes: {
+        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        BearerKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>, same key as X-Api-Key.' },
+      },
+    },
+  };
+}
+
+/** '/api/v1/events/:eventId/odds' -> '/api/v1/events/{eventId}/odds' */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+function operationOf(route: AnyRoute): Record<string, unknown> {
+  const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => ({
+    name: match[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string', minLength: 1 },
+  }));
+  const responses: Record<string, unknown> = {
+    '200': successResponse(route),
+    '304': { description: 'If-None-Match matched the current ETag: no body.', headers: { ETag: { $ref: '#/components/headers/ETag' } } },
+  };
+  if (route.query.length > 0) responses['400'] = { $ref: '#/components/responses/BadRequest' };
+  responses['401'] = { $ref: '#/components/responses/Unauthorized' };
+  if (pathParams.length > 0) responses['404'] = { $ref: '#/components/responses/NotFound' };
+  if (route.auth === 'key') responses['429'] = { $ref: '#/components/responses/RateLimited' };
+  responses['500'] = { $ref: '#/components/responses/InternalError' };
+  return {
+    operationId: operationIdOf(route.path),
+    summary: route.summary ?? route.path,
+    ...(route.description !== undefined && { description: route.description }),
+    'x-auth-designation': route.auth,
+    security: route.auth === 'key' ? [{ ApiKeyHeader: [] }, { BearerKey: [] }, {}] : [{}],
+    parameters: [
+      ...pathParams,
+      ...route.query.map(queryParameter),
+      { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'A prior ETag: 304 when unchanged.' },
+    ],
+    responses,
+  };
+}
+
+function successResponse(route: AnyRoute): Record<string, unknown> {
+  const ref = { $ref: `#/components/schemas/${route.response}` };
+  const kind = route.responseKind ?? 'envelope';
+  const headers = { ETag: { $ref: '#/components/headers/ETag' } };
+  if (kind === 'gzip-json') {
+    return { description: 'JSON body, always Content-Encoding: gzip.', headers, content: { 'application/json': { schema: ref } } };
+  }
+  const schema =
+    kind === 'document'
+      ? ref
+      : { allOf: [{ $ref: '#/components/schemas/Envelope' }], properties: { data: { type: 'array', items: ref } } };
+  return { description: 'OK', headers, content: { 'application/json': { schema }, 'application/msgpack': { schema } } };
+}
+
+function queryParameter(def: ParamDef): Record<string, unknown> {
+  const description = [def.description, `${constraintSentence(def)}.`].filter((part) => part !== undefined).join(' ');
+  return {
+    name: def.name,
+    in: 'query',
+    required: def.required === true,
+    description,
+    schema: paramSchema(def, true),
+    ...(def.kind === 'list' && { style: 'form', explode: false }),
+  };
+}
+
+function operationIdOf(path: string): string {
+  return path
+    .replace(/^\/api\/v1\/?/, '')
+    .split('/')
+    .map((segment, i) => {
+      const word = segment.startsWith(':') ? `by_${segment.slice(1)}` : segment.replace(/[^A-Za-z0-9]+/g, '_');
+      return i === 0 ? word : word.charAt(0).toUpperCase() + word.slice(1);
+    })
+    .join('') || 'root';
+}
+
+const errorResponse = (description: string): Record<string, unknown> => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+const ERROR_RESPONSES = {
+  BadRequest: errorResponse('invalid_parameter (with validValues for enums), missing_parameter or invalid_cursor.'),
+  Unauthorized: errorResponse('invalid_api_key: a key was sent but is unknown or revoked; missing_api_key: REQUIRE_KEY=1 and a key-designated endpoint got none.'),
+  NotFound: errorResponse('not_found: unknown id in the path (or unknown path).'),
+  RateLimited: { ...errorResponse('rate_limited, only with RATE_LIMIT_ENFORCE=1; Retry-After gives seconds.'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+  InternalError: errorResponse('internal_error: logged with the request id given in detail and X-Request-Id; the service keeps serving.'),
+};
+
+const HEADERS = {
+  ETag: { description: 'Strong ETag of this representation.', schema: { type: 'string' } },
+};
+
+/** The route serving the document itself; built at start-up (an unknown response schema fails fast). */
+export function openApiRoute(routes: readonly AnyRoute[], extraSchemas?: Record<string, unknown>): AnyRoute {
+  let body: Buffer = Buffer.alloc(0);
+  const self: AnyRoute = {
+    path: OPENAPI_PATH,
+    auth: 'none',
+    query: [],
+    response: 'OpenApiDocument',
+    responseKind: 'document',
+    summary: 'This OpenAPI 3.1 document (version 1.0.0).',
+    cache: { validity: () => 0, capacity: 4 },
+    handle(): DocumentResult {
+      return { kind: 'document', body };
+    },
+  };
+  body = Buffer.from(JSON.stringify(buildOpenApi([...routes, self], extraSchemas)));
+  return self;
+}

@@ -1,0 +1,58 @@
+// What a route handler sees of a request and what it answers. Handlers are
+// synchronous (the engine and SQLite answer synchronously), so everything is read
+// from the uWS request before the handler runs and nothing outlives it.
+
+export interface RouteRequest<Q = Record<string, unknown>> {
+  /** The request path as received (not decoded). */
+  path: string;
+  /** Path parameters by name, percent-decoded. */
+  params: Readonly<Record<string, string>>;
+  /** Parsed, validated query values (defaults applied). */
+  query: Q;
+  /** meta.warnings for this request (unknown parameters). The server adds them to envelopes. */
+  warnings: readonly string[];
+  /** From X-Api-Key or Authorization: Bearer; null when absent. */
+  apiKey: string | null;
+  /** Clock time of this request, epoch ms. */
+  now: number;
+}
+
+/** Rows already rendered by the engine as JSON objects joined by ',' (no brackets). */
+export interface RowsResult {
+  kind: 'rows';
+  rows: Buffer;
+  count: number;
+  nextCursor?: string | null;
+  /** Epoch ms, meta.updated. */
+  updated: number;
+  note?: string | null;
+}
+
+/** A small result serialized with JSON.stringify. */
+export interface DataResult {
+  kind: 'data';
+  data: readonly unknown[];
+  nextCursor?: string | null;
+  updated: number;
+  note?: string | null;
+}
+
+/** A complete JSON body that is not an envelope (the OpenAPI document). */
+export interface DocumentResult {
+  kind: 'document';
+  body: Buffer;
+}
+
+/**
+ * A large prebuilt body (the snapshot) streamed with backpressure. It is not
+ * negotiated or cached by the facade: the route owns its bytes and ETag.
+ */
+export interface LargeBodyResult {
+  kind: 'large';
+  chunks: readonly Buffer[];
+  etag: string;
+  contentType: string;
+  contentEncoding?: 'gzip';
+}
+
+export type RouteResult = RowsResult | DataResult | DocumentResult | LargeBodyResult;

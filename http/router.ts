@@ -1,0 +1,141 @@
+// Routes declared as data, matched by walking a segment trie (literal segments before
+// parameters) with indexOf: no regular expressions on the request path.
+import { QueryParser } from './params.ts';
+import { ResponseCache } from './responseCache.ts';
+import type { ParamDef, QueryOf } from './schemas.ts';
+import type { RouteRequest, RouteResult } from './request.ts';
+
+/** service-spec 5: reference endpoints need no key; all others are designated 'key'. */
+export type RouteAuth = 'none' | 'key';
+
+/** How the 200 body is shaped, for the OpenAPI document. */
+export type ResponseKind = 'envelope' | 'document' | 'gzip-json';
+
+export interface RouteCacheOptions<Q> {
+  /**
+   * A cheap number that changes whenever the response to this request could change
+   * (e.g. the engine's version of the list the query reads). Called on every
+   * request, with the request that built the cached entry.
+   */
+  validity(req: RouteRequest<Q>, now: number): number;
+  /** Entries kept (LRU). Default 512. */
+  capacity?: number;
+  /** Bytes kept across entries and their variants. Default 64 MiB. */
+  maxBytes?: number;
+}
+
+export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
+  /** e.g. '/api/v1/events/:eventId/odds' */
+  path: string;
+  auth: RouteAuth;
+  query: Q;
+  /** OpenAPI component schema name: of each data item (envelope) or of the whole body. */
+  response: string;
+  responseKind?: ResponseKind;
+  summary?: string;
+  description?: string;
+  /** Opt-in response cache; only for responses that depend on nothing but path and query. */
+  cache?: RouteCacheOptions<QueryOf<Q>>;
+  handle(req: RouteRequest<QueryOf<Q>>): RouteResult;
+}
+
+/** Declares a route with its query type inferred from the parameter list. */
+export function defineRoute<const Q extends readonly ParamDef[]>(route: RouteDef<Q>): RouteDef<Q> {
+  return route;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteDef<any>;
+
+export interface CompiledRoute {
+  def: AnyRoute;
+  parser: QueryParser;
+  paramNames: readonly string[];
+  cache: ResponseCache<RouteRequest> | null;
+}
+
+interface TrieNode {
+  literal: Map<string, TrieNode>;
+  param: TrieNode | null;
+  route: CompiledRoute | null;
+}
+
+function newNode(): TrieNode {
+  return { literal: new Map(), param: null, route: null };
+}
+
+export interface RouteMatch {
+  route: CompiledRoute;
+  params: Record<string, string>;
+}
+
+export class Router {
+  readonly routes: readonly CompiledRoute[];
+  private readonly root = newNode();
+  private readonly values: string[] = [];
+
+  constructor(defs: readonly AnyRoute[]) {
+    this.routes = defs.map((def) => this.add(def));
+  }
+
+  private add(def: AnyRoute): CompiledRoute {
+    if (!def.path.startsWith('/')) throw new Error(`route path must start with '/': ${def.path}`);
+    const paramNames: string[] = [];
+    let node = this.root;
+    for (const segment of def.path.slice(1).split('/')) {
+      if (segment.startsWith(':')) {
+        paramNames.push(segment.slice(1));
+        node.param ??= newNode();
+        node = node.param;
+      } else {
+        let next = node.literal.get(segment);
+        if (next === undefined) node.literal.set(segment, (next = newNode()));
+        node = next;
+      }
+    }
+    if (node.route !== null) throw new Error(`duplicate route ${def.path}`);
+    const cache = def.cache === undefined ? null : new ResponseCache<RouteRequest>(def.cache.capacity, def.cache.maxBytes);
+    node.route = { def, parser: new QueryParser(def.query), paramNames, cache };
+    return node.route;
+  }
+
+  /** url: the path without query. A trailing '/' is ignored. Null when nothing matches. */
+  match(url: string): RouteMatch | null {
+    if (url.length === 0 || url.charCodeAt(0) !== 47) return null;
+    const end = url.length > 1 && url.charCodeAt(url.length - 1) === 47 ? url.length - 1 : url.length;
+    this.values.length = 0;
+    const route = this.walk(this.root, url, 1, end);
+    if (route === null) return null;
+    const params: Record<string, string> = {};
+    for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]!] = this.values[i]!;
+    return { route, params };
+  }
+
+  private walk(node: TrieNode, url: string, start: number, end: number): CompiledRoute | null {
+    if (start > end) return node.route;
+    let stop = url.indexOf('/', start);
+    if (stop === -1 || stop > end) stop = end;
+    const segment = url.slice(start, stop);
+    const literal = node.literal.get(segment);
+    if (literal !== undefined) {
+      const found = this.walk(literal, url, stop + 1, end);
+      if (found !== null) return found;
+    }
+    if (node.param === null || segment === '') return null;
+    const decoded = decodeSegment(segment);
+    if (decoded === null) return null;
+    this.values.push(decoded);
+    const found = this.walk(node.param, url, stop + 1, end);
+    if (found === null) this.values.pop();
+    return found;
+  }
+}
+
+function decodeSegment(segment: string): string | null {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
