@@ -1,0 +1,56 @@
+// One market group's DFS pick'em rows, as the edge book keeps them between updates
+// (so a staleness expiry or a per-request devig method can re-price them without the
+// engine). Overwritten in place on every update of the group.
+
+import { growFloat64, growInt32, growUint8 } from './grow.ts';
+
+const NONE: readonly string[] = Object.freeze([]);
+
+export class DfsQuotes {
+  count = 0;
+  book = new Int32Array(8);
+  /** Index in the group's outcome set, -1 when the side takes no part. */
+  outcome = new Int32Array(8);
+  side = new Uint8Array(8);
+  suspended = new Uint8Array(8);
+  multiplier = new Float64Array(8);
+  line = new Float64Array(8);
+  updated = new Float64Array(8);
+  oddsId: string[] = [];
+  selection: string[] = [];
+  /** Ids this group has in the multiplicative result set (usually none). */
+  listed: readonly string[] = NONE;
+  /** Position in the edge book's list of groups with DFS rows. */
+  listPosition = -1;
+
+  clear(): void {
+    this.count = 0;
+  }
+
+  push(book: number, outcome: number, side: number, suspended: number, multiplier: number, line: number, updated: number, oddsId: string, selection: string): void {
+    const i = this.count;
+    if (i === this.book.length) this.grow(i * 2);
+    this.book[i] = book;
+    this.outcome[i] = outcome;
+    this.side[i] = side;
+    this.suspended[i] = suspended;
+    this.multiplier[i] = multiplier;
+    this.line[i] = line;
+    this.updated[i] = updated;
+    this.oddsId[i] = oddsId;
+    this.selection[i] = selection;
+    this.count = i + 1;
+  }
+
+  private grow(capacity: number): void {
+    this.book = growInt32(this.book, capacity);
+    this.outcome = growInt32(this.outcome, capacity);
+    this.side = growUint8(this.side, capacity);
+    this.suspended = growUint8(this.suspended, capacity);
+    this.multiplier = growFloat64(this.multiplier, capacity);
+    this.line = growFloat64(this.line, capacity);
+    this.updated = growFloat64(this.updated, capacity);
+  }
+}
+
+export const NO_LISTED = NONE;

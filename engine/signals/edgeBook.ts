@@ -1,0 +1,350 @@
+// The live edge result book (H1, H2, D4). Per market group with DFS rows it keeps the
+// sharp books' current prices and the DFS rows; the multiplicative edges (the route's
+// default) are maintained incrementally in serving order (edge desc, id asc), holding
+// only edges >= 0 since min_edge is never negative. Staleness depends on the clock,
+// not only on updates: each group's fair value expires when its oldest used sharp
+// quote ages past the window, and refresh(now) re-prices the groups that expired.
+// Other devig methods are priced per request from the kept quotes (no extra per-update
+// cost); bench/signals.bench.ts measures that walk.
+
+import { DEVIG_MULTIPLICATIVE, devigInto, devigMethodCode, type DevigMethod, DEVIG_METHODS } from './devig.ts';
+import { DfsQuotes, NO_LISTED } from './dfsQuotes.ts';
+import { breakevenProbability, edgeRecord } from './edges.ts';
+import { ExpiryHeap } from './expiryHeap.ts';
+import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import type { MarketGroups } from './marketGroups.ts';
+import type { QuoteBatch } from './quoteBatch.ts';
+import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
+import { baseLegDecimalOf, type EdgeRecord, type SignalsConfig } from './records.ts';
+import { OUTCOME_COUNT, outcomeIndex, SIDE_NAMES } from './sides.ts';
+import type { SourceTable } from './sourceTable.ts';
+import { formatInstant } from './timeFormat.ts';
+
+export interface EdgeQuery {
+  leagues: readonly string[] | null;
+  /** DFS source ids. */
+  sources: readonly string[] | null;
+  eventIds: readonly string[] | null;
+  /** In [0, 1]; default 0.02 on the route. */
+  minEdge: number;
+  devig: DevigMethod;
+}
+
+const MAX_SHARP_BOOKS = 16;
+const STRIDE = 3; // prices per (group, sharp book): one per outcome
+
+export class EdgeBook {
+  /** Multiplicative edges >= 0, in serving order. */
+  readonly set = new RankedSet<EdgeRecord>();
+  private readonly sharpCount: number;
+  private sharpSlotOfBook = new Int32Array(0);
+  private baseLegOfBook = new Float64Array(0);
+  /** [(g * sharpCount + slot) * STRIDE + outcome]. */
+  private sharpPrice = new Float64Array(0);
+  private sharpUpdated = new Float64Array(0);
+  /** Bit per outcome quoted (non-suspended) by that sharp book, [g * sharpCount + slot]. */
+  private sharpPresent = new Uint8Array(0);
+  private groupCapacity = 0;
+  private readonly dfs: (DfsQuotes | undefined)[] = [];
+  /** Groups that have DFS rows, for the per-request methods. */
+  private dfsGroups = new Int32Array(64);
+  private dfsGroupCount = 0;
+  private readonly expiry = new ExpiryHeap();
+  private readonly sharpBooksByMask: (string[] | undefined)[] = [];
+  private spareListed: string[] = [];
+
+  // what fairAt found (scratch)
+  private readonly fair = new Float64Array(STRIDE);
+  private readonly perBook = new Float64Array(STRIDE);
+  private usedMask = 0;
+  private usedCount = 0;
+  private expiresAt = Infinity;
+  private sharpNewest = 0;
+
+  constructor(
+    readonly groups: MarketGroups,
+    readonly sources: SourceTable,
+    readonly config: SignalsConfig,
+  ) {
+    this.sharpCount = config.sharpBooks.length;
+    if (this.sharpCount > MAX_SHARP_BOOKS) throw new RangeError(`at most ${MAX_SHARP_BOOKS} sharp books`);
+    this.syncSources();
+  }
+
+  get version(): number {
+    return this.set.version;
+  }
+
+  /** Version after expiring what is stale at now: what an HTTP cache should key on. */
+  versionAt(now: number): number {
+    this.refresh(now);
+    return this.set.version;
+  }
+
+  /** Re-reads group g's quotes (an empty batch, or one without DFS rows, clears it) and re-prices it at now. */
+  updateGroup(g: number, batch: QuoteBatch, now: number): void {
+    let state = this.dfs[g];
+    if (batch.dfsCount === 0) {
+      if (state !== undefined) this.forget(g, state);
+      return;
+    }
+    if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
+    if (g >= this.groupCapacity) this.growGroups(g);
+    if (state === undefined) state = this.adopt(g);
+    this.readBatch(g, batch, state);
+    this.reprice(g, state, now);
+  }
+
+  /** Re-prices every group whose fair value went stale before now. */
+  refresh(now: number): void {
+    while (this.expiry.size > 0 && this.expiry.peekKey() < now) {
+      const g = this.expiry.peek();
+      this.expiry.remove(g);
+      this.reprice(g, this.dfs[g]!, now);
+    }
+  }
+
+  page(query: EdgeQuery, after: RankCursor | null, limit: number, now: number): RankedPage<EdgeRecord> {
+    if (query.devig === 'multiplicative') {
+      this.refresh(now);
+      const minScore = query.minEdge > 0 ? query.minEdge : 0;
+      return this.set.page({ leagues: query.leagues, eventIds: query.eventIds, tags: query.sources, minScore }, after, limit);
+    }
+    return this.pageComputed(query, after, limit, now);
+  }
+
+  /** Every edge >= minEdge at now under a method, in serving order (tests, brute-force comparison). */
+  all(now: number, devig: DevigMethod = 'multiplicative', minEdge = 0): EdgeRecord[] {
+    const query: EdgeQuery = { leagues: null, sources: null, eventIds: null, minEdge, devig };
+    return this.page(query, null, Number.MAX_SAFE_INTEGER, now).items;
+  }
+
+  // -- per update -----------------------------------------------------------
+
+  private readBatch(g: number, batch: QuoteBatch, state: DfsQuotes): void {
+    const outcomes = this.groups.outcomes[g];
+    const base = g * this.sharpCount;
+    this.sharpPresent.fill(0, base, base + this.sharpCount);
+    state.clear();
+    for (let i = 0; i < batch.length; i++) {
+      const k = outcomeIndex(outcomes, batch.side[i]);
+      if (k < 0) continue;
+      if (batch.dfs[i] === 1) {
+        state.push(batch.book[i], k, batch.side[i], batch.suspended[i], batch.dfsMultiplier[i], batch.line[i], batch.updated[i], batch.oddsId[i], batch.selection[i]);
+        continue;
+      }
+      const slot = this.sharpSlotOfBook[batch.book[i]];
+      if (slot < 0 || batch.suspended[i] === 1 || !(batch.priceDecimal[i] > 1)) continue;
+      const at = (base + slot) * STRIDE + k;
+      this.sharpPrice[at] = batch.priceDecimal[i];
+      this.sharpUpdated[at] = batch.updated[i];
+      this.sharpPresent[base + slot] |= 1 << k;
+    }
+  }
+
+  /** Multiplicative edges of group g at now into the set; schedules its next expiry. */
+  private reprice(g: number, state: DfsQuotes, now: number): void {
+    const previous = state.listed;
+    const next = this.spareListed;
+    if (this.fairAt(g, now, DEVIG_MULTIPLICATIVE) > 0) {
+      this.expiry.set(g, this.expiresAt);
+      for (let e = 0; e < state.count; e++) {
+        const edge = this.edgeOf(state, e);
+        if (!(edge >= 0)) continue;
+        const record = this.record(g, state, e, 'multiplicative');
+        this.set.upsert(record.id, edge, record, record.league, record.eventId, record.source);
+        next.push(record.id);
+      }
+    } else {
+      this.expiry.remove(g);
+    }
+    for (let i = 0; i < previous.length; i++) if (!next.includes(previous[i])) this.set.delete(previous[i]);
+    if (next.length === 0) {
+      state.listed = NO_LISTED;
+      if (previous !== NO_LISTED) this.spareListed = previous as string[];
+    } else {
+      state.listed = next;
+      this.spareListed = previous === NO_LISTED ? [] : (previous as string[]);
+    }
+    this.spareListed.length = 0;
+  }
+
+  /** fairProbability - breakeven of DFS row e under the fair values of the last fairAt; NaN when it cannot be priced. */
+  private edgeOf(state: DfsQuotes, e: number): number {
+    const multiplier = state.multiplier[e];
+    if (state.suspended[e] === 1 || !(multiplier > 0)) return NaN;
+    return this.fair[state.outcome[e]] - breakevenProbability(this.baseLegOfBook[state.book[e]], multiplier);
+  }
+
+  /**
+   * Mean fair probability per outcome over the sharp books whose complete market is
+   * quoted, unsuspended and fresh at now. Returns how many books were used (0: no fair value).
+   */
+  private fairAt(g: number, now: number, method: number): number {
+    const n = OUTCOME_COUNT[this.groups.outcomes[g]];
+    const full = (1 << n) - 1;
+    const window = this.config.stalenessMs;
+    const fair = this.fair;
+    fair[0] = fair[1] = fair[2] = 0;
+    let used = 0;
+    let mask = 0;
+    let expiresAt = Infinity;
+    for (let slot = 0; slot < this.sharpCount; slot++) {
+      const book = g * this.sharpCount + slot;
+      if (this.sharpPresent[book] !== full) continue;
+      const at = book * STRIDE;
+      let oldest = Infinity;
+      for (let k = 0; k < n; k++) {
+        const t = this.sharpUpdated[at + k];
+        if (t < oldest) oldest = t;
+      }
+      if (now - oldest > window) continue;
+      devigInto(method, this.sharpPrice, at, n, this.perBook, 0);
+      for (let k = 0; k < n; k++) fair[k] += this.perBook[k];
+      used++;
+      mask |= 1 << slot;
+      if (oldest + window < expiresAt) expiresAt = oldest + window;
+    }
+    for (let k = 0; k < n; k++) fair[k] /= used;
+    this.usedCount = used;
+    this.usedMask = mask;
+    this.expiresAt = expiresAt;
+    this.sharpNewest = used > 0 ? this.newestUsed(g, n, mask) : 0;
+    return used;
+  }
+
+  private newestUsed(g: number, n: number, mask: number): number {
+    let newest = 0;
+    for (let slot = 0; slot < this.sharpCount; slot++) {
+      if ((mask & (1 << slot)) === 0) continue;
+      const at = (g * this.sharpCount + slot) * STRIDE;
+      for (let k = 0; k < n; k++) if (this.sharpUpdated[at + k] > newest) newest = this.sharpUpdated[at + k];
+    }
+    return newest;
+  }
+
+  private record(g: number, state: DfsQuotes, e: number, devig: DevigMethod): EdgeRecord {
+    const groups = this.groups;
+    const source = this.sources.ids[state.book[e]];
+    const line = state.line[e];
+    const updated = state.updated[e] > this.sharpNewest ? state.updated[e] : this.sharpNewest;
+    return edgeRecord(
+      {
+        eventId: groups.eventId[g],
+        league: groups.league[g],
+        market: groups.market[g],
+        marketSubtype: groups.marketSubtype[g],
+        period: groups.period[g],
+        playerId: groups.playerId[g],
+        playerName: groups.playerName[g],
+        eventStartTime: groups.eventStartTime[g],
+      },
+      {
+        id: state.oddsId[e],
+        source,
+        selection: state.selection[e],
+        side: SIDE_NAMES[state.side[e]],
+        line: Number.isNaN(line) ? null : line,
+        dfsMultiplier: state.multiplier[e],
+        breakevenProbability: breakevenProbability(this.baseLegOfBook[state.book[e]], state.multiplier[e]),
+        fairProbability: this.fair[state.outcome[e]],
+        sharpBooks: this.sharpBooksFor(this.usedMask),
+        devig,
+        updated: formatInstant(updated),
+      },
+    );
+  }
+
+  // -- per request (devig methods other than multiplicative) -----------------
+
+  private pageComputed(query: EdgeQuery, after: RankCursor | null, limit: number, now: number): RankedPage<EdgeRecord> {
+    const method = devigMethodCode(query.devig);
+    if (method < 0) throw new RangeError(`unknown devig method ${query.devig}; expected one of ${DEVIG_METHODS.join(', ')}`);
+    const minEdge = query.minEdge > 0 ? query.minEdge : 0;
+    const found: { edge: number; id: string; g: number; e: number }[] = [];
+    for (let i = 0; i < this.dfsGroupCount; i++) {
+      const g = this.dfsGroups[i];
+      if (query.leagues !== null && !query.leagues.includes(this.groups.league[g])) continue;
+      if (query.eventIds !== null && !query.eventIds.includes(this.groups.eventId[g])) continue;
+      const state = this.dfs[g]!;
+      if (this.fairAt(g, now, method) === 0) continue;
+      for (let e = 0; e < state.count; e++) {
+        if (query.sources !== null && !query.sources.includes(this.sources.ids[state.book[e]])) continue;
+        const edge = this.edgeOf(state, e);
+        if (edge >= minEdge) found.push({ edge, id: state.oddsId[e], g, e });
+      }
+    }
+    found.sort((a, b) => (b.edge - a.edge) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    let start = 0;
+    if (after !== null) {
+      while (start < found.length && (found[start].edge > after.score || (found[start].edge === after.score && found[start].id <= after.id))) start++;
+    }
+    const end = Math.min(found.length, start + limit);
+    const items: EdgeRecord[] = [];
+    for (let i = start; i < end; i++) {
+      const { g, e } = found[i];
+      this.fairAt(g, now, method);
+      items.push(this.record(g, this.dfs[g]!, e, query.devig));
+    }
+    const lastItem = items.length > 0 ? items[items.length - 1] : null;
+    return {
+      items,
+      hasMore: end < found.length,
+      last: lastItem === null ? null : { score: lastItem.edge, id: lastItem.id },
+    };
+  }
+
+  // -- bookkeeping ------------------------------------------------------------
+
+  private sharpBooksFor(mask: number): string[] {
+    let books = this.sharpBooksByMask[mask];
+    if (books === undefined) {
+      books = this.config.sharpBooks.filter((_, slot) => (mask & (1 << slot)) !== 0);
+      Object.freeze(books);
+      this.sharpBooksByMask[mask] = books;
+    }
+    return books;
+  }
+
+  private adopt(g: number): DfsQuotes {
+    const state = new DfsQuotes();
+    this.dfs[g] = state;
+    if (this.dfsGroupCount === this.dfsGroups.length) this.dfsGroups = growInt32(this.dfsGroups, this.dfsGroupCount * 2);
+    state.listPosition = this.dfsGroupCount;
+    this.dfsGroups[this.dfsGroupCount++] = g;
+    return state;
+  }
+
+  /** Group g has no DFS rows any more: drop its records and its state. */
+  private forget(g: number, state: DfsQuotes): void {
+    for (let i = 0; i < state.listed.length; i++) this.set.delete(state.listed[i]);
+    this.expiry.remove(g);
+    const last = this.dfsGroups[--this.dfsGroupCount];
+    this.dfsGroups[state.listPosition] = last;
+    this.dfs[last]!.listPosition = state.listPosition;
+    this.dfs[g] = undefined;
+  }
+
+  private syncSources(): void {
+    const count = this.sources.count;
+    const slots = new Int32Array(count).fill(-1);
+    const baseLeg = new Float64Array(count);
+    for (let book = 0; book < count; book++) {
+      const id = this.sources.ids[book];
+      slots[book] = this.config.sharpBooks.indexOf(id);
+      baseLeg[book] = baseLegDecimalOf(this.config, id);
+    }
+    this.sharpSlotOfBook = slots;
+    this.baseLegOfBook = baseLeg;
+  }
+
+  private growGroups(g: number): void {
+    let capacity = Math.max(64, this.groupCapacity);
+    while (capacity <= g) capacity *= 2;
+    const books = capacity * this.sharpCount;
+    this.sharpPrice = growFloat64(this.sharpPrice, books * STRIDE);
+    this.sharpUpdated = growFloat64(this.sharpUpdated, books * STRIDE);
+    this.sharpPresent = growUint8(this.sharpPresent, books);
+    this.groupCapacity = capacity;
+  }
+}

@@ -1,0 +1,68 @@
+// DFS pick'em value against sharp-book fair value (H1, H2): the per-leg math and the
+// D4 record. The books and the brute-force reference both build records here.
+
+import { decimalToAmerican } from '../model.ts';
+import type { DevigMethod } from './devig.ts';
+import type { EdgeRecord } from './records.ts';
+
+/** H2: the probability a leg must hit for the pick'em payout to break even. */
+export function breakevenProbability(baseLegDecimal: number, dfsMultiplier: number): number {
+  return 1 / (baseLegDecimal * dfsMultiplier);
+}
+
+/** American price of a fair probability (what a no-vig book would hang). */
+export function fairPriceAmerican(fairProbability: number): number {
+  return decimalToAmerican(1 / fairProbability);
+}
+
+/** The parts of an edge record that are not group metadata. */
+export interface EdgeLegInput {
+  id: string;
+  source: string;
+  selection: string;
+  side: string;
+  line: number | null;
+  dfsMultiplier: number;
+  breakevenProbability: number;
+  fairProbability: number;
+  sharpBooks: string[];
+  devig: DevigMethod;
+  updated: string;
+}
+
+export interface EdgeGroupInput {
+  eventId: string;
+  league: string;
+  market: string;
+  marketSubtype: string;
+  period: string;
+  playerId: string | null;
+  playerName: string | null;
+  eventStartTime: string;
+}
+
+export function edgeRecord(group: EdgeGroupInput, leg: EdgeLegInput): EdgeRecord {
+  return {
+    id: leg.id,
+    eventId: group.eventId,
+    league: group.league,
+    source: leg.source,
+    market: group.market,
+    marketSubtype: group.marketSubtype,
+    period: group.period,
+    playerId: group.playerId,
+    playerName: group.playerName,
+    selection: leg.selection,
+    side: leg.side,
+    line: leg.line,
+    dfsMultiplier: leg.dfsMultiplier,
+    breakevenProbability: leg.breakevenProbability,
+    fairProbability: leg.fairProbability,
+    fairPriceAmerican: fairPriceAmerican(leg.fairProbability),
+    edge: leg.fairProbability - leg.breakevenProbability,
+    sharpBooks: leg.sharpBooks,
+    devig: leg.devig,
+    eventStartTime: group.eventStartTime,
+    updated: leg.updated,
+  };
+}

@@ -1,0 +1,184 @@
+// The table of live market groups: a dense int per group with the metadata its
+// records echo, and which row refs (engine slots) belong to it. Groups are created on
+// a row's first attach (string work happens only then) and recycled once empty.
+
+import { formatEventStart } from './timeFormat.ts';
+import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import { groupLineOf, isExcludedRow, marketGroupId, groupScopeOf, type GroupKeyInput } from './groupKey.ts';
+import { outcomeSetOf } from './sides.ts';
+
+/** What a group's records echo, taken from the row that opened it. */
+export interface GroupRowInput extends GroupKeyInput {
+  league: string;
+  playerName: string | null;
+  /** Epoch ms. */
+  eventStartTime: number;
+}
+
+const NO_GROUP = -1;
+
+export class MarketGroups {
+  /** Group ids (also the arbitrage record id); '' for a free slot. */
+  readonly id: string[] = [];
+  readonly eventId: string[] = [];
+  readonly league: string[] = [];
+  readonly market: string[] = [];
+  readonly marketSubtype: string[] = [];
+  readonly period: string[] = [];
+  readonly playerId: (string | null)[] = [];
+  readonly playerName: (string | null)[] = [];
+  /** 'YYYY-MM-DDTHH:mm'. */
+  readonly eventStartTime: string[] = [];
+  /** The group line; NaN when none. */
+  line = new Float64Array(64);
+  /** sides.ts OUTCOMES_*. */
+  outcomes = new Uint8Array(64);
+
+  private readonly byId = new Map<string, number>();
+  private readonly free: number[] = [];
+  private memberLists: Int32Array[] = [];
+  private memberCounts = new Int32Array(64);
+  /** ref -> group, and ref -> position in its group's member list. */
+  private groupOfRef = new Int32Array(1024).fill(NO_GROUP);
+  private positionOfRef = new Int32Array(1024);
+
+  /** Groups ever allocated (live and free): the bound for per-group tables. */
+  get capacity(): number {
+    return this.id.length;
+  }
+
+  get liveCount(): number {
+    return this.byId.size;
+  }
+
+  /** The group of a row, creating it if needed; -1 for rows that never take part (futures, YES sides). */
+  groupFor(row: GroupRowInput): number {
+    if (isExcludedRow(row)) return NO_GROUP;
+    const line = groupLineOf(row.side, row.line);
+    const key = marketGroupId(row.eventId, row.marketSubtype, row.period, line, groupScopeOf(row.side, row.teamSide, row.playerId));
+    const known = this.byId.get(key);
+    if (known !== undefined) return known;
+    const g = this.free.length > 0 ? this.free.pop()! : this.allocate();
+    this.id[g] = key;
+    this.eventId[g] = row.eventId;
+    this.league[g] = row.league;
+    this.market[g] = row.market;
+    this.marketSubtype[g] = row.marketSubtype;
+    this.period[g] = row.period;
+    this.playerId[g] = row.playerId;
+    this.playerName[g] = row.playerName;
+    this.eventStartTime[g] = formatEventStart(row.eventStartTime);
+    this.line[g] = line === null ? NaN : line;
+    this.outcomes[g] = outcomeSetOf(row.market, row.side);
+    this.memberCounts[g] = 0;
+    this.byId.set(key, g);
+    return g;
+  }
+
+  indexOf(id: string): number {
+    return this.byId.get(id) ?? NO_GROUP;
+  }
+
+  isLive(g: number): boolean {
+    return g >= 0 && g < this.id.length && this.id[g] !== '';
+  }
+
+  lineOf(g: number): number | null {
+    const line = this.line[g];
+    return Number.isNaN(line) ? null : line;
+  }
+
+  /** An event moved (postponed, rescheduled): its groups echo the new start. */
+  setEventStart(g: number, eventStartTime: number): void {
+    this.eventStartTime[g] = formatEventStart(eventStartTime);
+  }
+
+  // -- membership ---------------------------------------------------------
+
+  groupOf(ref: number): number {
+    return ref < this.groupOfRef.length ? this.groupOfRef[ref] : NO_GROUP;
+  }
+
+  memberCount(g: number): number {
+    return this.memberCounts[g];
+  }
+
+  /** The group's refs in [0, memberCount(g)); valid until the next attach/detach. */
+  members(g: number): Int32Array {
+    return this.memberLists[g];
+  }
+
+  /** Puts ref in group g (leaving any group it was in; returns that old group or -1). */
+  attach(ref: number, g: number): number {
+    const old = this.groupOf(ref);
+    if (old === g) return NO_GROUP;
+    if (old !== NO_GROUP) this.detach(ref);
+    this.ensureRef(ref);
+    let list = this.memberLists[g];
+    const count = this.memberCounts[g];
+    if (count === list.length) {
+      list = growInt32(list, count * 2);
+      this.memberLists[g] = list;
+    }
+    list[count] = ref;
+    this.memberCounts[g] = count + 1;
+    this.groupOfRef[ref] = g;
+    this.positionOfRef[ref] = count;
+    return old;
+  }
+
+  /** Takes ref out of its group; returns the group (-1 if it had none). Order within a group is not kept. */
+  detach(ref: number): number {
+    const g = this.groupOf(ref);
+    if (g === NO_GROUP) return NO_GROUP;
+    const list = this.memberLists[g];
+    const last = this.memberCounts[g] - 1;
+    const at = this.positionOfRef[ref];
+    const moved = list[last];
+    list[at] = moved;
+    this.positionOfRef[moved] = at;
+    this.memberCounts[g] = last;
+    this.groupOfRef[ref] = NO_GROUP;
+    return g;
+  }
+
+  /** Frees an empty group for reuse. The books must already hold nothing for it. */
+  releaseIfEmpty(g: number): boolean {
+    if (this.memberCounts[g] !== 0 || this.id[g] === '') return false;
+    this.byId.delete(this.id[g]);
+    this.id[g] = '';
+    this.free.push(g);
+    return true;
+  }
+
+  private allocate(): number {
+    const g = this.id.length;
+    if (g === this.line.length) {
+      const capacity = g * 2;
+      this.line = growFloat64(this.line, capacity);
+      this.outcomes = growUint8(this.outcomes, capacity);
+      this.memberCounts = growInt32(this.memberCounts, capacity);
+    }
+    this.id.push('');
+    this.eventId.push('');
+    this.league.push('');
+    this.market.push('');
+    this.marketSubtype.push('');
+    this.period.push('');
+    this.playerId.push(null);
+    this.playerName.push(null);
+    this.eventStartTime.push('');
+    this.memberLists.push(new Int32Array(8));
+    return g;
+  }
+
+  private ensureRef(ref: number): void {
+    if (ref < this.groupOfRef.length) return;
+    let capacity = this.groupOfRef.length;
+    while (capacity <= ref) capacity *= 2;
+    const groups = new Int32Array(capacity).fill(NO_GROUP);
+    groups.set(this.groupOfRef);
+    this.groupOfRef = groups;
+    this.positionOfRef = growInt32(this.positionOfRef, capacity);
+  }
+}

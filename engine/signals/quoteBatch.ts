@@ -1,0 +1,97 @@
+// The quotes of one market group, as reusable typed columns. The engine adapter
+// refills one batch per change from its own columns (strings are the engine's
+// interned references, so a refill allocates nothing); every evaluation reads it.
+
+import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import type { SourceTable } from './sourceTable.ts';
+
+export class QuoteBatch {
+  length = 0;
+  /** Quotes from DFS sources in this batch (lets books skip groups without any). */
+  dfsCount = 0;
+  /** SourceTable index. */
+  book: Int32Array;
+  /** 1 when the source is DFS (copied from the SourceTable at push). */
+  dfs: Uint8Array;
+  /** sides.ts code. */
+  side: Uint8Array;
+  suspended: Uint8Array;
+  /** NaN on DFS rows. */
+  priceDecimal: Float64Array;
+  /** 0 on DFS rows. */
+  priceAmerican: Int32Array;
+  /** NaN on book rows. */
+  dfsMultiplier: Float64Array;
+  /** The row's own line (not the group line); NaN when the row has none. */
+  line: Float64Array;
+  /** Epoch ms. */
+  updated: Float64Array;
+  oddsId: string[];
+  selection: string[];
+
+  constructor(readonly sources: SourceTable, capacity = 64) {
+    this.book = new Int32Array(capacity);
+    this.dfs = new Uint8Array(capacity);
+    this.side = new Uint8Array(capacity);
+    this.suspended = new Uint8Array(capacity);
+    this.priceDecimal = new Float64Array(capacity);
+    this.priceAmerican = new Int32Array(capacity);
+    this.dfsMultiplier = new Float64Array(capacity);
+    this.line = new Float64Array(capacity);
+    this.updated = new Float64Array(capacity);
+    this.oddsId = new Array<string>(capacity).fill('');
+    this.selection = new Array<string>(capacity).fill('');
+  }
+
+  clear(): void {
+    this.length = 0;
+    this.dfsCount = 0;
+  }
+
+  push(
+    book: number,
+    side: number,
+    suspended: boolean,
+    priceDecimal: number,
+    priceAmerican: number,
+    dfsMultiplier: number,
+    line: number,
+    updated: number,
+    oddsId: string,
+    selection: string,
+  ): void {
+    const i = this.length;
+    if (i === this.book.length) this.grow();
+    const dfs = this.sources.isDfs[book];
+    this.book[i] = book;
+    this.dfs[i] = dfs;
+    this.side[i] = side;
+    this.suspended[i] = suspended ? 1 : 0;
+    this.priceDecimal[i] = priceDecimal;
+    this.priceAmerican[i] = priceAmerican;
+    this.dfsMultiplier[i] = dfsMultiplier;
+    this.line[i] = line;
+    this.updated[i] = updated;
+    this.oddsId[i] = oddsId;
+    this.selection[i] = selection;
+    this.dfsCount += dfs;
+    this.length = i + 1;
+  }
+
+  private grow(): void {
+    const capacity = this.book.length * 2;
+    this.book = growInt32(this.book, capacity);
+    this.dfs = growUint8(this.dfs, capacity);
+    this.side = growUint8(this.side, capacity);
+    this.suspended = growUint8(this.suspended, capacity);
+    this.priceDecimal = growFloat64(this.priceDecimal, capacity);
+    this.priceAmerican = growInt32(this.priceAmerican, capacity);
+    this.dfsMultiplier = growFloat64(this.dfsMultiplier, capacity);
+    this.line = growFloat64(this.line, capacity);
+    this.updated = growFloat64(this.updated, capacity);
+    this.oddsId.length = capacity;
+    this.selection.length = capacity;
+    this.oddsId.fill('', capacity / 2);
+    this.selection.fill('', capacity / 2);
+  }
+}

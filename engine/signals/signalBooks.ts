@@ -1,0 +1,82 @@
+// The signals facade the engine adapter talks to. The adapter supplies a QuoteSource
+// (push one ref's current quote from the engine columns onto a batch) and forwards
+// row changes; everything else (grouping, re-evaluation, result books) lives here:
+//
+//   inserted(slot, row, source, now)   // a new row (or its line changed): place it, re-evaluate
+//   changed(slot, source, now)         // price / suspension / refresh: re-evaluate its group
+//   removed(slot, source, now)         // tombstoned: leave its group, re-evaluate
+//   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads
+//
+// A change costs one group refill (its members' quotes) plus one evaluation per book.
+
+import { ArbitrageBook } from './arbitrageBook.ts';
+import { EdgeBook } from './edgeBook.ts';
+import { MarketGroups, type GroupRowInput } from './marketGroups.ts';
+import { QuoteBatch } from './quoteBatch.ts';
+import { signalsConfig, type SignalsConfig } from './records.ts';
+import { SourceTable } from './sourceTable.ts';
+
+/** Reads one row's current quote: implement with batch.push(...) from the engine columns. */
+export interface QuoteSource {
+  pushQuote(ref: number, batch: QuoteBatch): void;
+}
+
+export class SignalBooks {
+  readonly config: SignalsConfig;
+  readonly groups = new MarketGroups();
+  readonly batch: QuoteBatch;
+  readonly arbitrage: ArbitrageBook;
+  readonly edges: EdgeBook;
+
+  constructor(config: Partial<SignalsConfig> = {}, readonly sources: SourceTable = new SourceTable()) {
+    this.config = signalsConfig(config);
+    this.batch = new QuoteBatch(sources);
+    this.arbitrage = new ArbitrageBook(this.groups);
+    this.edges = new EdgeBook(this.groups, sources, this.config);
+  }
+
+  /** A new row, or a row whose grouping fields (line) changed. Futures and YES rows are ignored. */
+  inserted(ref: number, row: GroupRowInput, source: QuoteSource, now: number): void {
+    const g = this.groups.groupFor(row);
+    const old = this.groups.groupOf(ref);
+    if (g === old) {
+      if (g >= 0) this.refreshGroup(g, source, now);
+      return;
+    }
+    if (old >= 0) {
+      this.groups.detach(ref);
+      this.refreshGroup(old, source, now);
+    }
+    if (g >= 0) {
+      this.groups.attach(ref, g);
+      this.refreshGroup(g, source, now);
+    }
+  }
+
+  changed(ref: number, source: QuoteSource, now: number): void {
+    const g = this.groups.groupOf(ref);
+    if (g >= 0) this.refreshGroup(g, source, now);
+  }
+
+  removed(ref: number, source: QuoteSource, now: number): void {
+    const g = this.groups.detach(ref);
+    if (g >= 0) this.refreshGroup(g, source, now);
+  }
+
+  /** Refills group g from its members and re-evaluates both books; frees the group once empty. */
+  refreshGroup(g: number, source: QuoteSource, now: number): void {
+    const batch = this.batch;
+    batch.clear();
+    const members = this.groups.members(g);
+    const count = this.groups.memberCount(g);
+    for (let i = 0; i < count; i++) source.pushQuote(members[i], batch);
+    this.evaluate(g, batch, now);
+  }
+
+  /** Both books on an already filled batch (the bench and the historical path use this directly). */
+  evaluate(g: number, batch: QuoteBatch, now: number): void {
+    this.arbitrage.updateGroup(g, batch);
+    this.edges.updateGroup(g, batch, now);
+    if (batch.length === 0) this.groups.releaseIfEmpty(g);
+  }
+}
