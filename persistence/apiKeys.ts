@@ -85,7 +85,7 @@ export class ApiKeys {
     this.byHash = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ?`).raw(true);
     this.byId = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`).raw(true);
     this.byLast4 = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE last4 = ?`).raw(true);
-    this.byHashPrefix = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE substr(key_hash, 1, length(?1)) = ?1`).raw(true);
+    this.byHashPrefix = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE substr(key_hash, 1, length(@prefix)) = @prefix`).raw(true);
     this.all = db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY id`).raw(true);
     this.markRevoked = db.prepare(
       `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING ${COLUMNS}`,
@@ -117,12 +117,12 @@ export class ApiKeys {
    * digits) or the plain key itself. When a reference matches several keys but only one
    * of them is still valid, that one is meant. Revoking a revoked key returns it unchanged.
    */
-  revoke(ref: string, now: number = Date.now()): ApiKeyRecord {
+  revoke(ref: string, now: number = Date.now()): { record: ApiKeyRecord; alreadyRevoked: boolean } {
     const target = this.resolve(ref);
     const raw = this.markRevoked.get(now, target.id) as RawKey | undefined;
     // The record may be cached under its plain key, which is not known here.
     this.cache.clear();
-    return raw ? toRecord(raw) : target;
+    return raw ? { record: toRecord(raw), alreadyRevoked: false } : { record: target, alreadyRevoked: true };
   }
 
   /** The valid key for a plain key, or null when it is unknown or revoked. */
@@ -148,7 +148,7 @@ export class ApiKeys {
     };
     if (/^\d+$/.test(ref)) add(this.byId.all(Number(ref)));
     if (ref.length === 4) add(this.byLast4.all(ref));
-    if (/^[0-9a-f]{8,64}$/.test(ref)) add(this.byHashPrefix.all(ref));
+    if (/^[0-9a-f]{8,64}$/.test(ref)) add(this.byHashPrefix.all({ prefix: ref }));
     if (ref.startsWith(KEY_PREFIX)) add(this.byHash.all(hashKey(ref)));
     const matches = [...found.values()];
     if (matches.length === 0) throw new PersistenceError('key_not_found', `no API key matches '${ref}'`);

@@ -106,10 +106,9 @@ function revoke(keys: ApiKeys, args: readonly string[], io: CliIo, now: number):
     io.err('revoke needs a key id, its last 4 characters, or a hash prefix');
     return 2;
   }
-  const record = keys.revoke(ref, now);
+  const { record, alreadyRevoked } = keys.revoke(ref, now);
   const when = formatInstant(record.revokedAt ?? now);
-  // revoke() leaves an already revoked key's time as it was.
-  if (record.revokedAt !== now) io.out(`key #${record.id} (…${record.last4}) was already revoked at ${when}`);
+  if (alreadyRevoked) io.out(`key #${record.id} (…${record.last4}) was already revoked at ${when}`);
   else io.out(`revoked key #${record.id} (…${record.last4}, ${record.plan}) at ${when}`);
   return 0;
 }
