@@ -82,7 +82,7 @@ export class ResponseCache<R> {
   private readonly map = new Map<string, CacheEntry<R>>();
   private bytes = 0;
 
-  constructor(capacity = 512, maxBytes = 64 * 1024 * 1024) {
+  constructor(capacity = 1024, maxBytes = 64 * 1024 * 1024) {
     this.capacity = capacity;
     this.maxBytes = maxBytes;
   }

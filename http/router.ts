@@ -18,7 +18,10 @@ export interface RouteCacheOptions<Q> {
    * request, with the request that built the cached entry.
    */
   validity(req: RouteRequest<Q>, now: number): number;
-  /** Entries kept (LRU). Default 512. */
+  /**
+   * Cache keys kept (LRU): each spelling of a request seen is one key and each
+   * canonical request one more, all pointing at shared entries. Default 1024.
+   */
   capacity?: number;
   /** Bytes kept across entries and their variants. Default 64 MiB. */
   maxBytes?: number;
