@@ -4,9 +4,19 @@
 
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { ManualClock } from '../engine/clock.ts';
+import type { Authenticator as HttpAuthenticator } from '../http/auth.ts';
+import { defineRoute } from '../http/router.ts';
+import { createServer } from '../http/server.ts';
+import { KeyAuthenticator } from '../persistence/keyAuthenticator.ts';
 import { openPersistence } from '../persistence/persistence.ts';
 import { PLANS } from '../persistence/plans.ts';
+import { httpRequest } from './helpers/server.ts';
 import { tempDbPath } from './persistence-fixture.ts';
+
+// Compile-time proof that the structural copy fits the facade's interface.
+const fitsHttp = (a: KeyAuthenticator): HttpAuthenticator => a;
+void fitsHttp;
 
 const T0 = Date.parse('2026-11-21T12:00:10Z');
 const tmp = tempDbPath();
@@ -86,5 +96,43 @@ describe('KeyAuthenticator', () => {
     assert.ok(last!.ok);
     assert.deepEqual(last!.headers[1], ['X-RateLimit-Remaining', '0']);
     p.close();
+  });
+});
+
+describe('KeyAuthenticator behind the real HTTP facade', () => {
+  it('answers 401 for a bad key, rate-limit headers for a good one, 429 + Retry-After when enforced', async () => {
+    const p = openPersistence({ path: tmp.path, env: { RATE_LIMIT_ENFORCE: '1', REQUIRE_KEY: '1' }, flushIntervalMs: 0 });
+    const { key } = p.apiKeys.create({ plan: 'FREE' });
+    const route = defineRoute({
+      path: '/api/v1/status',
+      auth: 'key',
+      query: [],
+      response: 'Status',
+      handle: () => ({ kind: 'data', data: [{ totalMarkets: 1, sportsbooks: 1 }], updated: T0 }),
+    });
+    const server = await createServer({ routes: [route], port: 0, authenticator: p.authenticator, clock: new ManualClock(T0) });
+    try {
+      const missing = await httpRequest(server.port, '/api/v1/status');
+      assert.equal(missing.status, 401);
+      assert.equal(JSON.parse(missing.body.toString()).code, 'missing_api_key');
+      const bad = await httpRequest(server.port, '/api/v1/status', { headers: { 'X-Api-Key': 'ok_wrong' } });
+      assert.equal(bad.status, 401);
+      assert.equal(JSON.parse(bad.body.toString()).code, 'invalid_api_key');
+      const good = await httpRequest(server.port, '/api/v1/status', { headers: { Authorization: `Bearer ${key}` } });
+      assert.equal(good.status, 200);
+      assert.equal(good.headers['x-ratelimit-limit'], '60');
+      assert.equal(good.headers['x-ratelimit-remaining'], '59');
+      assert.equal(good.headers['x-ratelimit-reset'], String(Date.parse('2026-11-21T12:01:00Z') / 1000));
+      let last = good;
+      for (let i = 0; i < 60 && last.status === 200; i++) {
+        last = await httpRequest(server.port, '/api/v1/status', { headers: { 'X-Api-Key': key } });
+      }
+      assert.equal(last.status, 429);
+      assert.equal(JSON.parse(last.body.toString()).code, 'rate_limited');
+      assert.equal(last.headers['retry-after'], '50');
+    } finally {
+      await server.close();
+      p.close();
+    }
   });
 });
