@@ -21,8 +21,9 @@ export function wantsGzip(acceptEncoding: string): boolean {
 
 /** True when the comma list names one of the tokens without q=0. */
 function accepts(header: string, token: string, alias: string): boolean {
-  if (!header.includes(token) && !header.includes(alias)) return false;
-  for (const member of header.toLowerCase().split(',')) {
+  const lower = header.toLowerCase();
+  if (!lower.includes(token) && !lower.includes(alias)) return false;
+  for (const member of lower.split(',')) {
     const semi = member.indexOf(';');
     const name = (semi === -1 ? member : member.slice(0, semi)).trim();
     if (name !== token && name !== alias) continue;
