@@ -4,6 +4,9 @@
 // client that disconnects mid-body just drops its position.
 import type { HttpResponse } from 'uWebSockets.js';
 
+/** Process-wide counters (observability and tests): streams begun, finished, cut off, and backpressure waits. */
+export const bodyStreamStats = { started: 0, completed: 0, aborted: 0, waits: 0 };
+
 export interface BodyHeaders {
   status: string;
   headers: readonly (readonly [string, string])[];
@@ -24,6 +27,7 @@ export function writeBody(
   let total = 0;
   for (const chunk of list) total += chunk.length;
   const stream = new BodyStream(res, list, total, onDone);
+  bodyStreamStats.started++;
   res.onAborted(() => stream.abort());
   res.writeStatus(head.status);
   for (const [name, value] of head.headers) res.writeHeader(name, value);
@@ -46,6 +50,7 @@ class BodyStream {
   abort(): void {
     if (this.finished) return;
     this.finished = true;
+    bodyStreamStats.aborted++;
     this.onDone?.(false);
   }
 
@@ -59,6 +64,7 @@ class BodyStream {
     while (this.index < this.chunks.length && !this.finished) {
       this.chunkBase = this.res.getWriteOffset();
       if (!this.attempt(this.chunks[this.index]!)) {
+        bodyStreamStats.waits++;
         this.res.onWritable((offset) => this.resume(offset));
         return;
       }
@@ -87,6 +93,7 @@ class BodyStream {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
+    bodyStreamStats.completed++;
     this.onDone?.(true);
   }
 }
