@@ -1,0 +1,544 @@
+// OddsEngine: the in-memory odds board (issue 2) and the query side that the HTTP
+// routes, the snapshot and the signals call.
+//
+// Write side
+//   engine.apply(batch: Change[]) -> { applied, seq }     the only way rows change
+//     { op: 'upsert', row }            new id: insert; existing: price/dfsMultiplier/suspended/line refresh;
+//                                      a tombstoned id comes back to life in its old slot
+//     { op: 'price', slot, priceAmerican, dfsMultiplier?, suspended }   hot path (simulator, bench)
+//     { op: 'remove', id }             live row -> tombstone (kept >= 10 min for the delta feed)
+//     { op: 'status', eventId, status } D8 transitions only; final/cancelled tombstone the event's rows
+//   Every applied change: seq += 1 and updated = clock time (never moving backwards).
+//   A new price (pa, dm or su differ) appends a history entry; the same price again only
+//   refreshes the newest entry's ls (and the row's updated).
+//   engine.upsertEvent(record)          event table (hot fields); loadBoard() ingests a Board.
+//   engine.subscribe(listener)          rowChanged(slot, kind) / eventChanged(eventId), called
+//                                       synchronously inside apply after the columns changed.
+//
+// Read side
+//   engine.odds.page(filter, afterId, limit) / .render(page, format) / .version(filter)
+//   engine.delta(filter, since, afterId, limit)   tombstones included ("removed": true)
+//   engine.deltaVersion(filter), engine.seq, engine.asOf(), engine.tombstoneHorizon()
+//   engine.status(), bookCounts(), marketCounts()  (D9: live rows, tombstones excluded)
+//   engine.hasEvent(id), event(id), eventIdsWithLiveRows(), knownLeagues()
+//   engine.slotOf(id), idOf(slot), isLive(slot), history(slot), historyInto(slot, buf), rowObject(slot, format)
+//
+// Engine-internal parts exported for engine/signals and engine/snapshot, which read
+// columns directly: engine.store (OddsStore columns + pools), engine.rings
+// (HistoryRings, handle per row in store.ring), engine.eventTable, engine.indexes.
+// Version tokens: every posting list carries the seq of the last change to any of its
+// rows (membership included); odds.version(filter) is the max over the lists that
+// drive the query, so an unchanged token means an unchanged result.
+
+import type { Clock } from './clock.ts';
+import { ChangeLog, TombstoneQueue } from './changeLog.ts';
+import { EventTable, STATUS_CANCELLED, STATUS_FINAL, isAllowedTransition, statusCode, type EventInfo } from './eventTable.ts';
+import { FragmentCache } from './fragmentCache.ts';
+import { HistoryRings, NO_RING, historyEntry, type HistoryEntry } from './historyRing.ts';
+import { Indexes } from './indexes.ts';
+import { MainLines } from './isMain.ts';
+import { EVENT_STATUSES, type EventRecord, type EventStatus, type HistoryBuffer, type OddsInput } from './model.ts';
+import { OddsQuery, type DeltaFilter, type OddsPage } from './oddsQuery.ts';
+import { NO_PRICE, OddsStore, SLOT_LIVE, SLOT_TOMBSTONE } from './oddsStore.ts';
+import { RowKeyTable } from './rowKeyTable.ts';
+import { RowOrder, compareStrings } from './rowOrder.ts';
+import { rowObject, type OddsFormat } from './rowJson.ts';
+
+export type ChangeKind = 'insert' | 'update' | 'remove';
+
+export interface ChangeListener {
+  rowChanged(slot: number, kind: ChangeKind): void;
+  eventChanged?(eventId: string): void;
+}
+
+export type Change =
+  | { op: 'upsert'; row: OddsInput }
+  | { op: 'price'; slot: number; priceAmerican: number | null; dfsMultiplier?: number | null; suspended: boolean }
+  | { op: 'remove'; id: string }
+  | { op: 'status'; eventId: string; status: EventStatus };
+
+export interface ApplyResult {
+  applied: number;
+  seq: number;
+}
+
+export interface EngineOptions {
+  /** How long a tombstone stays in the delta feed (F3: at least 10 minutes). */
+  tombstoneRetentionMs?: number;
+  initialCapacity?: number;
+  /** Entries the change log keeps at most (older deltas walk the lists instead). */
+  changeLogEntries?: number;
+  /** Cap of each odds_format's fragment arena. */
+  fragmentBytesPerFormat?: number;
+}
+
+export const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
+
+export class OddsEngine {
+  readonly store: OddsStore;
+  readonly eventTable: EventTable;
+  readonly indexes: Indexes;
+  readonly rings = new HistoryRings();
+  readonly keys: RowKeyTable;
+  readonly changeLog: ChangeLog;
+  readonly mainLines: MainLines;
+  readonly fragments: FragmentCache;
+  readonly odds: OddsQuery;
+
+  private lastSeq = 0;
+  private lastChangeAt = 0;
+  private horizon = 0;
+  private live = 0;
+  private readonly tombstoneQueue = new TombstoneQueue();
+  private readonly retentionMs: number;
+  private listeners: ChangeListener[] = [];
+  /** Live rows per (market, subtype) pair, keyed market * 2^20 + subtype. */
+  private readonly pairCounts = new Map<number, number>();
+  private dropScratch = new Int32Array(256);
+
+  constructor(
+    readonly clock: Clock,
+    options: EngineOptions = {},
+  ) {
+    this.retentionMs = options.tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS;
+    this.store = new OddsStore(options.initialCapacity ?? 1024);
+    this.eventTable = new EventTable(this.store);
+    this.indexes = new Indexes(this.store, this.eventTable, new RowOrder(this.store));
+    this.keys = new RowKeyTable(this.store);
+    this.changeLog = new ChangeLog(options.changeLogEntries ?? 1 << 20);
+    this.mainLines = new MainLines(this.store, this.indexes);
+    this.fragments = new FragmentCache(this.store, options.fragmentBytesPerFormat);
+    this.odds = new OddsQuery(this);
+  }
+
+  /** Seq of the last applied change. */
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  /** Live rows on the board (tombstones excluded). */
+  get liveRows(): number {
+    return this.live;
+  }
+
+  subscribe(listener: ChangeListener): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  // ---- write side ----------------------------------------------------------------
+
+  apply(batch: readonly Change[]): ApplyResult {
+    const now = this.now();
+    this.sweepTombstones(now);
+    let applied = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const change = batch[i];
+      let ok: boolean;
+      switch (change.op) {
+        case 'price':
+          ok = this.applyPrice(change.slot, change.priceAmerican, change.dfsMultiplier, change.suspended, now);
+          break;
+        case 'upsert':
+          ok = this.applyUpsert(change.row, now);
+          break;
+        case 'remove':
+          ok = this.applyRemove(this.keys.findId(change.id), now);
+          break;
+        case 'status':
+          ok = this.applyStatus(change.eventId, change.status, now);
+          break;
+        default:
+          ok = false;
+      }
+      if (ok) applied++;
+    }
+    if (applied > 0) this.lastChangeAt = now;
+    return { applied, seq: this.lastSeq };
+  }
+
+  /** Adds or replaces an event's hot fields; team lists follow a change of home/away. */
+  upsertEvent(record: Pick<EventRecord, 'id' | 'league' | 'homeTeamId' | 'awayTeamId' | 'startTime' | 'status' | 'isFutures'>): void {
+    const ix = this.store.events.lookup(record.id);
+    const list = ix >= 0 ? this.indexes.byEvent[ix] : undefined;
+    if (list === undefined || list.length === 0) {
+      this.eventTable.upsert(record);
+      return;
+    }
+    const slots = list.items.slice(0, list.length);
+    const seq = ++this.lastSeq;
+    for (const slot of slots) this.indexes.remove(slot, seq);
+    this.eventTable.upsert(record);
+    for (const slot of slots) this.indexes.insert(slot, seq);
+  }
+
+  private applyPrice(slot: number, american: number | null, dfs: number | null | undefined, suspended: boolean, now: number): boolean {
+    const s = this.store;
+    if (slot < 0 || slot >= s.size || s.state[slot] !== SLOT_LIVE) return false;
+    if (!validAmerican(american)) return false;
+    const pa = american === null ? NO_PRICE : american;
+    const dm = dfs === undefined ? s.dfsMultiplier[slot] : dfs === null ? NaN : dfs;
+    this.writePrice(slot, pa, dm, suspended ? 1 : 0, now);
+    this.commit(slot, now, 'update');
+    return true;
+  }
+
+  private applyUpsert(row: OddsInput, now: number): boolean {
+    const s = this.store;
+    if (!validAmerican(row.priceAmerican)) return false;
+    const pa = row.priceAmerican === null ? NO_PRICE : row.priceAmerican;
+    const dm = row.dfsMultiplier === null ? NaN : row.dfsMultiplier;
+    const su = row.suspended ? 1 : 0;
+    let slot = this.findRow(row);
+    if (slot >= 0 && s.state[slot] === SLOT_LIVE) {
+      s.line[slot] = row.line === null ? NaN : row.line;
+      this.writePrice(slot, pa, dm, su, now);
+      this.commit(slot, now, 'update');
+      return true;
+    }
+    const ev = this.ensureEvent(row);
+    const status = this.eventTable.status[ev];
+    if (status === STATUS_FINAL || status === STATUS_CANCELLED) return false;
+    const seq = ++this.lastSeq;
+    if (slot >= 0) {
+      // A tombstone comes back: same slot, history kept.
+      this.indexes.tombstones.remove(slot, this.indexes.order);
+      this.indexes.tombstones.version = seq;
+      s.writeRow(slot, row);
+    } else {
+      slot = s.allocate();
+      s.writeRow(slot, row);
+      s.ring[slot] = NO_RING;
+      this.keys.add(slot);
+    }
+    s.state[slot] = SLOT_LIVE;
+    this.writePrice(slot, pa, dm, su, now);
+    s.seq[slot] = seq;
+    s.updated[slot] = now;
+    this.indexes.insert(slot, seq);
+    this.countLive(slot, 1);
+    this.changeLog.append(slot, now);
+    this.notify(slot, 'insert');
+    return true;
+  }
+
+  private applyRemove(slot: number, now: number): boolean {
+    const s = this.store;
+    if (slot < 0 || s.state[slot] !== SLOT_LIVE) return false;
+    const seq = ++this.lastSeq;
+    this.indexes.remove(slot, seq);
+    this.indexes.tombstones.insert(slot, this.indexes.order);
+    this.indexes.tombstones.version = seq;
+    this.entomb(slot, seq, now);
+    return true;
+  }
+
+  private applyStatus(eventId: string, status: EventStatus, now: number): boolean {
+    const ev = this.store.events.lookup(eventId);
+    if (!this.eventTable.has(ev)) return false;
+    const from = EVENT_STATUSES[this.eventTable.status[ev]];
+    if (!isAllowedTransition(from, status)) return false;
+    ++this.lastSeq;
+    this.eventTable.status[ev] = statusCode(status);
+    if (status === 'final' || status === 'cancelled') this.dropEventRows(ev, now);
+    for (const listener of this.listeners) listener.eventChanged?.(eventId);
+    return true;
+  }
+
+  /** D8: a final or cancelled event's rows all become tombstones, with linear list updates. */
+  private dropEventRows(ev: number, now: number): void {
+    const list = this.indexes.byEvent[ev];
+    if (list === undefined || list.length === 0) return;
+    const count = list.length;
+    if (this.dropScratch.length < count) this.dropScratch = new Int32Array(count * 2);
+    const slots = this.dropScratch;
+    slots.set(list.items.subarray(0, count));
+    const firstSeq = this.lastSeq + 1;
+    this.indexes.removeMany(slots, count, firstSeq + count - 1);
+    this.indexes.tombstones.mergeSorted(slots, count, this.indexes.order);
+    for (let i = 0; i < count; i++) this.entomb(slots[i], ++this.lastSeq, now);
+    this.indexes.tombstones.version = this.lastSeq;
+  }
+
+  /** Marks a row removed (already out of the live lists and into the tombstone list). */
+  private entomb(slot: number, seq: number, now: number): void {
+    const s = this.store;
+    s.state[slot] = SLOT_TOMBSTONE;
+    s.seq[slot] = seq;
+    s.updated[slot] = now;
+    this.countLive(slot, -1);
+    this.tombstoneQueue.push(slot, seq, now);
+    this.changeLog.append(slot, now);
+    this.notify(slot, 'remove');
+  }
+
+  /** Recycles tombstones whose retention has passed; their slots are reused. */
+  private sweepTombstones(now: number): void {
+    const queue = this.tombstoneQueue;
+    const s = this.store;
+    let recycled = false;
+    while (queue.hasDueAt(now - this.retentionMs)) {
+      const slot = queue.oldestSlot();
+      const seq = queue.oldestSeq();
+      const removedAt = queue.oldestTime();
+      queue.shift();
+      if (s.state[slot] !== SLOT_TOMBSTONE || s.seq[slot] !== seq) continue; // revived since
+      this.indexes.tombstones.remove(slot, this.indexes.order);
+      this.keys.delete(slot);
+      this.rings.free(s.ring[slot]);
+      s.release(slot);
+      if (removedAt + 1 > this.horizon) this.horizon = removedAt + 1;
+      recycled = true;
+    }
+    if (recycled) this.indexes.tombstones.version = ++this.lastSeq;
+  }
+
+  private writePrice(slot: number, pa: number, dm: number, su: number, now: number): void {
+    const s = this.store;
+    const seconds = Math.floor(now / 1000);
+    const ring = s.ring[slot];
+    const old = s.dfsMultiplier[slot];
+    const sameDm = old === dm || (old !== old && dm !== dm);
+    if (ring !== NO_RING && s.priceAmerican[slot] === pa && sameDm && s.suspended[slot] === su && s.state[slot] === SLOT_LIVE) {
+      this.rings.touch(ring, seconds);
+      return;
+    }
+    s.priceAmerican[slot] = pa;
+    s.dfsMultiplier[slot] = dm;
+    s.suspended[slot] = su;
+    s.ring[slot] = this.rings.append(ring, seconds, seconds, pa, dm === dm ? dm : 0, su);
+  }
+
+  private commit(slot: number, now: number, kind: ChangeKind): void {
+    const s = this.store;
+    const seq = ++this.lastSeq;
+    s.seq[slot] = seq;
+    s.updated[slot] = now;
+    this.indexes.touch(slot, seq);
+    this.changeLog.append(slot, now);
+    this.notify(slot, kind);
+  }
+
+  private notify(slot: number, kind: ChangeKind): void {
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) listeners[i].rowChanged(slot, kind);
+  }
+
+  private findRow(row: OddsInput): number {
+    const s = this.store;
+    const ev = s.events.lookup(row.eventId);
+    const book = s.books.lookup(row.sportsbook);
+    const subtype = s.subtypes.lookup(row.marketSubtype);
+    const selection = s.selectionIds.lookup(row.selectionId);
+    if (ev < 0 || book < 0 || subtype < 0 || selection < 0) return -1;
+    return this.keys.find(ev, book, subtype, selection);
+  }
+
+  /** The event index of the row's event; an unknown event gets a minimal scheduled record. */
+  private ensureEvent(row: OddsInput): number {
+    const ix = this.store.events.intern(row.eventId);
+    if (this.eventTable.has(ix)) return ix;
+    return this.eventTable.upsert({
+      id: row.eventId,
+      league: row.league,
+      homeTeamId: null,
+      awayTeamId: null,
+      startTime: row.eventStartTime,
+      status: 'scheduled',
+      isFutures: row.marketScope !== null,
+    });
+  }
+
+  private countLive(slot: number, delta: number): void {
+    const s = this.store;
+    this.live += delta;
+    const key = s.market[slot] * 1048576 + s.subtype[slot];
+    this.pairCounts.set(key, (this.pairCounts.get(key) ?? 0) + delta);
+  }
+
+  /** Clock time, never before the last applied change (a system clock may step back). */
+  private now(): number {
+    const time = this.clock.now();
+    return time > this.lastChangeAt ? time : this.lastChangeAt;
+  }
+
+  // ---- bulk load (used by loadBoard) -----------------------------------------------
+
+  /**
+   * Writes a loaded row without seq, log or index work. Returns its slot when it still
+   * has to be indexed (new, or a tombstone coming back), or -1 - slot when it was a
+   * live row overwritten in place (already indexed: see touchLoaded).
+   */
+  loadRow(row: OddsInput, history: HistoryBuffer): number {
+    const s = this.store;
+    this.ensureEvent(row);
+    let slot = this.findRow(row);
+    let needsIndex = true;
+    if (slot < 0) {
+      slot = s.allocate();
+      s.writeRow(slot, row);
+      this.keys.add(slot);
+    } else if (s.state[slot] === SLOT_LIVE) {
+      this.countLive(slot, -1);
+      needsIndex = false;
+    } else {
+      this.indexes.tombstones.remove(slot, this.indexes.order);
+    }
+    s.writeRow(slot, row);
+    s.state[slot] = SLOT_LIVE;
+    s.priceAmerican[slot] = row.priceAmerican === null ? NO_PRICE : row.priceAmerican;
+    s.dfsMultiplier[slot] = row.dfsMultiplier === null ? NaN : row.dfsMultiplier;
+    s.suspended[slot] = row.suspended ? 1 : 0;
+    s.updated[slot] = row.updated;
+    s.ring[slot] = this.rings.assign(s.ring[slot], history);
+    this.countLive(slot, 1);
+    return needsIndex ? slot : -1 - slot;
+  }
+
+  /** Ends a bulk load: one seq for every loaded row, lists built, asOf moved. */
+  finishLoad(slots: Int32Array, count: number, maxUpdated: number, sortedByLoader: boolean): void {
+    const s = this.store;
+    const seq = ++this.lastSeq;
+    for (let i = 0; i < count; i++) s.seq[slots[i]] = seq;
+    if (this.live === count && sortedByLoader) {
+      this.indexes.appendSorted(slots, count, seq);
+      this.indexes.trim();
+    } else {
+      for (let i = 0; i < count; i++) this.indexes.insert(slots[i], seq);
+    }
+    if (maxUpdated > this.lastChangeAt) this.lastChangeAt = maxUpdated;
+    this.changeLog.coverFrom(maxUpdated);
+  }
+
+  /** Bumps the seq of rows a load overwrote in place (they are already indexed). */
+  touchLoaded(slot: number): void {
+    const seq = ++this.lastSeq;
+    this.store.seq[slot] = seq;
+    this.indexes.touch(slot, seq);
+  }
+
+  // ---- read side -----------------------------------------------------------------
+
+  delta(filter: DeltaFilter, since: number, afterId: string | null, limit: number): OddsPage {
+    this.sweepTombstones(this.now());
+    return this.odds.delta(filter, since, afterId, limit);
+  }
+
+  deltaVersion(filter: DeltaFilter): number {
+    return this.odds.deltaVersion(filter);
+  }
+
+  /** Clock time of the last applied change (the next poll's since, C7). */
+  asOf(): number {
+    return this.lastChangeAt;
+  }
+
+  /** A since before this may have missed tombstones that were since recycled (F3). */
+  tombstoneHorizon(): number {
+    return this.horizon;
+  }
+
+  status(): { totalMarkets: number; sportsbooks: number } {
+    let sportsbooks = 0;
+    for (const list of this.indexes.byBook) if (list !== undefined && list.length > 0) sportsbooks++;
+    return { totalMarkets: this.live, sportsbooks };
+  }
+
+  bookCounts(): { id: string; marketCount: number }[] {
+    const out: { id: string; marketCount: number }[] = [];
+    this.indexes.byBook.forEach((list, book) => {
+      if (list !== undefined && list.length > 0) out.push({ id: this.store.books.get(book), marketCount: list.length });
+    });
+    return out.sort((a, b) => compareStrings(a.id, b.id));
+  }
+
+  marketCounts(): { marketType: string; marketSubtype: string; liveCount: number }[] {
+    const out: { marketType: string; marketSubtype: string; liveCount: number }[] = [];
+    for (const [key, liveCount] of this.pairCounts) {
+      if (liveCount <= 0) continue;
+      const market = Math.floor(key / 1048576);
+      out.push({ marketType: this.store.markets.get(market), marketSubtype: this.store.subtypes.get(key - market * 1048576), liveCount });
+    }
+    return out.sort((a, b) => compareStrings(a.marketType, b.marketType) || compareStrings(a.marketSubtype, b.marketSubtype));
+  }
+
+  hasEvent(id: string): boolean {
+    return this.eventTable.has(this.store.events.lookup(id));
+  }
+
+  event(id: string): EventInfo | undefined {
+    const ix = this.store.events.lookup(id);
+    return this.eventTable.has(ix) ? this.eventTable.info(ix) : undefined;
+  }
+
+  /** Events with at least one live row, by id. */
+  eventIdsWithLiveRows(): string[] {
+    const out: string[] = [];
+    this.indexes.byEvent.forEach((list, ev) => {
+      if (list !== undefined && list.length > 0) out.push(this.store.events.get(ev));
+    });
+    return out.sort(compareStrings);
+  }
+
+  /** Leagues with any event loaded, sorted. */
+  knownLeagues(): string[] {
+    const seen = new Set<string>();
+    const table = this.eventTable;
+    for (let ev = 0; ev < table.known.length; ev++) if (table.known[ev] === 1) seen.add(this.store.leagues.get(table.league[ev]));
+    return [...seen].sort(compareStrings);
+  }
+
+  /** Slot of a live row or tombstone by id, or -1. */
+  slotOf(id: string): number {
+    return this.keys.findId(id);
+  }
+
+  idOf(slot: number): string {
+    return this.store.idOf(slot);
+  }
+
+  isLive(slot: number): boolean {
+    return this.store.isLive(slot);
+  }
+
+  isTombstone(slot: number): boolean {
+    return slot >= 0 && slot < this.store.size && this.store.state[slot] === SLOT_TOMBSTONE;
+  }
+
+  /** The row's price history, oldest first. */
+  *history(slot: number): IterableIterator<HistoryEntry> {
+    const handle = this.store.ring[slot];
+    const length = this.rings.length(handle);
+    for (let i = 0; i < length; i++) yield historyEntry(this.rings, handle, i);
+  }
+
+  /** Copies the row's history, oldest first, into a reusable buffer; returns the entry count. */
+  historyInto(slot: number, out: HistoryBuffer): number {
+    return this.rings.copyInto(this.store.ring[slot], out);
+  }
+
+  /** Reference renderer: the row as a plain object (JSON.stringify gives the served bytes). */
+  rowObject(slot: number, format: OddsFormat): Record<string, unknown> {
+    return rowObject(this.store, slot, format);
+  }
+
+  /** Bytes held by engine structures, by part (heap objects such as pools not included). */
+  memory(): Record<string, number> {
+    return {
+      columns: this.store.columnBytes(),
+      events: this.eventTable.known.length * (1 + 4 * 3 + 8 + 2),
+      indexes: this.indexes.bytes(),
+      keys: this.keys.bytes(),
+      rings: this.rings.allocatedBytes(),
+      changeLog: this.changeLog.bytes(),
+      tombstoneQueue: this.tombstoneQueue.bytes(),
+      fragments: this.fragments.bytes(),
+    };
+  }
+}
+
+function validAmerican(price: number | null): boolean {
+  return price === null || (Number.isInteger(price) && (price >= 100 || price <= -100));
+}

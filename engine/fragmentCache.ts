@@ -1,0 +1,148 @@
+// Per-row JSON fragments, the serialization hot path. For each odds_format an arena
+// (one Buffer, bump-allocated) holds each rendered row's UTF-8 bytes; a fragment is
+// valid while the seq it was built at equals the row's seq, so apply() never touches
+// the cache. A page renders as one Buffer.allocUnsafe plus one copy per row.
+// Stale bytes are garbage: the arena is compacted when half of it is garbage, doubled
+// while under the cap, and cleared outright when a full cap cannot be compacted
+// (a cache, not a store: rows re-render lazily).
+
+import { grown } from './columns.ts';
+import type { OddsStore } from './oddsStore.ts';
+import { rowJsonText } from './rowJson.ts';
+
+const COMMA = 0x2c;
+
+class Arena {
+  buffer: Buffer;
+  used = 0;
+  garbage = 0;
+  /** Bumped whenever every fragment is dropped. */
+  epoch = 0;
+  offset = new Uint32Array(0);
+  length = new Int32Array(0);
+  builtAt = new Float64Array(0);
+
+  constructor(initialBytes: number) {
+    this.buffer = Buffer.allocUnsafe(initialBytes);
+  }
+
+  fit(capacity: number): void {
+    if (this.length.length >= capacity) return;
+    this.offset = grown(this.offset, capacity);
+    this.length = grown(this.length, capacity, -1);
+    this.builtAt = grown(this.builtAt, capacity, -1);
+  }
+}
+
+export class FragmentCache {
+  private readonly arenas: (Arena | undefined)[] = [undefined, undefined, undefined, undefined];
+
+  constructor(
+    private readonly store: OddsStore,
+    private readonly maxBytesPerFormat = 256 * 1024 * 1024,
+    private readonly initialBytes = 1024 * 1024,
+  ) {}
+
+  /** The rows' fragments for format `code`, joined by ',' (no brackets). */
+  join(slots: Int32Array, count: number, code: number): Buffer {
+    if (count === 0) return Buffer.alloc(0);
+    const arena = this.arena(code);
+    let total = 0;
+    for (let attempt = 0; ; attempt++) {
+      const epoch = arena.epoch;
+      total = count - 1;
+      for (let i = 0; i < count; i++) total += this.ensure(arena, slots[i], code);
+      if (arena.epoch === epoch || attempt > 0) break; // a clear mid-page: render the page again
+    }
+    const out = Buffer.allocUnsafe(total);
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      if (i > 0) out[at++] = COMMA;
+      const slot = slots[i];
+      if (arena.builtAt[slot] !== this.store.seq[slot]) this.ensure(arena, slot, code);
+      const start = arena.offset[slot];
+      at += arena.buffer.copy(out, at, start, start + arena.length[slot]);
+    }
+    return at === total ? out : out.subarray(0, at);
+  }
+
+  /** Bytes held by the arenas and their per-row tables. */
+  bytes(): number {
+    let total = 0;
+    for (const arena of this.arenas) {
+      if (arena === undefined) continue;
+      total += arena.buffer.length + arena.offset.byteLength + arena.length.byteLength + arena.builtAt.byteLength;
+    }
+    return total;
+  }
+
+  private arena(code: number): Arena {
+    let arena = this.arenas[code];
+    if (arena === undefined) {
+      arena = new Arena(this.initialBytes);
+      this.arenas[code] = arena;
+    }
+    arena.fit(this.store.capacity);
+    return arena;
+  }
+
+  /** Makes the slot's fragment current; returns its byte length. */
+  private ensure(arena: Arena, slot: number, code: number): number {
+    const seq = this.store.seq[slot];
+    if (arena.builtAt[slot] === seq) return arena.length[slot];
+    const text = rowJsonText(this.store, slot, code);
+    const worst = text.length * 3;
+    if (arena.used + worst > arena.buffer.length) this.makeRoom(arena, worst);
+    if (arena.length[slot] >= 0) arena.garbage += arena.length[slot];
+    const written = arena.buffer.write(text, arena.used, 'utf8');
+    arena.offset[slot] = arena.used;
+    arena.length[slot] = written;
+    arena.builtAt[slot] = seq;
+    arena.used += written;
+    return written;
+  }
+
+  private makeRoom(arena: Arena, needed: number): void {
+    if (arena.garbage * 2 >= arena.used) this.compact(arena, arena.buffer.length);
+    let size = arena.buffer.length;
+    while (arena.used + needed > size && size * 2 <= this.maxBytesPerFormat) size *= 2;
+    if (arena.used + needed <= size) {
+      if (size !== arena.buffer.length) this.compact(arena, size);
+      return;
+    }
+    this.clear(arena);
+    if (needed > arena.buffer.length) arena.buffer = Buffer.allocUnsafe(needed * 2);
+  }
+
+  /** Copies the still-valid fragments into a fresh buffer of `size` bytes. */
+  private compact(arena: Arena, size: number): void {
+    const next = Buffer.allocUnsafe(size);
+    const seqs = this.store.seq;
+    let used = 0;
+    const limit = Math.min(this.store.size, arena.length.length);
+    for (let slot = 0; slot < limit; slot++) {
+      const length = arena.length[slot];
+      if (length < 0) continue;
+      if (arena.builtAt[slot] !== seqs[slot]) {
+        arena.length[slot] = -1;
+        arena.builtAt[slot] = -1;
+        continue;
+      }
+      const start = arena.offset[slot];
+      arena.buffer.copy(next, used, start, start + length);
+      arena.offset[slot] = used;
+      used += length;
+    }
+    arena.buffer = next;
+    arena.used = used;
+    arena.garbage = 0;
+  }
+
+  private clear(arena: Arena): void {
+    arena.length.fill(-1);
+    arena.builtAt.fill(-1);
+    arena.used = 0;
+    arena.garbage = 0;
+    arena.epoch++;
+  }
+}

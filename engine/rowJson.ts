@@ -1,0 +1,142 @@
+// An odds row as JSON (2.8), in two renderers that must agree byte for byte:
+// rowObject() builds a plain object for JSON.stringify (the reference, also used by
+// tests and small callers) and rowJsonText() concatenates cached JSON-escaped pool
+// strings (the fast path that fills the fragment cache). Field order and presence:
+// id, sportsbook, league, eventId, market, marketSubtype, period, selection, side,
+// teamSide, teamName, prices (per format; none on DFS rows), line (absent when null),
+// dfsMultiplier (DFS rows), playerId, playerName (player props), suspended,
+// eventStartTime ('YYYY-MM-DDTHH:mm'), updated (ISO ms Z), marketScope, segment
+// (when present), then "removed": true on tombstones.
+
+import { americanToDecimal } from './model.ts';
+import {
+  NONE,
+  NO_PRICE,
+  SCOPES,
+  SIDES,
+  SLOT_TOMBSTONE,
+  TEAM_SIDES,
+  type OddsStore,
+} from './oddsStore.ts';
+
+export type OddsFormat = 'all' | 'american' | 'decimal' | 'probability';
+export const ODDS_FORMATS: readonly OddsFormat[] = ['all', 'american', 'decimal', 'probability'];
+export const FORMAT_ALL = 0;
+export const FORMAT_AMERICAN = 1;
+export const FORMAT_DECIMAL = 2;
+export const FORMAT_PROBABILITY = 3;
+
+export function formatCode(format: OddsFormat): number {
+  const code = ODDS_FORMATS.indexOf(format);
+  if (code < 0) throw new Error(`unknown odds format ${String(format)}`);
+  return code;
+}
+
+/** priceProbability: 1/decimal rounded to 4 places (4.1). */
+export function impliedProbability(american: number): number {
+  return Math.round((1 / americanToDecimal(american)) * 10000) / 10000;
+}
+
+/** 'YYYY-MM-DDTHH:mm' in UTC (A1, odds-row eventStartTime). */
+export function minuteTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16);
+}
+
+/** ISO-8601 with milliseconds and Z (A1). */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** JSON.stringify of a number. */
+function num(value: number): string {
+  return Number.isFinite(value) ? String(value) : 'null';
+}
+
+export function rowObject(store: OddsStore, slot: number, format: OddsFormat): Record<string, unknown> {
+  const s = store;
+  const code = formatCode(format);
+  const row: Record<string, unknown> = {
+    id: s.idOf(slot),
+    sportsbook: s.books.get(s.book[slot]),
+    league: s.leagues.get(s.league[slot]),
+    eventId: s.events.get(s.event[slot]),
+    market: s.markets.get(s.market[slot]),
+    marketSubtype: s.subtypes.get(s.subtype[slot]),
+    period: s.periods.get(s.period[slot]),
+    selection: s.labels.get(s.selection[slot]),
+    side: SIDES[s.side[slot]],
+    teamSide: TEAM_SIDES[s.teamSide[slot]],
+    teamName: s.labels.get(s.teamName[slot]),
+  };
+  const dfs = s.dfsMultiplier[slot];
+  const american = s.priceAmerican[slot];
+  if (Number.isNaN(dfs) && american !== NO_PRICE) {
+    if (code === FORMAT_ALL || code === FORMAT_AMERICAN) row.priceAmerican = american;
+    if (code === FORMAT_ALL || code === FORMAT_DECIMAL) row.priceDecimal = americanToDecimal(american);
+    if (code === FORMAT_PROBABILITY) row.priceProbability = impliedProbability(american);
+  }
+  if (!Number.isNaN(s.line[slot])) row.line = s.line[slot];
+  if (!Number.isNaN(dfs)) row.dfsMultiplier = dfs;
+  if (s.player[slot] !== NONE) row.playerId = s.players.get(s.player[slot]);
+  if (s.playerName[slot] !== NONE) row.playerName = s.labels.get(s.playerName[slot]);
+  row.suspended = s.suspended[slot] === 1;
+  row.eventStartTime = minuteTime(s.eventStartTime[slot]);
+  row.updated = isoTime(s.updated[slot]);
+  if (s.scope[slot] !== 0) row.marketScope = SCOPES[s.scope[slot]];
+  if (s.segment[slot] !== NONE) row.segment = s.labels.get(s.segment[slot]);
+  if (s.state[slot] === SLOT_TOMBSTONE) row.removed = true;
+  return row;
+}
+
+const SIDE_JSON = SIDES.map((side) => `,"side":"${side}"`);
+const TEAM_SIDE_JSON = TEAM_SIDES.map((teamSide) => `,"teamSide":"${teamSide}"`);
+const SCOPE_JSON = SCOPES.map((scope) => (scope === null ? '' : `,"marketScope":"${scope}"`));
+
+/** The same JSON as JSON.stringify(rowObject(...)), built from cached pieces. */
+export function rowJsonText(store: OddsStore, slot: number, code: number): string {
+  const s = store;
+  let text =
+    '{"id":' +
+    JSON.stringify(s.idOf(slot)) +
+    ',"sportsbook":' +
+    s.books.json(s.book[slot]) +
+    ',"league":' +
+    s.leagues.json(s.league[slot]) +
+    ',"eventId":' +
+    s.events.json(s.event[slot]) +
+    ',"market":' +
+    s.markets.json(s.market[slot]) +
+    ',"marketSubtype":' +
+    s.subtypes.json(s.subtype[slot]) +
+    ',"period":' +
+    s.periods.json(s.period[slot]) +
+    ',"selection":' +
+    s.labels.json(s.selection[slot]) +
+    SIDE_JSON[s.side[slot]] +
+    TEAM_SIDE_JSON[s.teamSide[slot]] +
+    ',"teamName":' +
+    s.labels.json(s.teamName[slot]);
+  const dfs = s.dfsMultiplier[slot];
+  const american = s.priceAmerican[slot];
+  if (dfs !== dfs && american !== NO_PRICE) {
+    if (code === FORMAT_ALL) text += ',"priceAmerican":' + american + ',"priceDecimal":' + num(americanToDecimal(american));
+    else if (code === FORMAT_AMERICAN) text += ',"priceAmerican":' + american;
+    else if (code === FORMAT_DECIMAL) text += ',"priceDecimal":' + num(americanToDecimal(american));
+    else text += ',"priceProbability":' + num(impliedProbability(american));
+  }
+  const line = s.line[slot];
+  if (line === line) text += ',"line":' + num(line);
+  if (dfs === dfs) text += ',"dfsMultiplier":' + num(dfs);
+  if (s.player[slot] !== NONE) text += ',"playerId":' + s.players.json(s.player[slot]);
+  if (s.playerName[slot] !== NONE) text += ',"playerName":' + s.labels.json(s.playerName[slot]);
+  text +=
+    (s.suspended[slot] === 1 ? ',"suspended":true' : ',"suspended":false') +
+    ',"eventStartTime":"' +
+    minuteTime(s.eventStartTime[slot]) +
+    '","updated":"' +
+    isoTime(s.updated[slot]) +
+    '"' +
+    SCOPE_JSON[s.scope[slot]];
+  if (s.segment[slot] !== NONE) text += ',"segment":' + s.labels.json(s.segment[slot]);
+  return s.state[slot] === SLOT_TOMBSTONE ? text + ',"removed":true}' : text + '}';
+}
