@@ -64,7 +64,7 @@ interface Exchange {
   done: boolean;
 }
 
-export function createServer(options: ServerOptions): Promise<RunningServer> {
+export async function createServer(options: ServerOptions): Promise<RunningServer> {
   const routes = [...options.routes];
   if (options.openapi !== false) {
     const schemas = typeof options.openapi === 'object' ? options.openapi.schemas : undefined;
