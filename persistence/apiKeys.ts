@@ -77,7 +77,7 @@ export class ApiKeys {
   private readonly cache = new Map<string, ApiKeyRecord | null>();
   private seenDataVersion: number;
 
-  constructor(private readonly db: Db) {
+  constructor(db: Db) {
     this.insert = db.prepare(
       `INSERT INTO api_keys (key_hash, plan, monthly_cap, rate_limit_per_minute, created_at, revoked_at, last4, label)
        VALUES (?, ?, ?, ?, ?, NULL, ?, ?) RETURNING ${COLUMNS}`,
