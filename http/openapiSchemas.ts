@@ -189,6 +189,265 @@ const Status: Schema = {
   },
 };
 
+const MINUTE_Z = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}Z$';
+const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
+const nullableString = { type: ['string', 'null'] };
+const EVENT_STATUS = { type: 'string', enum: ['scheduled', 'in_progress', 'final', 'postponed', 'cancelled', 'suspended'], description: 'decisions D8.' };
+
+const eventProperties: Record<string, unknown> = {
+  id: { type: 'string', pattern: ID },
+  homeTeamId: { ...nullableString, description: 'null on a futures anchor (decisions C8, D10).' },
+  homeTeamName: nullableString,
+  awayTeamId: nullableString,
+  awayTeamName: nullableString,
+  startTime: { type: 'string', pattern: MINUTE_Z, description: 'UTC, minute precision, ending in Z (decisions A1). On a futures anchor: its settlement date.' },
+  status: EVENT_STATUS,
+  league: { type: 'string', pattern: CODE },
+  hasOdds: { type: 'boolean' },
+  venueId: nullableString,
+  seasonYear: int32('Season year.'),
+  context: { type: 'object', description: 'Raw league-specific matchup context (weather, lineups, probable pitchers, officials).' },
+};
+const EVENT_REQUIRED = ['id', 'homeTeamId', 'homeTeamName', 'awayTeamId', 'awayTeamName', 'startTime', 'status', 'league', 'hasOdds', 'venueId', 'seasonYear', 'context'];
+
+const Event: Schema = {
+  type: 'object',
+  description: 'Event list row (service-spec 2.9). Futures anchors are left out of lists unless status or include_futures=true asks (decisions C8).',
+  required: EVENT_REQUIRED,
+  additionalProperties: false,
+  properties: eventProperties,
+};
+
+const EventDetail: Schema = {
+  type: 'object',
+  description: 'Single-event lookup (service-spec 2.10): the event plus homeScore and awayScore once a box score exists (decisions D2).',
+  required: EVENT_REQUIRED,
+  additionalProperties: false,
+  properties: { ...eventProperties, homeScore: int32('Final home score.'), awayScore: int32('Final away score.') },
+  dependentRequired: { homeScore: ['awayScore'], awayScore: ['homeScore'] },
+};
+
+const Season: Schema = {
+  type: 'object',
+  description: 'decisions D1. Dates are YYYY-MM-DD (UTC).',
+  required: ['id', 'league', 'year', 'name', 'startDate', 'endDate', 'status', 'futuresEventId'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: ID },
+    league: { type: 'string', pattern: CODE },
+    year: int32('Calendar year the season is filed under.'),
+    name: { type: 'string' },
+    startDate: { type: 'string', pattern: DATE },
+    endDate: { type: 'string', pattern: DATE },
+    status: { type: 'string', enum: ['upcoming', 'in_progress', 'completed'] },
+    futuresEventId: { ...nullableString, description: 'The synthetic season event anchoring this season\'s futures.' },
+  },
+};
+
+const TeamBoxRow: Schema = {
+  type: 'object',
+  description: 'Team box stat row (service-spec 2.11). teamId (an addition) says whose row it is; result is from that team\'s view: 1 win, 0 draw, -1 loss.',
+  required: ['eventId', 'teamId', 'homeId', 'awayId', 'league', 'homeScore', 'awayScore', 'result', 'stats'],
+  additionalProperties: false,
+  properties: {
+    eventId: { type: 'string', pattern: ID },
+    teamId: { type: 'string', pattern: ID },
+    homeId: { type: 'string', pattern: ID },
+    awayId: { type: 'string', pattern: ID },
+    league: { type: 'string', pattern: CODE },
+    homeScore: int32('Home score.'),
+    awayScore: int32('Away score.'),
+    result: { type: 'integer', enum: [-1, 0, 1] },
+    stats: { type: 'object', description: 'Raw per-event team stats.' },
+  },
+};
+
+const PlayerBoxRow: Schema = {
+  type: 'object',
+  description: 'Player box stat row (service-spec 2.12). date is YYYY-MM-DD of the event.',
+  required: ['eventId', 'playerId', 'teamId', 'date', 'data'],
+  additionalProperties: false,
+  properties: {
+    eventId: { type: 'string', pattern: ID },
+    playerId: { type: 'string', pattern: ID },
+    teamId: { type: 'string', pattern: ID },
+    date: { type: 'string', pattern: DATE },
+    data: { type: 'object', description: 'Raw per-event player stats.' },
+  },
+};
+
+const EventBoxScore: Schema = {
+  type: 'object',
+  description: '/events/{id}/stats, unpaginated: one object per event (decisions D3).',
+  required: ['eventId', 'league', 'teams', 'players'],
+  additionalProperties: false,
+  properties: {
+    eventId: { type: 'string', pattern: ID },
+    league: { type: 'string', pattern: CODE },
+    teams: { type: 'array', items: { $ref: '#/components/schemas/TeamBoxRow' } },
+    players: { type: 'array', items: { $ref: '#/components/schemas/PlayerBoxRow' } },
+  },
+};
+
+const probability = (description: string): Schema => ({ type: 'number', minimum: 0, maximum: 1, description });
+
+const Edge: Schema = {
+  type: 'object',
+  description: 'A DFS line against sharp-book no-vig fair value (decisions D4, H1, H2). Sorted by edge descending, then id. A screening signal, not a guarantee.',
+  required: ['id', 'eventId', 'league', 'source', 'market', 'marketSubtype', 'period', 'playerId', 'playerName', 'selection', 'side', 'line', 'dfsMultiplier', 'breakevenProbability', 'fairProbability', 'fairPriceAmerican', 'edge', 'sharpBooks', 'devig', 'eventStartTime', 'updated'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: 'The DFS odds row id the edge is about.' },
+    eventId: { type: 'string', pattern: ID },
+    league: { type: 'string', pattern: CODE },
+    source: { type: 'string', pattern: CODE, description: 'DFS source id.' },
+    market: { type: 'string', pattern: UPPER_SNAKE },
+    marketSubtype: { type: 'string', pattern: UPPER_SNAKE },
+    period: { type: 'string', pattern: UPPER_SNAKE },
+    playerId: nullableString,
+    playerName: nullableString,
+    selection: { type: 'string' },
+    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER'] },
+    line: { type: ['number', 'null'] },
+    dfsMultiplier: { type: 'number', exclusiveMinimum: 0 },
+    breakevenProbability: probability('1 / (baseLegDecimal(source) * dfsMultiplier).'),
+    fairProbability: probability('No-vig probability from the sharp books (mean over books).'),
+    fairPriceAmerican: { type: 'integer', format: 'int32' },
+    edge: { type: 'number', description: 'fairProbability - breakevenProbability.' },
+    sharpBooks: { type: 'array', items: { type: 'string', pattern: CODE }, minItems: 1 },
+    devig: { type: 'string', enum: ['multiplicative', 'additive', 'power', 'shin', 'worst'] },
+    eventStartTime: { type: 'string', pattern: MINUTE_NO_ZONE },
+    updated: dateTime('Latest updated among the rows the edge was computed from.'),
+  },
+};
+
+const ArbitrageLeg: Schema = {
+  type: 'object',
+  required: ['oddsId', 'sportsbook', 'side', 'selection', 'priceAmerican', 'priceDecimal', 'stake', 'updated'],
+  additionalProperties: false,
+  properties: {
+    oddsId: { type: 'string' },
+    sportsbook: { type: 'string', pattern: CODE },
+    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER'] },
+    selection: { type: 'string' },
+    priceAmerican: { type: 'integer', format: 'int32' },
+    priceDecimal: { type: 'number', exclusiveMinimum: 1 },
+    stake: { type: 'number', minimum: 0, maximum: 1, description: 'Equal-payout fraction of bankroll: (1/d_i) / impliedSum; legs sum to 1.' },
+    updated: dateTime('The leg row\'s updated.'),
+  },
+};
+
+const Arbitrage: Schema = {
+  type: 'object',
+  description: 'A cross-book opportunity (decisions D5, H3): best non-suspended price per side across non-DFS books, same line; middles and futures never appear. Sorted by profit descending, then id.',
+  required: ['id', 'type', 'eventId', 'league', 'market', 'marketSubtype', 'period', 'line', 'profit', 'impliedSum', 'legs', 'eventStartTime', 'updated'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    type: { type: 'string', enum: ['two_way', 'three_way'] },
+    eventId: { type: 'string', pattern: ID },
+    league: { type: 'string', pattern: CODE },
+    market: { type: 'string', pattern: UPPER_SNAKE },
+    marketSubtype: { type: 'string', pattern: UPPER_SNAKE },
+    period: { type: 'string', pattern: UPPER_SNAKE },
+    line: { type: ['number', 'null'] },
+    profit: { type: 'number', description: '1/impliedSum - 1.' },
+    impliedSum: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 },
+    legs: { type: 'array', minItems: 2, maxItems: 3, items: { $ref: '#/components/schemas/ArbitrageLeg' } },
+    eventStartTime: { type: 'string', pattern: MINUTE_NO_ZONE },
+    updated: dateTime('Latest updated among the legs.'),
+  },
+};
+
+const HistoricalOddsRow: Schema = {
+  type: 'object',
+  description: 'A selection\'s price in force at the requested time, rebuilt from price history (decisions D6). No player attribution. Selections with no history at or before date are left out.',
+  required: ['id', 'eventId', 'sportsbook', 'market', 'marketSubtype', 'period', 'selection', 'side', 'priceAmerican', 'asOf', 'suspended'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^[^:]+:[^:]+:[^:]+:[^:]+$' },
+    eventId: { type: 'string', pattern: ID },
+    sportsbook: { type: 'string', pattern: CODE },
+    market: { type: 'string', pattern: UPPER_SNAKE },
+    marketSubtype: { type: 'string', pattern: UPPER_SNAKE },
+    period: { type: 'string', pattern: UPPER_SNAKE },
+    selection: { type: 'string' },
+    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] },
+    line: { type: 'number', description: 'Absent on pure moneylines.' },
+    priceAmerican: { type: ['integer', 'null'], format: 'int32', description: 'null on DFS pick\'em rows, which have no American price.' },
+    asOf: dateTime('First-seen time of the price in force.'),
+    suspended: { type: 'boolean' },
+  },
+};
+
+const AccountUsage: Schema = {
+  type: 'object',
+  description: 'decisions D7. Anonymous callers: plan ENTERPRISE and every other field null. Never errors.',
+  required: ['plan', 'monthlyUsed', 'monthlyCap', 'rateLimitPerMinute', 'key'],
+  additionalProperties: false,
+  properties: {
+    plan: { type: 'string', enum: ['FREE', 'PRO', 'ENTERPRISE'] },
+    monthlyUsed: { type: ['integer', 'null'], minimum: 0 },
+    monthlyCap: { type: ['integer', 'null'], minimum: 0 },
+    rateLimitPerMinute: { type: ['integer', 'null'], minimum: 0 },
+    key: { type: ['string', 'null'], description: 'Last 4 characters of the key.' },
+  },
+};
+
+const PriceHistoryEntry: Schema = {
+  type: 'object',
+  description: 'service-spec 2.13: fs/ls first- and last-seen (epoch seconds), pa American, pd decimal, dm DFS multiplier, su true on a suspended span. Keys absent when not applicable.',
+  required: ['fs', 'ls'],
+  additionalProperties: false,
+  properties: {
+    fs: { type: 'integer', minimum: 0 },
+    ls: { type: 'integer', minimum: 0 },
+    pa: { type: 'integer' },
+    pd: { type: 'number' },
+    dm: { type: 'number' },
+    su: { const: true },
+  },
+};
+
+const SnapshotOddsRow: Schema = {
+  ...OddsRow,
+  description: 'An odds row in the snapshot: OddsRow plus priceHistory (oldest first, at most 50; null without include_history=true).',
+  required: [...(OddsRow.required as string[]), 'priceHistory'],
+  properties: {
+    ...(OddsRow.properties as Record<string, unknown>),
+    priceHistory: { oneOf: [{ type: 'null' }, { type: 'array', maxItems: 50, items: { $ref: '#/components/schemas/PriceHistoryEntry' } }] },
+  },
+};
+
+const Snapshot: Schema = {
+  type: 'object',
+  description: 'The full live board, gzip JSON, not the envelope (decisions E1). syncToken is the since for the next /odds/updated poll.',
+  required: ['updated', 'syncToken', 'count', 'events'],
+  additionalProperties: false,
+  properties: {
+    updated: dateTime('Board as-of time.'),
+    syncToken: { type: 'string' },
+    count: { type: 'integer', minimum: 0, description: 'Odds rows in the snapshot.' },
+    events: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'league', 'startTime', 'status', 'homeTeamId', 'awayTeamId', 'odds'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'string', pattern: ID },
+          league: { type: 'string', pattern: CODE },
+          startTime: { type: 'string', pattern: MINUTE_Z },
+          status: EVENT_STATUS,
+          homeTeamId: nullableString,
+          awayTeamId: nullableString,
+          odds: { type: 'array', items: { $ref: '#/components/schemas/SnapshotOddsRow' } },
+        },
+      },
+    },
+  },
+};
+
 const League: Schema = { type: 'string', pattern: CODE, description: 'A league code (service-spec 2.7), lower case.' };
 
 const OpenApiDocument: Schema = { type: 'object', required: ['openapi', 'info', 'paths'], description: 'This document.' };
@@ -203,5 +462,19 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Schema>> = {
   MarketType,
   Status,
   League,
+  Event,
+  EventDetail,
+  Season,
+  TeamBoxRow,
+  PlayerBoxRow,
+  EventBoxScore,
+  Edge,
+  ArbitrageLeg,
+  Arbitrage,
+  HistoricalOddsRow,
+  AccountUsage,
+  PriceHistoryEntry,
+  SnapshotOddsRow,
+  Snapshot,
   OpenApiDocument,
 };

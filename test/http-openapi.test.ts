@@ -125,3 +125,53 @@ function rowShapes() {
     prop: { ...GAME_ROW, id: 'ev1:draftkings:PLAYER_TOTAL_POINTS:FULL_OVER_24.5_p1', playerId: 'p1', playerName: 'A Player', teamSide: 'HOME' },
   };
 }
+
+describe('component schemas for later routes', () => {
+  const doc = buildOpenApi([]);
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => Number.isFinite(Date.parse(text)) });
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) < 2 ** 31 });
+  ajv.addSchema(doc, 'doc');
+  const valid = (name: string, value: unknown) => {
+    const validate = ajv.getSchema(`doc#/components/schemas/${name}`)!;
+    return validate(value) ? true : ajv.errorsText(validate.errors);
+  };
+
+  const event = {
+    id: 'nfl-2026-11-21-kc-buf', homeTeamId: 'nfl-buf', homeTeamName: 'Buffalo Bills', awayTeamId: 'nfl-kc', awayTeamName: 'Kansas City Chiefs',
+    startTime: '2026-11-21T18:00Z', status: 'scheduled', league: 'nfl', hasOdds: true, venueId: 'v1', seasonYear: 2026, context: {},
+  };
+  const leg = { oddsId: 'ev1:pinnacle:TOTAL:FULL_OVER_45.5', sportsbook: 'pinnacle', side: 'OVER', selection: 'Over 45.5', priceAmerican: 110, priceDecimal: 2.1, stake: 0.48, updated: '2026-11-21T12:00:00.000Z' };
+  const samples: [string, unknown, Record<string, unknown>][] = [
+    ['Event', event, { startTime: '2026-11-21T18:00' }],
+    ['EventDetail', { ...event, status: 'final', homeScore: 24, awayScore: 21 }, { homeScore: 24, awayScore: undefined }],
+    ['Season', { id: 'nfl-2026', league: 'nfl', year: 2026, name: 'NFL 2026', startDate: '2026-09-10', endDate: '2027-02-14', status: 'in_progress', futuresEventId: 'nfl-2026-futures' }, { status: 'live' }],
+    ['TeamBoxRow', { eventId: 'e', teamId: 'a', homeId: 'a', awayId: 'b', league: 'nfl', homeScore: 3, awayScore: 0, result: 1, stats: {} }, { result: 2 }],
+    ['PlayerBoxRow', { eventId: 'e', playerId: 'p', teamId: 't', date: '2026-11-21', data: { pts: 3 } }, { date: '2026-11-21T00:00' }],
+    ['Edge', {
+      id: 'ev1:prizepicks:PLAYER_TOTAL_POINTS:FULL_OVER_24.5_p1', eventId: 'ev1', league: 'nba', source: 'prizepicks', market: 'PLAYER_TOTAL', marketSubtype: 'PLAYER_TOTAL_POINTS', period: 'FULL',
+      playerId: 'p1', playerName: 'A Player', selection: 'Over 24.5', side: 'OVER', line: 24.5, dfsMultiplier: 1, breakevenProbability: 0.5774, fairProbability: 0.61, fairPriceAmerican: -156, edge: 0.0326,
+      sharpBooks: ['pinnacle'], devig: 'multiplicative', eventStartTime: '2026-11-21T18:00', updated: '2026-11-21T12:00:00.000Z',
+    }, { devig: 'magic' }],
+    ['Arbitrage', {
+      id: 'arb1', type: 'two_way', eventId: 'ev1', league: 'nfl', market: 'TOTAL', marketSubtype: 'TOTAL', period: 'FULL', line: 45.5, profit: 0.01, impliedSum: 0.99,
+      legs: [leg, { ...leg, side: 'UNDER', sportsbook: 'draftkings' }], eventStartTime: '2026-11-21T18:00', updated: '2026-11-21T12:00:00.000Z',
+    }, { legs: [leg] }],
+    ['HistoricalOddsRow', { id: 'ev1:pinnacle:TOTAL:FULL_OVER_45.5', eventId: 'ev1', sportsbook: 'pinnacle', market: 'TOTAL', marketSubtype: 'TOTAL', period: 'FULL', selection: 'Over 45.5', side: 'OVER', line: 45.5, priceAmerican: -110, asOf: '2026-11-21T11:00:00.000Z', suspended: false }, { playerId: 'p1' }],
+    ['AccountUsage', { plan: 'ENTERPRISE', monthlyUsed: null, monthlyCap: null, rateLimitPerMinute: null, key: null }, { plan: 'GOLD' }],
+    ['Snapshot', {
+      updated: '2026-11-21T12:00:00.000Z', syncToken: '1795262400000', count: 1,
+      events: [{ id: 'ev1', league: 'nfl', startTime: '2026-11-21T18:00Z', status: 'scheduled', homeTeamId: 'a', awayTeamId: 'b', odds: [{ ...GAME_ROW, priceHistory: [{ fs: 1795260000, ls: 1795262400, pa: -110, pd: 1.9091 }] }] }],
+    }, { count: -1 }],
+  ];
+
+  it('accept a sample of each record and refuse a broken one', () => {
+    for (const [name, sample, breakage] of samples) {
+      assert.equal(valid(name, sample), true, name);
+      const broken = JSON.parse(JSON.stringify({ ...(sample as object), ...breakage }));
+      assert.notEqual(valid(name, broken), true, `${name} broken by ${JSON.stringify(breakage)}`);
+    }
+    assert.notEqual(valid('SnapshotOddsRow', GAME_ROW), true, 'snapshot rows carry priceHistory (null or array)');
+    assert.equal(valid('SnapshotOddsRow', { ...GAME_ROW, priceHistory: null }), true);
+  });
+});
