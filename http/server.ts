@@ -208,7 +208,7 @@ class Facade {
     x.done = true;
     res.cork(() => {
       if (ifNoneMatchHits(x.ifNoneMatch, etag)) {
-        res.writeStatus('304 Not Modified').writeHeader('ETag', etag).writeHeader('Vary', VARY);
+        res.writeStatus('304 Not Modified').writeHeader('ETag', etag).writeHeader('Vary', VARY).writeHeader('Cache-Control', 'no-cache');
         this.writeCommonHeaders(x);
         res.endWithoutBody();
         return;
