@@ -17,7 +17,11 @@ export interface RouteRequest<Q = Record<string, unknown>> {
   now: number;
 }
 
-/** Rows already rendered by the engine as JSON objects joined by ',' (no brackets). */
+/**
+ * Rows already rendered by the engine as JSON objects joined by ',' (no brackets).
+ * The bytes are copied into the body before handle's caller returns, so the engine
+ * may reuse its render buffer for the next request.
+ */
 export interface RowsResult {
   kind: 'rows';
   rows: Buffer;

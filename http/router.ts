@@ -1,5 +1,19 @@
 // Routes declared as data, matched by walking a segment trie (literal segments before
 // parameters) with indexOf: no regular expressions on the request path.
+//
+//   const eventOdds = defineRoute({
+//     path: '/api/v1/events/:eventId/odds',
+//     auth: 'key',                       // service-spec 5 designation
+//     response: 'OddsRow',               // component schema of one data item (openapiSchemas.ts)
+//     query: [{ name: 'odds_format', kind: 'enum', values: FORMATS, default: 'all' }, { name: 'is_main', kind: 'boolean', default: false }],
+//     cache: { validity: (req) => engine.odds.version(filterOf(req)) },
+//     handle(req) {                      // req.query is typed from the list above
+//       if (!engine.hasEvent(req.params.eventId!)) throw notFound(`no event ${req.params.eventId}`);
+//       const page = engine.odds.page(filterOf(req), null, 1_000_000);
+//       return { kind: 'rows', rows: engine.odds.render(page, req.query.odds_format), count: page.count, updated: page.maxUpdated };
+//     },
+//   });
+//   await createServer({ routes: [eventOdds], host: '0.0.0.0', port: 8080, authenticator });
 import { QueryParser } from './params.ts';
 import { ResponseCache } from './responseCache.ts';
 import type { ParamDef, QueryOf } from './schemas.ts';
