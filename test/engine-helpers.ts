@@ -6,8 +6,9 @@
 // so ordering bugs show up.
 
 import { ManualClock } from '../engine/clock.ts';
-import { OddsEngine, type EngineOptions } from '../engine/engine.ts';
+import { OddsEngine, type Change, type EngineOptions } from '../engine/engine.ts';
 import {
+  EVENT_STATUSES,
   createHistoryBuffer,
   decimalToAmerican,
   oddsId,
@@ -298,3 +299,81 @@ export function walkAll(engine: OddsEngine, filter: OddsFilter, limit: number): 
 }
 
 export { oddsId };
+
+/** The row in a slot as an OddsInput (for cloning alternates in random tests). */
+export function inputOf(engine: OddsEngine, slot: number): OddsInput {
+  const o = engine.rowObject(slot, 'all') as Record<string, unknown>;
+  const s = engine.store;
+  return {
+    eventId: o.eventId as string,
+    sportsbook: o.sportsbook as string,
+    league: o.league as string,
+    market: o.market as string,
+    marketSubtype: o.marketSubtype as string,
+    period: o.period as string,
+    selectionId: s.selectionIds.get(s.selectionId[slot]),
+    selection: o.selection as string,
+    side: o.side as Side,
+    teamSide: o.teamSide as TeamSide,
+    teamName: o.teamName as string,
+    priceAmerican: (o.priceAmerican as number | undefined) ?? null,
+    dfsMultiplier: (o.dfsMultiplier as number | undefined) ?? null,
+    line: (o.line as number | undefined) ?? null,
+    playerId: (o.playerId as string | undefined) ?? null,
+    playerName: (o.playerName as string | undefined) ?? null,
+    teamId: s.team[slot] < 0 ? null : s.teams.get(s.team[slot]),
+    suspended: o.suspended as boolean,
+    eventStartTime: s.eventStartTime[slot],
+    updated: s.updated[slot],
+    marketScope: (o.marketScope as OddsInput['marketScope'] | undefined) ?? null,
+    segment: (o.segment as string | undefined) ?? null,
+  };
+}
+
+/** Random changes in the proportions a live board sees, plus rarer structural ones. */
+export function randomBatch(engine: OddsEngine, rand: () => number, removed: OddsInput[], size: number, counter: { n: number; revivals: number }): Change[] {
+  const s = engine.store;
+  const batch: Change[] = [];
+  const randomLive = (): number => {
+    for (let tries = 0; tries < 50; tries++) {
+      const slot = Math.floor(rand() * s.size);
+      if (engine.isLive(slot)) return slot;
+    }
+    return -1;
+  };
+  for (let i = 0; i < size; i++) {
+    const r = rand();
+    const slot = randomLive();
+    if (slot < 0) break;
+    const dfs = s.priceAmerican[slot] === 0;
+    if (r < 0.7) {
+      const move = Math.floor(rand() * 7) - 3;
+      const current = dfs ? -110 : s.priceAmerican[slot];
+      let next = current + move;
+      if (next > -100 && next < 100) next = next < 0 ? 100 : -100;
+      batch.push({ op: 'price', slot, priceAmerican: dfs ? null : next, dfsMultiplier: dfs ? 1 + Math.floor(rand() * 4) / 20 : undefined, suspended: rand() < 0.05 });
+    } else if (r < 0.76) {
+      const row = inputOf(engine, slot);
+      if (!dfs) row.priceAmerican = rand() < 0.5 ? 105 : -105;
+      batch.push({ op: 'upsert', row });
+    } else if (r < 0.86) {
+      const row = inputOf(engine, slot);
+      const n = ++counter.n;
+      row.selectionId = `${row.selectionId}-alt${n}`;
+      if (row.line !== null) row.line += n % 2 === 0 ? 0.5 * n : -0.5 * n;
+      batch.push({ op: 'upsert', row });
+    } else if (r < 0.94) {
+      removed.push(inputOf(engine, slot));
+      batch.push({ op: 'remove', id: engine.idOf(slot) });
+    } else if (r < 0.97 && removed.length > 0) {
+      counter.revivals++;
+      batch.push({ op: 'upsert', row: removed[Math.floor(rand() * removed.length)] });
+    } else if (r < 0.9706) {
+      const eventId = s.events.get(s.event[slot]);
+      batch.push({ op: 'status', eventId, status: EVENT_STATUSES[Math.floor(rand() * EVENT_STATUSES.length)] });
+    } else {
+      batch.push({ op: 'price', slot, priceAmerican: dfs ? null : s.priceAmerican[slot], suspended: s.suspended[slot] === 1 });
+    }
+  }
+  return batch;
+}
