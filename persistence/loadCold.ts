@@ -79,8 +79,13 @@ function clearCold(db: Db): void {
 }
 
 function insertCold(db: Db, board: Board, withOdds: ReadonlySet<string>): Record<string, number> {
+  // Each table is finished (its queued tail written) before the next begins, so every
+  // parent row is in place before a child row refers to it.
+  const counts: Record<string, number> = {};
+
   const leagues = new BatchInserter(db, 'leagues', ['code', 'name', 'sport']);
   for (const l of board.leagues) leagues.add(l.code, l.name, l.sport);
+  counts.leagues = leagues.finish();
 
   const seasons = new BatchInserter(db, 'seasons', [
     'id', 'league', 'year', 'name', 'start_date', 'end_date', 'status', 'futures_event_id',
@@ -88,17 +93,21 @@ function insertCold(db: Db, board: Board, withOdds: ReadonlySet<string>): Record
   for (const s of board.seasons) {
     seasons.add(s.id, s.league, s.year, s.name, s.startDate, s.endDate, s.status, s.futuresEventId);
   }
+  counts.seasons = seasons.finish();
 
   const venues = new BatchInserter(db, 'venues', ['id', 'name', 'city', 'indoor']);
   for (const v of board.venues) venues.add(v.id, v.name, v.city, v.indoor ? 1 : 0);
+  counts.venues = venues.finish();
 
   const teams = new BatchInserter(db, 'teams', [
     'id', 'name', 'abbreviation', 'league', 'conference', 'division', 'venue_id',
   ]);
   for (const t of board.teams) teams.add(t.id, t.name, t.abbreviation, t.league, t.conference, t.division, t.venueId);
+  counts.teams = teams.finish();
 
   const players = new BatchInserter(db, 'players', ['id', 'name', 'league', 'team_id', 'position']);
   for (const p of board.players) players.add(p.id, p.name, p.league, p.teamId, p.position);
+  counts.players = players.finish();
 
   const events = new BatchInserter(db, 'events', [
     'id', 'league', 'home_team_id', 'home_team_name', 'away_team_id', 'away_team_name', 'start_time',
@@ -110,6 +119,7 @@ function insertCold(db: Db, board: Board, withOdds: ReadonlySet<string>): Record
       e.status, withOdds.has(e.id) ? 1 : 0, e.venueId, e.seasonYear, JSON.stringify(e.context), e.isFutures ? 1 : 0,
     );
   }
+  counts.events = events.finish();
 
   const teamBox = new BatchInserter(db, 'team_box', [
     'event_id', 'team_id', 'home_id', 'away_id', 'league', 'home_score', 'away_score', 'result', 'stats',
@@ -117,20 +127,13 @@ function insertCold(db: Db, board: Board, withOdds: ReadonlySet<string>): Record
   for (const b of board.teamBox) {
     teamBox.add(b.eventId, b.teamId, b.homeId, b.awayId, b.league, b.homeScore, b.awayScore, b.result, JSON.stringify(b.stats));
   }
+  counts.teamBox = teamBox.finish();
 
   const playerBox = new BatchInserter(db, 'player_box', ['event_id', 'player_id', 'team_id', 'date', 'data']);
   for (const b of board.playerBox) playerBox.add(b.eventId, b.playerId, b.teamId, b.date, JSON.stringify(b.data));
+  counts.playerBox = playerBox.finish();
 
-  return {
-    leagues: leagues.finish(),
-    seasons: seasons.finish(),
-    venues: venues.finish(),
-    teams: teams.finish(),
-    players: players.finish(),
-    events: events.finish(),
-    teamBox: teamBox.finish(),
-    playerBox: playerBox.finish(),
-  };
+  return counts;
 }
 
 function reconcileEvents(db: Db, events: readonly EventRecord[], withOdds: ReadonlySet<string> | undefined): number {

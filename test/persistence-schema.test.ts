@@ -141,6 +141,27 @@ describe('loadCold', () => {
     again.close();
   });
 
+  it('loads parent tables fully before children when both span several insert batches', () => {
+    const fresh = tempDbPath();
+    try {
+      const big = tinyBoard();
+      // 130 teams and 390 players: neither fits one 64-row batch, and each team's
+      // players come right behind it.
+      for (let t = 0; t < 130; t++) {
+        const id = `nba-x${String(t).padStart(3, '0')}`;
+        big.teams.push({ id, name: `Team ${t}`, abbreviation: `X${t}`, league: 'nba', conference: null, division: null, venueId: null });
+        for (let n = 1; n <= 3; n++) big.players.push({ id: `${id}-p0${n}`, name: `P ${t}.${n}`, league: 'nba', teamId: id, position: 'F' });
+      }
+      const db = openDatabase(fresh.path);
+      const result = loadCold(db, big);
+      assert.equal(result.counts.teams, big.teams.length);
+      assert.equal(count(db, 'players'), big.players.length);
+      db.close();
+    } finally {
+      fresh.cleanup();
+    }
+  });
+
   it('rolls the whole load back when any row breaks a foreign key', () => {
     const fresh = tempDbPath();
     try {
