@@ -5,77 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadBoard } from '../engine/loadBoard.ts';
 import { oddsId, type OddsInput } from '../engine/model.ts';
-import type { OddsEngine } from '../engine/engine.ts';
-import type { PostingList } from '../engine/postingList.ts';
-import { boardOf, liveSlots, makeTestBoard, mulberry32, newEngine, randomBatch, referenceSort, tombstoneSlots } from './engine-helpers.ts';
-
-function listContents(list: PostingList | undefined): number[] {
-  return list === undefined ? [] : Array.from(list.items.subarray(0, list.length));
-}
-
-function checkFamily(name: string, family: PostingList[], expected: Map<number, number[]>, engine: OddsEngine): void {
-  const ids = new Set<number>([...expected.keys()]);
-  family.forEach((_, id) => ids.add(id));
-  for (const id of ids) {
-    const want = referenceSort(engine, expected.get(id) ?? []);
-    assert.deepEqual(listContents(family[id]), want, `${name} list ${id}`);
-  }
-}
-
-function push(map: Map<number, number[]>, key: number, slot: number): void {
-  const list = map.get(key);
-  if (list) list.push(slot);
-  else map.set(key, [slot]);
-}
-
-function checkConsistency(engine: OddsEngine): void {
-  const s = engine.store;
-  const ix = engine.indexes;
-  const live = liveSlots(engine);
-  const dead = tombstoneSlots(engine);
-  const byLeague = new Map<number, number[]>();
-  const byBook = new Map<number, number[]>();
-  const byEvent = new Map<number, number[]>();
-  const byPlayer = new Map<number, number[]>();
-  const byTeam = new Map<number, number[]>();
-  const byScope = new Map<number, number[]>();
-  const pairs = new Map<string, number>();
-  for (const slot of live) {
-    push(byLeague, s.league[slot], slot);
-    push(byBook, s.book[slot], slot);
-    push(byEvent, s.event[slot], slot);
-    push(byScope, s.scope[slot], slot);
-    if (s.player[slot] >= 0) push(byPlayer, s.player[slot], slot);
-    const ev = s.event[slot];
-    if (s.scope[slot] === 0 && engine.eventTable.futures[ev] === 0) {
-      const home = engine.eventTable.home[ev];
-      const away = engine.eventTable.away[ev];
-      if (home >= 0) push(byTeam, home, slot);
-      if (away >= 0 && away !== home) push(byTeam, away, slot);
-    }
-    const key = `${s.markets.get(s.market[slot])}|${s.subtypes.get(s.subtype[slot])}`;
-    pairs.set(key, (pairs.get(key) ?? 0) + 1);
-  }
-  checkFamily('league', ix.byLeague, byLeague, engine);
-  checkFamily('book', ix.byBook, byBook, engine);
-  checkFamily('event', ix.byEvent, byEvent, engine);
-  checkFamily('player', ix.byPlayer, byPlayer, engine);
-  checkFamily('team', ix.byTeam, byTeam, engine);
-  checkFamily('scope', ix.byScope, byScope, engine);
-  assert.deepEqual(listContents(ix.tombstones), referenceSort(engine, dead), 'tombstone list');
-  for (const slot of [...live, ...dead]) assert.equal(engine.slotOf(engine.idOf(slot)), slot, `id lookup ${engine.idOf(slot)}`);
-  assert.equal(engine.keys.size, live.length + dead.length);
-  assert.equal(engine.liveRows, live.length);
-  assert.equal(engine.status().totalMarkets, live.length);
-  assert.deepEqual(
-    engine.marketCounts().map((m) => [`${m.marketType}|${m.marketSubtype}`, m.liveCount]),
-    [...pairs.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)),
-  );
-  const books = new Map<string, number>();
-  for (const slot of live) books.set(s.books.get(s.book[slot]), (books.get(s.books.get(s.book[slot])) ?? 0) + 1);
-  assert.deepEqual(engine.bookCounts(), [...books.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([id, marketCount]) => ({ id, marketCount })));
-  assert.equal(live.length + dead.length + s.freeSlotCount, s.size, 'every slot is live, a tombstone or free');
-}
+import { boardOf, checkConsistency, makeTestBoard, mulberry32, newEngine, randomBatch, tombstoneSlots } from './engine-helpers.ts';
 
 test('after load, every index equals a brute-force scan', () => {
   const { engine } = newEngine();
