@@ -168,6 +168,35 @@ export class OddsStore {
     )}:${this.selectionIds.get(this.selectionId[slot])}`;
   }
 
+  /** The row in `slot` as an OddsInput (a fresh object: for cloning rows, not for hot paths). */
+  rowInput(slot: number): OddsInput {
+    const ref = (pool: StringPool, id: number): string | null => (id === NONE ? null : pool.get(id));
+    return {
+      eventId: this.events.get(this.event[slot]),
+      sportsbook: this.books.get(this.book[slot]),
+      league: this.leagues.get(this.league[slot]),
+      market: this.markets.get(this.market[slot]),
+      marketSubtype: this.subtypes.get(this.subtype[slot]),
+      period: this.periods.get(this.period[slot]),
+      selectionId: this.selectionIds.get(this.selectionId[slot]),
+      selection: this.labels.get(this.selection[slot]),
+      side: SIDES[this.side[slot]],
+      teamSide: TEAM_SIDES[this.teamSide[slot]],
+      teamName: this.labels.get(this.teamName[slot]),
+      priceAmerican: this.priceAmerican[slot] === NO_PRICE ? null : this.priceAmerican[slot],
+      dfsMultiplier: Number.isNaN(this.dfsMultiplier[slot]) ? null : this.dfsMultiplier[slot],
+      line: Number.isNaN(this.line[slot]) ? null : this.line[slot],
+      playerId: ref(this.players, this.player[slot]),
+      playerName: ref(this.labels, this.playerName[slot]),
+      teamId: ref(this.teams, this.team[slot]),
+      suspended: this.suspended[slot] === 1,
+      eventStartTime: this.eventStartTime[slot],
+      updated: this.updated[slot],
+      marketScope: SCOPES[this.scope[slot]],
+      segment: ref(this.labels, this.segment[slot]),
+    };
+  }
+
   isLive(slot: number): boolean {
     return slot >= 0 && slot < this.size && this.state[slot] === SLOT_LIVE;
   }
