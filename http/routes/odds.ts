@@ -1,6 +1,155 @@
-import type { AnyRoute } from '../router.ts';
+// The odds routes (service-spec 4.2, issue 3): /odds, /odds/updated and the
+// event, player and team odds, plus /status. Each is a cached route: the response
+// cache keys on the raw path+query, its validity token is the version of the engine
+// lists behind the request (oddsPages.ts), and a rebuild is one engine query whose
+// rows come from the engine's per-row JSON fragments. A 304 never renders anything.
+import type { OddsFilter } from '../../engine/oddsQuery.ts';
+import { notFound } from '../errors.ts';
+import { defineRoute, type AnyRoute } from '../router.ts';
+import type { RouteRequest } from '../request.ts';
+import type { QueryOf } from '../schemas.ts';
 import type { AppContext } from './context.ts';
+import { EVENT_ODDS_QUERY, ODDS_QUERY, SUBJECT_ODDS_QUERY, UPDATED_QUERY } from './oddsParams.ts';
+import { deltaPage, deltaToken, listPage, listToken } from './oddsPages.ts';
+import { OddsPlans } from './oddsPlan.ts';
+import { KnownIds } from './knownIds.ts';
+import { statusRoute } from './status.ts';
 
-export function oddsRoutes(_ctx: AppContext): AnyRoute[] {
-  return [];
+const ODDS_PATH = '/api/v1/odds';
+const UPDATED_PATH = '/api/v1/odds/updated';
+const EVENT_PATH = '/api/v1/events/:eventId/odds';
+const PLAYER_PATH = '/api/v1/players/:playerId/odds';
+const TEAM_PATH = '/api/v1/teams/:teamId/odds';
+
+const ORDER_TEXT = 'Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it.';
+
+function filterOf(parts: Partial<OddsFilter>): OddsFilter {
+  return { leagues: null, sportsbooks: null, markets: null, eventIds: null, playerId: null, teamId: null, scope: null, isMain: false, ...parts };
+}
+
+export function oddsRoutes(ctx: AppContext): AnyRoute[] {
+  const { engine, persistence } = ctx;
+  const plans = new OddsPlans();
+  const players = new KnownIds((id) => persistence.players.get(id) !== null);
+  const teams = new KnownIds((id) => persistence.teams.get(id) !== null);
+
+  const odds = defineRoute({
+    path: ODDS_PATH,
+    auth: 'key',
+    response: 'OddsRow',
+    query: ODDS_QUERY,
+    summary: 'Odds rows, filtered and keyset-paginated.',
+    description: `${ORDER_TEXT} meta.updated is the latest updated among the page rows; on an empty page, the board's as-of time when the page was first found empty (kept while it stays empty, so its ETag holds).`,
+    cache: {
+      validity: (req, now) => listToken(engine, planOf(req, now)),
+    },
+    handle: (req) => listPage(engine, planOf(req, req.now)),
+  });
+  function planOf(req: RouteRequest<QueryOf<typeof ODDS_QUERY>>, now: number) {
+    const q = req.query;
+    return plans.of(q, now, () => ({
+      route: ODDS_PATH,
+      filter: filterOf({
+        leagues: q.league ?? null,
+        sportsbooks: q.sportsbook ?? null,
+        markets: q.market ?? null,
+        eventIds: q.event_id ?? null,
+        playerId: q.player_id ?? null,
+        teamId: q.team_id ?? null,
+        scope: q.scope ?? null,
+        isMain: q.is_main,
+      }),
+      format: q.odds_format,
+      limit: q.limit,
+      cursor: q.cursor,
+    }));
+  }
+
+  const updated = defineRoute({
+    path: UPDATED_PATH,
+    auth: 'key',
+    response: 'OddsRow',
+    query: UPDATED_QUERY,
+    summary: 'The delta feed: rows updated at or after since, tombstones included.',
+    description: `${ORDER_TEXT} Tombstones (selections that left the board) are the row's last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board's as-of time when the walk's first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since (decisions C7, F).`,
+    cache: {
+      validity: (req, now) => deltaToken(engine, updatedPlanOf(req.query, now)),
+    },
+    handle: (req) => deltaPage(engine, updatedPlanOf(req.query, req.now)),
+  });
+  function updatedPlanOf(q: QueryOf<typeof UPDATED_QUERY>, now: number) {
+    return plans.of(q, now, () => ({
+      route: UPDATED_PATH,
+      filter: filterOf({ leagues: q.league ?? null, sportsbooks: q.sportsbook ?? null, markets: q.market ?? null }),
+      format: q.odds_format,
+      limit: q.limit,
+      cursor: q.cursor,
+      since: q.since,
+    }));
+  }
+
+  const eventOdds = defineRoute({
+    path: EVENT_PATH,
+    auth: 'key',
+    response: 'OddsRow',
+    query: EVENT_ODDS_QUERY,
+    summary: 'Every book price for one event, in one response.',
+    description: `All rows of the event (futures anchors included: their futures rows), unpaginated: cursor and limit are not parameters of this route and are ignored with a meta.warnings entry. nextCursor is always null. Unknown event: 404 not_found. ${ORDER_TEXT}`,
+    cache: {
+      validity: (req, now) => listToken(engine, eventPlanOf(req, now)),
+    },
+    handle: (req) => listPage(engine, eventPlanOf(req, req.now), Math.max(1, engine.liveRows)),
+  });
+  function eventPlanOf(req: RouteRequest<QueryOf<typeof EVENT_ODDS_QUERY>>, now: number) {
+    const q = req.query;
+    const id = req.params.eventId!;
+    return plans.of(q, now, () => {
+      if (!engine.hasEvent(id)) throw notFound(`no event ${id}`, 'eventId');
+      return { route: EVENT_PATH, filter: filterOf({ eventIds: [id], isMain: q.is_main }), format: q.odds_format, limit: 1, cursor: undefined };
+    });
+  }
+
+  const playerOdds = defineRoute({
+    path: PLAYER_PATH,
+    auth: 'key',
+    response: 'OddsRow',
+    query: SUBJECT_ODDS_QUERY,
+    summary: 'Prop prices for markets that reference the player.',
+    description: `Player props (game and season) whose playerId is the player. scope is not a parameter here (ignored with a warning). Unknown player: 404 not_found. ${ORDER_TEXT}`,
+    cache: {
+      validity: (req, now) => listToken(engine, playerPlanOf(req, now)),
+    },
+    handle: (req) => listPage(engine, playerPlanOf(req, req.now)),
+  });
+  function playerPlanOf(req: RouteRequest<QueryOf<typeof SUBJECT_ODDS_QUERY>>, now: number) {
+    const q = req.query;
+    const id = req.params.playerId!;
+    return plans.of(q, now, () => {
+      if (!players.has(id)) throw notFound(`no player ${id}`, 'playerId');
+      return { route: PLAYER_PATH, filter: filterOf({ playerId: id, isMain: q.is_main }), format: q.odds_format, limit: q.limit, cursor: q.cursor };
+    });
+  }
+
+  const teamOdds = defineRoute({
+    path: TEAM_PATH,
+    auth: 'key',
+    response: 'OddsRow',
+    query: SUBJECT_ODDS_QUERY,
+    summary: 'Prices for markets of events where the team is home or away.',
+    description: `Game rows only: futures anchors have no home or away team (decisions D10). scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found. ${ORDER_TEXT}`,
+    cache: {
+      validity: (req, now) => listToken(engine, teamPlanOf(req, now)),
+    },
+    handle: (req) => listPage(engine, teamPlanOf(req, req.now)),
+  });
+  function teamPlanOf(req: RouteRequest<QueryOf<typeof SUBJECT_ODDS_QUERY>>, now: number) {
+    const q = req.query;
+    const id = req.params.teamId!;
+    return plans.of(q, now, () => {
+      if (!teams.has(id)) throw notFound(`no team ${id}`, 'teamId');
+      return { route: TEAM_PATH, filter: filterOf({ teamId: id, isMain: q.is_main }), format: q.odds_format, limit: q.limit, cursor: q.cursor };
+    });
+  }
+
+  return [odds, updated, eventOdds, playerOdds, teamOdds, statusRoute(engine)];
 }

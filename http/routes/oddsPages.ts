@@ -1,0 +1,83 @@
+// From a plan to a response: one engine query, rows rendered from the engine's cached
+// per-row fragments, and the validity token the response cache compares on every
+// request (memoized per plan on the engine seq, so an unchanged board answers a
+// cached request, or its 304, without touching the engine's lists).
+import type { OddsEngine } from '../../engine/engine.ts';
+import type { RowsResult } from '../request.ts';
+import type { OddsPlan } from './oddsPlan.ts';
+
+export const RETENTION_NOTE = 'since is older than the retention window; re-bootstrap from /snapshot';
+
+/** Bits below the version that carry the UTC day of a league split (season notes change daily). */
+const DAY_SLOTS = 32768;
+
+/** Token of a list route: the version of the lists that drive the query (plus the day for league filters). */
+export function listToken(engine: OddsEngine, plan: OddsPlan): number {
+  const seq = engine.seq;
+  if (plan.seenSeq !== seq) {
+    plan.seenSeq = seq;
+    const version = plan.filter === null ? 0 : engine.odds.version(plan.filter);
+    plan.token = withDay(version, plan.day);
+  }
+  return plan.token;
+}
+
+/**
+ * Token of /odds/updated: a first page carries the board's as-of time (C7), which
+ * moves with every change anywhere, so it follows the seq; a continuation page
+ * repeats its cursor's as-of and follows the delta lists only.
+ */
+export function deltaToken(engine: OddsEngine, plan: OddsPlan): number {
+  const seq = engine.seq;
+  if (plan.asOf === null) return withDay(seq, plan.day);
+  if (plan.seenSeq !== seq) {
+    plan.seenSeq = seq;
+    plan.token = withDay(plan.filter === null ? 0 : engine.deltaVersion(plan.filter), plan.day);
+  }
+  return plan.token;
+}
+
+function withDay(version: number, day: number): number {
+  return day < 0 ? version * DAY_SLOTS : version * DAY_SLOTS + (day % DAY_SLOTS);
+}
+
+/** A keyset page of /odds, /players/{id}/odds or /teams/{id}/odds (or, with limit = every live row, of /events/{id}/odds). */
+export function listPage(engine: OddsEngine, plan: OddsPlan, limit = plan.limit): RowsResult {
+  if (plan.filter === null) return empty(engine, plan, plan.note);
+  const page = engine.odds.page(plan.filter, plan.afterId, limit);
+  if (page.count === 0) return empty(engine, plan, plan.note);
+  plan.emptyUpdated = null;
+  const rows = engine.odds.render(page, plan.format);
+  const nextCursor = page.hasMore && page.lastId !== null ? plan.nextCursor(page.lastId) : null;
+  return { kind: 'rows', rows, count: page.count, nextCursor, updated: page.maxUpdated, note: plan.note };
+}
+
+/** A page of /odds/updated: meta.updated is the walk's as-of time, carried in the cursor. */
+export function deltaPage(engine: OddsEngine, plan: OddsPlan): RowsResult {
+  const asOf = plan.asOf ?? engine.asOf();
+  const since = plan.since!;
+  const page = plan.filter === null ? null : engine.delta(plan.filter, since, plan.afterId, plan.limit);
+  const note = joinNotes(plan.note, since < engine.tombstoneHorizon() ? RETENTION_NOTE : null);
+  if (page === null || page.count === 0) return { kind: 'rows', rows: NO_ROWS, count: 0, nextCursor: null, updated: asOf, note };
+  const rows = engine.odds.render(page, plan.format);
+  const nextCursor = page.hasMore && page.lastId !== null ? plan.nextCursor(page.lastId, asOf) : null;
+  return { kind: 'rows', rows, count: page.count, nextCursor, updated: asOf, note };
+}
+
+const NO_ROWS = Buffer.alloc(0);
+
+/**
+ * An empty page's meta.updated (C7: when its data last changed) is the board's as-of
+ * time when the page was first found empty, kept while it stays empty, so polling an
+ * unchanged empty page keeps its body and ETag.
+ */
+function empty(engine: OddsEngine, plan: OddsPlan, note: string | null): RowsResult {
+  plan.emptyUpdated ??= engine.asOf();
+  return { kind: 'rows', rows: NO_ROWS, count: 0, nextCursor: null, updated: plan.emptyUpdated, note };
+}
+
+function joinNotes(a: string | null, b: string | null): string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return `${a} ${b}`;
+}
