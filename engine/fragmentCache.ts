@@ -10,8 +10,6 @@ import { grown } from './columns.ts';
 import type { OddsStore } from './oddsStore.ts';
 import { rowJsonText } from './rowJson.ts';
 
-const COMMA = 0x2c;
-
 class Arena {
   buffer: Buffer;
   used = 0;
@@ -43,27 +41,54 @@ export class FragmentCache {
     private readonly initialBytes = 1024 * 1024,
   ) {}
 
-  /** The rows' fragments for format `code`, joined by ',' (no brackets). */
+  /**
+   * The rows' fragments for format `code`, joined by ',' (no brackets), in a new Buffer.
+   * Fragments are stored with their trailing ',' so rows that sit next to each other in
+   * the arena (a page rendered before, in the same order) copy as one run.
+   */
   join(slots: Int32Array, count: number, code: number): Buffer {
     if (count === 0) return Buffer.alloc(0);
+    const out = Buffer.allocUnsafeSlow(this.joinedLength(slots, count, code));
+    this.joinInto(slots, count, code, out, 0);
+    return out;
+  }
+
+  /** Byte length of join(...); renders missing fragments. */
+  joinedLength(slots: Int32Array, count: number, code: number): number {
+    if (count === 0) return 0;
     const arena = this.arena(code);
     let total = 0;
     for (let attempt = 0; ; attempt++) {
       const epoch = arena.epoch;
-      total = count - 1;
+      total = 0;
       for (let i = 0; i < count; i++) total += this.ensure(arena, slots[i], code);
       if (arena.epoch === epoch || attempt > 0) break; // a clear mid-page: render the page again
     }
-    const out = Buffer.allocUnsafe(total);
-    let at = 0;
+    return total - 1;
+  }
+
+  /** Writes join(...) into `target` at `offset` (room for joinedLength bytes); returns the bytes written. */
+  joinInto(slots: Int32Array, count: number, code: number, target: Uint8Array, offset: number): number {
+    if (count === 0) return 0;
+    const arena = this.arena(code);
+    const seqs = this.store.seq;
+    let at = offset;
+    let runStart = -1;
+    let runEnd = -1;
     for (let i = 0; i < count; i++) {
-      if (i > 0) out[at++] = COMMA;
       const slot = slots[i];
-      if (arena.builtAt[slot] !== this.store.seq[slot]) this.ensure(arena, slot, code);
+      if (arena.builtAt[slot] !== seqs[slot]) this.ensure(arena, slot, code);
       const start = arena.offset[slot];
-      at += arena.buffer.copy(out, at, start, start + arena.length[slot]);
+      if (start === runEnd) {
+        runEnd += arena.length[slot];
+        continue;
+      }
+      if (runStart >= 0) at += arena.buffer.copy(target, at, runStart, runEnd);
+      runStart = start;
+      runEnd = start + arena.length[slot];
     }
-    return at === total ? out : out.subarray(0, at);
+    at += arena.buffer.copy(target, at, runStart, runEnd - 1); // the last row without its ','
+    return at - offset;
   }
 
   /** Bytes held by the arenas and their per-row tables. */
@@ -90,7 +115,7 @@ export class FragmentCache {
   private ensure(arena: Arena, slot: number, code: number): number {
     const seq = this.store.seq[slot];
     if (arena.builtAt[slot] === seq) return arena.length[slot];
-    const text = rowJsonText(this.store, slot, code);
+    const text = rowJsonText(this.store, slot, code) + ',';
     const worst = text.length * 3;
     if (arena.used + worst > arena.buffer.length) this.makeRoom(arena, worst);
     if (arena.length[slot] >= 0) arena.garbage += arena.length[slot];

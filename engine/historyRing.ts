@@ -58,9 +58,11 @@ class RingPool {
     this.freeRings[this.freeCount++] = ring;
   }
 
-  /** Offset inside the ring's slab of its i-th entry, oldest first. */
+  /** Offset inside the ring's slab of its i-th entry, oldest first (i < capacity). */
   offset(ring: number, i: number): number {
-    return (ring & (RINGS_PER_SLAB - 1)) * this.capacity + ((this.head[ring] + i) % this.capacity);
+    let at = this.head[ring] + i;
+    if (at >= this.capacity) at -= this.capacity;
+    return (ring & (RINGS_PER_SLAB - 1)) * this.capacity + at;
   }
 
   slabBytes(): number {
@@ -91,7 +93,8 @@ export class HistoryRings {
     let at: number;
     if (length === pool.capacity) {
       at = pool.offset(ring, 0); // overwrite the oldest
-      pool.head[ring] = (pool.head[ring] + 1) % pool.capacity;
+      const head = pool.head[ring] + 1;
+      pool.head[ring] = head === pool.capacity ? 0 : head;
     } else {
       at = pool.offset(ring, length);
       pool.len[ring] = length + 1;

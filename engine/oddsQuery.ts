@@ -138,9 +138,19 @@ export class OddsQuery {
     return Math.max(this.version(full), this.source.indexes.tombstones.version);
   }
 
-  /** The page's rows as JSON objects joined by ',' (no brackets), from cached fragments. */
+  /** The page's rows as JSON objects joined by ',' (no brackets), from cached fragments, in a new Buffer. */
   render(page: OddsPage, format: OddsFormat): Buffer {
     return this.source.fragments.join(page.slots, page.count, formatCode(format));
+  }
+
+  /** Byte length render(page, format) would have (so a caller can size one body buffer). */
+  renderLength(page: OddsPage, format: OddsFormat): number {
+    return this.source.fragments.joinedLength(page.slots, page.count, formatCode(format));
+  }
+
+  /** Writes what render() returns into `target` at `offset`; returns the bytes written. Call renderLength first. */
+  renderInto(page: OddsPage, format: OddsFormat, target: Uint8Array, offset: number): number {
+    return this.source.fragments.joinInto(page.slots, page.count, formatCode(format), target, offset);
   }
 
   // ---- compiling filters -------------------------------------------------------

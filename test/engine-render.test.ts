@@ -119,3 +119,26 @@ test('DFS rows carry no price fields in any format; probability rounds to 4 plac
   const american = engine.rowObject(engine.slotOf(oddsId(book)), 'american');
   assert.ok('priceAmerican' in american && !('priceDecimal' in american));
 });
+
+test('renderInto writes the same bytes as render into a caller buffer', () => {
+  const board = makeTestBoard(8, 6);
+  const { engine, clock } = newEngine();
+  loadBoard(engine, boardOf(board));
+  for (const format of ODDS_FORMATS) {
+    for (const limit of [1, 2, 50, 1000]) {
+      const page = engine.odds.page(filterOf(), null, limit);
+      const expected = engine.odds.render(page, format);
+      clock.advance(10);
+      engine.apply([{ op: 'price', slot: page.slots[0], priceAmerican: engine.store.priceAmerican[page.slots[0]] === 0 ? null : 199, suspended: true }]);
+      const fresh = Buffer.from(Array.from(page.slots.subarray(0, page.count), (s) => JSON.stringify(engine.rowObject(s, format))).join(','));
+      const length = engine.odds.renderLength(page, format);
+      assert.equal(length, fresh.length);
+      const target = Buffer.alloc(length + 3, 0x20);
+      assert.equal(engine.odds.renderInto(page, format, target, 2), length);
+      assert.equal(target.subarray(2, 2 + length).toString(), fresh.toString());
+      assert.equal(target[1], 0x20);
+      assert.equal(target[2 + length], 0x20);
+      assert.ok(expected.length > 0);
+    }
+  }
+});
