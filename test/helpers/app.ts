@@ -1,0 +1,104 @@
+// Starts the real process composition (http/app.ts startApp) for HTTP tests: a
+// generated board (small by default), a ManualClock frozen at NOW, a SQLite file in a
+// fresh temp dir and an ephemeral port; plus a client whose every reply is validated
+// against the OpenAPI document the app itself serves (test/helpers/server.ts).
+//
+//   const t = await startTestApp();                 // small board, simulator off
+//   const { reply, body } = await t.call('/api/v1/odds', '/api/v1/odds?league=nba');
+//   t.app.engine / t.app.simulator / t.clock        // the real parts, for oracles
+//   await t.close();                                // server, DB, temp dir
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../../engine/clock.ts';
+import type { Board, BoardSize } from '../../engine/model.ts';
+import { generateBoard } from '../../fixtures/generateBoard.ts';
+import { startApp, type App } from '../../http/app.ts';
+import { httpRequest, loadValidator, type ApiValidator, type HttpReply, type RequestOptions } from './server.ts';
+
+/** decisions A4: the instant tests and benchmarks freeze the clock at. */
+export const TEST_NOW = Date.parse('2026-11-21T12:00:00Z');
+
+export interface TestAppOptions {
+  size?: BoardSize;
+  seed?: number;
+  /** Clock start (default TEST_NOW). */
+  now?: number;
+  /** Simulated updates per second, started at once (default 0: a still board). */
+  simulatorRate?: number;
+  simulatorSeed?: number;
+  /** Environment seen by the app (default: empty, so the caller's env cannot leak in). */
+  env?: NodeJS.ProcessEnv;
+  /** Reuse an already generated board (generation is deterministic per seed/size/now). */
+  board?: Board;
+}
+
+export interface TestApp {
+  app: App;
+  clock: ManualClock;
+  port: number;
+  api: ApiValidator;
+  /** Lines the app logged (500s with their stacks): tests can assert there are none. */
+  logs: string[];
+  /** GET (or options.method) path and validate the reply against routePath's OpenAPI entry. */
+  call(routePath: string, path: string, options?: RequestOptions): Promise<{ reply: HttpReply; body: any }>;
+  /** Raw request without validation. */
+  request(path: string, options?: RequestOptions): Promise<HttpReply>;
+  close(): Promise<void>;
+}
+
+const boards = new Map<string, Board>();
+
+/** Generated boards are kept per (size, seed, now) for the life of the test file. */
+export function testBoard(size: BoardSize = 'small', seed = 42, now = TEST_NOW): Board {
+  const key = `${size}:${seed}:${now}`;
+  let board = boards.get(key);
+  if (board === undefined) {
+    board = generateBoard({ size, seed, now });
+    boards.set(key, board);
+  }
+  return board;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const now = options.now ?? TEST_NOW;
+  const clock = new ManualClock(now);
+  const dir = mkdtempSync(join(tmpdir(), 'odds-app-'));
+  const board = options.board ?? testBoard(options.size ?? 'small', options.seed ?? 42, now);
+  const logs: string[] = [];
+  let app: App;
+  try {
+    app = await startApp({
+      clock,
+      board,
+      dbPath: join(dir, 'odds.db'),
+      host: '127.0.0.1',
+      port: 0,
+      simulatorRate: options.simulatorRate ?? 0,
+      simulatorSeed: options.simulatorSeed,
+      env: options.env ?? {},
+      log: (line) => logs.push(line),
+    });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const api = await loadValidator(app.port);
+  return {
+    app,
+    clock,
+    port: app.port,
+    api,
+    logs,
+    async call(routePath, path, requestOptions = {}) {
+      const reply = await httpRequest(app.port, path, requestOptions);
+      const body = api.check(routePath, reply, requestOptions.method ?? 'GET');
+      return { reply, body };
+    },
+    request: (path, requestOptions) => httpRequest(app.port, path, requestOptions),
+    async close() {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
