@@ -13,10 +13,13 @@ export type NumericArray =
 
 type Constructor<T> = { new (length: number): T };
 
-/** A copy of `column` with room for at least `minLength` entries (doubling); new entries hold `fill`. */
-export function grown<T extends NumericArray>(column: T, minLength: number, fill = 0): T {
+/**
+ * A copy of `column` with room for at least `minLength` entries (doubling, or exactly
+ * `minLength` when `exact`, for a size known up front); new entries hold `fill`.
+ */
+export function grown<T extends NumericArray>(column: T, minLength: number, fill = 0, exact = false): T {
   if (column.length >= minLength) return column;
-  let length = Math.max(8, column.length);
+  let length = exact ? minLength : Math.max(8, column.length);
   while (length < minLength) length *= 2;
   const next = new (column.constructor as Constructor<T>)(length);
   next.set(column as never);

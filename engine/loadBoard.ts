@@ -17,7 +17,8 @@ export function loadBoard(engine: OddsEngine, board: Board): LoadResult {
   for (const event of board.events) engine.upsertEvent(event);
   const store = engine.store;
   const wasEmpty = engine.liveRows === 0;
-  store.reserve(store.size + board.oddsCount);
+  // Exactly the board plus 1/16 headroom for lines the simulator adds, not a doubling.
+  store.reserve(store.size + board.oddsCount + (board.oddsCount >>> 4), true);
   engine.keys.reserve(engine.keys.size + board.oddsCount);
   let slots = new Int32Array(Math.max(board.oddsCount, 16));
   let count = 0;

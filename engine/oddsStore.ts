@@ -94,34 +94,39 @@ export class OddsStore {
     return this.freeCount;
   }
 
-  /** Makes room for `capacity` slots without further growth (load sizes it once). */
-  reserve(capacity: number): void {
+  /** Makes room for `capacity` slots: doubling, or exactly that many when `exact` (a load that knows its size). */
+  reserve(capacity: number, exact = false): void {
     if (capacity <= this.capacity) return;
-    this.state = grown(this.state, capacity);
-    this.event = grown(this.event, capacity);
-    this.book = grown(this.book, capacity);
-    this.league = grown(this.league, capacity);
-    this.market = grown(this.market, capacity);
-    this.subtype = grown(this.subtype, capacity);
-    this.period = grown(this.period, capacity);
-    this.selectionId = grown(this.selectionId, capacity);
-    this.selection = grown(this.selection, capacity);
-    this.side = grown(this.side, capacity);
-    this.teamSide = grown(this.teamSide, capacity);
-    this.teamName = grown(this.teamName, capacity);
-    this.priceAmerican = grown(this.priceAmerican, capacity);
-    this.dfsMultiplier = grown(this.dfsMultiplier, capacity);
-    this.line = grown(this.line, capacity);
-    this.player = grown(this.player, capacity);
-    this.playerName = grown(this.playerName, capacity);
-    this.team = grown(this.team, capacity);
-    this.suspended = grown(this.suspended, capacity);
-    this.eventStartTime = grown(this.eventStartTime, capacity);
-    this.updated = grown(this.updated, capacity);
-    this.scope = grown(this.scope, capacity);
-    this.segment = grown(this.segment, capacity);
-    this.seq = grown(this.seq, capacity);
-    this.ring = grown(this.ring, capacity, NO_RING);
+    if (!exact) {
+      let doubled = Math.max(16, this.capacity);
+      while (doubled < capacity) doubled *= 2;
+      capacity = doubled;
+    }
+    this.state = grown(this.state, capacity, 0, true);
+    this.event = grown(this.event, capacity, 0, true);
+    this.book = grown(this.book, capacity, 0, true);
+    this.league = grown(this.league, capacity, 0, true);
+    this.market = grown(this.market, capacity, 0, true);
+    this.subtype = grown(this.subtype, capacity, 0, true);
+    this.period = grown(this.period, capacity, 0, true);
+    this.selectionId = grown(this.selectionId, capacity, 0, true);
+    this.selection = grown(this.selection, capacity, 0, true);
+    this.side = grown(this.side, capacity, 0, true);
+    this.teamSide = grown(this.teamSide, capacity, 0, true);
+    this.teamName = grown(this.teamName, capacity, 0, true);
+    this.priceAmerican = grown(this.priceAmerican, capacity, 0, true);
+    this.dfsMultiplier = grown(this.dfsMultiplier, capacity, 0, true);
+    this.line = grown(this.line, capacity, 0, true);
+    this.player = grown(this.player, capacity, 0, true);
+    this.playerName = grown(this.playerName, capacity, 0, true);
+    this.team = grown(this.team, capacity, 0, true);
+    this.suspended = grown(this.suspended, capacity, 0, true);
+    this.eventStartTime = grown(this.eventStartTime, capacity, 0, true);
+    this.updated = grown(this.updated, capacity, 0, true);
+    this.scope = grown(this.scope, capacity, 0, true);
+    this.segment = grown(this.segment, capacity, 0, true);
+    this.seq = grown(this.seq, capacity, 0, true);
+    this.ring = grown(this.ring, capacity, NO_RING, true);
     this.capacity = this.state.length;
   }
 
