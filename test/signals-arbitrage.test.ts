@@ -308,3 +308,14 @@ test('historical evaluateAt agrees with the live book on the same prices', () =>
   assert.equal(live.length, 2);
   assert.deepEqual(evaluateAt(quotes, { from: NOW - 3_600_000, to: NOW, minProfit: 0 }), live);
 });
+
+test('a leg refreshed at the same price gets its new time even when another leg is newer', () => {
+  const board = new SignalBoard();
+  board.upsert(row({ sportsbook: 'draftkings', side: 'HOME', priceAmerican: 110, updated: NOW - 10 * 60_000 }));
+  board.upsert(row({ sportsbook: 'fanduel', side: 'AWAY', priceAmerican: 105, updated: NOW }));
+  board.change(oddsId(row({ sportsbook: 'draftkings', side: 'HOME' })), { updated: NOW - 5 * 60_000 });
+  const [arb] = board.books.arbitrage.all();
+  assert.equal(arb.legs[0].updated, new Date(NOW - 5 * 60_000).toISOString());
+  assert.equal(arb.updated, new Date(NOW).toISOString());
+  assertMatchesReference(board);
+});

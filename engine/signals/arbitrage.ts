@@ -51,15 +51,23 @@ export function evaluateArbitrage(batch: QuoteBatch, outcomes: number, s: Arbitr
   return sum < 1;
 }
 
-/** True when the record already describes what s found (same legs, prices and times). */
-export function sameArbitrage(record: ArbitrageRecord, batch: QuoteBatch, s: ArbitrageScratch, updatedMs: number): boolean {
-  if (record.impliedSum !== s.impliedSum || updatedMs !== s.updated) return false;
+/**
+ * True when the record already describes what s found: same legs, prices and leg
+ * times (legUpdated[at + k] holds leg k's update time in ms when the record was built).
+ */
+export function sameArbitrage(record: ArbitrageRecord, batch: QuoteBatch, s: ArbitrageScratch, legUpdated: Float64Array, at: number): boolean {
+  if (record.impliedSum !== s.impliedSum) return false;
   const legs = record.legs;
   for (let k = 0; k < legs.length; k++) {
     const b = s.best[k];
-    if (legs[k].oddsId !== batch.oddsId[b] || legs[k].priceDecimal !== batch.priceDecimal[b]) return false;
+    if (legs[k].oddsId !== batch.oddsId[b] || legs[k].priceDecimal !== batch.priceDecimal[b] || legUpdated[at + k] !== batch.updated[b]) return false;
   }
   return true;
+}
+
+/** Keeps the leg times of what s found, for sameArbitrage. */
+export function keepLegTimes(batch: QuoteBatch, s: ArbitrageScratch, legUpdated: Float64Array, at: number): void {
+  for (let k = 0; k < OUTCOME_COUNT[s.outcomes]; k++) legUpdated[at + k] = batch.updated[s.best[k]];
 }
 
 /** The D5 record for what evaluateArbitrage found in group g. */

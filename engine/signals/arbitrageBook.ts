@@ -2,7 +2,7 @@
 // kept in serving order (profit desc, id asc, D5). updateGroup re-evaluates one group
 // from its quotes; nothing else is ever recomputed.
 
-import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, sameArbitrage } from './arbitrage.ts';
+import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, sameArbitrage } from './arbitrage.ts';
 import { growFloat64, growUint8 } from './grow.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
@@ -23,8 +23,8 @@ export class ArbitrageBook {
   private readonly scratch = new ArbitrageScratch();
   /** 1 while group g has a record in the set. */
   private listed = new Uint8Array(64);
-  /** Latest leg update of the listed record, to tell an unchanged arb from a refreshed one. */
-  private listedUpdated = new Float64Array(64);
+  /** Leg update times of the listed record, [g * 3 + leg]: tells an unchanged arb from a refreshed one. */
+  private legUpdated = new Float64Array(64 * 3);
 
   constructor(readonly groups: MarketGroups) {}
 
@@ -45,12 +45,12 @@ export class ArbitrageBook {
     if (found) {
       if (this.listed[g] === 1) {
         const current = this.set.get(id)!;
-        if (sameArbitrage(current, batch, s, this.listedUpdated[g])) return;
+        if (sameArbitrage(current, batch, s, this.legUpdated, g * 3)) return;
       }
       const record = arbitrageRecord(this.groups, g, batch, s);
       this.set.upsert(id, record.profit, record, record.league, record.eventId, record.type);
       this.listed[g] = 1;
-      this.listedUpdated[g] = s.updated;
+      keepLegTimes(batch, s, this.legUpdated, g * 3);
     } else if (this.listed[g] === 1) {
       this.set.delete(id);
       this.listed[g] = 0;
@@ -76,6 +76,6 @@ export class ArbitrageBook {
     let capacity = this.listed.length;
     while (capacity <= g) capacity *= 2;
     this.listed = growUint8(this.listed, capacity);
-    this.listedUpdated = growFloat64(this.listedUpdated, capacity);
+    this.legUpdated = growFloat64(this.legUpdated, capacity * 3);
   }
 }
