@@ -159,19 +159,23 @@ export class OddsEngine {
     return { applied, seq: this.lastSeq };
   }
 
-  /** Adds or replaces an event's hot fields; team lists follow a change of home/away. */
+  /**
+   * Adds or replaces an event's hot fields; team lists follow a change of home/away.
+   * Listeners hear eventChanged (the snapshot renders the event's head from these fields).
+   */
   upsertEvent(record: Pick<EventRecord, 'id' | 'league' | 'homeTeamId' | 'awayTeamId' | 'startTime' | 'status' | 'isFutures'>): void {
     const ix = this.store.events.lookup(record.id);
     const list = ix >= 0 ? this.indexes.byEvent[ix] : undefined;
     if (list === undefined || list.length === 0) {
       this.eventTable.upsert(record);
-      return;
+    } else {
+      const slots = list.items.slice(0, list.length);
+      const seq = ++this.lastSeq;
+      for (const slot of slots) this.indexes.remove(slot, seq);
+      this.eventTable.upsert(record);
+      for (const slot of slots) this.indexes.insert(slot, seq);
     }
-    const slots = list.items.slice(0, list.length);
-    const seq = ++this.lastSeq;
-    for (const slot of slots) this.indexes.remove(slot, seq);
-    this.eventTable.upsert(record);
-    for (const slot of slots) this.indexes.insert(slot, seq);
+    for (const listener of this.listeners) listener.eventChanged?.(record.id);
   }
 
   private applyPrice(slot: number, american: number | null, dfs: number | null | undefined, suspended: boolean, now: number): boolean {
