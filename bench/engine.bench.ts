@@ -140,6 +140,16 @@ export async function benchEngine(): Promise<Record<string, number | string>> {
   const rate = await measureApply(engine, clock, batches);
   out['apply updates/s (price changes, batches of 20k, median batch)'] = Math.round(rate.median);
   out['apply updates/s (mean batch)'] = Math.round(rate.mean);
+  // List versions fold content changes in lazily: the next query pays this per change.
+  let syncMs = 0;
+  for (const batch of buildPriceBatches(engine, 10, 20_000, 7)) {
+    clock.advance(1);
+    engine.apply(batch);
+    const started = performance.now();
+    engine.syncVersions();
+    syncMs += performance.now() - started;
+  }
+  out['version catch-up ns per change (paid by the next query)'] = Math.round((syncMs * 1e6) / 200_000);
 
   const nba = filterOf({ leagues: ['nba'] });
   const cursors: string[] = [];

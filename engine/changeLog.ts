@@ -13,14 +13,19 @@ export class ChangeLog {
   private mask: number;
   /** Every change at a time strictly after this is in the log. */
   coveredAfter = -Infinity;
+  /** Entries ever appended; entry k (absolute) is at logical index k - firstAbsolute. */
+  appended = 0;
 
+  /** maxEntries: a power of two. */
   constructor(
     private readonly maxEntries = 1 << 20,
     initialEntries = 1 << 12,
   ) {
-    this.slots = new Int32Array(initialEntries);
-    this.times = new Float64Array(initialEntries);
-    this.mask = initialEntries - 1;
+    let length = 1;
+    while (length < Math.min(initialEntries, maxEntries)) length *= 2;
+    this.slots = new Int32Array(length);
+    this.times = new Float64Array(length);
+    this.mask = length - 1;
   }
 
   get length(): number {
@@ -36,6 +41,12 @@ export class ChangeLog {
     this.slots[at] = slot;
     this.times[at] = time;
     this.count++;
+    this.appended++;
+  }
+
+  /** Absolute index of the oldest entry still held. */
+  get firstAbsolute(): number {
+    return this.appended - this.count;
   }
 
   /** Declares that nothing at or before `time` is in the log (e.g. rows loaded without entries). */

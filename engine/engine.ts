@@ -26,9 +26,13 @@
 // Engine-internal parts exported for engine/signals and engine/snapshot, which read
 // columns directly: engine.store (OddsStore columns + pools), engine.rings
 // (HistoryRings, handle per row in store.ring), engine.eventTable, engine.indexes.
-// Version tokens: every posting list carries the seq of the last change to any of its
-// rows (membership included); odds.version(filter) is the max over the lists that
-// drive the query, so an unchanged token means an unchanged result.
+// Version tokens: every posting list carries a version that moves whenever a row in it
+// changes (membership included); odds.version(filter) is the max over the lists that
+// drive the query, so an unchanged token means an unchanged result. Membership changes
+// set versions at once; content changes are folded in lazily from the change log by
+// syncVersions() (called by every query method), which keeps ~8 random reads per
+// update out of apply(). Code reading PostingList.version directly calls
+// engine.syncVersions() first.
 
 import type { Clock } from './clock.ts';
 import { ChangeLog, TombstoneQueue } from './changeLog.ts';
@@ -95,6 +99,8 @@ export class OddsEngine {
   /** Live rows per (market, subtype) pair, keyed market * 2^20 + subtype. */
   private readonly pairCounts = new Map<number, number>();
   private dropScratch = new Int32Array(256);
+  /** Absolute change-log index up to which list versions include content changes. */
+  private versionCursor = 0;
 
   constructor(
     readonly clock: Clock,
@@ -315,14 +321,31 @@ export class OddsEngine {
     s.ring[slot] = this.rings.append(ring, seconds, seconds, pa, dm === dm ? dm : 0, su);
   }
 
+  /** A content change: list versions follow lazily (syncVersions) from the log entry. */
   private commit(slot: number, now: number, kind: ChangeKind): void {
     const s = this.store;
     const seq = ++this.lastSeq;
     s.seq[slot] = seq;
     s.updated[slot] = now;
-    this.indexes.touch(slot, seq);
     this.changeLog.append(slot, now);
     this.notify(slot, kind);
+  }
+
+  /** Folds content changes logged since the last call into the list versions. */
+  syncVersions(): void {
+    const log = this.changeLog;
+    if (this.versionCursor === log.appended) return;
+    const first = log.firstAbsolute;
+    if (this.versionCursor < first) {
+      this.indexes.touchAll(this.lastSeq); // entries were dropped before being folded in
+    } else {
+      const s = this.store;
+      for (let abs = this.versionCursor; abs < log.appended; abs++) {
+        const slot = log.slotAt(abs - first);
+        if (s.state[slot] === SLOT_LIVE) this.indexes.touch(slot, this.lastSeq);
+      }
+    }
+    this.versionCursor = log.appended;
   }
 
   private notify(slot: number, kind: ChangeKind): void {
@@ -430,6 +453,7 @@ export class OddsEngine {
     return this.odds.delta(filter, since, afterId, limit);
   }
 
+  /** Version of a delta query (its driving lists and the tombstones); unchanged iff its result is. */
   deltaVersion(filter: DeltaFilter): number {
     return this.odds.deltaVersion(filter);
   }

@@ -93,6 +93,13 @@ export class Indexes {
     }
   }
 
+  /** Sets every list's version (after the change log lost entries not yet folded in). */
+  touchAll(seq: number): void {
+    for (const family of [this.byLeague, this.byBook, this.byEvent, this.byPlayer, this.byTeam, this.byScope]) {
+      for (const list of family) if (list !== undefined) list.version = seq;
+    }
+  }
+
   /**
    * Appends `count` slots given in (sportsbook, id) order to every list they belong
    * to: the linear build used at load (no per-row binary insert).

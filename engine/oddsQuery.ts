@@ -56,6 +56,8 @@ export interface QuerySource {
   readonly changeLog: ChangeLog;
   readonly seq: number;
   readonly liveRows: number;
+  /** Brings list versions up to date (they drive version() and is_main staleness). */
+  syncVersions(): void;
 }
 
 const SCOPE_CODES = { event: 0, season: 1, tournament: 2 } as const;
@@ -102,6 +104,7 @@ export class OddsQuery {
 
   /** Version of the lists that drive `filter`: unchanged iff no row the query can return changed. */
   version(filter: OddsFilter): number {
+    this.source.syncVersions();
     if (!this.compile(filter)) return this.source.seq;
     this.chooseStreams();
     let version = 0;
@@ -111,6 +114,7 @@ export class OddsQuery {
 
   /** Keyset page: rows strictly after afterId in (sportsbook, id) order. */
   page(filter: OddsFilter, afterId: string | null, limit: number): OddsPage {
+    if (filter.isMain) this.source.syncVersions();
     this.since = -Infinity;
     if (!this.compile(filter)) return this.emptyPage();
     this.chooseStreams();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { loadBoard } from '../engine/loadBoard.ts';
 import { oddsId, type OddsInput } from '../engine/model.ts';
 import { OddsEngine, type ChangeKind } from '../engine/engine.ts';
-import { NOW, boardOf, filterOf, makeTestBoard, newEngine, walkAll } from './engine-helpers.ts';
+import { NOW, boardOf, filterOf, makeTestBoard, mulberry32, newEngine, randomBatch, walkAll } from './engine-helpers.ts';
 
 function loaded(games = 6) {
   const board = makeTestBoard(11, games);
@@ -202,4 +202,40 @@ test('version tokens move only with rows of the driving list', () => {
   const v2 = engine.odds.version(nba);
   engine.apply([{ op: 'remove', id: oddsId(a) }]);
   assert.notEqual(engine.odds.version(nba), v2, 'membership changes move the version');
+});
+
+test('property: an unchanged version token means an unchanged page (lazy versions, log overflow included)', () => {
+  for (const logEntries of [16, 1 << 16]) {
+    const board = makeTestBoard(13, 9);
+    const { engine, clock } = newEngine({ changeLogEntries: logEntries, tombstoneRetentionMs: 5_000 });
+    loadBoard(engine, boardOf(board));
+    const rand = mulberry32(logEntries);
+    const removed: OddsInput[] = [];
+    const counter = { n: 0, revivals: 0 };
+    const filters = [
+      filterOf({ leagues: ['nba'] }),
+      filterOf({ leagues: ['nfl'], isMain: true }),
+      filterOf({ sportsbooks: ['pinnacle'] }),
+      filterOf({ eventIds: [board.events[0].id] }),
+      filterOf({ scope: 'season' }),
+      filterOf({ teamId: board.events[1].homeTeamId }),
+    ];
+    const seen = filters.map((filter) => ({ version: engine.odds.version(filter), body: engine.odds.render(engine.odds.page(filter, null, 1000), 'all').toString() }));
+    let unchangedChecks = 0;
+    for (let round = 0; round < 300; round++) {
+      clock.advance(50);
+      engine.apply(randomBatch(engine, rand, removed, 1 + Math.floor(rand() * 6), counter));
+      filters.forEach((filter, i) => {
+        if (rand() < 0.5) return; // not every poll sees every change
+        const version = engine.odds.version(filter);
+        const body = engine.odds.render(engine.odds.page(filter, null, 1000), 'all').toString();
+        if (version === seen[i].version) {
+          assert.equal(body, seen[i].body, `filter ${i}: same version ${version}, different rows`);
+          unchangedChecks++;
+        }
+        seen[i] = { version, body };
+      });
+    }
+    assert.ok(unchangedChecks > 50, `unchanged tokens were exercised (${unchangedChecks})`);
+  }
 });
