@@ -4,9 +4,12 @@
 // slots up front would triple the memory of a full board. A ring that fills its class
 // is promoted to the next one; at 50 the oldest entry is overwritten.
 //
-// fs/ls are whole epoch seconds (Uint32, floor of the millisecond time). pa is 0 where
-// absent (DFS rows), dm is 0 where absent (book rows), su is 1 for a suspended span:
-// the same conventions as HistoryBuffer in model.ts. pd is derived from pa on read.
+// Layout (20 bytes an entry, two cache lines touched per append): a Uint32Array with
+// three words per entry, fs, ls (whole epoch seconds, floor of the ms time) and
+// pa * 2 + su (the American price and the suspended bit; read back through `| 0`
+// because pa is signed), plus a Float64Array of dm. pa is 0 where absent (DFS rows),
+// dm is 0 where absent (book rows): the conventions of HistoryBuffer in model.ts.
+// Each ring's head and length sit side by side in one Uint8Array.
 
 import { americanToDecimal, type HistoryBuffer } from './model.ts';
 import { grown } from './columns.ts';
@@ -19,16 +22,14 @@ const CLASS_SHIFT = 27;
 const RING_MASK = (1 << CLASS_SHIFT) - 1;
 /** No ring allocated. */
 export const NO_RING = -1;
-const BYTES_PER_ENTRY = 4 + 4 + 4 + 8 + 1;
+const WORDS = 3;
+const BYTES_PER_ENTRY = WORDS * 4 + 8;
 
 class RingPool {
-  readonly fs: Uint32Array[] = [];
-  readonly ls: Uint32Array[] = [];
-  readonly pa: Int32Array[] = [];
+  readonly words: Uint32Array[] = [];
   readonly dm: Float64Array[] = [];
-  readonly su: Uint8Array[] = [];
-  head = new Uint8Array(0);
-  len = new Uint8Array(0);
+  /** [head, length] per ring. */
+  meta = new Uint8Array(0);
   private freeRings = new Int32Array(64);
   private freeCount = 0;
   private rings = 0;
@@ -40,33 +41,43 @@ class RingPool {
     const ring = this.rings++;
     if ((ring & (RINGS_PER_SLAB - 1)) === 0) {
       const entries = RINGS_PER_SLAB * this.capacity;
-      this.fs.push(new Uint32Array(entries));
-      this.ls.push(new Uint32Array(entries));
-      this.pa.push(new Int32Array(entries));
+      this.words.push(new Uint32Array(entries * WORDS));
       this.dm.push(new Float64Array(entries));
-      this.su.push(new Uint8Array(entries));
-      this.head = grown(this.head, this.fs.length * RINGS_PER_SLAB);
-      this.len = grown(this.len, this.fs.length * RINGS_PER_SLAB);
+      this.meta = grown(this.meta, this.words.length * RINGS_PER_SLAB * 2);
     }
     return ring;
   }
 
   release(ring: number): void {
-    this.head[ring] = 0;
-    this.len[ring] = 0;
+    this.meta[ring * 2] = 0;
+    this.meta[ring * 2 + 1] = 0;
     this.freeRings = grown(this.freeRings, this.freeCount + 1);
     this.freeRings[this.freeCount++] = ring;
   }
 
-  /** Offset inside the ring's slab of its i-th entry, oldest first (i < capacity). */
+  length(ring: number): number {
+    return this.meta[ring * 2 + 1];
+  }
+
+  /** Entry index inside the ring's slab of its i-th entry, oldest first (i < capacity). */
   offset(ring: number, i: number): number {
-    let at = this.head[ring] + i;
+    let at = this.meta[ring * 2] + i;
     if (at >= this.capacity) at -= this.capacity;
     return (ring & (RINGS_PER_SLAB - 1)) * this.capacity + at;
   }
 
+  write(ring: number, at: number, fs: number, ls: number, pa: number, dm: number, su: number): void {
+    const slab = ring >>> SLAB_SHIFT;
+    const words = this.words[slab];
+    const w = at * WORDS;
+    words[w] = fs;
+    words[w + 1] = ls;
+    words[w + 2] = pa * 2 + su;
+    this.dm[slab][at] = dm;
+  }
+
   slabBytes(): number {
-    return this.fs.length * RINGS_PER_SLAB * this.capacity * BYTES_PER_ENTRY;
+    return this.words.length * RINGS_PER_SLAB * this.capacity * BYTES_PER_ENTRY;
   }
 }
 
@@ -75,7 +86,7 @@ export class HistoryRings {
 
   length(handle: number): number {
     if (handle === NO_RING) return 0;
-    return this.pools[handle >>> CLASS_SHIFT].len[handle & RING_MASK];
+    return this.pools[handle >>> CLASS_SHIFT].length(handle & RING_MASK);
   }
 
   /** Appends an entry; returns the ring's handle, which changes when a ring is created or promoted. */
@@ -83,28 +94,23 @@ export class HistoryRings {
     if (handle === NO_RING) handle = this.pools[0].allocate();
     let pool = this.pools[handle >>> CLASS_SHIFT];
     let ring = handle & RING_MASK;
-    let length = pool.len[ring];
+    let length = pool.meta[ring * 2 + 1];
     if (length === pool.capacity && pool.capacity < HISTORY_CAPACITY) {
       handle = this.promote(handle);
       pool = this.pools[handle >>> CLASS_SHIFT];
       ring = handle & RING_MASK;
-      length = pool.len[ring];
+      length = pool.meta[ring * 2 + 1];
     }
     let at: number;
     if (length === pool.capacity) {
       at = pool.offset(ring, 0); // overwrite the oldest
-      const head = pool.head[ring] + 1;
-      pool.head[ring] = head === pool.capacity ? 0 : head;
+      const head = pool.meta[ring * 2] + 1;
+      pool.meta[ring * 2] = head === pool.capacity ? 0 : head;
     } else {
       at = pool.offset(ring, length);
-      pool.len[ring] = length + 1;
+      pool.meta[ring * 2 + 1] = length + 1;
     }
-    const slab = ring >>> SLAB_SHIFT;
-    pool.fs[slab][at] = fs;
-    pool.ls[slab][at] = ls;
-    pool.pa[slab][at] = pa;
-    pool.dm[slab][at] = dm;
-    pool.su[slab][at] = su;
+    pool.write(ring, at, fs, ls, pa, dm, su);
     return handle;
   }
 
@@ -112,35 +118,27 @@ export class HistoryRings {
   touch(handle: number, ls: number): void {
     const pool = this.pools[handle >>> CLASS_SHIFT];
     const ring = handle & RING_MASK;
-    const length = pool.len[ring];
+    const length = pool.length(ring);
     if (length === 0) return;
-    pool.ls[ring >>> SLAB_SHIFT][pool.offset(ring, length - 1)] = ls;
+    pool.words[ring >>> SLAB_SHIFT][pool.offset(ring, length - 1) * WORDS + 1] = ls;
   }
 
   fs(handle: number, i: number): number {
-    const pool = this.pools[handle >>> CLASS_SHIFT];
-    const ring = handle & RING_MASK;
-    return pool.fs[ring >>> SLAB_SHIFT][pool.offset(ring, i)];
+    return this.word(handle, i, 0);
   }
   ls(handle: number, i: number): number {
-    const pool = this.pools[handle >>> CLASS_SHIFT];
-    const ring = handle & RING_MASK;
-    return pool.ls[ring >>> SLAB_SHIFT][pool.offset(ring, i)];
+    return this.word(handle, i, 1);
   }
   pa(handle: number, i: number): number {
-    const pool = this.pools[handle >>> CLASS_SHIFT];
-    const ring = handle & RING_MASK;
-    return pool.pa[ring >>> SLAB_SHIFT][pool.offset(ring, i)];
+    return (this.word(handle, i, 2) | 0) >> 1;
+  }
+  su(handle: number, i: number): number {
+    return this.word(handle, i, 2) & 1;
   }
   dm(handle: number, i: number): number {
     const pool = this.pools[handle >>> CLASS_SHIFT];
     const ring = handle & RING_MASK;
     return pool.dm[ring >>> SLAB_SHIFT][pool.offset(ring, i)];
-  }
-  su(handle: number, i: number): number {
-    const pool = this.pools[handle >>> CLASS_SHIFT];
-    const ring = handle & RING_MASK;
-    return pool.su[ring >>> SLAB_SHIFT][pool.offset(ring, i)];
   }
 
   /** Copies the ring oldest first into `out` (fs/ls as epoch seconds); returns the entry count. */
@@ -150,14 +148,17 @@ export class HistoryRings {
     if (length === 0) return 0;
     const pool = this.pools[handle >>> CLASS_SHIFT];
     const ring = handle & RING_MASK;
-    const slab = ring >>> SLAB_SHIFT;
+    const words = pool.words[ring >>> SLAB_SHIFT];
+    const dm = pool.dm[ring >>> SLAB_SHIFT];
     for (let i = 0; i < length; i++) {
       const at = pool.offset(ring, i);
-      out.fs[i] = pool.fs[slab][at];
-      out.ls[i] = pool.ls[slab][at];
-      out.pa[i] = pool.pa[slab][at];
-      out.dm[i] = pool.dm[slab][at];
-      out.su[i] = pool.su[slab][at];
+      const w = at * WORDS;
+      out.fs[i] = words[w];
+      out.ls[i] = words[w + 1];
+      const pasu = words[w + 2] | 0;
+      out.pa[i] = pasu >> 1;
+      out.su[i] = pasu & 1;
+      out.dm[i] = dm[at];
     }
     return length;
   }
@@ -171,18 +172,14 @@ export class HistoryRings {
     while (CLASS_CAPACITIES[cls] < count) cls++;
     const pool = this.pools[cls];
     const ring = pool.allocate();
-    const slab = ring >>> SLAB_SHIFT;
     const base = (ring & (RINGS_PER_SLAB - 1)) * pool.capacity;
     const first = source.length - count;
     for (let i = 0; i < count; i++) {
-      pool.fs[slab][base + i] = Math.floor(source.fs[first + i]);
-      pool.ls[slab][base + i] = Math.floor(source.ls[first + i]);
-      pool.pa[slab][base + i] = source.pa[first + i];
-      pool.dm[slab][base + i] = source.dm[first + i];
-      pool.su[slab][base + i] = source.su[first + i];
+      const k = first + i;
+      pool.write(ring, base + i, Math.floor(source.fs[k]), Math.floor(source.ls[k]), source.pa[k], source.dm[k], source.su[k] === 0 ? 0 : 1);
     }
-    pool.head[ring] = 0;
-    pool.len[ring] = count;
+    pool.meta[ring * 2] = 0;
+    pool.meta[ring * 2 + 1] = count;
     return (cls << CLASS_SHIFT) | ring;
   }
 
@@ -194,8 +191,14 @@ export class HistoryRings {
   /** Bytes held by slabs (allocated, used or not). */
   allocatedBytes(): number {
     let total = 0;
-    for (const pool of this.pools) total += pool.slabBytes();
+    for (const pool of this.pools) total += pool.slabBytes() + pool.meta.byteLength;
     return total;
+  }
+
+  private word(handle: number, i: number, field: number): number {
+    const pool = this.pools[handle >>> CLASS_SHIFT];
+    const ring = handle & RING_MASK;
+    return pool.words[ring >>> SLAB_SHIFT][pool.offset(ring, i) * WORDS + field];
   }
 
   private promote(handle: number): number {
@@ -204,20 +207,22 @@ export class HistoryRings {
     const to = this.pools[cls + 1];
     const ring = handle & RING_MASK;
     const target = to.allocate();
-    const length = from.len[ring];
-    const fromSlab = ring >>> SLAB_SHIFT;
-    const toSlab = target >>> SLAB_SHIFT;
+    const length = from.length(ring);
+    const fromWords = from.words[ring >>> SLAB_SHIFT];
+    const fromDm = from.dm[ring >>> SLAB_SHIFT];
+    const toWords = to.words[target >>> SLAB_SHIFT];
+    const toDm = to.dm[target >>> SLAB_SHIFT];
     const base = (target & (RINGS_PER_SLAB - 1)) * to.capacity;
     for (let i = 0; i < length; i++) {
       const at = from.offset(ring, i);
-      to.fs[toSlab][base + i] = from.fs[fromSlab][at];
-      to.ls[toSlab][base + i] = from.ls[fromSlab][at];
-      to.pa[toSlab][base + i] = from.pa[fromSlab][at];
-      to.dm[toSlab][base + i] = from.dm[fromSlab][at];
-      to.su[toSlab][base + i] = from.su[fromSlab][at];
+      const w = (base + i) * WORDS;
+      toWords[w] = fromWords[at * WORDS];
+      toWords[w + 1] = fromWords[at * WORDS + 1];
+      toWords[w + 2] = fromWords[at * WORDS + 2];
+      toDm[base + i] = fromDm[at];
     }
-    to.head[target] = 0;
-    to.len[target] = length;
+    to.meta[target * 2] = 0;
+    to.meta[target * 2 + 1] = length;
     from.release(ring);
     return ((cls + 1) << CLASS_SHIFT) | target;
   }
