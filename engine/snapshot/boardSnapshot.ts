@@ -1,0 +1,230 @@
+// /api/v1/snapshot's body (issue 5, decisions E1/E2/F2): the whole board as one gzip
+// member built from per-event compressed pieces, never rebuilt from scratch on a poll.
+//
+//   const snapshot = new BoardSnapshot(engine);       // subscribes to the engine
+//   const body = snapshot.current(includeHistory);     // { chunks, etag, syncToken, ... }
+//   ... write body.chunks (http/largeBody.ts writeBody); snapshot.close() at shutdown.
+//
+// The engine's change listener marks the changed row's slot (and its event) dirty in
+// each live variant: two array writes per change. current() renders only the dirty
+// pieces (snapshotVariant.ts), sets the head, and returns the cached member; with
+// nothing dirty it returns the same object without touching any piece, so a poll of an
+// unchanged board costs a flag check. The body reflects every change applied before
+// the call (staleness is the refresh itself; there is no timer in between).
+//
+// Sync contract (F2): syncToken is engine.asOf() when the body was brought up to date,
+// as epoch-millisecond digits (ISO-8601 is accepted by since too; digits avoid any
+// rounding). Every change after the build carries updated >= asOf (the engine's clock
+// never runs backwards), so /odds/updated?since=<syncToken> returns all of them,
+// tombstones included; rows changed in that same millisecond come again, which an
+// upsert by id absorbs. updated is asOf as ISO-8601; count is the number of rows.
+//
+// ETag (E2): strong, from the member's CRC-32 and length of the uncompressed body plus
+// the variant: it changes iff the body bytes change (up to a CRC-32 collision between
+// two bodies of the same length, ~2^-32 per change), and the two variants never share one.
+//
+// The variant without history is built on the first call (or by warm()) and kept current
+// for good. The with-history variant (about 3x the bytes) is built on its first request
+// and dropped after historyIdleMs without one, so a process nobody asks for history
+// does not pay its memory or its refreshes.
+
+import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
+import type { Clock } from '../clock.ts';
+import { EVENT_HEAD } from './dirtyTracker.ts';
+import { snapshotHead } from './snapshotJson.ts';
+import { SnapshotVariant, type VariantStats } from './snapshotVariant.ts';
+
+export interface BoardSnapshotOptions {
+  /** Raw bytes per piece (slices are cut here; groups close here). Default 64 KiB. */
+  pieceBytes?: number;
+  /** A piece re-rendered past this is re-cut. Default 4 * pieceBytes. */
+  maxPieceBytes?: number;
+  level?: number;
+  /** Drop the with-history variant after this long without a request. Default 5 min; Infinity keeps it. */
+  historyIdleMs?: number;
+  /** Time source for historyIdleMs (default: the engine's clock). */
+  clock?: Clock;
+}
+
+export interface SnapshotBody {
+  /** The gzip member: write these in order. Shared and immutable. */
+  readonly chunks: readonly Buffer[];
+  readonly byteLength: number;
+  /** Uncompressed body length. */
+  readonly rawLength: number;
+  readonly etag: string;
+  readonly syncToken: string;
+  readonly count: number;
+  readonly withHistory: boolean;
+}
+
+export interface SnapshotStats {
+  variant: 'plain' | 'history';
+  pieces: number;
+  groups: number;
+  byteLength: number;
+  rawLength: number;
+  refreshes: number;
+  refreshMs: number;
+  rendered: VariantStats;
+}
+
+class VariantState {
+  body: SnapshotBody | null = null;
+  /** The member the body was made from: unchanged member, unchanged body. */
+  member: unknown = null;
+  /** engine.asOf() the body was made at. */
+  asOf = -1;
+  lastRequest = 0;
+  refreshes = 0;
+  refreshMs = 0;
+  constructor(public variant: SnapshotVariant) {}
+}
+
+export class BoardSnapshot implements ChangeListener {
+  private readonly options: Required<Omit<BoardSnapshotOptions, 'clock'>>;
+  private readonly clock: Clock;
+  private plain: VariantState;
+  private history: VariantState | null = null;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly engine: OddsEngine,
+    options: BoardSnapshotOptions = {},
+  ) {
+    const pieceBytes = options.pieceBytes ?? 64 * 1024;
+    this.options = {
+      pieceBytes,
+      maxPieceBytes: options.maxPieceBytes ?? 4 * pieceBytes,
+      level: options.level ?? 1,
+      historyIdleMs: options.historyIdleMs ?? 5 * 60 * 1000,
+    };
+    this.clock = options.clock ?? engine.clock;
+    this.plain = this.newState(false);
+    this.unsubscribe = engine.subscribe(this);
+  }
+
+  // ---- ChangeListener (runs inside engine.apply) -------------------------------------
+
+  rowChanged(slot: number, kind: ChangeKind): void {
+    const ev = this.engine.store.event[slot];
+    const removed = kind === 'remove';
+    const inserted = kind === 'insert';
+    this.plain.variant.tracker.markSlot(slot, ev, removed, inserted);
+    if (this.history !== null) this.history.variant.tracker.markSlot(slot, ev, removed, inserted);
+  }
+
+  eventChanged(eventId: string): void {
+    const ev = this.engine.store.events.lookup(eventId);
+    if (ev < 0) return;
+    this.plain.variant.tracker.markEvent(ev, EVENT_HEAD);
+    if (this.history !== null) this.history.variant.tracker.markEvent(ev, EVENT_HEAD);
+  }
+
+  // ---- reading ------------------------------------------------------------------------
+
+  /** The body as of now: renders what changed since the last call, else returns the cached body. */
+  current(withHistory = false): SnapshotBody {
+    const state = withHistory ? this.historyState() : this.plain;
+    state.lastRequest = this.clock.now();
+    if (!withHistory) this.dropIdleHistory(state.lastRequest);
+    const asOf = this.engine.asOf();
+    if (state.body !== null && state.variant.current) {
+      if (state.asOf === asOf) return state.body;
+      // The board moved without telling listeners (a bulk load): start over.
+      this.replace(state);
+    }
+    const started = performance.now();
+    state.variant.refresh();
+    state.asOf = asOf;
+    state.variant.setHead(snapshotHead(asOf, this.engine.liveRows));
+    const member = state.variant.member();
+    if (state.body === null || member !== state.member) {
+      state.member = member;
+      state.body = {
+        chunks: member.chunks,
+        byteLength: member.byteLength,
+        rawLength: member.rawLength,
+        etag: etagOf(withHistory, member.crc, member.rawLength),
+        syncToken: String(asOf),
+        count: this.engine.liveRows,
+        withHistory,
+      };
+    }
+    state.refreshes++;
+    state.refreshMs += performance.now() - started;
+    return state.body;
+  }
+
+  /** The ETag current() would give, refreshing first if needed. */
+  etag(withHistory = false): string {
+    return this.current(withHistory).etag;
+  }
+
+  /**
+   * Builds the variant in steps of at most `budgetMs` (call again until it returns
+   * true), so a start-up build does not hold the event loop for seconds.
+   */
+  warm(withHistory: boolean, budgetMs: number): boolean {
+    const state = withHistory ? this.historyState() : this.plain;
+    return state.variant.refresh(performance.now() + budgetMs);
+  }
+
+  /** Whether the with-history variant is being kept (requested within historyIdleMs). */
+  get keepsHistory(): boolean {
+    return this.history !== null;
+  }
+
+  stats(): SnapshotStats[] {
+    const out: SnapshotStats[] = [];
+    for (const state of [this.plain, this.history]) {
+      if (state === null) continue;
+      const member = state.variant.member();
+      out.push({
+        variant: state.variant.withHistory ? 'history' : 'plain',
+        pieces: state.variant.pieceCount,
+        groups: state.variant.groupCount,
+        byteLength: member.byteLength,
+        rawLength: member.rawLength,
+        refreshes: state.refreshes,
+        refreshMs: state.refreshMs,
+        rendered: { ...state.variant.stats },
+      });
+    }
+    return out;
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.history = null;
+  }
+
+  private historyState(): VariantState {
+    if (this.history === null) this.history = this.newState(true);
+    return this.history;
+  }
+
+  private dropIdleHistory(now: number): void {
+    const history = this.history;
+    if (history !== null && now - history.lastRequest > this.options.historyIdleMs) this.history = null;
+  }
+
+  private replace(state: VariantState): void {
+    state.variant = this.newVariant(state.variant.withHistory);
+    state.body = null;
+  }
+
+  private newState(withHistory: boolean): VariantState {
+    return new VariantState(this.newVariant(withHistory));
+  }
+
+  private newVariant(withHistory: boolean): SnapshotVariant {
+    const { pieceBytes, maxPieceBytes, level } = this.options;
+    return new SnapshotVariant(this.engine, { withHistory, pieceBytes, maxPieceBytes, level });
+  }
+}
+
+/** "snap-<n|h>-<crc32 hex>-<raw length hex>": strong, quoted. */
+function etagOf(withHistory: boolean, crc: number, rawLength: number): string {
+  return `"snap-${withHistory ? 'h' : 'n'}-${(crc >>> 0).toString(16).padStart(8, '0')}-${rawLength.toString(16)}"`;
+}
