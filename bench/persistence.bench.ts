@@ -64,6 +64,7 @@ export async function benchPersistence(): Promise<Measurements> {
     const bench = new Bench({ time: TASK_TIME_MS, warmupTime: 50 });
     bench
       .add('events.list default window, 100 rows', () => void p.events.list({ ...window, limit: 100 }))
+      .add('events.listJson default window, 100 rows (SQLite renders JSON)', () => void p.events.listJson({ ...window, limit: 100 }))
       .add('events.list one league, 100 rows', () => void p.events.list({ ...window, leagues: [league], limit: 100 }))
       .add('events.list one team, all time', () => void p.events.list({ startsAfter: null, startsBefore: null, teamId, limit: 100 }))
       .add('events.detail', () => void p.events.detail(final))

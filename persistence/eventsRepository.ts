@@ -45,13 +45,23 @@ export function defaultEventWindow(now: number): { startsAfter: number; startsBe
 const EVENT_COLUMNS = `id, home_team_id, home_team_name, away_team_id, away_team_name, start_time,
   status, league, has_odds, venue_id, season_year, context`;
 
-// Shape bits of the list query: which optional filters are present.
+// Shape bits of the list query: which optional filters are present, and (JSON) whether
+// SQLite renders each row's JSON itself.
 const ONE_LEAGUE = 1;
 const MANY_LEAGUES = 2;
 const TEAM = 4;
 const STATUS = 8;
 const NO_FUTURES = 16;
 const HAS_ODDS = 32;
+const JSON_ROWS = 64;
+
+// The 2.9 row as SQLite JSON, field for field what JSON.stringify(toEventRow(...))
+// writes: context is stored minified by JSON.stringify, and json() passes it through.
+const EVENT_JSON = `json_object('id', id, 'homeTeamId', home_team_id, 'homeTeamName', home_team_name,
+  'awayTeamId', away_team_id, 'awayTeamName', away_team_name,
+  'startTime', strftime('%Y-%m-%dT%H:%MZ', start_time / 1000, 'unixepoch'), 'status', status, 'league', league,
+  'hasOdds', json(CASE has_odds WHEN 1 THEN 'true' ELSE 'false' END), 'venueId', venue_id,
+  'seasonYear', season_year, 'context', json(context)), start_time, id`;
 
 function listSql(shape: number): string {
   const where: string[] = [];
@@ -63,7 +73,8 @@ function listSql(shape: number): string {
   if (shape & HAS_ODDS) where.push('has_odds = @hasOdds');
   where.push('start_time >= @from AND start_time < @to');
   where.push('(start_time, id) > (@afterTime, @afterId)');
-  return `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where.join(' AND ')} ORDER BY start_time, id LIMIT @limit`;
+  const columns = shape & JSON_ROWS ? EVENT_JSON : EVENT_COLUMNS;
+  return `SELECT ${columns} FROM events WHERE ${where.join(' AND ')} ORDER BY start_time, id LIMIT @limit`;
 }
 
 // Unbounded ends of the window and the position before the first row; every event
@@ -123,9 +134,35 @@ export class EventsRepository {
   }
 
   list(q: EventListQuery): Page<EventRow, EventKey> {
+    const raw = this.query(q, 0);
+    const more = raw.length > q.limit;
+    const count = more ? q.limit : raw.length;
+    const rows = new Array<EventRow>(count);
+    for (let i = 0; i < count; i++) rows[i] = toEventRow(raw[i] as RawEvent);
+    const last = raw[count - 1] as RawEvent | undefined;
+    return { rows, next: more && last ? { startTime: last[5], id: last[0] } : null };
+  }
+
+  /**
+   * The same page as list(), already serialized: the rows' JSON objects joined by ','
+   * (no brackets), byte for byte JSON.stringify of list()'s rows, rendered by SQLite
+   * without building row objects (what the envelope writer takes as its rows buffer).
+   */
+  listJson(q: EventListQuery): { json: string; count: number; next: EventKey | null } {
+    const raw = this.query(q, JSON_ROWS) as [string, number, string][];
+    const more = raw.length > q.limit;
+    const count = more ? q.limit : raw.length;
+    let json = '';
+    for (let i = 0; i < count; i++) json += i === 0 ? raw[i]![0] : ',' + raw[i]![0];
+    const last = raw[count - 1];
+    return { json, count, next: more && last ? { startTime: last[1], id: last[2] } : null };
+  }
+
+  /** Runs the list query of q's shape; returns up to limit + 1 raw rows. */
+  private query(q: EventListQuery, render: number): unknown[][] {
     checkLimit(q.limit);
-    if (q.leagues !== undefined && q.leagues.length === 0) return { rows: [], next: null };
-    let shape = 0;
+    if (q.leagues !== undefined && q.leagues.length === 0) return [];
+    let shape = render;
     const params: Record<string, string | number> = {
       from: q.startsAfter ?? MIN_TIME,
       to: q.startsBefore ?? MAX_TIME,
@@ -156,13 +193,7 @@ export class EventsRepository {
       shape |= HAS_ODDS;
       params.hasOdds = q.hasOdds ? 1 : 0;
     }
-    const raw = this.lists.get(shape).all(params) as RawEvent[];
-    const more = raw.length > q.limit;
-    const count = more ? q.limit : raw.length;
-    const rows = new Array<EventRow>(count);
-    for (let i = 0; i < count; i++) rows[i] = toEventRow(raw[i]!);
-    const last = raw[count - 1];
-    return { rows, next: more && last ? { startTime: last[5], id: last[0] } : null };
+    return this.lists.get(shape).all(params) as unknown[][];
   }
 
   /** 2.10 + D2, or null for an unknown id. Futures anchors are real events here (C8). */

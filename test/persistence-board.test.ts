@@ -63,6 +63,21 @@ describe('generated small board in SQLite', { skip }, () => {
     }
   });
 
+  it('listJson renders the generated events exactly as JSON.stringify does', () => {
+    let afterKey: EventKey | undefined;
+    let pages = 0;
+    do {
+      const q = { startsAfter: null, startsBefore: null, includeFutures: true, after: afterKey, limit: 7 };
+      const page = p.events.list(q);
+      const json = p.events.listJson(q);
+      assert.equal(json.json, page.rows.map((r) => JSON.stringify(r)).join(','));
+      assert.deepEqual(json.next, page.next);
+      afterKey = page.next ?? undefined;
+      pages++;
+    } while (afterKey);
+    assert.ok(pages > 2);
+  });
+
   it('the default window holds exactly the board events starting in [now, now + 14 d), futures left out', () => {
     const window = defaultEventWindow(NOW);
     const ids = p.events.list({ ...window, limit: 1000 }).rows.map((r) => r.id).sort();

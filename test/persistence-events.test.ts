@@ -185,6 +185,35 @@ describe('events.list', () => {
     );
   });
 
+  it('listJson is byte for byte JSON.stringify of list() rows, with the same count and next', () => {
+    const tricky = p.events.listJson({ ...defaultWindow, limit: 1 });
+    assert.equal(tricky.json, JSON.stringify(p.events.list({ ...defaultWindow, limit: 1 }).rows[0]));
+    assert.match(tricky.json, /"context":\{"officials":\["Ref \\"A\\""/);
+    const teams = [undefined, 'nba-bos', 'nfl-kc'];
+    const bounds = [null, NOW - 5 * 86_400_000, NOW, NOW + 14 * 86_400_000];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 30 }),
+        fc.constantFrom(...teams),
+        fc.constantFrom(undefined, 'scheduled', 'in_progress'),
+        fc.constantFrom(undefined, ['nba'], ['nfl', 'nba'], []),
+        fc.constantFrom(...bounds),
+        fc.constantFrom(...bounds),
+        fc.boolean(),
+        fc.constantFrom(undefined, true, false),
+        (limit, teamId, status, leagues, startsAfter, startsBefore, includeFutures, hasOdds) => {
+          const q = { teamId, status, leagues, startsAfter, startsBefore, includeFutures, hasOdds, limit };
+          const page = p.events.list(q);
+          const json = p.events.listJson(q);
+          assert.equal(json.json, page.rows.map((r) => JSON.stringify(r)).join(','));
+          assert.equal(json.count, page.rows.length);
+          assert.deepEqual(json.next, page.next);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('next is null exactly when the page is the last one', () => {
     const all = expected(defaultWindow);
     const full = p.events.list({ ...defaultWindow, limit: all.length });

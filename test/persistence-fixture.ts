@@ -93,7 +93,13 @@ export function tinyBoard(opts: TinyBoardOptions = {}): Board {
   const f0 = game('nba', 'bos', 'nyk', Date.parse('2026-04-10T23:00:00Z'), 'final');
   f0.seasonYear = 2025;
   game('nba', 'bos', 'nyk', now - HOUR, 'in_progress');
-  game('nba', 'mia', 'lal', now, 'scheduled');
+  // Context text that JSON renderers disagree on if any of them gets escaping or numbers wrong.
+  game('nba', 'mia', 'lal', now, 'scheduled').context = {
+    officials: ['Ref "A"', 'Zoë\\Ångström', 'line\nbreak\ttab\u0001', '😀 ⚽', '</script>'],
+    weather: { tempF: 0.1, tiny: 1e-7, huge: 1e21, negative: -2.5, big: 9007199254740993 },
+    lineups: null,
+    flags: [true, false, {}, []],
+  };
   game('nba', 'bos', 'lal', midnight + DAY, 'scheduled');
   game('nba', 'nyk', 'mia', midnight + DAY, 'scheduled');
   game('nba', 'mia', 'bos', midnight + 2 * DAY, 'scheduled');
