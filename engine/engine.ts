@@ -17,6 +17,8 @@
 //
 // Read side
 //   engine.odds.page(filter, afterId, limit) / .render(page, format) / .version(filter)
+//   engine.odds.renderLength(page, format) + .renderInto(page, format, target, offset)
+//                                       (write rows straight into one response buffer)
 //   engine.delta(filter, since, afterId, limit)   tombstones included ("removed": true)
 //   engine.deltaVersion(filter), engine.seq, engine.asOf(), engine.tombstoneHorizon()
 //   engine.status(), bookCounts(), marketCounts()  (D9: live rows, tombstones excluded)
@@ -24,8 +26,15 @@
 //   engine.slotOf(id), idOf(slot), isLive(slot), history(slot), historyInto(slot, buf), rowObject(slot, format)
 //
 // Engine-internal parts exported for engine/signals and engine/snapshot, which read
-// columns directly: engine.store (OddsStore columns + pools), engine.rings
-// (HistoryRings, handle per row in store.ring), engine.eventTable, engine.indexes.
+// columns directly: engine.store (OddsStore columns + pools; store.rowInput(slot)),
+// engine.rings (HistoryRings, handle per row in store.ring), engine.eventTable,
+// engine.indexes (posting lists), engine.keys (id -> slot).
+// Elsewhere: loadBoard(engine, board) in loadBoard.ts; Simulator in simulator.ts;
+// rowObject/rowJsonText/isoTime/minuteTime in rowJson.ts.
+// Pages: OddsPage.slots is a reused buffer, valid until the next page/delta call;
+// render() returns a fresh Buffer. Filters: empty arrays mean "no filter".
+// Tombstones stay >= 10 min (tombstoneRetentionMs), then their slots are reused and
+// tombstoneHorizon() moves to (removal time + 1 ms) of the newest recycled one.
 // Version tokens: every posting list carries a version that moves whenever a row in it
 // changes (membership included); odds.version(filter) is the max over the lists that
 // drive the query, so an unchanged token means an unchanged result. Membership changes
@@ -455,6 +464,7 @@ export class OddsEngine {
 
   /** Version of a delta query (its driving lists and the tombstones); unchanged iff its result is. */
   deltaVersion(filter: DeltaFilter): number {
+    this.sweepTombstones(this.now()); // a tombstone past retention changes the result
     return this.odds.deltaVersion(filter);
   }
 
