@@ -27,8 +27,22 @@ export function compareRows(a: Row, b: Row): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** Every live row (and, with tombstones, every tombstone) as the reference renderer draws it. */
+const memo = new WeakMap<OddsEngine, { seq: number; rows: Map<string, Row[]> }>();
+
+/**
+ * Every live row (and, with tombstones, every tombstone) as the reference renderer
+ * draws it; remembered per engine seq (treat the result as read-only).
+ */
 export function boardRows(engine: OddsEngine, format: OddsFormat, tombstones = false): Row[] {
+  let entry = memo.get(engine);
+  if (entry === undefined || entry.seq !== engine.seq) memo.set(engine, (entry = { seq: engine.seq, rows: new Map() }));
+  const key = `${format}:${tombstones}`;
+  let rows = entry.rows.get(key);
+  if (rows === undefined) entry.rows.set(key, (rows = renderBoard(engine, format, tombstones)));
+  return rows;
+}
+
+function renderBoard(engine: OddsEngine, format: OddsFormat, tombstones: boolean): Row[] {
   const rows: Row[] = [];
   for (let slot = 0; slot < engine.store.size; slot++) {
     if (engine.isLive(slot) || (tombstones && engine.isTombstone(slot))) rows.push(JSON.parse(JSON.stringify(engine.rowObject(slot, format))));
