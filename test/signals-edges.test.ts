@@ -237,3 +237,23 @@ test('pages: order, filters (league, source, event, min edge), cursor, for incre
   }
   assertMatchesReference(board);
 });
+
+test('a group losing its DFS rows hands its slot to another group without mixing their sharp prices', () => {
+  const board = new SignalBoard();
+  const players = ['p1', 'p2', 'p3'];
+  const prices: [number, number][] = [[-125, 105], [-140, 120], [-200, 165]];
+  players.forEach((playerId, i) => {
+    sharp(board, 'pinnacle', prices[i][0], prices[i][1], { playerId });
+    pick(board, 'prizepicks', 'OVER', 1.25, { playerId });
+    pick(board, 'prizepicks', 'UNDER', 1.25, { playerId });
+  });
+  assertMatchesReference(board); // fills the per-method caches
+  for (const side of ['OVER', 'UNDER'] as const) board.remove(oddsId(row({ sportsbook: 'prizepicks', side, ...prop({ playerId: 'p1' }) })));
+  assert.ok(board.books.edges.all(NOW).every((e) => e.playerId !== 'p1'));
+  assertMatchesReference(board);
+  // p1's picks come back: a fresh slot, priced from p1's own sharp quotes
+  pick(board, 'prizepicks', 'OVER', 1.25, { playerId: 'p1' });
+  assertMatchesReference(board);
+  board.change(oddsId(row({ sportsbook: 'pinnacle', side: 'OVER', ...prop({ playerId: 'p3' }) })), { priceAmerican: -180 });
+  assertMatchesReference(board);
+});

@@ -57,6 +57,14 @@ export class ArbitrageBook {
     }
   }
 
+  /** Removes group g's record, if any (its next update re-lists it from scratch). */
+  drop(g: number): void {
+    if (g < this.listed.length && this.listed[g] === 1) {
+      this.set.delete(this.groups.id[g]);
+      this.listed[g] = 0;
+    }
+  }
+
   page(query: ArbitrageQuery, after: RankCursor | null, limit: number): RankedPage<ArbitrageRecord> {
     return this.set.page(
       { leagues: query.leagues, eventIds: query.eventIds, tags: query.types, minScore: query.minProfit },

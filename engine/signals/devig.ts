@@ -25,9 +25,11 @@ export const MAX_OUTCOMES = 3;
 /** Additive can push a longshot to zero or below; it is floored here, then renormalized. */
 const ADDITIVE_FLOOR = 1e-6;
 const SOLVER_TOLERANCE = 1e-14;
+const NEWTON_LAST_STEP = 1e-10;
 const SOLVER_MAX_STEPS = 100;
 
 const implied = new Float64Array(MAX_OUTCOMES);
+const logs = new Float64Array(MAX_OUTCOMES);
 const worstScratch = new Float64Array(MAX_OUTCOMES);
 
 /**
@@ -78,29 +80,32 @@ function additive(n: number, sum: number, out: Float64Array, o: number): void {
 
 /**
  * Find k with sum q_i^k = 1, p_i = q_i^k. f(k) = sum q_i^k - 1 is convex and
- * decreasing (all q_i < 1), so Newton converges monotonically once left of the root.
+ * decreasing (all q_i < 1), so Newton converges (monotonically once left of the
+ * root). q^k is exp(k ln q) with the logs taken once. Convergence is quadratic: once
+ * a step is below 1e-10 the next would be below double precision, so stop there.
  */
 function power(n: number, sum: number, out: Float64Array, o: number): void {
   if (sum === 1) { multiplicative(n, sum, out, o); return; }
+  for (let i = 0; i < n; i++) logs[i] = Math.log(implied[i]);
   let k = 1;
   for (let step = 0; step < SOLVER_MAX_STEPS; step++) {
     let f = -1;
     let slope = 0;
     for (let i = 0; i < n; i++) {
-      const qk = Math.pow(implied[i], k);
+      const qk = Math.exp(k * logs[i]);
       f += qk;
-      slope += qk * Math.log(implied[i]);
+      slope += qk * logs[i];
     }
     const delta = f / slope;
     let next = k - delta;
     if (next <= 0) next = k / 2; // an overshoot from the right must stay in k > 0
     const moved = Math.abs(next - k);
     k = next;
-    if (moved < SOLVER_TOLERANCE * k) break;
+    if (moved < NEWTON_LAST_STEP * k) break;
   }
   let total = 0;
   for (let i = 0; i < n; i++) {
-    const p = Math.pow(implied[i], k);
+    const p = Math.exp(k * logs[i]);
     out[o + i] = p;
     total += p;
   }

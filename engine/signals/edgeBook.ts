@@ -39,14 +39,22 @@ export class EdgeBook {
   private readonly sharpCount: number;
   private sharpSlotOfBook = new Int32Array(0);
   private baseLegOfBook = new Float64Array(0);
-  /** [(g * sharpCount + slot) * STRIDE + outcome]. */
+  // Sharp quotes of the groups that have DFS rows, indexed by the group's position in
+  // dfsGroups (its "local" index, kept dense: game-line groups cost nothing here).
+  /** [(local * sharpCount + slot) * STRIDE + outcome]. */
   private sharpPrice = new Float64Array(0);
   private sharpUpdated = new Float64Array(0);
-  /** Bit per outcome quoted (non-suspended) by that sharp book, [g * sharpCount + slot]. */
+  /** Bit per outcome quoted (non-suspended) by that sharp book, [local * sharpCount + slot]. */
   private sharpPresent = new Uint8Array(0);
-  private groupCapacity = 0;
+  /** Changes whenever a local slot's sharp quotes change: keys the per-method cache. */
+  private stamp = new Int32Array(0);
+  private stampCounter = 0;
+  /** Per devig method code (other than multiplicative): per-book fair values and the stamp they were computed at. */
+  private readonly cachedFair: Float64Array[] = [];
+  private readonly cachedStamp: Int32Array[] = [];
+  private localCapacity = 0;
   private readonly dfs: (DfsQuotes | undefined)[] = [];
-  /** Groups that have DFS rows, for the per-request methods. */
+  /** Groups that have DFS rows, dense; a group's position here is its local index. */
   private dfsGroups = new Int32Array(64);
   private dfsGroupCount = 0;
   private readonly expiry = new ExpiryHeap();
@@ -57,7 +65,6 @@ export class EdgeBook {
   private readonly fair = new Float64Array(STRIDE);
   private readonly perBook = new Float64Array(STRIDE);
   private usedMask = 0;
-  private usedCount = 0;
   private expiresAt = Infinity;
   private sharpNewest = 0;
 
@@ -89,7 +96,6 @@ export class EdgeBook {
       return;
     }
     if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
-    if (g >= this.groupCapacity) this.growGroups(g);
     if (state === undefined) state = this.adopt(g);
     this.readBatch(g, batch, state);
     this.reprice(g, state, now);
@@ -123,7 +129,9 @@ export class EdgeBook {
 
   private readBatch(g: number, batch: QuoteBatch, state: DfsQuotes): void {
     const outcomes = this.groups.outcomes[g];
-    const base = g * this.sharpCount;
+    const local = state.listPosition;
+    const base = local * this.sharpCount;
+    this.stamp[local] = ++this.stampCounter;
     this.sharpPresent.fill(0, base, base + this.sharpCount);
     state.clear();
     for (let i = 0; i < batch.length; i++) {
@@ -146,7 +154,7 @@ export class EdgeBook {
   private reprice(g: number, state: DfsQuotes, now: number): void {
     const previous = state.listed;
     const next = this.spareListed;
-    if (this.fairAt(g, now, DEVIG_MULTIPLICATIVE) > 0) {
+    if (this.fairAt(g, state.listPosition, now, DEVIG_MULTIPLICATIVE) > 0) {
       this.expiry.set(g, this.expiresAt);
       for (let e = 0; e < state.count; e++) {
         const edge = this.edgeOf(state, e);
@@ -180,47 +188,66 @@ export class EdgeBook {
    * Mean fair probability per outcome over the sharp books whose complete market is
    * quoted, unsuspended and fresh at now. Returns how many books were used (0: no fair value).
    */
-  private fairAt(g: number, now: number, method: number): number {
+  private fairAt(g: number, local: number, now: number, method: number): number {
     const n = OUTCOME_COUNT[this.groups.outcomes[g]];
     const full = (1 << n) - 1;
     const window = this.config.stalenessMs;
     const fair = this.fair;
     fair[0] = fair[1] = fair[2] = 0;
+    const perBook = method === DEVIG_MULTIPLICATIVE ? null : this.cachedFor(local, n, method);
     let used = 0;
     let mask = 0;
     let expiresAt = Infinity;
+    let newest = 0;
     for (let slot = 0; slot < this.sharpCount; slot++) {
-      const book = g * this.sharpCount + slot;
+      const book = local * this.sharpCount + slot;
       if (this.sharpPresent[book] !== full) continue;
       const at = book * STRIDE;
       let oldest = Infinity;
+      let latest = 0;
       for (let k = 0; k < n; k++) {
         const t = this.sharpUpdated[at + k];
         if (t < oldest) oldest = t;
+        if (t > latest) latest = t;
       }
       if (now - oldest > window) continue;
-      devigInto(method, this.sharpPrice, at, n, this.perBook, 0);
-      for (let k = 0; k < n; k++) fair[k] += this.perBook[k];
+      if (perBook === null) {
+        devigInto(DEVIG_MULTIPLICATIVE, this.sharpPrice, at, n, this.perBook, 0);
+        for (let k = 0; k < n; k++) fair[k] += this.perBook[k];
+      } else {
+        for (let k = 0; k < n; k++) fair[k] += perBook[at + k];
+      }
       used++;
       mask |= 1 << slot;
       if (oldest + window < expiresAt) expiresAt = oldest + window;
+      if (latest > newest) newest = latest;
     }
     for (let k = 0; k < n; k++) fair[k] /= used;
-    this.usedCount = used;
     this.usedMask = mask;
     this.expiresAt = expiresAt;
-    this.sharpNewest = used > 0 ? this.newestUsed(g, n, mask) : 0;
+    this.sharpNewest = newest;
     return used;
   }
 
-  private newestUsed(g: number, n: number, mask: number): number {
-    let newest = 0;
-    for (let slot = 0; slot < this.sharpCount; slot++) {
-      if ((mask & (1 << slot)) === 0) continue;
-      const at = (g * this.sharpCount + slot) * STRIDE;
-      for (let k = 0; k < n; k++) if (this.sharpUpdated[at + k] > newest) newest = this.sharpUpdated[at + k];
+  /** Per-book fair values of local slot under a method, computed once per change of its quotes. */
+  private cachedFor(local: number, n: number, method: number): Float64Array {
+    let values = this.cachedFair[method];
+    let stamps = this.cachedStamp[method];
+    if (values === undefined || values.length < this.sharpPrice.length) {
+      values = growFloat64(values ?? new Float64Array(0), this.sharpPrice.length);
+      stamps = growInt32(stamps ?? new Int32Array(0), this.stamp.length);
+      this.cachedFair[method] = values;
+      this.cachedStamp[method] = stamps;
     }
-    return newest;
+    if (stamps[local] !== this.stamp[local]) {
+      const full = (1 << n) - 1;
+      for (let slot = 0; slot < this.sharpCount; slot++) {
+        const book = local * this.sharpCount + slot;
+        if (this.sharpPresent[book] === full) devigInto(method, this.sharpPrice, book * STRIDE, n, values, book * STRIDE);
+      }
+      stamps[local] = this.stamp[local];
+    }
+    return values;
   }
 
   private record(g: number, state: DfsQuotes, e: number, devig: DevigMethod): EdgeRecord {
@@ -267,7 +294,7 @@ export class EdgeBook {
       if (query.leagues !== null && !query.leagues.includes(this.groups.league[g])) continue;
       if (query.eventIds !== null && !query.eventIds.includes(this.groups.eventId[g])) continue;
       const state = this.dfs[g]!;
-      if (this.fairAt(g, now, method) === 0) continue;
+      if (this.fairAt(g, i, now, method) === 0) continue;
       for (let e = 0; e < state.count; e++) {
         if (query.sources !== null && !query.sources.includes(this.sources.ids[state.book[e]])) continue;
         const edge = this.edgeOf(state, e);
@@ -283,7 +310,7 @@ export class EdgeBook {
     const items: EdgeRecord[] = [];
     for (let i = start; i < end; i++) {
       const { g, e } = found[i];
-      this.fairAt(g, now, method);
+      this.fairAt(g, this.dfs[g]!.listPosition, now, method);
       items.push(this.record(g, this.dfs[g]!, e, query.devig));
     }
     const lastItem = items.length > 0 ? items[items.length - 1] : null;
@@ -309,19 +336,30 @@ export class EdgeBook {
   private adopt(g: number): DfsQuotes {
     const state = new DfsQuotes();
     this.dfs[g] = state;
-    if (this.dfsGroupCount === this.dfsGroups.length) this.dfsGroups = growInt32(this.dfsGroups, this.dfsGroupCount * 2);
-    state.listPosition = this.dfsGroupCount;
-    this.dfsGroups[this.dfsGroupCount++] = g;
+    const local = this.dfsGroupCount++;
+    if (local === this.dfsGroups.length) this.dfsGroups = growInt32(this.dfsGroups, local * 2);
+    if (local === this.localCapacity) this.growLocal(Math.max(64, local * 2));
+    state.listPosition = local;
+    this.dfsGroups[local] = g;
     return state;
   }
 
-  /** Group g has no DFS rows any more: drop its records and its state. */
+  /** Group g has no DFS rows any more: drop its records and its state; the last local slot moves into its place. */
   private forget(g: number, state: DfsQuotes): void {
     for (let i = 0; i < state.listed.length; i++) this.set.delete(state.listed[i]);
     this.expiry.remove(g);
-    const last = this.dfsGroups[--this.dfsGroupCount];
-    this.dfsGroups[state.listPosition] = last;
-    this.dfs[last]!.listPosition = state.listPosition;
+    const local = state.listPosition;
+    const lastLocal = --this.dfsGroupCount;
+    if (local !== lastLocal) {
+      const last = this.dfsGroups[lastLocal];
+      this.dfsGroups[local] = last;
+      this.dfs[last]!.listPosition = local;
+      const n = this.sharpCount;
+      this.sharpPrice.copyWithin(local * n * STRIDE, lastLocal * n * STRIDE, (lastLocal + 1) * n * STRIDE);
+      this.sharpUpdated.copyWithin(local * n * STRIDE, lastLocal * n * STRIDE, (lastLocal + 1) * n * STRIDE);
+      this.sharpPresent.copyWithin(local * n, lastLocal * n, (lastLocal + 1) * n);
+      this.stamp[local] = ++this.stampCounter; // the per-method cache of this slot no longer applies
+    }
     this.dfs[g] = undefined;
   }
 
@@ -338,13 +376,12 @@ export class EdgeBook {
     this.baseLegOfBook = baseLeg;
   }
 
-  private growGroups(g: number): void {
-    let capacity = Math.max(64, this.groupCapacity);
-    while (capacity <= g) capacity *= 2;
+  private growLocal(capacity: number): void {
     const books = capacity * this.sharpCount;
     this.sharpPrice = growFloat64(this.sharpPrice, books * STRIDE);
     this.sharpUpdated = growFloat64(this.sharpUpdated, books * STRIDE);
     this.sharpPresent = growUint8(this.sharpPresent, books);
-    this.groupCapacity = capacity;
+    this.stamp = growInt32(this.stamp, capacity);
+    this.localCapacity = capacity;
   }
 }

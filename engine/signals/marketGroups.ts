@@ -15,7 +15,8 @@ export interface GroupRowInput extends GroupKeyInput {
   eventStartTime: number;
 }
 
-const NO_GROUP = -1;
+/** No group / end of a member list. */
+export const NONE = -1;
 
 export class MarketGroups {
   /** Group ids (also the arbitrage record id); '' for a free slot. */
@@ -36,11 +37,15 @@ export class MarketGroups {
 
   private readonly byId = new Map<string, number>();
   private readonly free: number[] = [];
-  private memberLists: Int32Array[] = [];
+  /** Formatted start times, shared by every group of an event. */
+  private readonly startTimes = new Map<number, string>();
+  // Membership as intrusive doubly linked lists over refs: no per-group objects.
   private memberCounts = new Int32Array(64);
-  /** ref -> group, and ref -> position in its group's member list. */
-  private groupOfRef = new Int32Array(1024).fill(NO_GROUP);
-  private positionOfRef = new Int32Array(1024);
+  private firstOfGroup = new Int32Array(64).fill(NONE);
+  /** ref -> group, and its neighbours in that group's list. */
+  private groupOfRef = new Int32Array(1024).fill(NONE);
+  private nextOfRef = new Int32Array(1024);
+  private prevOfRef = new Int32Array(1024);
 
   /** Groups ever allocated (live and free): the bound for per-group tables. */
   get capacity(): number {
@@ -53,7 +58,7 @@ export class MarketGroups {
 
   /** The group of a row, creating it if needed; -1 for rows that never take part (futures, YES sides). */
   groupFor(row: GroupRowInput): number {
-    if (isExcludedRow(row)) return NO_GROUP;
+    if (isExcludedRow(row)) return NONE;
     const line = groupLineOf(row.side, row.line);
     const key = marketGroupId(row.eventId, row.marketSubtype, row.period, line, groupScopeOf(row.side, row.teamSide, row.playerId));
     const known = this.byId.get(key);
@@ -67,16 +72,17 @@ export class MarketGroups {
     this.period[g] = row.period;
     this.playerId[g] = row.playerId;
     this.playerName[g] = row.playerName;
-    this.eventStartTime[g] = formatEventStart(row.eventStartTime);
+    this.eventStartTime[g] = this.startTimeText(row.eventStartTime);
     this.line[g] = line === null ? NaN : line;
     this.outcomes[g] = outcomeSetOf(row.market, row.side);
     this.memberCounts[g] = 0;
+    this.firstOfGroup[g] = NONE;
     this.byId.set(key, g);
     return g;
   }
 
   indexOf(id: string): number {
-    return this.byId.get(id) ?? NO_GROUP;
+    return this.byId.get(id) ?? NONE;
   }
 
   isLive(g: number): boolean {
@@ -90,55 +96,65 @@ export class MarketGroups {
 
   /** An event moved (postponed, rescheduled): its groups echo the new start. */
   setEventStart(g: number, eventStartTime: number): void {
-    this.eventStartTime[g] = formatEventStart(eventStartTime);
+    this.eventStartTime[g] = this.startTimeText(eventStartTime);
+  }
+
+  private startTimeText(ms: number): string {
+    let text = this.startTimes.get(ms);
+    if (text === undefined) {
+      text = formatEventStart(ms);
+      this.startTimes.set(ms, text);
+    }
+    return text;
   }
 
   // -- membership ---------------------------------------------------------
 
   groupOf(ref: number): number {
-    return ref < this.groupOfRef.length ? this.groupOfRef[ref] : NO_GROUP;
+    return ref < this.groupOfRef.length ? this.groupOfRef[ref] : NONE;
   }
 
   memberCount(g: number): number {
     return this.memberCounts[g];
   }
 
-  /** The group's refs in [0, memberCount(g)); valid until the next attach/detach. */
-  members(g: number): Int32Array {
-    return this.memberLists[g];
+  /** First ref of group g's members (NONE when empty); walk on with nextMember. */
+  firstMember(g: number): number {
+    return this.firstOfGroup[g];
+  }
+
+  /** The member after ref in its group, NONE at the end. */
+  nextMember(ref: number): number {
+    return this.nextOfRef[ref];
   }
 
   /** Puts ref in group g (leaving any group it was in; returns that old group or -1). */
   attach(ref: number, g: number): number {
     const old = this.groupOf(ref);
-    if (old === g) return NO_GROUP;
-    if (old !== NO_GROUP) this.detach(ref);
+    if (old === g) return NONE;
+    if (old !== NONE) this.detach(ref);
     this.ensureRef(ref);
-    let list = this.memberLists[g];
-    const count = this.memberCounts[g];
-    if (count === list.length) {
-      list = growInt32(list, count * 2);
-      this.memberLists[g] = list;
-    }
-    list[count] = ref;
-    this.memberCounts[g] = count + 1;
+    const head = this.firstOfGroup[g];
+    this.nextOfRef[ref] = head;
+    this.prevOfRef[ref] = NONE;
+    if (head !== NONE) this.prevOfRef[head] = ref;
+    this.firstOfGroup[g] = ref;
+    this.memberCounts[g]++;
     this.groupOfRef[ref] = g;
-    this.positionOfRef[ref] = count;
     return old;
   }
 
-  /** Takes ref out of its group; returns the group (-1 if it had none). Order within a group is not kept. */
+  /** Takes ref out of its group; returns the group (-1 if it had none). */
   detach(ref: number): number {
     const g = this.groupOf(ref);
-    if (g === NO_GROUP) return NO_GROUP;
-    const list = this.memberLists[g];
-    const last = this.memberCounts[g] - 1;
-    const at = this.positionOfRef[ref];
-    const moved = list[last];
-    list[at] = moved;
-    this.positionOfRef[moved] = at;
-    this.memberCounts[g] = last;
-    this.groupOfRef[ref] = NO_GROUP;
+    if (g === NONE) return NONE;
+    const next = this.nextOfRef[ref];
+    const prev = this.prevOfRef[ref];
+    if (prev === NONE) this.firstOfGroup[g] = next;
+    else this.nextOfRef[prev] = next;
+    if (next !== NONE) this.prevOfRef[next] = prev;
+    this.memberCounts[g]--;
+    this.groupOfRef[ref] = NONE;
     return g;
   }
 
@@ -158,6 +174,7 @@ export class MarketGroups {
       this.line = growFloat64(this.line, capacity);
       this.outcomes = growUint8(this.outcomes, capacity);
       this.memberCounts = growInt32(this.memberCounts, capacity);
+      this.firstOfGroup = growInt32(this.firstOfGroup, capacity);
     }
     this.id.push('');
     this.eventId.push('');
@@ -168,7 +185,6 @@ export class MarketGroups {
     this.playerId.push(null);
     this.playerName.push(null);
     this.eventStartTime.push('');
-    this.memberLists.push(new Int32Array(8));
     return g;
   }
 
@@ -176,9 +192,10 @@ export class MarketGroups {
     if (ref < this.groupOfRef.length) return;
     let capacity = this.groupOfRef.length;
     while (capacity <= ref) capacity *= 2;
-    const groups = new Int32Array(capacity).fill(NO_GROUP);
+    const groups = new Int32Array(capacity).fill(NONE);
     groups.set(this.groupOfRef);
     this.groupOfRef = groups;
-    this.positionOfRef = growInt32(this.positionOfRef, capacity);
+    this.nextOfRef = growInt32(this.nextOfRef, capacity);
+    this.prevOfRef = growInt32(this.prevOfRef, capacity);
   }
 }

@@ -85,9 +85,7 @@ export class RankedSet<V> {
       ref = this.newRef(id);
       this.insertAt(this.lowerBound(score, id), ref);
     } else if (this.scores[ref] !== score) {
-      const from = this.lowerBound(this.scores[ref], id);
-      this.removeAt(from);
-      this.insertAt(this.lowerBound(score, id), ref);
+      this.move(this.lowerBound(this.scores[ref], id), this.lowerBound(score, id), ref);
     }
     this.scores[ref] = score;
     this.values[ref] = value;
@@ -158,6 +156,22 @@ export class RankedSet<V> {
       else hi = mid;
     }
     return lo;
+  }
+
+  /**
+   * Moves the entry at rank `from` to where (its new score) belongs: `to` is that key's
+   * lower bound in the array still holding the entry. Only the span between shifts,
+   * so a small score change costs little however big the set.
+   */
+  private move(from: number, to: number, ref: number): void {
+    const order = this.order;
+    if (to > from) {
+      order.copyWithin(from, from + 1, to);
+      order[to - 1] = ref;
+    } else if (to < from) {
+      order.copyWithin(to + 1, to, from);
+      order[to] = ref;
+    }
   }
 
   private insertAt(rank: number, ref: number): void {

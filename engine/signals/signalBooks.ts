@@ -2,16 +2,18 @@
 // (push one ref's current quote from the engine columns onto a batch) and forwards
 // row changes; everything else (grouping, re-evaluation, result books) lives here:
 //
+//   load(slot, row) ... then evaluateAll(source, now)   // bulk load: every group evaluated once
 //   inserted(slot, row, source, now)   // a new row (or its line changed): place it, re-evaluate
 //   changed(slot, source, now)         // price / suspension / refresh: re-evaluate its group
 //   removed(slot, source, now)         // tombstoned: leave its group, re-evaluate
+//   eventMoved(eventId, start, source, now)  // a rescheduled event: its records echo the new start
 //   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads
 //
 // A change costs one group refill (its members' quotes) plus one evaluation per book.
 
 import { ArbitrageBook } from './arbitrageBook.ts';
 import { EdgeBook } from './edgeBook.ts';
-import { MarketGroups, type GroupRowInput } from './marketGroups.ts';
+import { MarketGroups, NONE, type GroupRowInput } from './marketGroups.ts';
 import { QuoteBatch } from './quoteBatch.ts';
 import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
@@ -33,6 +35,17 @@ export class SignalBooks {
     this.batch = new QuoteBatch(sources);
     this.arbitrage = new ArbitrageBook(this.groups);
     this.edges = new EdgeBook(this.groups, sources, this.config);
+  }
+
+  /** Bulk load: places a row without evaluating (call evaluateAll once the rows are in). */
+  load(ref: number, row: GroupRowInput): void {
+    const g = this.groups.groupFor(row);
+    if (g >= 0) this.groups.attach(ref, g);
+  }
+
+  /** Evaluates every live group once (after a bulk load). */
+  evaluateAll(source: QuoteSource, now: number): void {
+    for (let g = 0; g < this.groups.capacity; g++) if (this.groups.isLive(g)) this.refreshGroup(g, source, now);
   }
 
   /** A new row, or a row whose grouping fields (line) changed. Futures and YES rows are ignored. */
@@ -67,10 +80,18 @@ export class SignalBooks {
   refreshGroup(g: number, source: QuoteSource, now: number): void {
     const batch = this.batch;
     batch.clear();
-    const members = this.groups.members(g);
-    const count = this.groups.memberCount(g);
-    for (let i = 0; i < count; i++) source.pushQuote(members[i], batch);
+    for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) source.pushQuote(ref, batch);
     this.evaluate(g, batch, now);
+  }
+
+  /** An event's start moved (postponed, rescheduled): its groups' records are rebuilt with the new start. Rare: scans the groups. */
+  eventMoved(eventId: string, eventStartTime: number, source: QuoteSource, now: number): void {
+    for (let g = 0; g < this.groups.capacity; g++) {
+      if (!this.groups.isLive(g) || this.groups.eventId[g] !== eventId) continue;
+      this.groups.setEventStart(g, eventStartTime);
+      this.arbitrage.drop(g);
+      this.refreshGroup(g, source, now);
+    }
   }
 
   /** Both books on an already filled batch (the bench and the historical path use this directly). */
