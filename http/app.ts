@@ -50,7 +50,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   loadBoard(engine, board);
 
   const persistence = openPersistence({ path: options.dbPath, env });
-  persistence.loadCold(board);
+  persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
   const statusWriter = new EventStatusWriter(engine, persistence, options.clock);
   engine.subscribe(statusWriter);
 
