@@ -1,13 +1,22 @@
 // The live arbitrage result book: one record per market group that currently arbs,
 // kept in serving order (profit desc, id asc, D5). updateGroup re-evaluates one group
-// from its quotes; nothing else is ever recomputed.
+// from all its quotes. quoteChanged is the per-tick fast path: it keeps each group's
+// best price per outcome and settles most ticks in O(1) (a quote that is not and does
+// not become the best changes nothing); it asks for a full re-evaluation only when a
+// best price got worse or the group arbs (or did), which is when legs must be rebuilt.
 
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, sameArbitrage } from './arbitrage.ts';
-import { growFloat64, growUint8 } from './grow.ts';
+import { growFloat64, growInt32, growUint8 } from './grow.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, ArbitrageType } from './records.ts';
+import { OUTCOME_COUNT, outcomeIndex } from './sides.ts';
+
+const LEGS = 3; // per-group stride of the best-price tables
+const NO_BEST = -1;
+/** The best quote came from a batch without refs: the fast path cannot track it. */
+const UNTRACKED = -2;
 
 export interface ArbitrageQuery {
   /** null: both types (middles never exist here). */
@@ -24,7 +33,11 @@ export class ArbitrageBook {
   /** 1 while group g has a record in the set. */
   private listed = new Uint8Array(64);
   /** Leg update times of the listed record, [g * 3 + leg]: tells an unchanged arb from a refreshed one. */
-  private legUpdated = new Float64Array(64 * 3);
+  private legUpdated = new Float64Array(64 * LEGS);
+  /** Best usable quote per outcome, [g * 3 + outcome]: its ref (-1 none), decimal price and odds id (ties). */
+  private bestRef = new Int32Array(64 * LEGS).fill(NO_BEST);
+  private bestPrice = new Float64Array(64 * LEGS);
+  private readonly bestId: string[] = new Array<string>(64 * LEGS).fill('');
 
   constructor(readonly groups: MarketGroups) {}
 
@@ -41,20 +54,60 @@ export class ArbitrageBook {
     if (g >= this.listed.length) this.grow(g);
     const s = this.scratch;
     const found = evaluateArbitrage(batch, this.groups.outcomes[g], s);
+    this.keepBest(g, batch, s);
     const id = this.groups.id[g];
     if (found) {
       if (this.listed[g] === 1) {
         const current = this.set.get(id)!;
-        if (sameArbitrage(current, batch, s, this.legUpdated, g * 3)) return;
+        if (sameArbitrage(current, batch, s, this.legUpdated, g * LEGS)) return;
       }
       const record = arbitrageRecord(this.groups, g, batch, s);
       this.set.upsert(id, record.profit, record, record.league, record.eventId, record.type);
       this.listed[g] = 1;
-      keepLegTimes(batch, s, this.legUpdated, g * 3);
+      keepLegTimes(batch, s, this.legUpdated, g * LEGS);
     } else if (this.listed[g] === 1) {
       this.set.delete(id);
       this.listed[g] = 0;
     }
+  }
+
+  /**
+   * One quote of group g changed (batch[i], same group and side as before): applies it
+   * in O(1) when that settles it, else returns false and the caller re-evaluates the
+   * group with updateGroup.
+   */
+  quoteChanged(g: number, batch: QuoteBatch, i: number): boolean {
+    if (batch.dfs[i] === 1) return true;
+    const outcomes = this.groups.outcomes[g];
+    const k = outcomeIndex(outcomes, batch.side[i]);
+    if (k < 0) return true;
+    const ref = batch.ref[i];
+    if (ref < 0 || g >= this.listed.length) return false;
+    const at = g * LEGS + k;
+    if (this.bestRef[at] === UNTRACKED) return false;
+    const price = batch.priceDecimal[i];
+    const usable = batch.suspended[i] === 0 && price > 1;
+    if (this.bestRef[at] === ref) {
+      // the best got worse: another quote may be best now
+      if (!usable || price < this.bestPrice[at]) return false;
+      this.bestPrice[at] = price;
+    } else {
+      if (!usable) return true;
+      const best = this.bestRef[at];
+      if (best !== NO_BEST && !(price > this.bestPrice[at] || (price === this.bestPrice[at] && batch.oddsId[i] < this.bestId[at]))) return true;
+      this.bestRef[at] = ref;
+      this.bestPrice[at] = price;
+      this.bestId[at] = batch.oddsId[i];
+    }
+    // a best price moved: a listed record needs new legs, a new arb needs a record
+    if (this.listed[g] === 1) return false;
+    let sum = 0;
+    for (let j = g * LEGS, end = j + OUTCOME_COUNT[outcomes]; j < end; j++) {
+      if (this.bestRef[j] === UNTRACKED) return false;
+      if (this.bestRef[j] === NO_BEST) return true;
+      sum += 1 / this.bestPrice[j];
+    }
+    return !(sum < 1);
   }
 
   /** Removes group g's record, if any (its next update re-lists it from scratch). */
@@ -80,10 +133,28 @@ export class ArbitrageBook {
     return out;
   }
 
+  private keepBest(g: number, batch: QuoteBatch, s: ArbitrageScratch): void {
+    const n = OUTCOME_COUNT[s.outcomes];
+    for (let k = 0; k < LEGS; k++) {
+      const at = g * LEGS + k;
+      const b = k < n ? s.best[k] : -1;
+      this.bestRef[at] = b < 0 ? NO_BEST : batch.ref[b] < 0 ? UNTRACKED : batch.ref[b];
+      this.bestPrice[at] = b < 0 ? 0 : batch.priceDecimal[b];
+      this.bestId[at] = b < 0 ? '' : batch.oddsId[b];
+    }
+  }
+
   private grow(g: number): void {
     let capacity = this.listed.length;
     while (capacity <= g) capacity *= 2;
     this.listed = growUint8(this.listed, capacity);
-    this.legUpdated = growFloat64(this.legUpdated, capacity * 3);
+    this.legUpdated = growFloat64(this.legUpdated, capacity * LEGS);
+    const bestRef = growInt32(this.bestRef, capacity * LEGS);
+    bestRef.fill(NO_BEST, this.bestRef.length);
+    this.bestRef = bestRef;
+    this.bestPrice = growFloat64(this.bestPrice, capacity * LEGS);
+    const ids = this.bestId.length;
+    this.bestId.length = capacity * LEGS;
+    this.bestId.fill('', ids);
   }
 }

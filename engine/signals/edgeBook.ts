@@ -101,6 +101,45 @@ export class EdgeBook {
     this.reprice(g, state, now);
   }
 
+  /**
+   * One quote of group g changed (batch[i]; same group and side as before): a sharp
+   * quote updates the kept prices, a DFS row its entry, then the group is re-priced
+   * from what is kept; retail quotes do not matter here. False when the group must be
+   * re-read in full with updateGroup.
+   */
+  quoteChanged(g: number, batch: QuoteBatch, i: number, now: number): boolean {
+    const state = this.dfs[g];
+    if (state === undefined) return batch.dfs[i] === 0;
+    const k = outcomeIndex(this.groups.outcomes[g], batch.side[i]);
+    if (k < 0) return true;
+    if (batch.dfs[i] === 1) {
+      const id = batch.oddsId[i];
+      let e = 0;
+      while (e < state.count && state.oddsId[e] !== id) e++;
+      if (e === state.count) return false;
+      state.suspended[e] = batch.suspended[i];
+      state.multiplier[e] = batch.dfsMultiplier[i];
+      state.updated[e] = batch.updated[i];
+    } else {
+      if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
+      const slot = this.sharpSlotOfBook[batch.book[i]];
+      if (slot < 0) return true;
+      const local = state.listPosition;
+      const book = local * this.sharpCount + slot;
+      const price = batch.priceDecimal[i];
+      if (batch.suspended[i] === 1 || !(price > 1)) {
+        this.sharpPresent[book] &= ~(1 << k);
+      } else {
+        this.sharpPrice[book * STRIDE + k] = price;
+        this.sharpUpdated[book * STRIDE + k] = batch.updated[i];
+        this.sharpPresent[book] |= 1 << k;
+      }
+      this.stamp[local] = ++this.stampCounter;
+    }
+    this.reprice(g, state, now);
+    return true;
+  }
+
   /** Re-prices every group whose fair value went stale before now. */
   refresh(now: number): void {
     while (this.expiry.size > 0 && this.expiry.peekKey() < now) {

@@ -9,6 +9,8 @@ export class QuoteBatch {
   length = 0;
   /** Quotes from DFS sources in this batch (lets books skip groups without any). */
   dfsCount = 0;
+  /** The row's ref (engine slot), set by SignalBooks after each pushQuote; -1 when unknown. */
+  ref: Int32Array;
   /** SourceTable index. */
   book: Int32Array;
   /** 1 when the source is DFS (copied from the SourceTable at push). */
@@ -30,6 +32,7 @@ export class QuoteBatch {
   selection: string[];
 
   constructor(readonly sources: SourceTable, capacity = 64) {
+    this.ref = new Int32Array(capacity);
     this.book = new Int32Array(capacity);
     this.dfs = new Uint8Array(capacity);
     this.side = new Uint8Array(capacity);
@@ -63,6 +66,7 @@ export class QuoteBatch {
     const i = this.length;
     if (i === this.book.length) this.grow();
     const dfs = this.sources.isDfs[book];
+    this.ref[i] = -1;
     this.book[i] = book;
     this.dfs[i] = dfs;
     this.side[i] = side;
@@ -80,6 +84,7 @@ export class QuoteBatch {
 
   private grow(): void {
     const capacity = this.book.length * 2;
+    this.ref = growInt32(this.ref, capacity);
     this.book = growInt32(this.book, capacity);
     this.dfs = growUint8(this.dfs, capacity);
     this.side = growUint8(this.side, capacity);

@@ -9,7 +9,9 @@
 //   eventMoved(eventId, start, source, now)  // a rescheduled event: its records echo the new start
 //   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads
 //
-// A change costs one group refill (its members' quotes) plus one evaluation per book.
+// A price tick reads only the changed quote and settles in O(1) in most cases (see
+// ArbitrageBook.quoteChanged, EdgeBook.quoteChanged); inserts, removals and the rare
+// ticks that need it refill the whole group from its members and re-evaluate it.
 
 import { ArbitrageBook } from './arbitrageBook.ts';
 import { EdgeBook } from './edgeBook.ts';
@@ -27,12 +29,15 @@ export class SignalBooks {
   readonly config: SignalsConfig;
   readonly groups = new MarketGroups();
   readonly batch: QuoteBatch;
+  /** The one changed quote on the hot path. */
+  private readonly single: QuoteBatch;
   readonly arbitrage: ArbitrageBook;
   readonly edges: EdgeBook;
 
   constructor(config: Partial<SignalsConfig> = {}, readonly sources: SourceTable = new SourceTable()) {
     this.config = signalsConfig(config);
     this.batch = new QuoteBatch(sources);
+    this.single = new QuoteBatch(sources, 1);
     this.arbitrage = new ArbitrageBook(this.groups);
     this.edges = new EdgeBook(this.groups, sources, this.config);
   }
@@ -66,9 +71,16 @@ export class SignalBooks {
     }
   }
 
+  /** The hot path: one row's price, multiplier, suspension or time changed (not its line). */
   changed(ref: number, source: QuoteSource, now: number): void {
     const g = this.groups.groupOf(ref);
-    if (g >= 0) this.refreshGroup(g, source, now);
+    if (g < 0) return;
+    const one = this.single;
+    one.clear();
+    source.pushQuote(ref, one);
+    one.ref[0] = ref;
+    const settled = this.arbitrage.quoteChanged(g, one, 0) && this.edges.quoteChanged(g, one, 0, now);
+    if (!settled) this.refreshGroup(g, source, now);
   }
 
   removed(ref: number, source: QuoteSource, now: number): void {
@@ -80,7 +92,10 @@ export class SignalBooks {
   refreshGroup(g: number, source: QuoteSource, now: number): void {
     const batch = this.batch;
     batch.clear();
-    for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) source.pushQuote(ref, batch);
+    for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
+      source.pushQuote(ref, batch);
+      batch.ref[batch.length - 1] = ref;
+    }
     this.evaluate(g, batch, now);
   }
 
