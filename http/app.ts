@@ -55,7 +55,14 @@ export async function startApp(options: AppOptions): Promise<App> {
   engine.subscribe(statusWriter);
 
   const teardowns: Array<() => void> = [];
-  const ctx: AppContext = { engine, persistence, clock: options.clock, env, onClose: (fn) => teardowns.push(fn) };
+  const ctx: AppContext = {
+    engine,
+    persistence,
+    clock: options.clock,
+    env,
+    syncEvents: () => statusWriter.flush(),
+    onClose: (fn) => teardowns.push(fn),
+  };
   const server = await createServer({
     routes: buildRoutes(ctx),
     host: options.host ?? '127.0.0.1',

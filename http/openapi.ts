@@ -60,9 +60,10 @@ function operationOf(route: AnyRoute): Record<string, unknown> {
     '304': { description: 'If-None-Match matched the current ETag: no body.', headers: { ETag: { $ref: '#/components/headers/ETag' } } },
   };
   if (route.query.length > 0) responses['400'] = { $ref: '#/components/responses/BadRequest' };
-  responses['401'] = { $ref: '#/components/responses/Unauthorized' };
+  const authenticated = route.authenticate !== false;
+  if (authenticated) responses['401'] = { $ref: '#/components/responses/Unauthorized' };
   if (pathParams.length > 0) responses['404'] = { $ref: '#/components/responses/NotFound' };
-  if (route.auth === 'key') responses['429'] = { $ref: '#/components/responses/RateLimited' };
+  if (authenticated) responses['429'] = { $ref: '#/components/responses/RateLimited' };
   responses['500'] = { $ref: '#/components/responses/InternalError' };
   return {
     operationId: operationIdOf(route.path),

@@ -51,6 +51,13 @@ export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
   responseKind?: ResponseKind;
   summary?: string;
   description?: string;
+  /**
+   * false: the facade does not call the authenticator for this route, so it never
+   * answers 401/429, counts nothing and adds no X-RateLimit headers; the route reads
+   * req.apiKey itself. Only for /account/usage, which must never error (service-spec
+   * 4.9, decisions D7). Default true.
+   */
+  authenticate?: boolean;
   /** Opt-in response cache; only for responses that depend on nothing but path and query. */
   cache?: RouteCacheOptions<QueryOf<Q>>;
   handle(req: RouteRequest<QueryOf<Q>>): RouteResult;

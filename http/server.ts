@@ -143,13 +143,15 @@ class Facade {
     const match = this.router.match(x.url);
     if (match === null) return this.writeError(x, notFound(`no such path: ${x.url}`));
     x.now = this.clock.now();
-    const auth = this.authenticator.check(x.apiKey, match.route.def.auth, x.now);
-    if (!auth.ok) {
-      const error = new HttpError(auth.status, auth.code, auth.detail);
-      if (auth.retryAfter !== undefined) x.authHeaders = [['Retry-After', String(auth.retryAfter)]];
-      return this.writeError(x, error);
+    if (match.route.def.authenticate !== false) {
+      const auth = this.authenticator.check(x.apiKey, match.route.def.auth, x.now);
+      if (!auth.ok) {
+        const error = new HttpError(auth.status, auth.code, auth.detail);
+        if (auth.retryAfter !== undefined) x.authHeaders = [['Retry-After', String(auth.retryAfter)]];
+        return this.writeError(x, error);
+      }
+      x.authHeaders = auth.headers;
     }
-    x.authHeaders = auth.headers;
     if (match.route.cache !== null) this.serveCached(x, match.route, match.route.cache, match.params);
     else this.serveFresh(x, match.route, match.params);
   }

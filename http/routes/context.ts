@@ -10,5 +10,11 @@ export interface AppContext {
   persistence: Persistence;
   clock: Clock;
   env: NodeJS.ProcessEnv;
+  /**
+   * Writes the engine's pending event status / has-odds changes to SQLite now (the
+   * write-behind otherwise runs every 250 ms). Routes that read those columns call it
+   * first; a no-op when nothing changed.
+   */
+  syncEvents(): void;
   onClose(teardown: () => void): void;
 }
