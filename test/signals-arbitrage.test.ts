@@ -192,6 +192,25 @@ test('price ties go to the alphabetically first sportsbook', () => {
   moneyline(board, 'caesars', -150, 110);
   assert.equal(board.books.arbitrage.all()[0].legs[0].sportsbook, 'betmgm');
   assertMatchesReference(board);
+  // ties reached by a tick: a later book matching the best does not take the leg ...
+  board.change(oddsId(row({ sportsbook: 'caesars', side: 'HOME' })), { priceAmerican: 110 });
+  assert.equal(board.books.arbitrage.all()[0].legs[0].sportsbook, 'betmgm');
+  // ... an earlier one does
+  board.change(oddsId(row({ sportsbook: 'betmgm', side: 'HOME' })), { priceAmerican: 105 });
+  board.change(oddsId(row({ sportsbook: 'betmgm', side: 'HOME' })), { priceAmerican: 110 });
+  assert.equal(board.books.arbitrage.all()[0].legs[0].sportsbook, 'betmgm');
+  assertMatchesReference(board);
+});
+
+test('ties on a group that does not arb yet: the alphabetically first book holds the best price', () => {
+  const board = new SignalBoard();
+  moneyline(board, 'fanduel', 110, -150);
+  moneyline(board, 'caesars', 100, -150);
+  // caesars ties fanduel on HOME by a tick, then AWAY improves into an arb
+  board.change(oddsId(row({ sportsbook: 'caesars', side: 'HOME' })), { priceAmerican: 110 });
+  board.change(oddsId(row({ sportsbook: 'caesars', side: 'AWAY' })), { priceAmerican: 110 });
+  assert.equal(board.books.arbitrage.all()[0].legs[0].sportsbook, 'caesars');
+  assertMatchesReference(board);
 });
 
 test('the live book follows changes: id stable, profit moves, removal and re-entry, version bumps', () => {

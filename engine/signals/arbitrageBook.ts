@@ -99,8 +99,8 @@ export class ArbitrageBook {
       this.bestPrice[at] = price;
       this.bestId[at] = batch.oddsId[i];
     }
-    // a best price moved: a listed record needs new legs, a new arb needs a record
-    if (this.listed[g] === 1) return false;
+    // A best price improved. Only improvements get here, so a listed group (sum < 1)
+    // lands below 1 again and goes to the full path, which rebuilds its legs.
     let sum = 0;
     for (let j = g * LEGS, end = j + OUTCOME_COUNT[outcomes]; j < end; j++) {
       if (this.bestRef[j] === UNTRACKED) return false;
