@@ -34,10 +34,14 @@ export class ArbitrageBook {
   private listed = new Uint8Array(64);
   /** Leg update times of the listed record, [g * 3 + leg]: tells an unchanged arb from a refreshed one. */
   private legUpdated = new Float64Array(64 * LEGS);
-  /** Best usable quote per outcome, [g * 3 + outcome]: its ref (-1 none), decimal price and odds id (ties). */
+  /**
+   * Best usable quote per outcome, [g * 3 + outcome]: its ref and decimal price. Only
+   * the price matters for whether a group arbs; the ref tells when the best got worse.
+   * On a tie the incumbent stays (any holder of the best price gives the same sum);
+   * a tie in a listed group goes to the full path, which applies the tie rule to legs.
+   */
   private bestRef = new Int32Array(64 * LEGS).fill(NO_BEST);
   private bestPrice = new Float64Array(64 * LEGS);
-  private readonly bestId: string[] = new Array<string>(64 * LEGS).fill('');
 
   constructor(readonly groups: MarketGroups) {}
 
@@ -94,10 +98,12 @@ export class ArbitrageBook {
     } else {
       if (!usable) return true;
       const best = this.bestRef[at];
-      if (best !== NO_BEST && !(price > this.bestPrice[at] || (price === this.bestPrice[at] && batch.oddsId[i] < this.bestId[at]))) return true;
+      if (best !== NO_BEST && !(price > this.bestPrice[at])) {
+        // a tie can hand a listed record's leg to another book (the tie rule): rebuild
+        return !(price === this.bestPrice[at] && this.listed[g] === 1);
+      }
       this.bestRef[at] = ref;
       this.bestPrice[at] = price;
-      this.bestId[at] = batch.oddsId[i];
     }
     // A best price improved. Only improvements get here, so a listed group (sum < 1)
     // lands below 1 again and goes to the full path, which rebuilds its legs.
@@ -140,7 +146,6 @@ export class ArbitrageBook {
       const b = k < n ? s.best[k] : -1;
       this.bestRef[at] = b < 0 ? NO_BEST : batch.ref[b] < 0 ? UNTRACKED : batch.ref[b];
       this.bestPrice[at] = b < 0 ? 0 : batch.priceDecimal[b];
-      this.bestId[at] = b < 0 ? '' : batch.oddsId[b];
     }
   }
 
@@ -153,8 +158,5 @@ export class ArbitrageBook {
     bestRef.fill(NO_BEST, this.bestRef.length);
     this.bestRef = bestRef;
     this.bestPrice = growFloat64(this.bestPrice, capacity * LEGS);
-    const ids = this.bestId.length;
-    this.bestId.length = capacity * LEGS;
-    this.bestId.fill('', ids);
   }
 }
