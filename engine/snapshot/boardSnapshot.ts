@@ -107,11 +107,9 @@ export class BoardSnapshot implements ChangeListener {
   // ---- ChangeListener (runs inside engine.apply) -------------------------------------
 
   rowChanged(slot: number, kind: ChangeKind): void {
-    const ev = this.engine.store.event[slot];
     const removed = kind === 'remove';
-    const inserted = kind === 'insert';
-    this.plain.variant.tracker.markSlot(slot, ev, removed, inserted);
-    if (this.history !== null) this.history.variant.tracker.markSlot(slot, ev, removed, inserted);
+    this.plain.variant.tracker.markSlot(slot, removed);
+    if (this.history !== null) this.history.variant.tracker.markSlot(slot, removed);
   }
 
   eventChanged(eventId: string): void {

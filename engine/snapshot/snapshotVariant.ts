@@ -67,6 +67,8 @@ export interface VariantStats {
   piecesRendered: number;
   bytesRendered: number;
   eventsRecut: number;
+  slicesDropped: number;
+  slicesSplit: number;
   groupsDissolved: number;
 }
 
@@ -78,8 +80,8 @@ interface BuildState {
 }
 
 export class SnapshotVariant {
-  readonly tracker = new DirtyTracker();
-  readonly stats: VariantStats = { piecesRendered: 0, bytesRendered: 0, eventsRecut: 0, groupsDissolved: 0 };
+  readonly tracker: DirtyTracker;
+  readonly stats: VariantStats = { piecesRendered: 0, bytesRendered: 0, eventsRecut: 0, slicesDropped: 0, slicesSplit: 0, groupsDissolved: 0 };
   private readonly pieces: PieceSet;
   private readonly sink = new ByteSink();
   private readonly groupSink = new ByteSink();
@@ -94,6 +96,7 @@ export class SnapshotVariant {
     private readonly engine: OddsEngine,
     private readonly options: VariantOptions,
   ) {
+    this.tracker = new DirtyTracker(engine.store);
     this.pieces = new PieceSet({ level: options.level, compareKeys: compareStrings, tail: SNAPSHOT_TAIL });
     this.writer = new SnapshotRowWriter(engine, options.withHistory);
   }
@@ -125,7 +128,8 @@ export class SnapshotVariant {
 
   /**
    * Brings the pieces up to date. The initial build may stop at `deadline`
-   * (performance.now() ms) and continue on the next call; returns true when current.
+   * (performance.now() ms; at least one event per call) and continue on the next
+   * call; returns true when current.
    */
   refresh(deadline = Infinity): boolean {
     if (!this.built && !this.continueBuild(deadline)) return false;
@@ -158,10 +162,9 @@ export class SnapshotVariant {
     if (this.build === null) this.build = this.startBuild();
     const build = this.build;
     while (build.next < build.order.length) {
-      if (performance.now() > deadline) return false;
       const ev = build.order[build.next++];
-      if (this.rowCount(ev) === 0 || this.plans[ev] !== undefined) continue;
-      this.planBuilt(build, ev, build.keys.get(ev)!);
+      if (this.rowCount(ev) > 0 && this.plans[ev] === undefined) this.planBuilt(build, ev, build.keys.get(ev)!);
+      if (performance.now() > deadline && build.next < build.order.length) return false;
     }
     this.flushGroup(build);
     this.build = null;
@@ -183,7 +186,7 @@ export class SnapshotVariant {
     const estimate = this.rowCount(ev) * this.rowEstimate();
     if (isLiveEvent(this.engine, ev) || estimate >= this.options.pieceBytes) {
       this.flushGroup(build);
-      this.plans[ev] = { ev, key, slices: this.cutEvent(ev, key, null), group: null };
+      this.plans[ev] = this.standalone(ev, key);
       return;
     }
     let group = build.group;
@@ -237,16 +240,17 @@ export class SnapshotVariant {
   }
 
   private refreshSlices(plan: EventPlan, item: EventWork): void {
-    const slices = plan.slices!;
     if ((item.flags & EVENT_RESLICE) !== 0) return this.recut(plan);
     const dirty = new Set<number>();
     if ((item.flags & EVENT_HEAD) !== 0) dirty.add(0);
     const store = this.engine.store;
     for (const slot of item.slots) {
       if (store.state[slot] === SLOT_FREE || store.event[slot] !== plan.ev) return this.recut(plan);
-      dirty.add(this.sliceOf(slices, slot));
+      dirty.add(this.sliceOf(plan.slices!, slot));
     }
-    for (const index of dirty) if (!this.renderSlice(plan, index)) return this.recut(plan);
+    // Highest first: removing or splitting a slice never shifts one still to render.
+    const indexes = [...dirty].sort((a, b) => b - a);
+    for (const index of indexes) this.renderSlice(plan, index);
   }
 
   /** Index of the first slice whose boundary is at or after the slot's (book, id). */
@@ -262,66 +266,100 @@ export class SnapshotVariant {
     return lo;
   }
 
-  /** Re-renders one slice in place; false when it is empty or too big (re-cut instead). */
-  private renderSlice(plan: EventPlan, index: number): boolean {
+  /**
+   * Re-renders one slice in place. An empty slice goes (its neighbour takes over the
+   * event's opening or closing when it held one); one grown past maxPieceBytes is cut
+   * again at pieceBytes, adding slices before it.
+   */
+  private renderSlice(plan: EventPlan, index: number): void {
     const slices = plan.slices!;
     const last = slices.length - 1;
     const list = this.engine.indexes.byEvent[plan.ev]!;
     const order = this.engine.indexes.order;
     const start = index === 0 ? 0 : list.after(slices[index - 1].endBook, slices[index - 1].endId, order);
     const end = index === last ? list.length : list.after(slices[index].endBook, slices[index].endId, order);
-    if (end <= start) return false;
+    if (end <= start) return this.dropSlice(plan, index);
     const sink = this.sink;
     sink.reset();
     if (index === 0) writeEventOpen(sink, this.engine, plan.ev);
     this.writeRows(sink, list.items, start, end);
     if (index === last) sink.ascii(EVENT_CLOSE);
-    if (sink.length > this.options.maxPieceBytes) return false;
-    this.setPiece(slices[index].key, sink);
-    return true;
+    if (sink.length <= this.options.maxPieceBytes) this.setPiece(slices[index].key, sink);
+    else {
+      this.stats.slicesSplit++;
+      slices.splice(index, 1, ...this.cutRows(plan, start, end, index === 0, index === last, slices[index]));
+    }
+  }
+
+  /** Removes an empty slice (the event still has rows elsewhere). */
+  private dropSlice(plan: EventPlan, index: number): void {
+    const slices = plan.slices!;
+    const last = slices.length - 1;
+    this.stats.slicesDropped++;
+    this.pieces.remove(slices[index].key);
+    slices.splice(index, 1);
+    if (index === 0) {
+      this.renderSlice(plan, 0); // the new first slice takes the event's opening
+    } else if (index === last) {
+      // The new last slice takes the closing and the last-slice key (so later cuts sort right).
+      const previous = slices[index - 1];
+      this.pieces.remove(previous.key);
+      previous.key = lastSliceKey(plan.key);
+      this.renderSlice(plan, index - 1);
+    }
   }
 
   private recut(plan: EventPlan): void {
     this.stats.eventsRecut++;
-    plan.slices = this.cutEvent(plan.ev, plan.key, plan.slices);
+    const old = plan.slices;
+    const list = this.engine.indexes.byEvent[plan.ev]!;
+    plan.slices = this.cutRows(plan, 0, list.length, true, true, { key: lastSliceKey(plan.key), endBook: '', endId: '' });
+    if (old !== null) {
+      const kept = new Set(plan.slices.map((slice) => slice.key));
+      for (const slice of old) if (!kept.has(slice.key)) this.pieces.remove(slice.key);
+    }
   }
 
-  /** Renders the whole event, cutting slices at pieceBytes; replaces `old` slices. */
-  private cutEvent(ev: number, key: string, old: Slice[] | null): Slice[] {
+  /**
+   * Renders rows [start, end) of the event (with its opening / closing when asked),
+   * cutting after the row where a piece reaches pieceBytes; the rest goes to `tail`,
+   * which keeps its key and boundary. Returns the slices made, tail last.
+   */
+  private cutRows(plan: EventPlan, start: number, end: number, open: boolean, close: boolean, tail: Slice): Slice[] {
     const store = this.engine.store;
-    const list = this.engine.indexes.byEvent[ev]!;
-    const items = list.items;
-    const n = list.length;
+    const items = this.engine.indexes.byEvent[plan.ev]!.items;
     const slices: Slice[] = [];
     const sink = this.sink;
     sink.reset();
-    writeEventOpen(sink, this.engine, ev);
+    if (open) writeEventOpen(sink, this.engine, plan.ev);
     let first = true;
-    for (let i = 0; i < n; i++) {
+    for (let i = start; i < end; i++) {
       if (!first) sink.byte(COMMA);
       const slot = items[i];
       this.writer.write(sink, slot);
       this.rowsRendered++;
       first = false;
-      if (sink.length >= this.options.pieceBytes && i < n - 1) {
+      if (sink.length >= this.options.pieceBytes && i < end - 1) {
         const book = store.books.get(store.book[slot]);
         const id = this.engine.idOf(slot);
-        const slice: Slice = { key: sliceKey(key, book, id), endBook: book, endId: id };
+        const slice: Slice = { key: sliceKey(plan.key, book, id), endBook: book, endId: id };
         this.setPiece(slice.key, sink);
         slices.push(slice);
         sink.reset();
         first = true;
       }
     }
-    sink.ascii(EVENT_CLOSE);
-    const lastSlice: Slice = { key: lastSliceKey(key), endBook: '', endId: '' };
-    this.setPiece(lastSlice.key, sink);
-    slices.push(lastSlice);
-    if (old !== null) {
-      const kept = new Set(slices.map((slice) => slice.key));
-      for (const slice of old) if (!kept.has(slice.key)) this.pieces.remove(slice.key);
-    }
+    if (close) sink.ascii(EVENT_CLOSE);
+    this.setPiece(tail.key, sink);
+    slices.push(tail);
     return slices;
+  }
+
+  /** A plan for the event as its own slices (rendered and cut now). */
+  private standalone(ev: number, key: string): EventPlan {
+    const plan: EventPlan = { ev, key, slices: null, group: null };
+    plan.slices = this.cutRows(plan, 0, this.rowCount(ev), true, true, { key: lastSliceKey(key), endBook: '', endId: '' });
+    return plan;
   }
 
   private renderGroup(group: Group, replan: number[]): void {
@@ -372,7 +410,7 @@ export class SnapshotVariant {
       const key = eventKey(this.engine, ev);
       const spanning = this.groupAround(key);
       if (spanning !== null) this.dissolve(spanning, replan);
-      this.plans[ev] = { ev, key, slices: this.cutEvent(ev, key, null), group: null };
+      this.plans[ev] = this.standalone(ev, key);
     }
   }
 
