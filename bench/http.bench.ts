@@ -1,0 +1,116 @@
+// The HTTP load run (issue 3): the real app on the large board (BOARD overrides;
+// simulator off so every run sees the same bytes), wrk with 64 connections on
+// 127.0.0.1, the server process pinned to core 0 and wrk to core 1. Each scenario
+// is measured next to its reference, in the same run: uWS writing the identical
+// response bytes from a prebuilt Buffer (the ceiling for that body size), or a uWS
+// hello world (for the 304 path). Scenario modules live in bench/scenarios/; add one
+// with a file and a line in SCENARIO_MODULES.
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../engine/clock.ts';
+import type { BoardSize } from '../engine/model.ts';
+import { startApp, type App } from '../http/app.ts';
+import { runWrk, startBufferServer, startHelloWorld, type BenchServer, type WrkResult } from './http-baseline.bench.ts';
+import type { Scenario, ScenarioModule } from './scenarios/scenario.ts';
+import { scenarios as oddsScenarios } from './scenarios/odds.ts';
+
+const SCENARIO_MODULES: ScenarioModule[] = [oddsScenarios];
+
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+const CONNECTIONS = 64;
+const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
+const WARMUP_SECONDS = 1;
+
+interface Primed {
+  status: number;
+  body: Buffer;
+  contentType: string;
+  etag: string;
+}
+
+/** One plain request, raw bytes back (no decompression). */
+function prime(port: number, path: string, headers: Record<string, string> = {}): Promise<Primed> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), contentType: String(res.headers['content-type'] ?? 'application/json'), etag: String(res.headers.etag ?? '') }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function record(out: Record<string, number | string>, label: string, r: WrkResult): void {
+  out[`${label} req/s`] = Math.round(r.requestsPerSec);
+  out[`${label} MB/s`] = Number(r.mbPerSec.toFixed(1));
+  out[`${label} p50 ms`] = r.p50Ms;
+  out[`${label} p99 ms`] = r.p99Ms;
+  if (r.errors > 0) out[`${label} errors`] = r.errors;
+}
+
+async function measure(url: string, headers: Record<string, string>): Promise<WrkResult> {
+  await runWrk(url, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, headers });
+  return runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, headers });
+}
+
+async function runScenario(app: App, scenario: Scenario, hello: WrkResult, out: Record<string, number | string>): Promise<void> {
+  const headers = { ...scenario.headers };
+  const primed = await prime(app.port, scenario.path, headers);
+  if (primed.status !== 200) throw new Error(`${scenario.name}: ${scenario.path} answered ${primed.status}: ${primed.body.toString().slice(0, 200)}`);
+  if (scenario.ifNoneMatch) headers['If-None-Match'] = primed.etag;
+  out[`${scenario.name} body bytes`] = scenario.ifNoneMatch ? 0 : primed.body.length;
+  const result = await measure(`http://127.0.0.1:${app.port}${scenario.path}`, headers);
+  record(out, scenario.name, result);
+  if (scenario.reference === 'hello') {
+    out[`${scenario.name} / hello world`] = Number((result.requestsPerSec / hello.requestsPerSec).toFixed(3));
+    return;
+  }
+  const ceiling = await startBufferServer(primed.body, primed.contentType);
+  try {
+    const reference = await measure(`http://127.0.0.1:${ceiling.port}/`, {});
+    record(out, `${scenario.name} ceiling`, reference);
+    out[`${scenario.name} / ceiling`] = Number((result.requestsPerSec / reference.requestsPerSec).toFixed(3));
+  } finally {
+    ceiling.close();
+  }
+}
+
+export async function benchHttp(): Promise<Record<string, number | string>> {
+  const size = (process.env.BOARD ?? 'large') as BoardSize;
+  const out: Record<string, number | string> = { board: size, connections: CONNECTIONS, 'seconds per run': SECONDS };
+  const dir = mkdtempSync(join(tmpdir(), 'odds-bench-http-'));
+  const started = performance.now();
+  const app = await startApp({
+    clock: new ManualClock(NOW),
+    board: { size, seed: Number(process.env.SEED ?? 42), now: NOW },
+    dbPath: join(dir, 'odds.db'),
+    port: 0,
+    simulatorRate: 0,
+    env: {},
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  out['app start s'] = Number(((performance.now() - started) / 1000).toFixed(1));
+  out['live rows'] = app.engine.liveRows;
+  let hello: BenchServer | null = null;
+  try {
+    hello = await startHelloWorld();
+    const helloResult = await measure(`http://127.0.0.1:${hello.port}/`, {});
+    hello.close();
+    hello = null;
+    record(out, 'uws hello world', helloResult);
+    for (const module of SCENARIO_MODULES) {
+      for (const scenario of await module(app)) await runScenario(app, scenario, helloResult, out);
+    }
+  } finally {
+    hello?.close();
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
