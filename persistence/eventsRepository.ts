@@ -107,6 +107,7 @@ export class EventsRepository {
   private readonly leagueOfStatement: Statement;
   private readonly teamBoxStatement: Statement;
   private readonly playerBoxStatement: Statement;
+  private readonly startTimesStatement: Statement;
   private readonly setStatus: Statement;
   private readonly setHasOdds: Statement;
 
@@ -129,6 +130,7 @@ export class EventsRepository {
     this.playerBoxStatement = db
       .prepare(`SELECT ${PLAYER_BOX_COLUMNS} FROM player_box WHERE event_id = ? ORDER BY player_id`)
       .raw(true);
+    this.startTimesStatement = db.prepare('SELECT start_time FROM events ORDER BY start_time').pluck();
     this.setStatus = db.prepare('UPDATE events SET status = ? WHERE id = ? AND status <> ?');
     this.setHasOdds = db.prepare('UPDATE events SET has_odds = ? WHERE id = ? AND has_odds <> ?');
   }
@@ -194,6 +196,15 @@ export class EventsRepository {
       params.hasOdds = q.hasOdds ? 1 : 0;
     }
     return this.lists.get(shape).all(params) as unknown[][];
+  }
+
+  /**
+   * Every event's start (epoch ms, futures anchors included), ascending: which events a
+   * time window holds is decided by where its bounds fall among these, so a window
+   * that moves with the clock can tell when its result changes (http/routes/eventWindow.ts).
+   */
+  startTimes(): Float64Array {
+    return Float64Array.from(this.startTimesStatement.all() as number[]);
   }
 
   /** 2.10 + D2, or null for an unknown id. Futures anchors are real events here (C8). */

@@ -1,0 +1,26 @@
+// /api/v1/account/usage (service-spec 4.9, decisions D7): the calling key's plan,
+// month usage and limits. It never errors, so the facade does not authenticate it
+// (authenticate: false): an unknown or revoked key, or none, answers the anonymous
+// plan. It is not counted (reading your usage does not use it up) and not cached
+// (the answer depends on the key and on requests counted a moment ago).
+import { defineRoute, type AnyRoute } from '../router.ts';
+import type { AppContext } from './context.ts';
+
+export function accountRoutes(ctx: AppContext): AnyRoute[] {
+  const { apiKeys, usage } = ctx.persistence;
+  const route = defineRoute({
+    path: '/api/v1/account/usage',
+    auth: 'none',
+    authenticate: false,
+    response: 'AccountUsage',
+    query: [],
+    summary: 'Plan, monthly usage and cap, and per-minute limit of the calling key.',
+    description:
+      'Send the key as for any route (X-Api-Key or Authorization: Bearer). Without a valid key (none, unknown or revoked) the answer is the anonymous plan: ENTERPRISE with every other field null. Never errors: no 401 and no 429 here. This request is not counted and carries no X-RateLimit headers. monthlyUsed counts this UTC month\'s requests, including those not yet written to the database. meta.updated is the time of the request.',
+    handle: (req) => {
+      const key = req.apiKey === null ? null : apiKeys.lookup(req.apiKey);
+      return { kind: 'data', data: [usage.accountUsage(key, req.now)], updated: req.now };
+    },
+  });
+  return [route];
+}

@@ -1,0 +1,68 @@
+// The team routes (service-spec 4.5, 2.2, 2.11): /teams (keyset over id), /teams/{id}
+// and /teams/{id}/stats, read from SQLite. Validity: the versions of the data sets
+// each reads (they only grow, so a sum moves exactly when one of them does).
+import { notFound } from '../errors.ts';
+import { defineRoute, type AnyRoute } from '../router.ts';
+import { isIdKey, keysetWalk, nextCursor } from './catalogCursor.ts';
+import { BOX_STATS_QUERY, TEAMS_QUERY } from './catalogParams.ts';
+import type { AppContext } from './context.ts';
+
+const TEAMS_PATH = '/api/v1/teams';
+
+export function teamRoutes(ctx: AppContext): AnyRoute[] {
+  const { persistence } = ctx;
+  const teams = persistence.teams;
+
+  const list = defineRoute({
+    path: TEAMS_PATH,
+    auth: 'none',
+    response: 'Team',
+    query: TEAMS_QUERY,
+    summary: 'Teams, keyset-paginated over id.',
+    description: 'Ordered by id (plain string order). meta.updated is when the teams data last changed.',
+    cache: { validity: () => persistence.version('teams') },
+    handle: (req) => {
+      const q = req.query;
+      const walk = keysetWalk(TEAMS_PATH, { league: q.league }, q.cursor, isIdKey);
+      const page = teams.list({ league: q.league, after: walk.after, limit: q.limit });
+      return {
+        kind: 'data',
+        data: page.rows,
+        nextCursor: page.next === null ? null : nextCursor(walk.fingerprint, page.next),
+        updated: persistence.changedAt('teams'),
+      };
+    },
+  });
+
+  const one = defineRoute({
+    path: '/api/v1/teams/:teamId',
+    auth: 'none',
+    response: 'Team',
+    query: [],
+    summary: 'One team.',
+    description: 'data holds one Team. Unknown id: 404 not_found.',
+    cache: { validity: () => persistence.version('teams') },
+    handle: (req) => {
+      const team = teams.get(req.params.teamId!);
+      if (team === null) throw notFound(`no team ${req.params.teamId}`, 'teamId');
+      return { kind: 'data', data: [team], updated: persistence.changedAt('teams') };
+    },
+  });
+
+  const stats = defineRoute({
+    path: '/api/v1/teams/:teamId/stats',
+    auth: 'key',
+    response: 'TeamBoxRow',
+    query: BOX_STATS_QUERY,
+    summary: 'The team\'s box stat rows, one per event with a box score, in event order; unpaginated.',
+    description: 'Rows ordered by event start, then event id. season keeps one season year. Unknown team: 404 not_found.',
+    cache: { validity: () => persistence.version('teams') + persistence.version('stats') + persistence.version('events') },
+    handle: (req) => {
+      const rows = teams.stats(req.params.teamId!, req.query.season);
+      if (rows === null) throw notFound(`no team ${req.params.teamId}`, 'teamId');
+      return { kind: 'data', data: rows, updated: persistence.changedAt('stats') };
+    },
+  });
+
+  return [list, one, stats];
+}
