@@ -258,3 +258,15 @@ test('a group losing its DFS rows hands its slot to another group without mixing
   board.change(oddsId(row({ sportsbook: 'pinnacle', side: 'OVER', ...prop({ playerId: 'p3' }) })), { priceAmerican: -180 });
   assertMatchesReference(board);
 });
+
+test('a rescheduled event: both books re-list its records with the new start', () => {
+  const board = propBoard();
+  board.upsert(row({ sportsbook: 'draftkings', side: 'OVER', priceAmerican: 120, ...prop() }));
+  board.upsert(row({ sportsbook: 'fanduel', side: 'UNDER', priceAmerican: 120, ...prop() }));
+  assert.equal(board.books.arbitrage.size, 1);
+  const moved = Date.parse('2026-11-22T01:30:00Z');
+  board.books.eventMoved('nba-20261121-lal-bos', moved, board.source, NOW);
+  assert.equal(board.books.arbitrage.all()[0].eventStartTime, '2026-11-22T01:30');
+  assert.equal(board.books.edges.all(NOW)[0].eventStartTime, '2026-11-22T01:30');
+  for (const devig of DEVIG_METHODS) assert.equal(board.books.edges.all(NOW, devig)[0].eventStartTime, '2026-11-22T01:30');
+});

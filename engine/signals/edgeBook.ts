@@ -9,7 +9,8 @@
 
 import { DEVIG_MULTIPLICATIVE, devigInto, devigMethodCode, type DevigMethod, DEVIG_METHODS } from './devig.ts';
 import { DfsQuotes, NO_LISTED } from './dfsQuotes.ts';
-import { breakevenProbability, edgeRecord } from './edges.ts';
+import { EdgeEntry } from './edgeEntry.ts';
+import { breakevenProbability } from './edges.ts';
 import { ExpiryHeap } from './expiryHeap.ts';
 import { growFloat64, growInt32, growUint8 } from './grow.ts';
 import type { MarketGroups } from './marketGroups.ts';
@@ -18,7 +19,6 @@ import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
 import { baseLegDecimalOf, type EdgeRecord, type SignalsConfig } from './records.ts';
 import { OUTCOME_COUNT, outcomeIndex, SIDE_NAMES } from './sides.ts';
 import type { SourceTable } from './sourceTable.ts';
-import { formatInstant } from './timeFormat.ts';
 
 export interface EdgeQuery {
   leagues: readonly string[] | null;
@@ -35,7 +35,7 @@ const STRIDE = 3; // prices per (group, sharp book): one per outcome
 
 export class EdgeBook {
   /** Multiplicative edges >= 0, in serving order. */
-  readonly set = new RankedSet<EdgeRecord>();
+  readonly set = new RankedSet<EdgeEntry>();
   private readonly sharpCount: number;
   private sharpSlotOfBook = new Int32Array(0);
   private baseLegOfBook = new Float64Array(0);
@@ -140,6 +140,16 @@ export class EdgeBook {
     return true;
   }
 
+  /** Drops group g's records (its next re-price lists them afresh, e.g. with a moved event start). */
+  drop(g: number): void {
+    const state = this.dfs[g];
+    if (state === undefined) return;
+    for (let i = 0; i < state.listed.length; i++) this.set.delete(state.listed[i]);
+    if (state.listed !== NO_LISTED) this.spareListed = state.listed as string[];
+    this.spareListed.length = 0;
+    state.listed = NO_LISTED;
+  }
+
   /** Re-prices every group whose fair value went stale before now. */
   refresh(now: number): void {
     while (this.expiry.size > 0 && this.expiry.peekKey() < now) {
@@ -153,7 +163,10 @@ export class EdgeBook {
     if (query.devig === 'multiplicative') {
       this.refresh(now);
       const minScore = query.minEdge > 0 ? query.minEdge : 0;
-      return this.set.page({ leagues: query.leagues, eventIds: query.eventIds, tags: query.sources, minScore }, after, limit);
+      const page = this.set.page({ leagues: query.leagues, eventIds: query.eventIds, tags: query.sources, minScore }, after, limit);
+      const items: EdgeRecord[] = new Array(page.items.length);
+      for (let i = 0; i < items.length; i++) items[i] = page.items[i].toRecord(this.groups);
+      return { items, hasMore: page.hasMore, last: page.last };
     }
     return this.pageComputed(query, after, limit, now);
   }
@@ -198,9 +211,13 @@ export class EdgeBook {
       for (let e = 0; e < state.count; e++) {
         const edge = this.edgeOf(state, e);
         if (!(edge >= 0)) continue;
-        const record = this.record(g, state, e, 'multiplicative');
-        this.set.upsert(record.id, edge, record, record.league, record.eventId, record.source);
-        next.push(record.id);
+        const id = state.oddsId[e];
+        next.push(id);
+        let entry = this.set.get(id);
+        if (entry === undefined) entry = new EdgeEntry();
+        else if (!this.differs(entry, g, state, e)) continue; // unchanged: the set (and its version) stays
+        this.fill(entry, g, state, e, 'multiplicative');
+        this.set.upsert(id, edge, entry, this.groups.league[g], this.groups.eventId[g], entry.source);
       }
     } else {
       this.expiry.remove(g);
@@ -289,36 +306,33 @@ export class EdgeBook {
     return values;
   }
 
-  private record(g: number, state: DfsQuotes, e: number, devig: DevigMethod): EdgeRecord {
-    const groups = this.groups;
-    const source = this.sources.ids[state.book[e]];
+  /** What pick e of group g is worth under the last fairAt, into entry. */
+  private fill(entry: EdgeEntry, g: number, state: DfsQuotes, e: number, devig: DevigMethod): void {
     const line = state.line[e];
+    entry.g = g;
+    entry.id = state.oddsId[e];
+    entry.source = this.sources.ids[state.book[e]];
+    entry.selection = state.selection[e];
+    entry.side = SIDE_NAMES[state.side[e]];
+    entry.line = Number.isNaN(line) ? null : line;
+    entry.multiplier = state.multiplier[e];
+    entry.breakeven = breakevenProbability(this.baseLegOfBook[state.book[e]], state.multiplier[e]);
+    entry.fair = this.fair[state.outcome[e]];
+    entry.updated = state.updated[e] > this.sharpNewest ? state.updated[e] : this.sharpNewest;
+    entry.sharpBooks = this.sharpBooksFor(this.usedMask);
+    entry.devig = devig;
+    entry.changed();
+  }
+
+  /** Whether fill would change anything that shows in the record. */
+  private differs(entry: EdgeEntry, g: number, state: DfsQuotes, e: number): boolean {
     const updated = state.updated[e] > this.sharpNewest ? state.updated[e] : this.sharpNewest;
-    return edgeRecord(
-      {
-        eventId: groups.eventId[g],
-        league: groups.league[g],
-        market: groups.market[g],
-        marketSubtype: groups.marketSubtype[g],
-        period: groups.period[g],
-        playerId: groups.playerId[g],
-        playerName: groups.playerName[g],
-        eventStartTime: groups.eventStartTime[g],
-      },
-      {
-        id: state.oddsId[e],
-        source,
-        selection: state.selection[e],
-        side: SIDE_NAMES[state.side[e]],
-        line: Number.isNaN(line) ? null : line,
-        dfsMultiplier: state.multiplier[e],
-        breakevenProbability: breakevenProbability(this.baseLegOfBook[state.book[e]], state.multiplier[e]),
-        fairProbability: this.fair[state.outcome[e]],
-        sharpBooks: this.sharpBooksFor(this.usedMask),
-        devig,
-        updated: formatInstant(updated),
-      },
-    );
+    return entry.g !== g
+      || entry.fair !== this.fair[state.outcome[e]]
+      || entry.multiplier !== state.multiplier[e]
+      || entry.updated !== updated
+      || entry.sharpBooks !== this.sharpBooksFor(this.usedMask)
+      || entry.selection !== state.selection[e];
   }
 
   // -- per request (devig methods other than multiplicative) -----------------
@@ -350,7 +364,9 @@ export class EdgeBook {
     for (let i = start; i < end; i++) {
       const { g, e } = found[i];
       this.fairAt(g, this.dfs[g]!.listPosition, now, method);
-      items.push(this.record(g, this.dfs[g]!, e, query.devig));
+      const entry = new EdgeEntry();
+      this.fill(entry, g, this.dfs[g]!, e, query.devig);
+      items.push(entry.toRecord(this.groups));
     }
     const lastItem = items.length > 0 ? items[items.length - 1] : null;
     return {

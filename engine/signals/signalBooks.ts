@@ -105,6 +105,7 @@ export class SignalBooks {
       if (!this.groups.isLive(g) || this.groups.eventId[g] !== eventId) continue;
       this.groups.setEventStart(g, eventStartTime);
       this.arbitrage.drop(g);
+      this.edges.drop(g);
       this.refreshGroup(g, source, now);
     }
   }
