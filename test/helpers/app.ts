@@ -31,6 +31,8 @@ export interface TestAppOptions {
   env?: NodeJS.ProcessEnv;
   /** Reuse an already generated board (generation is deterministic per seed/size/now). */
   board?: Board;
+  /** Use this SQLite file (kept on close) instead of a fresh one in a temp dir: restarts on one database. */
+  dbPath?: string;
 }
 
 export interface TestApp {
@@ -63,7 +65,7 @@ export function testBoard(size: BoardSize = 'small', seed = 42, now = TEST_NOW):
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const now = options.now ?? TEST_NOW;
   const clock = new ManualClock(now);
-  const dir = mkdtempSync(join(tmpdir(), 'odds-app-'));
+  const dir = options.dbPath === undefined ? mkdtempSync(join(tmpdir(), 'odds-app-')) : null;
   const board = options.board ?? testBoard(options.size ?? 'small', options.seed ?? 42, now);
   const logs: string[] = [];
   let app: App;
@@ -71,7 +73,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app = await startApp({
       clock,
       board,
-      dbPath: join(dir, 'odds.db'),
+      dbPath: options.dbPath ?? join(dir!, 'odds.db'),
       host: '127.0.0.1',
       port: 0,
       simulatorRate: options.simulatorRate ?? 0,
@@ -80,7 +82,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       log: (line) => logs.push(line),
     });
   } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
     throw error;
   }
   const api = await loadValidator(app.port);
@@ -98,7 +100,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     request: (path, requestOptions) => httpRequest(app.port, path, requestOptions),
     async close() {
       await app.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (dir !== null) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
