@@ -78,10 +78,10 @@ export function referenceText(engine: OddsEngine, withHistory: boolean): string 
   return JSON.stringify(referenceDoc(engine, withHistory));
 }
 
-/** The small fixture board (real generator). */
-export function fixtureEngine(seed = 1, retentionMs?: number) {
+/** A fixture board (real generator), small unless asked. */
+export function fixtureEngine(seed = 1, retentionMs?: number, size: 'small' | 'medium' = 'small') {
   const { engine, clock } = newEngine(retentionMs === undefined ? {} : { tombstoneRetentionMs: retentionMs });
-  const board = generateBoard({ seed, size: 'small', now: NOW });
+  const board = generateBoard({ seed, size, now: NOW });
   loadBoard(engine, board);
   return { engine, clock, board };
 }

@@ -1,0 +1,180 @@
+// GET /api/v1/snapshot on the real app (small board, ManualClock, port 0): gzip always,
+// the OpenAPI Snapshot schema, byte equality with the E1 reference, rows equal to a
+// full /odds walk, strong ETags per variant with 304, HEAD, curl --compressed, and a
+// client that hangs up mid-body.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import { ManualClock } from '../engine/clock.ts';
+import { startApp, type App } from '../http/app.ts';
+import { bodyStreamStats } from '../http/largeBody.ts';
+import { httpRequest, loadValidator, type ApiValidator } from './helpers/server.ts';
+import { liveSlots } from './engine-helpers.ts';
+import { NOW, fixtureEngine, referenceText, type SnapshotDoc } from './snapshot-helpers.ts';
+import { createServer } from '../http/server.ts';
+import { snapshotRoutes } from '../http/routes/snapshot.ts';
+import { openPersistence } from '../persistence/persistence.ts';
+
+const PATH = '/api/v1/snapshot';
+let app: App;
+let api: ApiValidator;
+let dir: string;
+const clock = new ManualClock(NOW);
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'snapshot-http-'));
+  app = await startApp({ clock, board: { seed: 2, size: 'small', now: NOW }, dbPath: join(dir, 'odds.db'), port: 0, log: () => {} });
+  api = await loadValidator(app.port);
+});
+
+after(async () => {
+  await app.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function get(path: string, headers: Record<string, string> = {}, method = 'GET') {
+  const reply = await httpRequest(app.port, path, { headers, method });
+  const body = api.check(PATH, reply, method) as SnapshotDoc | undefined;
+  return { reply, body };
+}
+
+function changeOnePrice(): void {
+  clock.advance(1000);
+  const slot = liveSlots(app.engine).find((s) => app.engine.store.priceAmerican[s] !== 0)!;
+  const price = app.engine.store.priceAmerican[slot];
+  app.engine.apply([{ op: 'price', slot, priceAmerican: price === 150 ? 155 : 150, suspended: false }]);
+}
+
+test('200: gzip (without asking), JSON, strong ETag, the E1 document byte for byte, valid against the OpenAPI Snapshot schema', async () => {
+  const { reply, body } = await get(PATH);
+  assert.equal(reply.status, 200);
+  assert.equal(reply.headers['content-encoding'], 'gzip');
+  assert.match(String(reply.headers['content-type']), /^application\/json/);
+  assert.match(String(reply.headers.etag), /^"snap-n-[0-9a-f]+-[0-9a-f]+"$/);
+  assert.equal(reply.headers['access-control-allow-origin'], '*');
+  assert.equal(gunzipSync(reply.body).toString('utf8'), referenceText(app.engine, false));
+  assert.equal(body!.count, app.engine.liveRows);
+  const history = await get(`${PATH}?include_history=true`);
+  assert.equal(gunzipSync(history.reply.body).toString('utf8'), referenceText(app.engine, true));
+  assert.notEqual(history.reply.headers.etag, reply.headers.etag);
+  assert.match(String(history.reply.headers.etag), /^"snap-h-/);
+});
+
+test('rows equal the rows of a full /odds walk (odds_format=all), same ids, same bytes', async () => {
+  const { body } = await get(PATH);
+  const walked = new Map<string, string>();
+  let cursor: string | null = null;
+  do {
+    const reply = await httpRequest(app.port, `/api/v1/odds?limit=1000${cursor === null ? '' : `&cursor=${cursor}`}`);
+    assert.equal(reply.status, 200);
+    const page = api.check('/api/v1/odds', reply) as { data: Record<string, unknown>[]; nextCursor: string | null };
+    for (const row of page.data) walked.set(row.id as string, JSON.stringify(row));
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  let rows = 0;
+  for (const event of body!.events) {
+    for (const { priceHistory, ...row } of event.odds) {
+      assert.equal(priceHistory, null);
+      assert.equal(JSON.stringify(row), walked.get(row.id as string), `row ${row.id}`);
+      rows++;
+    }
+  }
+  assert.equal(rows, walked.size);
+});
+
+test('If-None-Match: 304 without a body per variant; the other variant\'s tag or a change gives 200', async () => {
+  const plain = await get(PATH);
+  const history = await get(`${PATH}?include_history=1`);
+  const etag = String(plain.reply.headers.etag);
+  const historyTag = String(history.reply.headers.etag);
+  const again = await get(PATH, { 'If-None-Match': etag });
+  assert.equal(again.reply.status, 304);
+  assert.equal(again.reply.body.length, 0);
+  assert.equal(again.reply.headers.etag, etag);
+  assert.equal((await get(`${PATH}?include_history=true`, { 'If-None-Match': historyTag })).reply.status, 304);
+  assert.equal((await get(`${PATH}?include_history=true`, { 'If-None-Match': etag })).reply.status, 200);
+  assert.equal((await get(PATH, { 'If-None-Match': `W/${etag}` })).reply.status, 304, 'weak comparison (RFC 9110)');
+  changeOnePrice();
+  const changed = await get(PATH, { 'If-None-Match': etag });
+  assert.equal(changed.reply.status, 200);
+  assert.notEqual(changed.reply.headers.etag, etag);
+  assert.equal(gunzipSync(changed.reply.body).toString('utf8'), referenceText(app.engine, false));
+  const changedHistory = await get(`${PATH}?include_history=true`, { 'If-None-Match': historyTag });
+  assert.equal(changedHistory.reply.status, 200);
+  assert.equal(gunzipSync(changedHistory.reply.body).toString('utf8'), referenceText(app.engine, true));
+});
+
+test('HEAD: the same headers and Content-Length, no body', async () => {
+  const full = await get(PATH);
+  const head = await get(PATH, {}, 'HEAD');
+  assert.equal(head.reply.status, 200);
+  assert.equal(head.reply.body.length, 0);
+  assert.equal(head.reply.headers.etag, full.reply.headers.etag);
+  assert.equal(head.reply.headers['content-encoding'], 'gzip');
+  assert.equal(Number(head.reply.headers['content-length']), full.reply.body.length);
+});
+
+test('include_history must be a boolean (400 invalid_parameter)', async () => {
+  const { reply, body } = await get(`${PATH}?include_history=maybe`);
+  assert.equal(reply.status, 400);
+  assert.equal((body as unknown as { code: string }).code, 'invalid_parameter');
+});
+
+test('curl --compressed reads the body as the E1 document', async (t) => {
+  const run = promisify(execFile);
+  try {
+    await run('curl', ['--version']);
+  } catch {
+    t.skip('curl is not installed');
+    return;
+  }
+  for (const query of ['', '?include_history=true']) {
+    const { stdout } = await run('curl', ['-sS', '--fail', '--compressed', `http://127.0.0.1:${app.port}${PATH}${query}`], { maxBuffer: 256 * 1024 * 1024 });
+    assert.equal(stdout, referenceText(app.engine, query !== ''));
+  }
+});
+
+test('a client that hangs up mid-body costs nothing more; the next client gets the whole body', async () => {
+  // A body far larger than the socket buffers (the medium board with history), read by a
+  // client that stops reading: the server waits on backpressure, then the client leaves.
+  const { engine } = fixtureEngine(4, undefined, 'medium');
+  const persistence = openPersistence({ path: join(dir, 'medium.db'), env: {} });
+  const teardowns: Array<() => void> = [];
+  const routes = snapshotRoutes({ engine, persistence, clock: engine.clock, env: {}, onClose: (fn) => teardowns.push(fn) });
+  const server = await createServer({ routes, port: 0, log: () => {} });
+  try {
+    const size = (await httpRequest(server.port, `${PATH}?include_history=true`)).body.length;
+    assert.ok(size > 8 * 1024 * 1024, `body of ${size} bytes`);
+    const before = { ...bodyStreamStats };
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(server.port, '127.0.0.1', () => socket.write(`GET ${PATH}?include_history=true HTTP/1.1\r\nHost: x\r\n\r\n`));
+      socket.once('data', () => {
+        socket.pause(); // stop reading: the kernel buffers fill, uWS waits in onWritable
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 200);
+      });
+      socket.on('error', reject);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(bodyStreamStats.started, before.started + 1);
+    assert.ok(bodyStreamStats.waits > before.waits, 'the server waited for the socket instead of buffering a copy');
+    assert.equal(bodyStreamStats.aborted, before.aborted + 1, 'the stream was dropped when the client left');
+    assert.equal(bodyStreamStats.completed, before.completed);
+    const again = await httpRequest(server.port, `${PATH}?include_history=true`);
+    assert.equal(again.status, 200);
+    assert.equal(again.body.length, size);
+    assert.equal(gunzipSync(again.body).toString('utf8'), referenceText(engine, true));
+  } finally {
+    await server.close();
+    for (const teardown of teardowns) teardown();
+    persistence.close();
+  }
+});
