@@ -146,7 +146,7 @@ test('a client that hangs up mid-body costs nothing more; the next client gets t
   const { engine } = fixtureEngine(4, undefined, 'medium');
   const persistence = openPersistence({ path: join(dir, 'medium.db'), env: {} });
   const teardowns: Array<() => void> = [];
-  const routes = snapshotRoutes({ engine, persistence, clock: engine.clock, env: {}, onClose: (fn) => teardowns.push(fn) });
+  const routes = snapshotRoutes({ engine, persistence, clock: engine.clock, env: {}, syncEvents: () => {}, onClose: (fn) => void teardowns.push(fn) });
   const server = await createServer({ routes, port: 0, log: () => {} });
   try {
     const size = (await httpRequest(server.port, `${PATH}?include_history=true`)).body.length;
