@@ -107,18 +107,19 @@ test('property: after every tick the incremental books equal the brute-force rec
       const id = ids[Math.floor(rand() * ids.length)];
       const t = byId.get(id)!;
       const roll = rand();
+      const via = rand() < 0.5 ? 'priced' : 'changed';
       if (roll < 0.1) {
         board.now += Math.floor(rand() * 4 * 60_000);
       } else if (!board.has(id)) {
         board.upsert(priced(t, rand, board.now));
       } else if (roll < 0.55) {
         const next = priced(t, rand, board.now);
-        board.change(id, { priceAmerican: next.priceAmerican, dfsMultiplier: next.dfsMultiplier, updated: board.now });
+        board.change(id, { priceAmerican: next.priceAmerican, dfsMultiplier: next.dfsMultiplier, updated: board.now }, via);
       } else if (roll < 0.7) {
-        board.change(id, { updated: board.now }); // same price seen again
+        board.change(id, { updated: board.now }, via); // same price seen again
       } else if (roll < 0.85) {
         const current = board.rows().find((r) => oddsId(r) === id)!;
-        board.change(id, { suspended: !current.suspended, updated: board.now });
+        board.change(id, { suspended: !current.suspended, updated: board.now }, via);
       } else {
         board.remove(id);
       }

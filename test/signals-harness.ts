@@ -107,12 +107,20 @@ export class SignalBoard {
     return ref;
   }
 
-  /** A price/suspension/refresh on an existing row (the adapter's hot path). */
-  change(id: string, fields: Partial<Pick<OddsInput, 'priceAmerican' | 'dfsMultiplier' | 'suspended' | 'updated'>>): void {
+  /**
+   * A price/suspension/refresh on an existing row, forwarded the way the adapter will:
+   * as values (priced, the hot path) or through the source (changed).
+   */
+  change(id: string, fields: Partial<Pick<OddsInput, 'priceAmerican' | 'dfsMultiplier' | 'suspended' | 'updated'>>, via: 'priced' | 'changed' = 'priced'): void {
     const ref = this.refs.get(id)!;
-    const current = this.source.rows[ref]!;
-    this.source.set(ref, { ...current, ...fields });
-    this.books.changed(ref, this.source, this.now);
+    const next = { ...this.source.rows[ref]!, ...fields };
+    this.source.set(ref, next);
+    if (via === 'changed') {
+      this.books.changed(ref, this.source, this.now);
+      return;
+    }
+    const decimal = next.priceAmerican === null ? NaN : americanToDecimal(next.priceAmerican);
+    this.books.priced(ref, decimal, next.suspended, next.updated, next.dfsMultiplier ?? NaN, this.source, this.now);
   }
 
   remove(id: string): void {

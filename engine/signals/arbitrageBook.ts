@@ -82,22 +82,24 @@ export class ArbitrageBook {
    */
   quoteChanged(g: number, batch: QuoteBatch, i: number): boolean {
     if (batch.dfs[i] === 1) return true;
-    const outcomes = this.groups.outcomes[g];
-    const k = outcomeIndex(outcomes, batch.side[i]);
+    const k = outcomeIndex(this.groups.outcomes[g], batch.side[i]);
     if (k < 0) return true;
-    const ref = batch.ref[i];
+    return this.priceChanged(g, k, batch.ref[i], batch.priceDecimal[i], batch.suspended[i] === 1);
+  }
+
+  /** quoteChanged for a non-DFS quote on outcome k of group g, given as values. */
+  priceChanged(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
     if (ref < 0 || g >= this.listed.length) return false;
     const at = g * LEGS + k;
-    if (this.bestRef[at] === UNTRACKED) return false;
-    const price = batch.priceDecimal[i];
-    const usable = batch.suspended[i] === 0 && price > 1;
-    if (this.bestRef[at] === ref) {
+    const best = this.bestRef[at];
+    if (best === UNTRACKED) return false;
+    const usable = !suspended && price > 1;
+    if (best === ref) {
       // the best got worse: another quote may be best now
       if (!usable || price < this.bestPrice[at]) return false;
       this.bestPrice[at] = price;
     } else {
       if (!usable) return true;
-      const best = this.bestRef[at];
       if (best !== NO_BEST && !(price > this.bestPrice[at])) {
         // a tie can hand a listed record's leg to another book (the tie rule): rebuild
         return !(price === this.bestPrice[at] && this.listed[g] === 1);
@@ -108,7 +110,7 @@ export class ArbitrageBook {
     // A best price improved. Only improvements get here, so a listed group (sum < 1)
     // lands below 1 again and goes to the full path, which rebuilds its legs.
     let sum = 0;
-    for (let j = g * LEGS, end = j + OUTCOME_COUNT[outcomes]; j < end; j++) {
+    for (let j = g * LEGS, end = j + OUTCOME_COUNT[this.groups.outcomes[g]]; j < end; j++) {
       if (this.bestRef[j] === UNTRACKED) return false;
       if (this.bestRef[j] === NO_BEST) return true;
       sum += 1 / this.bestPrice[j];

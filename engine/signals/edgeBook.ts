@@ -54,6 +54,8 @@ export class EdgeBook {
   private readonly cachedStamp: Int32Array[] = [];
   private localCapacity = 0;
   private readonly dfs: (DfsQuotes | undefined)[] = [];
+  /** ref -> index among its group's kept DFS rows (set on each full read). */
+  private pickOfRef = new Int32Array(1024).fill(-1);
   /** Groups that have DFS rows, dense; a group's position here is its local index. */
   private dfsGroups = new Int32Array(64);
   private dfsGroupCount = 0;
@@ -117,25 +119,54 @@ export class EdgeBook {
       let e = 0;
       while (e < state.count && state.oddsId[e] !== id) e++;
       if (e === state.count) return false;
-      state.suspended[e] = batch.suspended[i];
-      state.multiplier[e] = batch.dfsMultiplier[i];
-      state.updated[e] = batch.updated[i];
-    } else {
-      if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
-      const slot = this.sharpSlotOfBook[batch.book[i]];
-      if (slot < 0) return true;
-      const local = state.listPosition;
-      const book = local * this.sharpCount + slot;
-      const price = batch.priceDecimal[i];
-      if (batch.suspended[i] === 1 || !(price > 1)) {
-        this.sharpPresent[book] &= ~(1 << k);
-      } else {
-        this.sharpPrice[book * STRIDE + k] = price;
-        this.sharpUpdated[book * STRIDE + k] = batch.updated[i];
-        this.sharpPresent[book] |= 1 << k;
-      }
-      this.stamp[local] = ++this.stampCounter;
+      return this.pickChanged(g, e, batch.suspended[i] === 1, batch.dfsMultiplier[i], batch.updated[i], now);
     }
+    if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
+    const slot = this.sharpSlotOfBook[batch.book[i]];
+    return slot < 0 || this.sharpChanged(g, slot, k, batch.priceDecimal[i], batch.suspended[i] === 1, batch.updated[i], now);
+  }
+
+  /** Whether group g has DFS rows (only then do its quotes matter here). */
+  hasPicks(g: number): boolean {
+    return this.dfs[g] !== undefined;
+  }
+
+  /** The sharp slot of a source index (-1: not a configured sharp book). */
+  sharpSlotOf(book: number): number {
+    if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
+    return this.sharpSlotOfBook[book];
+  }
+
+  /** Index of ref among its group's kept DFS rows (valid while the group is unchanged since its last full read). */
+  pickIndexOf(ref: number): number {
+    return ref < this.pickOfRef.length ? this.pickOfRef[ref] : -1;
+  }
+
+  /** Sharp book `slot` re-quoted outcome k of group g. */
+  sharpChanged(g: number, slot: number, k: number, price: number, suspended: boolean, updated: number, now: number): boolean {
+    const state = this.dfs[g];
+    if (state === undefined) return true;
+    const local = state.listPosition;
+    const book = local * this.sharpCount + slot;
+    if (suspended || !(price > 1)) {
+      this.sharpPresent[book] &= ~(1 << k);
+    } else {
+      this.sharpPrice[book * STRIDE + k] = price;
+      this.sharpUpdated[book * STRIDE + k] = updated;
+      this.sharpPresent[book] |= 1 << k;
+    }
+    this.stamp[local] = ++this.stampCounter;
+    this.reprice(g, state, now);
+    return true;
+  }
+
+  /** DFS pick e of group g changed. */
+  pickChanged(g: number, e: number, suspended: boolean, multiplier: number, updated: number, now: number): boolean {
+    const state = this.dfs[g];
+    if (state === undefined || e < 0 || e >= state.count) return false;
+    state.suspended[e] = suspended ? 1 : 0;
+    state.multiplier[e] = multiplier;
+    state.updated[e] = updated;
     this.reprice(g, state, now);
     return true;
   }
@@ -190,6 +221,8 @@ export class EdgeBook {
       const k = outcomeIndex(outcomes, batch.side[i]);
       if (k < 0) continue;
       if (batch.dfs[i] === 1) {
+        const ref = batch.ref[i];
+        if (ref >= 0) this.setPickOfRef(ref, state.count);
         state.push(batch.book[i], k, batch.side[i], batch.suspended[i], batch.dfsMultiplier[i], batch.line[i], batch.updated[i], batch.oddsId[i], batch.selection[i]);
         continue;
       }
@@ -429,6 +462,17 @@ export class EdgeBook {
     }
     this.sharpSlotOfBook = slots;
     this.baseLegOfBook = baseLeg;
+  }
+
+  private setPickOfRef(ref: number, e: number): void {
+    if (ref >= this.pickOfRef.length) {
+      let capacity = this.pickOfRef.length;
+      while (capacity <= ref) capacity *= 2;
+      const grown = new Int32Array(capacity).fill(-1);
+      grown.set(this.pickOfRef);
+      this.pickOfRef = grown;
+    }
+    this.pickOfRef[ref] = e;
   }
 
   private growLocal(capacity: number): void {

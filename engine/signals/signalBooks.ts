@@ -4,7 +4,8 @@
 //
 //   load(slot, row) ... then evaluateAll(source, now)   // bulk load: every group evaluated once
 //   inserted(slot, row, source, now)   // a new row (or its line changed): place it, re-evaluate
-//   changed(slot, source, now)         // price / suspension / refresh: re-evaluate its group
+//   priced(slot, decimal, suspended, updated, multiplier, source, now)  // the hot path: a tick, as values
+//   changed(slot, source, now)         // the same, reading the quote through the source
 //   removed(slot, source, now)         // tombstoned: leave its group, re-evaluate
 //   eventMoved(eventId, start, source, now)  // a rescheduled event: its records echo the new start
 //   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads
@@ -19,6 +20,13 @@ import { MarketGroups, NONE, type GroupRowInput } from './marketGroups.ts';
 import { QuoteBatch } from './quoteBatch.ts';
 import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
+import { growUint8 } from './grow.ts';
+import { outcomeIndex } from './sides.ts';
+
+const ROLE_OUTCOME = 3;
+const ROLE_NO_OUTCOME = 3;
+const ROLE_DFS = 4;
+const ROLE_SLOT_SHIFT = 3;
 
 /** Reads one row's current quote: implement with batch.push(...) from the engine columns. */
 export interface QuoteSource {
@@ -31,6 +39,8 @@ export class SignalBooks {
   readonly batch: QuoteBatch;
   /** The one changed quote on the hot path. */
   private readonly single: QuoteBatch;
+  /** Per ref: outcome index (2 bits, 3 = none), DFS bit, sharp slot + 1 (5 bits); set on each full read. */
+  private roleOfRef = new Uint8Array(1024);
   readonly arbitrage: ArbitrageBook;
   readonly edges: EdgeBook;
 
@@ -71,7 +81,30 @@ export class SignalBooks {
     }
   }
 
-  /** The hot path: one row's price, multiplier, suspension or time changed (not its line). */
+  /**
+   * The hottest path: one row's price, DFS multiplier, suspension or time changed (not
+   * its line), given as the values the engine just wrote (priceDecimal NaN on DFS rows,
+   * dfsMultiplier NaN on book rows). Reads no engine column unless the group must be
+   * re-read in full.
+   */
+  priced(ref: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource, now: number): void {
+    const g = this.groups.groupOf(ref);
+    if (g < 0) return;
+    const role = this.roleOfRef[ref];
+    const k = role & ROLE_OUTCOME;
+    if (k === ROLE_NO_OUTCOME) return;
+    let settled: boolean;
+    if ((role & ROLE_DFS) === 0) {
+      settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
+      const slot = (role >> ROLE_SLOT_SHIFT) - 1;
+      if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated, now);
+    } else {
+      settled = this.edges.pickChanged(g, this.edges.pickIndexOf(ref), suspended, dfsMultiplier, updated, now);
+    }
+    if (!settled) this.refreshGroup(g, source, now);
+  }
+
+  /** Like priced, reading the row's quote through the source. */
   changed(ref: number, source: QuoteSource, now: number): void {
     const g = this.groups.groupOf(ref);
     if (g < 0) return;
@@ -92,9 +125,12 @@ export class SignalBooks {
   refreshGroup(g: number, source: QuoteSource, now: number): void {
     const batch = this.batch;
     batch.clear();
+    const outcomes = this.groups.outcomes[g];
     for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
       source.pushQuote(ref, batch);
-      batch.ref[batch.length - 1] = ref;
+      const i = batch.length - 1;
+      batch.ref[i] = ref;
+      this.setRole(ref, outcomes, batch, i);
     }
     this.evaluate(g, batch, now);
   }
@@ -108,6 +144,18 @@ export class SignalBooks {
       this.edges.drop(g);
       this.refreshGroup(g, source, now);
     }
+  }
+
+  /** Caches what priced() needs to know about a ref: its outcome, DFS or not, and its sharp slot. */
+  private setRole(ref: number, outcomes: number, batch: QuoteBatch, i: number): void {
+    if (ref >= this.roleOfRef.length) {
+      let capacity = this.roleOfRef.length;
+      while (capacity <= ref) capacity *= 2;
+      this.roleOfRef = growUint8(this.roleOfRef, capacity);
+    }
+    const k = outcomeIndex(outcomes, batch.side[i]);
+    const slot = batch.dfs[i] === 1 ? -1 : this.edges.sharpSlotOf(batch.book[i]);
+    this.roleOfRef[ref] = (k < 0 ? ROLE_NO_OUTCOME : k) | (batch.dfs[i] === 1 ? ROLE_DFS : 0) | ((slot + 1) << ROLE_SLOT_SHIFT);
   }
 
   /** Both books on an already filled batch (the bench and the historical path use this directly). */
