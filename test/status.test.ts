@@ -3,6 +3,10 @@
 // meta.updated is the board's as-of time; ETag/304 follow the body.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { boardRows } from './helpers/oddsReference.ts';
 
@@ -74,6 +78,45 @@ describe('/status', () => {
     for (const path of ['/api/v1/odds', '/api/v1/odds/updated', '/api/v1/events/{eventId}/odds', '/api/v1/players/{playerId}/odds', '/api/v1/teams/{teamId}/odds']) {
       assert.ok(body.paths[path]?.get, `${path} is documented`);
       assert.equal(body.paths[path].get['x-auth-designation'], 'key');
+    }
+  });
+});
+
+describe('npm start (http/main.ts)', () => {
+  it('prints a ready line, answers /status on the printed port, and exits 0 on SIGINT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'odds-main-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'http/main.ts'], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '500', DB_PATH: join(dir, 'odds.db') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ready line: ${output}`)), 20_000);
+        child.stdout.on('data', () => {
+          const match = /small board \(seed 42, [\d,]+ live rows\) ready in [\d.]+s on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1\/status/.exec(output);
+          if (match !== null) {
+            clearTimeout(timer);
+            resolve(Number(match[1]));
+          }
+        });
+      });
+      const first = await fetch(`http://127.0.0.1:${port}/api/v1/status`).then((r) => r.json());
+      assert.ok(first.data[0].totalMarkets > 1000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const second = await fetch(`http://127.0.0.1:${port}/api/v1/status`).then((r) => r.json());
+      assert.ok(second.meta.updated > first.meta.updated, 'the simulator moves the board (and the frozen clock)');
+      const started = Date.now();
+      child.kill('SIGINT');
+      assert.equal(await exited, 0, output);
+      assert.ok(Date.now() - started < 5000);
+      assert.match(output, /SIGINT: stopping/);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
