@@ -6,6 +6,8 @@
 // hello world (for the 304 path). Scenario modules live in bench/scenarios/; add one
 // with a file and a line in SCENARIO_MODULES.
 import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +113,16 @@ export async function benchHttp(): Promise<Record<string, number | string>> {
     hello?.close();
     await app.close();
     rmSync(dir, { recursive: true, force: true });
+    unpin();
   }
   return out;
+}
+
+/** runWrk pinned this process to core 0; later bench sections get every core back. */
+function unpin(): void {
+  try {
+    execFileSync('taskset', ['-pc', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    // no taskset: nothing was pinned
+  }
 }
