@@ -265,8 +265,27 @@ test('a rescheduled event: both books re-list its records with the new start', (
   board.upsert(row({ sportsbook: 'fanduel', side: 'UNDER', priceAmerican: 120, ...prop() }));
   assert.equal(board.books.arbitrage.size, 1);
   const moved = Date.parse('2026-11-22T01:30:00Z');
-  board.books.eventMoved('nba-20261121-lal-bos', moved, board.source, NOW);
+  board.books.eventMoved('nba-20261121-lal-bos', moved, board.source);
   assert.equal(board.books.arbitrage.all()[0].eventStartTime, '2026-11-22T01:30');
   assert.equal(board.books.edges.all(NOW)[0].eventStartTime, '2026-11-22T01:30');
   for (const devig of DEVIG_METHODS) assert.equal(board.books.edges.all(NOW, devig)[0].eventStartTime, '2026-11-22T01:30');
+});
+
+test('ticks only mark their group; the next read re-prices it once, at the read clock', () => {
+  const board = propBoard();
+  const edges = board.books.edges;
+  edges.all(NOW);
+  assert.equal(edges.pendingGroups, 0);
+  const over = oddsId(row({ sportsbook: 'pinnacle', side: 'OVER', ...prop() }));
+  const version = edges.version;
+  for (const price of [-130, -135, -125]) board.change(over, { priceAmerican: price });
+  assert.equal(edges.pendingGroups, 1, 'three ticks on one group: one pending re-price');
+  assert.equal(edges.version, version, 'nothing re-priced before a read');
+  near(edges.all(NOW)[0].fairProbability, FAIR_OVER.pin.multiplicative);
+  assert.equal(edges.pendingGroups, 0);
+  // retail ticks never concern the edge book (unless the group must be re-read in full)
+  board.upsert(row({ sportsbook: 'draftkings', side: 'OVER', priceAmerican: -150, ...prop() }));
+  edges.all(NOW);
+  board.change(oddsId(row({ sportsbook: 'draftkings', side: 'OVER', ...prop() })), { priceAmerican: -155 });
+  assert.equal(edges.pendingGroups, 0);
 });

@@ -103,7 +103,7 @@ export class SignalBoard {
     }
     this.source.set(ref, input);
     // for an existing id this re-places the row, in case its line moved
-    this.books.inserted(ref, input, this.source, this.now);
+    this.books.inserted(ref, input, this.source);
     return ref;
   }
 
@@ -116,16 +116,16 @@ export class SignalBoard {
     const next = { ...this.source.rows[ref]!, ...fields };
     this.source.set(ref, next);
     if (via === 'changed') {
-      this.books.changed(ref, this.source, this.now);
+      this.books.changed(ref, this.source);
       return;
     }
     const decimal = next.priceAmerican === null ? NaN : americanToDecimal(next.priceAmerican);
-    this.books.priced(ref, decimal, next.suspended, next.updated, next.dfsMultiplier ?? NaN, this.source, this.now);
+    this.books.priced(ref, decimal, next.suspended, next.updated, next.dfsMultiplier ?? NaN, this.source);
   }
 
   remove(id: string): void {
     const ref = this.refs.get(id)!;
-    this.books.removed(ref, this.source, this.now);
+    this.books.removed(ref, this.source);
     this.source.delete(ref);
     this.refs.delete(id);
     this.freeRefs.push(ref);

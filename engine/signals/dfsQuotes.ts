@@ -22,6 +22,10 @@ export class DfsQuotes {
   listed: readonly string[] = NONE;
   /** Position in the edge book's list of groups with DFS rows. */
   listPosition = -1;
+  /** Quotes changed since the group was last priced (it waits in the book's dirty list). */
+  dirty = false;
+
+  constructor(readonly group: number) {}
 
   clear(): void {
     this.count = 0;

@@ -1,9 +1,12 @@
 // The live edge result book (H1, H2, D4). Per market group with DFS rows it keeps the
 // sharp books' current prices and the DFS rows; the multiplicative edges (the route's
 // default) are maintained incrementally in serving order (edge desc, id asc), holding
-// only edges >= 0 since min_edge is never negative. Staleness depends on the clock,
-// not only on updates: each group's fair value expires when its oldest used sharp
-// quote ages past the window, and refresh(now) re-prices the groups that expired.
+// only edges >= 0 since min_edge is never negative. A tick only writes the kept
+// quote and marks its group dirty (O(1)); dirty groups are re-priced together at the
+// next read (refresh), so a burst of ticks on one group costs one re-price, and the
+// clock of the read is the evaluation time the staleness rule asks for. Staleness
+// depends on the clock too: each group's fair value expires when its oldest used
+// sharp quote ages past the window, and refresh(now) re-prices the expired groups.
 // Other devig methods are priced per request from the kept quotes (no extra per-update
 // cost); bench/signals.bench.ts measures that walk.
 
@@ -54,6 +57,9 @@ export class EdgeBook {
   private readonly cachedStamp: Int32Array[] = [];
   private localCapacity = 0;
   private readonly dfs: (DfsQuotes | undefined)[] = [];
+  /** Groups ticked since the last refresh. */
+  private readonly dirtyStates: (DfsQuotes | undefined)[] = [];
+  private dirtyCount = 0;
   /** ref -> index among its group's kept DFS rows (set on each full read). */
   private pickOfRef = new Int32Array(1024).fill(-1);
   /** Groups that have DFS rows, dense; a group's position here is its local index. */
@@ -90,8 +96,8 @@ export class EdgeBook {
     return this.set.version;
   }
 
-  /** Re-reads group g's quotes (an empty batch, or one without DFS rows, clears it) and re-prices it at now. */
-  updateGroup(g: number, batch: QuoteBatch, now: number): void {
+  /** Re-reads group g's quotes (an empty batch, or one without DFS rows, clears it); it is re-priced at the next read. */
+  updateGroup(g: number, batch: QuoteBatch): void {
     let state = this.dfs[g];
     if (batch.dfsCount === 0) {
       if (state !== undefined) this.forget(g, state);
@@ -100,7 +106,7 @@ export class EdgeBook {
     if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
     if (state === undefined) state = this.adopt(g);
     this.readBatch(g, batch, state);
-    this.reprice(g, state, now);
+    this.markDirty(state);
   }
 
   /**
@@ -109,7 +115,7 @@ export class EdgeBook {
    * from what is kept; retail quotes do not matter here. False when the group must be
    * re-read in full with updateGroup.
    */
-  quoteChanged(g: number, batch: QuoteBatch, i: number, now: number): boolean {
+  quoteChanged(g: number, batch: QuoteBatch, i: number): boolean {
     const state = this.dfs[g];
     if (state === undefined) return batch.dfs[i] === 0;
     const k = outcomeIndex(this.groups.outcomes[g], batch.side[i]);
@@ -119,11 +125,22 @@ export class EdgeBook {
       let e = 0;
       while (e < state.count && state.oddsId[e] !== id) e++;
       if (e === state.count) return false;
-      return this.pickChanged(g, e, batch.suspended[i] === 1, batch.dfsMultiplier[i], batch.updated[i], now);
+      return this.pickChanged(g, e, batch.suspended[i] === 1, batch.dfsMultiplier[i], batch.updated[i]);
     }
     if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
     const slot = this.sharpSlotOfBook[batch.book[i]];
-    return slot < 0 || this.sharpChanged(g, slot, k, batch.priceDecimal[i], batch.suspended[i] === 1, batch.updated[i], now);
+    return slot < 0 || this.sharpChanged(g, slot, k, batch.priceDecimal[i], batch.suspended[i] === 1, batch.updated[i]);
+  }
+
+  /** How many groups wait to be re-priced at the next read. */
+  get pendingGroups(): number {
+    return this.dirtyCount;
+  }
+
+  private markDirty(state: DfsQuotes): void {
+    if (state.dirty) return;
+    state.dirty = true;
+    this.dirtyStates[this.dirtyCount++] = state;
   }
 
   /** Whether group g has DFS rows (only then do its quotes matter here). */
@@ -143,7 +160,7 @@ export class EdgeBook {
   }
 
   /** Sharp book `slot` re-quoted outcome k of group g. */
-  sharpChanged(g: number, slot: number, k: number, price: number, suspended: boolean, updated: number, now: number): boolean {
+  sharpChanged(g: number, slot: number, k: number, price: number, suspended: boolean, updated: number): boolean {
     const state = this.dfs[g];
     if (state === undefined) return true;
     const local = state.listPosition;
@@ -156,18 +173,18 @@ export class EdgeBook {
       this.sharpPresent[book] |= 1 << k;
     }
     this.stamp[local] = ++this.stampCounter;
-    this.reprice(g, state, now);
+    this.markDirty(state);
     return true;
   }
 
   /** DFS pick e of group g changed. */
-  pickChanged(g: number, e: number, suspended: boolean, multiplier: number, updated: number, now: number): boolean {
+  pickChanged(g: number, e: number, suspended: boolean, multiplier: number, updated: number): boolean {
     const state = this.dfs[g];
     if (state === undefined || e < 0 || e >= state.count) return false;
     state.suspended[e] = suspended ? 1 : 0;
     state.multiplier[e] = multiplier;
     state.updated[e] = updated;
-    this.reprice(g, state, now);
+    this.markDirty(state);
     return true;
   }
 
@@ -183,6 +200,14 @@ export class EdgeBook {
 
   /** Re-prices every group whose fair value went stale before now. */
   refresh(now: number): void {
+    for (let i = 0; i < this.dirtyCount; i++) {
+      const state = this.dirtyStates[i]!;
+      this.dirtyStates[i] = undefined;
+      if (!state.dirty) continue; // forgotten since
+      state.dirty = false;
+      this.reprice(state.group, state, now);
+    }
+    this.dirtyCount = 0;
     while (this.expiry.size > 0 && this.expiry.peekKey() < now) {
       const g = this.expiry.peek();
       this.expiry.remove(g);
@@ -422,7 +447,7 @@ export class EdgeBook {
   }
 
   private adopt(g: number): DfsQuotes {
-    const state = new DfsQuotes();
+    const state = new DfsQuotes(g);
     this.dfs[g] = state;
     const local = this.dfsGroupCount++;
     if (local === this.dfsGroups.length) this.dfsGroups = growInt32(this.dfsGroups, local * 2);
@@ -436,6 +461,7 @@ export class EdgeBook {
   private forget(g: number, state: DfsQuotes): void {
     for (let i = 0; i < state.listed.length; i++) this.set.delete(state.listed[i]);
     this.expiry.remove(g);
+    state.dirty = false;
     const local = state.listPosition;
     const lastLocal = --this.dfsGroupCount;
     if (local !== lastLocal) {

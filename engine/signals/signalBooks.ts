@@ -2,13 +2,13 @@
 // (push one ref's current quote from the engine columns onto a batch) and forwards
 // row changes; everything else (grouping, re-evaluation, result books) lives here:
 //
-//   load(slot, row) ... then evaluateAll(source, now)   // bulk load: every group evaluated once
-//   inserted(slot, row, source, now)   // a new row (or its line changed): place it, re-evaluate
-//   priced(slot, decimal, suspended, updated, multiplier, source, now)  // the hot path: a tick, as values
-//   changed(slot, source, now)         // the same, reading the quote through the source
-//   removed(slot, source, now)         // tombstoned: leave its group, re-evaluate
-//   eventMoved(eventId, start, source, now)  // a rescheduled event: its records echo the new start
-//   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads
+//   load(slot, row) ... then evaluateAll(source)   // bulk load: every group evaluated once
+//   inserted(slot, row, source)        // a new row (or its line changed): place it, re-evaluate
+//   priced(slot, decimal, suspended, updated, multiplier, source)  // the hot path: a tick, as values
+//   changed(slot, source)              // the same, reading the quote through the source
+//   removed(slot, source)              // tombstoned: leave its group, re-evaluate
+//   eventMoved(eventId, start, source) // a rescheduled event: its records echo the new start
+//   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads (edges at the read's clock)
 //
 // A price tick reads only the changed quote and settles in O(1) in most cases (see
 // ArbitrageBook.quoteChanged, EdgeBook.quoteChanged); inserts, removals and the rare
@@ -59,25 +59,25 @@ export class SignalBooks {
   }
 
   /** Evaluates every live group once (after a bulk load). */
-  evaluateAll(source: QuoteSource, now: number): void {
-    for (let g = 0; g < this.groups.capacity; g++) if (this.groups.isLive(g)) this.refreshGroup(g, source, now);
+  evaluateAll(source: QuoteSource): void {
+    for (let g = 0; g < this.groups.capacity; g++) if (this.groups.isLive(g)) this.refreshGroup(g, source);
   }
 
   /** A new row, or a row whose grouping fields (line) changed. Futures and YES rows are ignored. */
-  inserted(ref: number, row: GroupRowInput, source: QuoteSource, now: number): void {
+  inserted(ref: number, row: GroupRowInput, source: QuoteSource): void {
     const g = this.groups.groupFor(row);
     const old = this.groups.groupOf(ref);
     if (g === old) {
-      if (g >= 0) this.refreshGroup(g, source, now);
+      if (g >= 0) this.refreshGroup(g, source);
       return;
     }
     if (old >= 0) {
       this.groups.detach(ref);
-      this.refreshGroup(old, source, now);
+      this.refreshGroup(old, source);
     }
     if (g >= 0) {
       this.groups.attach(ref, g);
-      this.refreshGroup(g, source, now);
+      this.refreshGroup(g, source);
     }
   }
 
@@ -87,7 +87,7 @@ export class SignalBooks {
    * dfsMultiplier NaN on book rows). Reads no engine column unless the group must be
    * re-read in full.
    */
-  priced(ref: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource, now: number): void {
+  priced(ref: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
     const g = this.groups.groupOf(ref);
     if (g < 0) return;
     const role = this.roleOfRef[ref];
@@ -97,32 +97,32 @@ export class SignalBooks {
     if ((role & ROLE_DFS) === 0) {
       settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
       const slot = (role >> ROLE_SLOT_SHIFT) - 1;
-      if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated, now);
+      if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated);
     } else {
-      settled = this.edges.pickChanged(g, this.edges.pickIndexOf(ref), suspended, dfsMultiplier, updated, now);
+      settled = this.edges.pickChanged(g, this.edges.pickIndexOf(ref), suspended, dfsMultiplier, updated);
     }
-    if (!settled) this.refreshGroup(g, source, now);
+    if (!settled) this.refreshGroup(g, source);
   }
 
   /** Like priced, reading the row's quote through the source. */
-  changed(ref: number, source: QuoteSource, now: number): void {
+  changed(ref: number, source: QuoteSource): void {
     const g = this.groups.groupOf(ref);
     if (g < 0) return;
     const one = this.single;
     one.clear();
     source.pushQuote(ref, one);
     one.ref[0] = ref;
-    const settled = this.arbitrage.quoteChanged(g, one, 0) && this.edges.quoteChanged(g, one, 0, now);
-    if (!settled) this.refreshGroup(g, source, now);
+    const settled = this.arbitrage.quoteChanged(g, one, 0) && this.edges.quoteChanged(g, one, 0);
+    if (!settled) this.refreshGroup(g, source);
   }
 
-  removed(ref: number, source: QuoteSource, now: number): void {
+  removed(ref: number, source: QuoteSource): void {
     const g = this.groups.detach(ref);
-    if (g >= 0) this.refreshGroup(g, source, now);
+    if (g >= 0) this.refreshGroup(g, source);
   }
 
   /** Refills group g from its members and re-evaluates both books; frees the group once empty. */
-  refreshGroup(g: number, source: QuoteSource, now: number): void {
+  refreshGroup(g: number, source: QuoteSource): void {
     const batch = this.batch;
     batch.clear();
     const outcomes = this.groups.outcomes[g];
@@ -132,17 +132,17 @@ export class SignalBooks {
       batch.ref[i] = ref;
       this.setRole(ref, outcomes, batch, i);
     }
-    this.evaluate(g, batch, now);
+    this.evaluate(g, batch);
   }
 
   /** An event's start moved (postponed, rescheduled): its groups' records are rebuilt with the new start. Rare: scans the groups. */
-  eventMoved(eventId: string, eventStartTime: number, source: QuoteSource, now: number): void {
+  eventMoved(eventId: string, eventStartTime: number, source: QuoteSource): void {
     for (let g = 0; g < this.groups.capacity; g++) {
       if (!this.groups.isLive(g) || this.groups.eventId[g] !== eventId) continue;
       this.groups.setEventStart(g, eventStartTime);
       this.arbitrage.drop(g);
       this.edges.drop(g);
-      this.refreshGroup(g, source, now);
+      this.refreshGroup(g, source);
     }
   }
 
@@ -159,9 +159,9 @@ export class SignalBooks {
   }
 
   /** Both books on an already filled batch (the bench and the historical path use this directly). */
-  evaluate(g: number, batch: QuoteBatch, now: number): void {
+  evaluate(g: number, batch: QuoteBatch): void {
     this.arbitrage.updateGroup(g, batch);
-    this.edges.updateGroup(g, batch, now);
+    this.edges.updateGroup(g, batch);
     if (batch.length === 0) this.groups.releaseIfEmpty(g);
   }
 }

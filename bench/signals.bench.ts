@@ -1,0 +1,295 @@
+// Signals cost: one group re-evaluation (arbitrage only, arbitrage + edges), the
+// whole per-update path as the engine adapter will drive it (refill the group's batch
+// from typed columns, then both books), devig per call, a per-request /edges page
+// under a non-default devig method, and RankedSet upserts.
+//
+// The board is synthetic but shaped like the large fixture's: game-line groups with
+// 9 books x 2 sides, player-prop groups with 9 books + 5 DFS sources x 2 sides.
+
+import { Bench } from 'tinybench';
+import { americanToDecimal, decimalToAmerican, SOURCES } from '../engine/model.ts';
+import { DEVIG_METHODS, devigInto, devigMethodCode } from '../engine/signals/devig.ts';
+import type { EdgeQuery } from '../engine/signals/edgeBook.ts';
+import type { QuoteBatch } from '../engine/signals/quoteBatch.ts';
+import { NONE } from '../engine/signals/marketGroups.ts';
+import { RankedSet } from '../engine/signals/rankedSet.ts';
+import { SignalBooks, type QuoteSource } from '../engine/signals/signalBooks.ts';
+import { sideCode } from '../engine/signals/sides.ts';
+
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+const GAME_GROUPS = 8_000;
+const PROP_GROUPS = 8_000;
+const BOOKS = SOURCES.filter((s) => s.kind !== 'dfs').map((s) => s.id);
+const DFS = SOURCES.filter((s) => s.kind === 'dfs').map((s) => s.id);
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** What the engine adapter's QuoteSource will be: typed columns read by slot. */
+class ColumnQuoteSource implements QuoteSource {
+  count = 0;
+  book: Int32Array;
+  side: Uint8Array;
+  suspended: Uint8Array;
+  american: Int32Array;
+  decimal: Float64Array;
+  multiplier: Float64Array;
+  line: Float64Array;
+  updated: Float64Array;
+  id: string[] = [];
+  selection: string[] = [];
+
+  constructor(capacity: number) {
+    this.book = new Int32Array(capacity);
+    this.side = new Uint8Array(capacity);
+    this.suspended = new Uint8Array(capacity);
+    this.american = new Int32Array(capacity);
+    this.decimal = new Float64Array(capacity);
+    this.multiplier = new Float64Array(capacity);
+    this.line = new Float64Array(capacity);
+    this.updated = new Float64Array(capacity);
+  }
+
+  pushQuote(ref: number, batch: QuoteBatch): void {
+    batch.push(this.book[ref], this.side[ref], this.suspended[ref] === 1, this.decimal[ref], this.american[ref], this.multiplier[ref], this.line[ref], this.updated[ref], this.id[ref], this.selection[ref]);
+  }
+
+  setPrice(ref: number, american: number, now: number): void {
+    this.american[ref] = american;
+    this.decimal[ref] = americanToDecimal(american);
+    this.updated[ref] = now;
+  }
+}
+
+interface SyntheticBoard {
+  books: SignalBooks;
+  source: ColumnQuoteSource;
+  gameRefs: Int32Array;
+  propRefs: Int32Array;
+  /** Prop-group quotes by kind: sharp books move fair value, retail only arbitrage, DFS their own edge. */
+  propSharpRefs: Int32Array;
+  propRetailRefs: Int32Array;
+  propDfsRefs: Int32Array;
+}
+
+function buildBoard(rand: () => number): SyntheticBoard {
+  const books = new SignalBooks();
+  const perGame = BOOKS.length * 2;
+  const perProp = (BOOKS.length + DFS.length) * 2;
+  const source = new ColumnQuoteSource(GAME_GROUPS * perGame + PROP_GROUPS * perProp);
+  const gameRefs: number[] = [];
+  const propRefs: number[] = [];
+  const propSharpRefs: number[] = [];
+  const propRetailRefs: number[] = [];
+  const propDfsRefs: number[] = [];
+  const add = (fields: {
+    eventId: string; market: string; marketSubtype: string; side: 'HOME' | 'AWAY' | 'OVER' | 'UNDER'; teamSide: string;
+    line: number | null; playerId: string | null; sportsbook: string; american: number | null; multiplier: number | null;
+  }): number => {
+    const ref = source.count++;
+    const dfs = fields.multiplier !== null;
+    source.book[ref] = books.sources.intern(fields.sportsbook, dfs ? 'dfs' : 'retail');
+    source.side[ref] = sideCode(fields.side);
+    source.american[ref] = fields.american ?? 0;
+    source.decimal[ref] = fields.american === null ? NaN : americanToDecimal(fields.american);
+    source.multiplier[ref] = fields.multiplier ?? NaN;
+    source.line[ref] = fields.line ?? NaN;
+    source.updated[ref] = NOW - Math.floor(rand() * 8 * 60_000);
+    source.id[ref] = `${fields.eventId}:${fields.sportsbook}:${fields.marketSubtype}:${fields.side}-${fields.line}-${fields.playerId}`;
+    source.selection[ref] = `${fields.side} ${fields.line ?? ''}`;
+    books.load(ref, {
+      eventId: fields.eventId, league: 'nba', market: fields.market, marketSubtype: fields.marketSubtype, period: 'FULL',
+      side: fields.side, teamSide: fields.teamSide, line: fields.line, playerId: fields.playerId, playerName: fields.playerId,
+      marketScope: null, eventStartTime: NOW + 3_600_000,
+    });
+    return ref;
+  };
+  // noise tuned like the fixtures: arbs on about 1% of groups, edges >= 0 on a few % of picks
+  const price = (p: number, margin: number) => decimalToAmerican(1 / Math.min(0.95, Math.max(0.05, p * (1 + margin) + (rand() - 0.5) * 0.02)));
+  const multiplier = () => (rand() < 0.85 ? 1 : Math.round((0.85 + 0.3 * rand()) * 100) / 100);
+  for (let g = 0; g < GAME_GROUPS; g++) {
+    const eventId = `nba-e${Math.floor(g / 20)}`;
+    const line = -(1.5 + (g % 20));
+    const p = 0.4 + 0.2 * rand();
+    for (const book of BOOKS) {
+      gameRefs.push(add({ eventId, market: 'SPREAD', marketSubtype: 'SPREAD', side: 'HOME', teamSide: 'HOME', line, playerId: null, sportsbook: book, american: price(p, 0.04), multiplier: null }));
+      gameRefs.push(add({ eventId, market: 'SPREAD', marketSubtype: 'SPREAD', side: 'AWAY', teamSide: 'AWAY', line: -line, playerId: null, sportsbook: book, american: price(1 - p, 0.04), multiplier: null }));
+    }
+  }
+  for (let g = 0; g < PROP_GROUPS; g++) {
+    const eventId = `nba-e${Math.floor(g / 20)}`;
+    const playerId = `nba-p${Math.floor(g / 4)}`;
+    const line = 10.5 + (g % 4);
+    const p = 0.42 + 0.16 * rand(); // pick'em lines sit near 50/50
+    const prop = { eventId, market: 'PLAYER_TOTAL', marketSubtype: 'PLAYER_TOTAL_POINTS', teamSide: 'HOME', line, playerId };
+    for (const book of BOOKS) {
+      const over = add({ ...prop, side: 'OVER', sportsbook: book, american: price(p, 0.03), multiplier: null });
+      const under = add({ ...prop, side: 'UNDER', sportsbook: book, american: price(1 - p, 0.03), multiplier: null });
+      propRefs.push(over, under);
+      (books.config.sharpBooks.includes(book) ? propSharpRefs : propRetailRefs).push(over, under);
+    }
+    for (const dfs of DFS) {
+      for (const side of ['OVER', 'UNDER'] as const) {
+        const ref = add({ ...prop, side, sportsbook: dfs, american: null, multiplier: multiplier() });
+        propRefs.push(ref);
+        propDfsRefs.push(ref);
+      }
+    }
+  }
+  books.evaluateAll(source);
+  return {
+    books,
+    source,
+    gameRefs: Int32Array.from(gameRefs),
+    propRefs: Int32Array.from(propRefs),
+    propSharpRefs: Int32Array.from(propSharpRefs),
+    propRetailRefs: Int32Array.from(propRetailRefs),
+    propDfsRefs: Int32Array.from(propDfsRefs),
+  };
+}
+
+/** Mean ns per call of fn over `iterations` calls (after a warm-up). */
+function nsPerCall(iterations: number, fn: (i: number) => void): number {
+  for (let i = 0; i < Math.min(iterations, 20_000); i++) fn(i);
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) fn(i);
+  return Number(process.hrtime.bigint() - start) / iterations;
+}
+
+export async function benchSignals(): Promise<Record<string, number | string>> {
+  const rand = mulberry32(7);
+  const setupStart = performance.now();
+  const board = buildBoard(rand);
+  const setupMs = performance.now() - setupStart;
+  const { books, source } = board;
+  const out: Record<string, number | string> = {};
+  out['board: market groups'] = books.groups.liveCount;
+  out['board: quotes'] = source.count;
+  out['board: setup (load + evaluateAll), ms'] = Math.round(setupMs);
+  out['board: arbitrage records'] = books.arbitrage.size;
+  out['board: edge records (multiplicative, >= 0)'] = books.edges.set.size;
+  out['board: DFS picks'] = PROP_GROUPS * DFS.length * 2;
+
+  // pre-drawn random choices so the timed loops measure signals, not the PRNG
+  const N = 400_000;
+  const picks = new Int32Array(N);
+  const ticks = new Int32Array(N);
+  for (let i = 0; i < N; i++) { picks[i] = Math.floor(rand() * 1e9); ticks[i] = Math.floor(rand() * 7) - 3; }
+
+  // 1. one group re-evaluation from an already filled batch
+  const gameGroup = books.groups.groupOf(board.gameRefs[0]);
+  const propGroup = books.groups.groupOf(board.propRefs[0]);
+  const fill = (g: number) => {
+    books.batch.clear();
+    for (let ref = books.groups.firstMember(g); ref !== NONE; ref = books.groups.nextMember(ref)) {
+      source.pushQuote(ref, books.batch);
+      books.batch.ref[books.batch.length - 1] = ref;
+    }
+  };
+  fill(gameGroup);
+  out['re-eval game group (18 quotes): arbitrage, ns'] = round(nsPerCall(N, () => books.arbitrage.updateGroup(gameGroup, books.batch)));
+  fill(propGroup);
+  out['re-eval prop group (28 quotes): arbitrage, ns'] = round(nsPerCall(N, () => books.arbitrage.updateGroup(propGroup, books.batch)));
+  out['re-eval prop group (28 quotes): edges + re-price, ns'] = round(nsPerCall(N, () => { books.edges.updateGroup(propGroup, books.batch); books.edges.refresh(NOW); }));
+  out['refill batch, prop group (28 quotes), ns'] = round(nsPerCall(N, () => fill(propGroup)));
+
+  // 2. the per-update path: a price move on a random row, then books.changed (refill + both books)
+  // a realistic tick: a few cents either way around the row's loaded price (no random walk);
+  // a DFS tick moves the multiplier a notch
+  const base = Float64Array.from(source.decimal);
+  const baseMultiplier = Float64Array.from(source.multiplier);
+  const pickOf = (refs: Int32Array, i: number) => refs[picks[i] % refs.length];
+  const move = (refs: Int32Array) => (i: number) => {
+    const ref = pickOf(refs, i);
+    if (Number.isNaN(base[ref])) source.multiplier[ref] = baseMultiplier[ref] + 0.01 * ticks[i];
+    else source.setPrice(ref, decimalToAmerican(base[ref] * (1 + 0.002 * ticks[i])), NOW);
+  };
+  // priced(): the adapter hands over the values it just wrote (no column reads)
+  const priced = (ref: number) => books.priced(ref, source.decimal[ref], source.suspended[ref] === 1, source.updated[ref], source.multiplier[ref], source);
+  const kinds: [string, Int32Array][] = [
+    ['game-line row', board.gameRefs],
+    ['prop, retail book row', board.propRetailRefs],
+    ['prop, sharp book row', board.propSharpRefs],
+    ['prop, DFS pick row', board.propDfsRefs],
+  ];
+  let mix = 0;
+  for (const [name, refs] of kinds) {
+    const moveOnly = move(refs);
+    const base = nsPerCall(N, moveOnly);
+    const cost = nsPerCall(N, (i) => { moveOnly(i); priced(pickOf(refs, i)); }) - base;
+    out[`per tick priced(), ${name}, ns`] = round(cost);
+    mix += cost * refs.length / source.count;
+  }
+  out['per tick priced(), board mix by row count, ns'] = round(mix);
+  const moveGame = move(board.gameRefs);
+  const moveSharp = move(board.propSharpRefs);
+  const baseGame = nsPerCall(N, moveGame);
+  out['per tick changed() (reads the source), game-line, ns'] = round(nsPerCall(N, (i) => { moveGame(i); books.changed(pickOf(board.gameRefs, i), source); }) - baseGame);
+  out['board: arbitrage records after ticks'] = books.arbitrage.size;
+  out['board: edge records after ticks'] = books.edges.set.size;
+
+  // 3. devig per call (two-way)
+  const pair = new Float64Array([1.8, 2.05]);
+  const fair = new Float64Array(3);
+  for (const method of DEVIG_METHODS) {
+    const code = devigMethodCode(method);
+    out[`devig ${method}, 2-way, ns`] = round(nsPerCall(N, () => devigInto(code, pair, 0, 2, fair, 0)));
+  }
+
+  // 4. /edges pages: incremental (multiplicative) vs per request (other methods)
+  const query = (devig: EdgeQuery['devig']): EdgeQuery => ({ leagues: null, sources: null, eventIds: null, minEdge: 0.02, devig });
+  const bench = new Bench({ time: 300, warmupTime: 50 });
+  for (const method of DEVIG_METHODS) bench.add(`edges page ${method}`, () => { books.edges.page(query(method), null, 100, NOW); });
+  bench.add('arbitrage page', () => { books.arbitrage.page({ types: null, leagues: null, eventIds: null, minProfit: 0.001 }, null, 100); });
+  await bench.run();
+  for (const task of bench.tasks) {
+    const result = task.result;
+    if (result.state === 'completed') out[`${task.name} (limit 100), ms`] = round(result.latency.mean, 4);
+  }
+  // the first per-request page after a tick pays for re-devigging the changed group only
+  const afterTick = new Bench({ time: 300, warmupTime: 50 });
+  let tick = 0;
+  afterTick.add('edges page power after 100 ticks', () => {
+    for (let j = 0; j < 100; j++, tick++) { moveSharp(tick % N); priced(pickOf(board.propSharpRefs, tick % N)); }
+    books.edges.page(query('power'), null, 100, NOW);
+  });
+  afterTick.add('edges page multiplicative after 100 ticks', () => {
+    for (let j = 0; j < 100; j++, tick++) { moveSharp(tick % N); priced(pickOf(board.propSharpRefs, tick % N)); }
+    books.edges.page(query('multiplicative'), null, 100, NOW);
+  });
+  afterTick.add('100 ticks alone', () => {
+    for (let j = 0; j < 100; j++, tick++) { moveSharp(tick % N); priced(pickOf(board.propSharpRefs, tick % N)); }
+  });
+  await afterTick.run();
+  const [powerPage, multiplicativePage, alone] = afterTick.tasks.map((t) => (t.result.state === 'completed' ? t.result.latency.mean : NaN));
+  out['edges page power, 100 sharp ticks since last read, ms'] = round(powerPage - alone, 4);
+  out['edges page mult., 100 sharp ticks since last read, ms'] = round(multiplicativePage - alone, 4);
+
+  // 5. RankedSet upsert that moves an entry, at result-set sizes
+  for (const size of [1_000, 10_000]) {
+    const set = new RankedSet<number>();
+    const ids = Array.from({ length: size }, (_, i) => `id-${i}`);
+    ids.forEach((id, i) => set.upsert(id, rand(), i, 'nba', 'e', 't'));
+    const scores = Float64Array.from({ length: N }, () => rand());
+    out[`RankedSet upsert (move) at size ${size}, ns`] = round(nsPerCall(N / 4, (i) => set.upsert(ids[picks[i] % size], scores[i], i, 'nba', 'e', 't')));
+  }
+  return out;
+}
+
+function round(value: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const results = await benchSignals();
+  for (const [key, value] of Object.entries(results)) console.log(key.padEnd(56), value);
+}
