@@ -17,8 +17,9 @@ import { startApp, type App } from '../http/app.ts';
 import { runWrk, startBufferServer, startHelloWorld, type BenchServer, type WrkResult } from './http-baseline.bench.ts';
 import type { Scenario, ScenarioModule } from './scenarios/scenario.ts';
 import { scenarios as oddsScenarios } from './scenarios/odds.ts';
+import { scenarios as snapshotScenarios } from './scenarios/snapshot.ts';
 
-const SCENARIO_MODULES: ScenarioModule[] = [oddsScenarios];
+const SCENARIO_MODULES: ScenarioModule[] = [oddsScenarios, snapshotScenarios];
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const CONNECTIONS = 64;

@@ -14,6 +14,7 @@ const SECTIONS: Section[] = [
   { name: 'engine', load: async () => (await import('./engine.bench.ts')).benchEngine },
   { name: 'signals', load: async () => (await import('./signals.bench.ts')).benchSignals },
   { name: 'gzip', load: async () => (await import('./gzip.bench.ts')).benchGzip },
+  { name: 'snapshot', load: async () => (await import('./snapshot.bench.ts')).benchSnapshot },
   { name: 'persistence', load: async () => (await import('./persistence.bench.ts')).benchPersistence },
   { name: 'http', load: async () => (await import('./http.bench.ts')).benchHttp },
 ];

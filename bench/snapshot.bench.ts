@@ -1,0 +1,245 @@
+// The full-board snapshot (issue 5) on the large board (BOARD overrides): bytes of
+// both variants, the first build, the cost of a refresh after N changed events while
+// the simulator runs at 1,000 updates/s (and the same on the medium board, to show the
+// cost follows N, not the board), staleness from a change to a poll that shows it,
+// memory, and over HTTP (the real route, wrk pinned to core 1) 304 polls against a
+// uWS hello world and full-body MB/s.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../engine/clock.ts';
+import type { Change, OddsEngine } from '../engine/engine.ts';
+import { loadBoard } from '../engine/loadBoard.ts';
+import type { BoardSize } from '../engine/model.ts';
+import { OddsEngine as Engine } from '../engine/engine.ts';
+import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
+import { Simulator } from '../engine/simulator.ts';
+import { generateBoard } from '../fixtures/generateBoard.ts';
+import { snapshotRoutes } from '../http/routes/snapshot.ts';
+import { createServer } from '../http/server.ts';
+import { openPersistence } from '../persistence/persistence.ts';
+import { runWrk, startHelloWorld } from './http-baseline.bench.ts';
+
+type Out = Record<string, number | string>;
+
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+const SIM_RATE = 1000;
+const REPEATS = 15;
+const WRK_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
+
+const round = (value: number, digits = 2): number => Number(value.toFixed(digits));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const mb = (bytes: number): number => round(bytes / 1048576, 1);
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+function heldBytes(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external + m.arrayBuffers;
+}
+
+function loadEngine(size: BoardSize): { engine: OddsEngine; clock: ManualClock } {
+  const clock = new ManualClock(NOW);
+  const engine = new Engine(clock);
+  loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
+  return { engine, clock };
+}
+
+/** One priced live row in each of `n` distinct random events, moved by a cent. */
+function changesInEvents(engine: OddsEngine, n: number, rand: () => number): Change[] {
+  const lists = engine.indexes.byEvent.filter((list) => list !== undefined && list.length > 0);
+  const chosen = new Set<number>();
+  const batch: Change[] = [];
+  const s = engine.store;
+  while (batch.length < Math.min(n, lists.length)) {
+    const at = Math.floor(rand() * lists.length);
+    if (chosen.has(at)) continue;
+    chosen.add(at);
+    const list = lists[at]!;
+    for (let tries = 0; tries < 20; tries++) {
+      const slot = list.items[Math.floor(rand() * list.length)];
+      const price = s.priceAmerican[slot];
+      if (price === 0) continue;
+      batch.push({ op: 'price', slot, priceAmerican: price > 0 ? price + 1 : price - 1, suspended: s.suspended[slot] === 1 });
+      break;
+    }
+  }
+  return batch;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Refresh cost after N changed events. The simulator runs on its timer between
+ * measurements; each measurement first absorbs its changes, then moves N events and
+ * times the refresh of both variants.
+ */
+async function refreshCosts(engine: OddsEngine, snapshot: BoardSnapshot, sim: Simulator, label: string, counts: number[], out: Out): Promise<void> {
+  const rand = mulberry32(7);
+  for (const n of counts) {
+    const plain: number[] = [];
+    const history: number[] = [];
+    let pieces = 0;
+    let bytes = 0;
+    for (let i = 0; i < REPEATS; i++) {
+      await sleep(60);
+      snapshot.current(false);
+      snapshot.current(true);
+      engine.apply(changesInEvents(engine, n, rand));
+      const before = snapshot.stats();
+      let t = performance.now();
+      snapshot.current(false);
+      plain.push(performance.now() - t);
+      t = performance.now();
+      snapshot.current(true);
+      history.push(performance.now() - t);
+      const after = snapshot.stats();
+      for (let v = 0; v < after.length; v++) {
+        pieces += after[v].rendered.piecesRendered - before[v].rendered.piecesRendered;
+        bytes += after[v].rendered.bytesRendered - before[v].rendered.bytesRendered;
+      }
+    }
+    out[`${label}refresh after ${n} changed events, plain, median ms`] = round(percentile(plain, 50));
+    out[`${label}refresh after ${n} changed events, plain, p95 ms`] = round(percentile(plain, 95));
+    out[`${label}refresh after ${n} changed events, history, median ms`] = round(percentile(history, 50));
+    out[`${label}refresh after ${n} changed events, history, p95 ms`] = round(percentile(history, 95));
+    out[`${label}refresh after ${n} changed events, pieces re-rendered (both)`] = round(pieces / REPEATS, 1);
+    out[`${label}refresh after ${n} changed events, raw MB re-rendered (both)`] = mb(bytes / REPEATS);
+  }
+  void sim;
+}
+
+/** Change applied -> visible: a poller asks every pollMs while the simulator ticks every 50 ms. */
+async function staleness(snapshot: BoardSnapshot, sim: Simulator, pollMs: number, seconds: number, out: Out): Promise<void> {
+  const pending: number[] = [];
+  const samples: number[] = [];
+  const refresh: number[] = [];
+  const ticker = setInterval(() => {
+    sim.tick();
+    pending.push(performance.now());
+  }, 50);
+  const poller = setInterval(() => {
+    const asked = performance.now();
+    snapshot.current(false);
+    snapshot.current(true);
+    const shown = performance.now();
+    refresh.push(shown - asked);
+    while (pending.length > 0 && pending[0]! <= asked) samples.push(shown - pending.shift()!);
+  }, pollMs);
+  await sleep(seconds * 1000);
+  clearInterval(ticker);
+  clearInterval(poller);
+  out[`staleness, poll every ${pollMs} ms, p50 ms`] = round(percentile(samples, 50));
+  out[`staleness, poll every ${pollMs} ms, p99 ms`] = round(percentile(samples, 99));
+  out[`staleness, poll every ${pollMs} ms, refresh on the poll (both variants) p50 ms`] = round(percentile(refresh, 50));
+  out[`staleness, poll every ${pollMs} ms, refresh on the poll (both variants) p99 ms`] = round(percentile(refresh, 99));
+}
+
+async function httpRuns(engine: OddsEngine, out: Out): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'odds-bench-snapshot-'));
+  const persistence = openPersistence({ path: join(dir, 'odds.db'), env: {} });
+  const teardowns: Array<() => void> = [];
+  const routes = snapshotRoutes({ engine, persistence, clock: engine.clock, env: {}, syncEvents: () => {}, onClose: (fn) => void teardowns.push(fn) });
+  const server = await createServer({ routes, port: 0, log: (line) => process.stderr.write(`${line}\n`) });
+  const hello = await startHelloWorld();
+  try {
+    const url = `http://127.0.0.1:${server.port}/api/v1/snapshot`;
+    const plainTag = (await fetch(url)).headers.get('etag') ?? '';
+    const historyTag = (await fetch(`${url}?include_history=true`)).headers.get('etag') ?? '';
+    const helloResult = await runWrk(`http://127.0.0.1:${hello.port}/`, { seconds: WRK_SECONDS });
+    out['http: uws hello world req/s'] = Math.round(helloResult.requestsPerSec);
+    for (const [label, path, etag] of [
+      ['plain', url, plainTag],
+      ['history', `${url}?include_history=true`, historyTag],
+    ] as const) {
+      await runWrk(path, { seconds: 1, headers: { 'If-None-Match': etag } });
+      const r = await runWrk(path, { seconds: WRK_SECONDS, headers: { 'If-None-Match': etag } });
+      out[`http: 304 poll (${label}) req/s`] = Math.round(r.requestsPerSec);
+      out[`http: 304 poll (${label}) p99 ms`] = r.p99Ms;
+      out[`http: 304 poll (${label}) / hello world`] = round(r.requestsPerSec / helloResult.requestsPerSec, 3);
+    }
+    for (const connections of [1, 8]) {
+      const r = await runWrk(url, { seconds: WRK_SECONDS, connections });
+      out[`http: full body (plain), ${connections} connection(s), MB/s`] = round(r.mbPerSec, 1);
+      out[`http: full body (plain), ${connections} connection(s), req/s`] = round(r.requestsPerSec, 2);
+    }
+  } finally {
+    hello.close();
+    await server.close();
+    for (const teardown of teardowns) teardown();
+    persistence.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchSnapshot(): Promise<Out> {
+  const size = (process.env.BOARD ?? 'large') as BoardSize;
+  const out: Out = { board: size };
+  const { engine, clock } = loadEngine(size);
+  out['live rows'] = engine.liveRows;
+  out['events with rows'] = engine.eventIdsWithLiveRows().length;
+
+  let held = heldBytes();
+  const snapshot = new BoardSnapshot(engine);
+  let t = performance.now();
+  const plain = snapshot.current(false);
+  out['first build, plain s'] = round((performance.now() - t) / 1000);
+  out['plain: gzip MB'] = mb(plain.byteLength);
+  out['plain: raw MB'] = mb(plain.rawLength);
+  out['plain: pieces'] = snapshot.stats()[0].pieces;
+  out['plain: memory held MB'] = mb(heldBytes() - held);
+  held = heldBytes();
+  t = performance.now();
+  const history = snapshot.current(true);
+  out['first build, history s'] = round((performance.now() - t) / 1000);
+  out['history: gzip MB'] = mb(history.byteLength);
+  out['history: raw MB'] = mb(history.rawLength);
+  out['history: pieces'] = snapshot.stats()[1].pieces;
+  out['history: memory held MB'] = mb(heldBytes() - held);
+  const rebuilt = new BoardSnapshot(engine);
+  t = performance.now();
+  rebuilt.current(false);
+  out['plain rebuilt from scratch (row fragments cached) s'] = round((performance.now() - t) / 1000);
+  rebuilt.close();
+
+  const sim = new Simulator(engine, clock, { ratePerSecond: SIM_RATE, seed: 11 });
+  sim.start();
+  try {
+    await refreshCosts(engine, snapshot, sim, '', [1, 100, 1000], out);
+  } finally {
+    sim.stop();
+  }
+  await staleness(snapshot, sim, 100, 8, out);
+  snapshot.close();
+
+  if (size === 'large') {
+    // The same N on a board 10x smaller: the refresh should cost about the same.
+    const medium = loadEngine('medium');
+    const small = new BoardSnapshot(medium.engine);
+    small.current(false);
+    small.current(true);
+    const mediumSim = new Simulator(medium.engine, medium.clock, { ratePerSecond: SIM_RATE, seed: 11 });
+    mediumSim.start();
+    try {
+      await refreshCosts(medium.engine, small, mediumSim, 'medium board: ', [100], out);
+    } finally {
+      mediumSim.stop();
+      small.close();
+    }
+  }
+  await httpRuns(engine, out);
+  return out;
+}
