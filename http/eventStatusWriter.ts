@@ -59,7 +59,7 @@ export class EventStatusWriter implements ChangeListener {
       if (event) changes.push({ id, status: event.status, hasOdds: this.live.has(id) });
     }
     this.pending.clear();
-    this.persistence.updateEventStatuses(changes, this.clock.now());
+    if (changes.length > 0) this.persistence.updateEventStatuses(changes, this.clock.now());
   }
 
   close(): void {

@@ -4,6 +4,7 @@
 // served OpenAPI document.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { activeLeagues } from '../engine/calendar.ts';
 import { startTestApp, TEST_NOW, testBoard, type TestApp } from './helpers/app.ts';
 import { byStartThenId, expectedEvents, expectError, ids, walk, WINDOW_MS, type Json } from './catalog-helpers.ts';
@@ -240,6 +241,25 @@ describe('/events', () => {
     assert.equal(detail.body.data[0].hasOdds, false);
   });
 
+  it('the write-behind alone (no request) brings has_odds into SQLite when an event\'s last row goes or its first comes back', async () => {
+    const engine = t.app.engine;
+    const hasOdds = t.app.persistence.db.prepare('SELECT has_odds FROM events WHERE id = ?').pluck();
+    const victim = expectedEvents(t.app.board, engine, { activeOnly: true })[0]!.id;
+    const page = engine.odds.page({ leagues: null, sportsbooks: null, markets: null, eventIds: [victim], playerId: null, teamId: null, scope: null, isMain: false }, null, 100_000);
+    const slots = Array.from(page.slots.subarray(0, page.count));
+    const rows = slots.map((slot) => engine.store.rowInput(slot));
+    const rowIds = slots.map((slot) => engine.idOf(slot));
+    assert.equal(hasOdds.get(victim), 1);
+    t.clock.advance(1000);
+    assert.equal(engine.apply(rowIds.map((id) => ({ op: 'remove' as const, id }))).applied, rowIds.length);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal(hasOdds.get(victim), 0, 'written within one 250 ms interval');
+    t.clock.advance(1000);
+    engine.apply([{ op: 'upsert', row: rows[0]! }]);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal(hasOdds.get(victim), 1);
+  });
+
   it('/events/{id}: the 2.10 detail with context, final scores once a box score exists; anchors too; 404 otherwise', async () => {
     const engine = t.app.engine;
     const board = t.app.board;
@@ -306,6 +326,53 @@ describe('/events', () => {
     const empty = await t.call(BOX, `${EVENTS}/${upcoming.id}/stats`);
     assert.deepEqual(empty.body.data, [{ eventId: upcoming.id, league: upcoming.league, teams: [], players: [] }]);
     await expectError(t, BOX, `${EVENTS}/no-such-event/stats`, 404, 'not_found', 'eventId');
+  });
+
+  it('property: any mix of filters, window and page size walks exactly the oracle\'s events', async () => {
+    const board = t.app.board;
+    const leagues = ['nba', 'nfl', 'epl', 'pga', 'mlb', 'NHL'];
+    const teams = [...new Set(board.events.flatMap((e) => [e.homeTeamId, e.awayTeamId]).filter((id): id is string => id !== null))].slice(0, 12);
+    const statuses = ['scheduled', 'in_progress', 'final', 'postponed'];
+    const starts = board.events.map((e) => e.startTime);
+    const edge = fc.oneof(fc.constantFrom(...starts), fc.constantFrom(...starts).map((s) => s + 1), fc.integer({ min: Math.min(...starts) - 86_400_000, max: Math.max(...starts) + 86_400_000 }));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record(
+          {
+            league: fc.subarray(leagues, { minLength: 1, maxLength: 3 }),
+            team: fc.constantFrom(...teams),
+            status: fc.constantFrom(...statuses),
+            after: edge,
+            before: edge,
+            futures: fc.boolean(),
+          },
+          { requiredKeys: [] },
+        ),
+        fc.integer({ min: 1, max: 12 }),
+        async (f, limit) => {
+          const now = t.clock.now();
+          const query = [`limit=${limit}`];
+          if (f.league) query.push(`league=${f.league.join(',')}`);
+          if (f.team) query.push(`team_id=${f.team}`);
+          if (f.status) query.push(`status=${f.status}`);
+          if (f.after !== undefined) query.push(`starts_after=${f.after}`);
+          if (f.before !== undefined) query.push(`starts_before=${new Date(f.before).toISOString()}`);
+          if (f.futures) query.push('include_futures=true');
+          const inSeason = f.league?.map((l) => l.toLowerCase()).filter((l) => activeLeagues(now).includes(l));
+          const expected = expectedEvents(board, t.app.engine, {
+            leagues: inSeason,
+            teamId: f.team,
+            status: f.status,
+            from: f.after ?? now,
+            to: f.before ?? now + WINDOW_MS,
+            includeFutures: f.futures,
+          });
+          const { rows } = await walk(t, EVENTS, `${EVENTS}?${query.join('&')}`);
+          assert.deepEqual(rows, expected, query.join('&'));
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 
   it('rows are in (startTime, id) order on every list and page boundaries never repeat or skip', async () => {
