@@ -289,3 +289,19 @@ test('ticks only mark their group; the next read re-prices it once, at the read 
   board.change(oddsId(row({ sportsbook: 'draftkings', side: 'OVER', ...prop() })), { priceAmerican: -155 });
   assert.equal(edges.pendingGroups, 0);
 });
+
+test('versionAt changes exactly when an answer could: ticks, expiries, per method', () => {
+  const board = new SignalBoard();
+  sharp(board, 'pinnacle', -125, 105, { updated: NOW - 9 * MIN });
+  pick(board, 'prizepicks', 'UNDER', 1.0); // negative under every method: never in the multiplicative set
+  const edges = board.books.edges;
+  const m0 = edges.versionAt(NOW);
+  const p0 = edges.versionAt(NOW, 'power');
+  assert.equal(edges.versionAt(NOW), m0, 'stable without changes');
+  assert.equal(edges.versionAt(NOW, 'power'), p0);
+  board.change(oddsId(row({ sportsbook: 'pinnacle', side: 'OVER', ...prop() })), { priceAmerican: -130 });
+  assert.equal(edges.versionAt(NOW), m0, 'no multiplicative edge changed');
+  const p1 = edges.versionAt(NOW, 'power');
+  assert.notEqual(p1, p0, 'a sharp tick can change any per-request method');
+  assert.notEqual(edges.versionAt(NOW + 2 * MIN, 'power'), p1, 'pinnacle went stale with the clock');
+});

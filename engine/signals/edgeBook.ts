@@ -60,6 +60,7 @@ export class EdgeBook {
   /** Groups ticked since the last refresh. */
   private readonly dirtyStates: (DfsQuotes | undefined)[] = [];
   private dirtyCount = 0;
+  private quotesVersion = 0;
   /** ref -> index among its group's kept DFS rows (set on each full read). */
   private pickOfRef = new Int32Array(1024).fill(-1);
   /** Groups that have DFS rows, dense; a group's position here is its local index. */
@@ -90,10 +91,14 @@ export class EdgeBook {
     return this.set.version;
   }
 
-  /** Version after expiring what is stale at now: what an HTTP cache should key on. */
-  versionAt(now: number): number {
+  /**
+   * What an HTTP cache of an /edges answer should key on, after re-pricing what the
+   * clock or the ticks changed: the result set's version for multiplicative, the kept
+   * quotes' version (bumped by every tick and every expiry) for the per-request methods.
+   */
+  versionAt(now: number, devig: DevigMethod = 'multiplicative'): number {
     this.refresh(now);
-    return this.set.version;
+    return devig === 'multiplicative' ? this.set.version : this.quotesVersion;
   }
 
   /** Re-reads group g's quotes (an empty batch, or one without DFS rows, clears it); it is re-priced at the next read. */
@@ -138,6 +143,7 @@ export class EdgeBook {
   }
 
   private markDirty(state: DfsQuotes): void {
+    this.quotesVersion++;
     if (state.dirty) return;
     state.dirty = true;
     this.dirtyStates[this.dirtyCount++] = state;
@@ -211,6 +217,7 @@ export class EdgeBook {
     while (this.expiry.size > 0 && this.expiry.peekKey() < now) {
       const g = this.expiry.peek();
       this.expiry.remove(g);
+      this.quotesVersion++;
       this.reprice(g, this.dfs[g]!, now);
     }
   }
@@ -459,6 +466,7 @@ export class EdgeBook {
 
   /** Group g has no DFS rows any more: drop its records and its state; the last local slot moves into its place. */
   private forget(g: number, state: DfsQuotes): void {
+    this.quotesVersion++;
     for (let i = 0; i < state.listed.length; i++) this.set.delete(state.listed[i]);
     this.expiry.remove(g);
     state.dirty = false;
