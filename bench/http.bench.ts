@@ -18,8 +18,9 @@ import { runWrk, startBufferServer, startHelloWorld, type BenchServer, type WrkR
 import type { Scenario, ScenarioModule } from './scenarios/scenario.ts';
 import { scenarios as oddsScenarios } from './scenarios/odds.ts';
 import { scenarios as snapshotScenarios } from './scenarios/snapshot.ts';
+import { scenarios as catalogScenarios } from './scenarios/catalog.ts';
 
-const SCENARIO_MODULES: ScenarioModule[] = [oddsScenarios, snapshotScenarios];
+const SCENARIO_MODULES: ScenarioModule[] = [oddsScenarios, snapshotScenarios, catalogScenarios];
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const CONNECTIONS = 64;
