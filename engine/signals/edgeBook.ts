@@ -10,14 +10,15 @@
 // Other devig methods are priced per request from the kept quotes (no extra per-update
 // cost); bench/signals.bench.ts measures that walk.
 
-import { DEVIG_MULTIPLICATIVE, devigInto, devigMethodCode, type DevigMethod, DEVIG_METHODS } from './devig.ts';
+import { DEVIG_MULTIPLICATIVE, devigMethodCode, type DevigMethod, DEVIG_METHODS } from './devig.ts';
 import { DfsQuotes, NO_LISTED } from './dfsQuotes.ts';
 import { EdgeEntry } from './edgeEntry.ts';
 import { breakevenProbability } from './edges.ts';
 import { ExpiryHeap } from './expiryHeap.ts';
-import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import { growInt32 } from './grow.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
+import { SharpQuotes } from './sharpQuotes.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
 import { baseLegDecimalOf, type EdgeRecord, type SignalsConfig } from './records.ts';
 import { OUTCOME_COUNT, outcomeIndex, SIDE_NAMES } from './sides.ts';
@@ -34,7 +35,6 @@ export interface EdgeQuery {
 }
 
 const MAX_SHARP_BOOKS = 16;
-const STRIDE = 3; // prices per (group, sharp book): one per outcome
 
 export class EdgeBook {
   /** Multiplicative edges >= 0, in serving order. */
@@ -42,20 +42,8 @@ export class EdgeBook {
   private readonly sharpCount: number;
   private sharpSlotOfBook = new Int32Array(0);
   private baseLegOfBook = new Float64Array(0);
-  // Sharp quotes of the groups that have DFS rows, indexed by the group's position in
-  // dfsGroups (its "local" index, kept dense: game-line groups cost nothing here).
-  /** [(local * sharpCount + slot) * STRIDE + outcome]. */
-  private sharpPrice = new Float64Array(0);
-  private sharpUpdated = new Float64Array(0);
-  /** Bit per outcome quoted (non-suspended) by that sharp book, [local * sharpCount + slot]. */
-  private sharpPresent = new Uint8Array(0);
-  /** Changes whenever a local slot's sharp quotes change: keys the per-method cache. */
-  private stamp = new Int32Array(0);
-  private stampCounter = 0;
-  /** Per devig method code (other than multiplicative): per-book fair values and the stamp they were computed at. */
-  private readonly cachedFair: Float64Array[] = [];
-  private readonly cachedStamp: Int32Array[] = [];
-  private localCapacity = 0;
+  /** Sharp quotes of the groups that have DFS rows, by the group's position in dfsGroups (its local slot). */
+  private readonly sharp: SharpQuotes;
   private readonly dfs: (DfsQuotes | undefined)[] = [];
   /** Groups ticked since the last refresh. */
   private readonly dirtyStates: (DfsQuotes | undefined)[] = [];
@@ -70,13 +58,6 @@ export class EdgeBook {
   private readonly sharpBooksByMask: (string[] | undefined)[] = [];
   private spareListed: string[] = [];
 
-  // what fairAt found (scratch)
-  private readonly fair = new Float64Array(STRIDE);
-  private readonly perBook = new Float64Array(STRIDE);
-  private usedMask = 0;
-  private expiresAt = Infinity;
-  private sharpNewest = 0;
-
   constructor(
     readonly groups: MarketGroups,
     readonly sources: SourceTable,
@@ -84,6 +65,7 @@ export class EdgeBook {
   ) {
     this.sharpCount = config.sharpBooks.length;
     if (this.sharpCount > MAX_SHARP_BOOKS) throw new RangeError(`at most ${MAX_SHARP_BOOKS} sharp books`);
+    this.sharp = new SharpQuotes(this.sharpCount, config.stalenessMs);
     this.syncSources();
   }
 
@@ -169,16 +151,7 @@ export class EdgeBook {
   sharpChanged(g: number, slot: number, k: number, price: number, suspended: boolean, updated: number): boolean {
     const state = this.dfs[g];
     if (state === undefined) return true;
-    const local = state.listPosition;
-    const book = local * this.sharpCount + slot;
-    if (suspended || !(price > 1)) {
-      this.sharpPresent[book] &= ~(1 << k);
-    } else {
-      this.sharpPrice[book * STRIDE + k] = price;
-      this.sharpUpdated[book * STRIDE + k] = updated;
-      this.sharpPresent[book] |= 1 << k;
-    }
-    this.stamp[local] = ++this.stampCounter;
+    this.sharp.quote(state.listPosition, slot, k, price, updated, !suspended && price > 1);
     this.markDirty(state);
     return true;
   }
@@ -245,9 +218,7 @@ export class EdgeBook {
   private readBatch(g: number, batch: QuoteBatch, state: DfsQuotes): void {
     const outcomes = this.groups.outcomes[g];
     const local = state.listPosition;
-    const base = local * this.sharpCount;
-    this.stamp[local] = ++this.stampCounter;
-    this.sharpPresent.fill(0, base, base + this.sharpCount);
+    this.sharp.clear(local);
     state.clear();
     for (let i = 0; i < batch.length; i++) {
       const k = outcomeIndex(outcomes, batch.side[i]);
@@ -259,11 +230,8 @@ export class EdgeBook {
         continue;
       }
       const slot = this.sharpSlotOfBook[batch.book[i]];
-      if (slot < 0 || batch.suspended[i] === 1 || !(batch.priceDecimal[i] > 1)) continue;
-      const at = (base + slot) * STRIDE + k;
-      this.sharpPrice[at] = batch.priceDecimal[i];
-      this.sharpUpdated[at] = batch.updated[i];
-      this.sharpPresent[base + slot] |= 1 << k;
+      const price = batch.priceDecimal[i];
+      if (slot >= 0 && batch.suspended[i] === 0 && price > 1) this.sharp.quote(local, slot, k, price, batch.updated[i], true);
     }
   }
 
@@ -272,7 +240,7 @@ export class EdgeBook {
     const previous = state.listed;
     const next = this.spareListed;
     if (this.fairAt(g, state.listPosition, now, DEVIG_MULTIPLICATIVE) > 0) {
-      this.expiry.set(g, this.expiresAt);
+      this.expiry.set(g, this.sharp.expiresAt);
       for (let e = 0; e < state.count; e++) {
         const edge = this.edgeOf(state, e);
         if (!(edge >= 0)) continue;
@@ -302,73 +270,12 @@ export class EdgeBook {
   private edgeOf(state: DfsQuotes, e: number): number {
     const multiplier = state.multiplier[e];
     if (state.suspended[e] === 1 || !(multiplier > 0)) return NaN;
-    return this.fair[state.outcome[e]] - breakevenProbability(this.baseLegOfBook[state.book[e]], multiplier);
+    return this.sharp.fair[state.outcome[e]] - breakevenProbability(this.baseLegOfBook[state.book[e]], multiplier);
   }
 
-  /**
-   * Mean fair probability per outcome over the sharp books whose complete market is
-   * quoted, unsuspended and fresh at now. Returns how many books were used (0: no fair value).
-   */
+  /** Fair value of group g (local slot `local`) at now into sharp.fair; how many sharp books were used. */
   private fairAt(g: number, local: number, now: number, method: number): number {
-    const n = OUTCOME_COUNT[this.groups.outcomes[g]];
-    const full = (1 << n) - 1;
-    const window = this.config.stalenessMs;
-    const fair = this.fair;
-    fair[0] = fair[1] = fair[2] = 0;
-    const perBook = method === DEVIG_MULTIPLICATIVE ? null : this.cachedFor(local, n, method);
-    let used = 0;
-    let mask = 0;
-    let expiresAt = Infinity;
-    let newest = 0;
-    for (let slot = 0; slot < this.sharpCount; slot++) {
-      const book = local * this.sharpCount + slot;
-      if (this.sharpPresent[book] !== full) continue;
-      const at = book * STRIDE;
-      let oldest = Infinity;
-      let latest = 0;
-      for (let k = 0; k < n; k++) {
-        const t = this.sharpUpdated[at + k];
-        if (t < oldest) oldest = t;
-        if (t > latest) latest = t;
-      }
-      if (now - oldest > window) continue;
-      if (perBook === null) {
-        devigInto(DEVIG_MULTIPLICATIVE, this.sharpPrice, at, n, this.perBook, 0);
-        for (let k = 0; k < n; k++) fair[k] += this.perBook[k];
-      } else {
-        for (let k = 0; k < n; k++) fair[k] += perBook[at + k];
-      }
-      used++;
-      mask |= 1 << slot;
-      if (oldest + window < expiresAt) expiresAt = oldest + window;
-      if (latest > newest) newest = latest;
-    }
-    for (let k = 0; k < n; k++) fair[k] /= used;
-    this.usedMask = mask;
-    this.expiresAt = expiresAt;
-    this.sharpNewest = newest;
-    return used;
-  }
-
-  /** Per-book fair values of local slot under a method, computed once per change of its quotes. */
-  private cachedFor(local: number, n: number, method: number): Float64Array {
-    let values = this.cachedFair[method];
-    let stamps = this.cachedStamp[method];
-    if (values === undefined || values.length < this.sharpPrice.length) {
-      values = growFloat64(values ?? new Float64Array(0), this.sharpPrice.length);
-      stamps = growInt32(stamps ?? new Int32Array(0), this.stamp.length);
-      this.cachedFair[method] = values;
-      this.cachedStamp[method] = stamps;
-    }
-    if (stamps[local] !== this.stamp[local]) {
-      const full = (1 << n) - 1;
-      for (let slot = 0; slot < this.sharpCount; slot++) {
-        const book = local * this.sharpCount + slot;
-        if (this.sharpPresent[book] === full) devigInto(method, this.sharpPrice, book * STRIDE, n, values, book * STRIDE);
-      }
-      stamps[local] = this.stamp[local];
-    }
-    return values;
+    return this.sharp.fairAt(local, OUTCOME_COUNT[this.groups.outcomes[g]], now, method);
   }
 
   /** What pick e of group g is worth under the last fairAt, into entry. */
@@ -382,21 +289,21 @@ export class EdgeBook {
     entry.line = Number.isNaN(line) ? null : line;
     entry.multiplier = state.multiplier[e];
     entry.breakeven = breakevenProbability(this.baseLegOfBook[state.book[e]], state.multiplier[e]);
-    entry.fair = this.fair[state.outcome[e]];
-    entry.updated = state.updated[e] > this.sharpNewest ? state.updated[e] : this.sharpNewest;
-    entry.sharpBooks = this.sharpBooksFor(this.usedMask);
+    entry.fair = this.sharp.fair[state.outcome[e]];
+    entry.updated = state.updated[e] > this.sharp.newest ? state.updated[e] : this.sharp.newest;
+    entry.sharpBooks = this.sharpBooksFor(this.sharp.usedMask);
     entry.devig = devig;
     entry.changed();
   }
 
   /** Whether fill would change anything that shows in the record. */
   private differs(entry: EdgeEntry, g: number, state: DfsQuotes, e: number): boolean {
-    const updated = state.updated[e] > this.sharpNewest ? state.updated[e] : this.sharpNewest;
+    const updated = state.updated[e] > this.sharp.newest ? state.updated[e] : this.sharp.newest;
     return entry.g !== g
-      || entry.fair !== this.fair[state.outcome[e]]
+      || entry.fair !== this.sharp.fair[state.outcome[e]]
       || entry.multiplier !== state.multiplier[e]
       || entry.updated !== updated
-      || entry.sharpBooks !== this.sharpBooksFor(this.usedMask)
+      || entry.sharpBooks !== this.sharpBooksFor(this.sharp.usedMask)
       || entry.selection !== state.selection[e];
   }
 
@@ -458,7 +365,7 @@ export class EdgeBook {
     this.dfs[g] = state;
     const local = this.dfsGroupCount++;
     if (local === this.dfsGroups.length) this.dfsGroups = growInt32(this.dfsGroups, local * 2);
-    if (local === this.localCapacity) this.growLocal(Math.max(64, local * 2));
+    this.sharp.ensure(local);
     state.listPosition = local;
     this.dfsGroups[local] = g;
     return state;
@@ -476,11 +383,7 @@ export class EdgeBook {
       const last = this.dfsGroups[lastLocal];
       this.dfsGroups[local] = last;
       this.dfs[last]!.listPosition = local;
-      const n = this.sharpCount;
-      this.sharpPrice.copyWithin(local * n * STRIDE, lastLocal * n * STRIDE, (lastLocal + 1) * n * STRIDE);
-      this.sharpUpdated.copyWithin(local * n * STRIDE, lastLocal * n * STRIDE, (lastLocal + 1) * n * STRIDE);
-      this.sharpPresent.copyWithin(local * n, lastLocal * n, (lastLocal + 1) * n);
-      this.stamp[local] = ++this.stampCounter; // the per-method cache of this slot no longer applies
+      this.sharp.move(lastLocal, local);
     }
     this.dfs[g] = undefined;
   }
@@ -507,14 +410,5 @@ export class EdgeBook {
       this.pickOfRef = grown;
     }
     this.pickOfRef[ref] = e;
-  }
-
-  private growLocal(capacity: number): void {
-    const books = capacity * this.sharpCount;
-    this.sharpPrice = growFloat64(this.sharpPrice, books * STRIDE);
-    this.sharpUpdated = growFloat64(this.sharpUpdated, books * STRIDE);
-    this.sharpPresent = growUint8(this.sharpPresent, books);
-    this.stamp = growInt32(this.stamp, capacity);
-    this.localCapacity = capacity;
   }
 }

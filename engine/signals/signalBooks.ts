@@ -10,9 +10,11 @@
 //   eventMoved(eventId, start, source) // a rescheduled event: its records echo the new start
 //   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads (edges at the read's clock)
 //
-// A price tick reads only the changed quote and settles in O(1) in most cases (see
-// ArbitrageBook.quoteChanged, EdgeBook.quoteChanged); inserts, removals and the rare
-// ticks that need it refill the whole group from its members and re-evaluate it.
+// A tick settles in O(1) in most cases (ArbitrageBook.priceChanged keeps the best price
+// per outcome; EdgeBook.sharpChanged/pickChanged write the kept quote and mark the
+// group for re-pricing at the next read). Inserts, removals and the few ticks that
+// need it (a best price got worse, the group arbs) refill the whole group from its
+// members through the QuoteSource and re-evaluate it.
 
 import { ArbitrageBook } from './arbitrageBook.ts';
 import { EdgeBook } from './edgeBook.ts';
@@ -158,7 +160,7 @@ export class SignalBooks {
     this.roleOfRef[ref] = (k < 0 ? ROLE_NO_OUTCOME : k) | (batch.dfs[i] === 1 ? ROLE_DFS : 0) | ((slot + 1) << ROLE_SLOT_SHIFT);
   }
 
-  /** Both books on an already filled batch (the bench and the historical path use this directly). */
+  /** Both books on an already filled batch (with batch.ref set, so the fast paths can track it). */
   evaluate(g: number, batch: QuoteBatch): void {
     this.arbitrage.updateGroup(g, batch);
     this.edges.updateGroup(g, batch);
