@@ -248,8 +248,10 @@ test('a group losing its DFS rows hands its slot to another group without mixing
     pick(board, 'prizepicks', 'UNDER', 1.25, { playerId });
   });
   sharp(board, 'circa', -190, 160, { playerId: 'p3' }); // the group that will move has a different set of sharp books
-  assertMatchesReference(board); // fills the per-method caches
-  for (const side of ['OVER', 'UNDER'] as const) board.remove(oddsId(row({ sportsbook: 'prizepicks', side, ...prop({ playerId: 'p1' }) })));
+  for (const side of ['OVER', 'UNDER'] as const) {
+    assertMatchesReference(board); // fills the per-method caches
+    board.remove(oddsId(row({ sportsbook: 'prizepicks', side, ...prop({ playerId: 'p1' }) })));
+  }
   assert.ok(board.books.edges.all(NOW).every((e) => e.playerId !== 'p1'));
   assertMatchesReference(board);
   // p1's picks come back: a fresh slot, priced from p1's own sharp quotes

@@ -187,7 +187,8 @@ export class EdgeBook {
       this.reprice(state.group, state, now);
     }
     this.dirtyCount = 0;
-    while (this.expiry.size > 0 && this.expiry.peekKey() < now) {
+    // each group expires at most once per refresh: a re-price schedules it at or after now
+    for (let budget = this.expiry.size; budget > 0 && this.expiry.peekKey() < now; budget--) {
       const g = this.expiry.peek();
       this.expiry.remove(g);
       this.quotesVersion++;
