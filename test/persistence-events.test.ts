@@ -292,3 +292,12 @@ describe('updateEventStatuses', () => {
     assert.equal(p.events.detail(id)!.status, 'scheduled');
   });
 });
+
+describe('events.startTimes', () => {
+  it('is every event start (anchors included), ascending, as epoch ms', () => {
+    const times = p.events.startTimes();
+    assert.ok(times instanceof Float64Array);
+    assert.deepEqual(Array.from(times), board.events.map((e) => e.startTime).sort((a, b) => a - b));
+    assert.ok(board.events.some((e) => e.isFutures));
+  });
+});
