@@ -1,9 +1,10 @@
 // The live arbitrage result book: one record per market group that currently arbs,
 // kept in serving order (profit desc, id asc, D5). updateGroup re-evaluates one group
-// from all its quotes. quoteChanged is the per-tick fast path: it keeps each group's
-// best price per outcome and settles most ticks in O(1) (a quote that is not and does
-// not become the best changes nothing); it asks for a full re-evaluation only when a
-// best price got worse or the group arbs (or did), which is when legs must be rebuilt.
+// from all its quotes. priceChanged (and quoteChanged, its batch form) is the per-tick
+// fast path: it keeps each group's best price per outcome and settles most ticks in
+// O(1) (a quote that is not and does not become the best changes nothing); it asks
+// for a full re-evaluation only when a best price got worse or the group arbs (or
+// did), which is when legs must be rebuilt.
 
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, sameArbitrage } from './arbitrage.ts';
 import { growFloat64, growInt32, growUint8 } from './grow.ts';

@@ -7,18 +7,20 @@ export { SourceTable } from './sourceTable.ts';
 export { QuoteBatch } from './quoteBatch.ts';
 export { sideCode, SIDE_NAMES, outcomeSetOf } from './sides.ts';
 export { marketGroupId, marketGroupIdOf, groupLineOf, groupScopeOf, type GroupKeyInput } from './groupKey.ts';
-export { MarketGroups, type GroupRowInput } from './marketGroups.ts';
+export { MarketGroups, NONE, type GroupRowInput } from './marketGroups.ts';
 export { evaluateArbitrage, arbitrageRecord, ArbitrageScratch } from './arbitrage.ts';
-export { breakevenProbability, fairPriceAmerican } from './edges.ts';
+export { breakevenProbability, fairPriceAmerican, edgeRecord } from './edges.ts';
 export { RankedSet, MATCH_ALL, type RankCursor, type RankFilter, type RankedPage } from './rankedSet.ts';
 export { ArbitrageBook, type ArbitrageQuery } from './arbitrageBook.ts';
 export { EdgeBook, type EdgeQuery } from './edgeBook.ts';
 export { SignalBooks, type QuoteSource } from './signalBooks.ts';
+export { RowQuoteSource } from './rowQuoteSource.ts';
 export { bruteForceArbitrage, bruteForceEdges, type OddsRowJson, type BruteForceEdgeOptions } from './bruteForce.ts';
 export { evaluateAt, type QuoteAt, type HistoricalArbitrageOptions } from './historical.ts';
 export {
   DEFAULT_SIGNALS_CONFIG,
   signalsConfig,
+  baseLegDecimalOf,
   type SignalsConfig,
   type ArbitrageRecord,
   type ArbitrageLeg,
