@@ -375,6 +375,26 @@ describe('/events', () => {
     );
   });
 
+  it('under the live simulator (games starting and finishing, lines added and pulled) every read matches the engine', async () => {
+    const sim = t.app.simulator;
+    const before = sim.stats.statusChanges;
+    const wide = `starts_after=0&starts_before=${t.clock.now() + 400 * 86_400_000}`;
+    for (let round = 0; round < 12; round++) {
+      t.clock.advance(30 * 60_000);
+      sim.step(400);
+      const active = await walk(t, ACTIVE, `${ACTIVE}?limit=7`);
+      assert.deepEqual(active.rows, expectedEvents(t.app.board, t.app.engine, { activeOnly: true }), `round ${round}`);
+      const now = t.clock.now();
+      const window = await walk(t, EVENTS, `${EVENTS}?limit=9`);
+      assert.deepEqual(window.rows, expectedEvents(t.app.board, t.app.engine, { from: now, to: now + WINDOW_MS }), `round ${round}`);
+      for (const status of ['in_progress', 'final']) {
+        const { rows } = await walk(t, EVENTS, `${EVENTS}?status=${status}&${wide}`);
+        assert.deepEqual(rows, expectedEvents(t.app.board, t.app.engine, { status, from: 0, to: Infinity }), `round ${round} ${status}`);
+      }
+    }
+    assert.ok(sim.stats.statusChanges - before >= 3, `games started or finished meanwhile (${sim.stats.statusChanges - before})`);
+  });
+
   it('rows are in (startTime, id) order on every list and page boundaries never repeat or skip', async () => {
     const wideTo = TEST_NOW + 400 * 86_400_000;
     for (const limit of [1, 2, 5]) {
