@@ -3,8 +3,9 @@
 // from typed columns, then both books), devig per call, a per-request /edges page
 // under a non-default devig method, and RankedSet upserts.
 //
-// The board is synthetic but shaped like the large fixture's: game-line groups with
-// 9 books x 2 sides, player-prop groups with 9 books + 5 DFS sources x 2 sides.
+// Two boards: a synthetic one with controlled group shapes (game-line groups of 9 books
+// x 2 sides, player-prop groups of 9 books + 5 DFS sources x 2 sides) for per-kind
+// costs, and the medium fixture board for the realistic mix of rows per tick.
 
 import { Bench } from 'tinybench';
 import { americanToDecimal, decimalToAmerican, SOURCES } from '../engine/model.ts';
@@ -15,6 +16,7 @@ import { NONE } from '../engine/signals/marketGroups.ts';
 import { RankedSet } from '../engine/signals/rankedSet.ts';
 import { SignalBooks, type QuoteSource } from '../engine/signals/signalBooks.ts';
 import { sideCode } from '../engine/signals/sides.ts';
+import { generateBoard } from '../fixtures/generateBoard.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const GAME_GROUPS = 8_000;
@@ -127,8 +129,8 @@ function buildBoard(rand: () => number): SyntheticBoard {
     const line = -(1.5 + (g % 20));
     const p = 0.4 + 0.2 * rand();
     for (const book of BOOKS) {
-      gameRefs.push(add({ eventId, market: 'SPREAD', marketSubtype: 'SPREAD', side: 'HOME', teamSide: 'HOME', line, playerId: null, sportsbook: book, american: price(p, 0.025), multiplier: null }));
-      gameRefs.push(add({ eventId, market: 'SPREAD', marketSubtype: 'SPREAD', side: 'AWAY', teamSide: 'AWAY', line: -line, playerId: null, sportsbook: book, american: price(1 - p, 0.025), multiplier: null }));
+      gameRefs.push(add({ eventId, market: 'SPREAD', marketSubtype: 'SPREAD', side: 'HOME', teamSide: 'HOME', line, playerId: null, sportsbook: book, american: price(p, 0.027), multiplier: null }));
+      gameRefs.push(add({ eventId, market: 'SPREAD', marketSubtype: 'SPREAD', side: 'AWAY', teamSide: 'AWAY', line: -line, playerId: null, sportsbook: book, american: price(1 - p, 0.027), multiplier: null }));
     }
   }
   for (let g = 0; g < PROP_GROUPS; g++) {
@@ -166,6 +168,36 @@ function buildBoard(rand: () => number): SyntheticBoard {
     propRetailRefs: Int32Array.from(propRetailRefs),
     propDfsRefs: Int32Array.from(propDfsRefs),
   };
+}
+
+/** The medium fixture board in columns, loaded into SignalBooks. */
+function fixtureBoard(): { books: SignalBooks; source: ColumnQuoteSource; loadMs: number; evaluateMs: number } {
+  const board = generateBoard({ seed: 42, size: 'medium', now: NOW });
+  const books = new SignalBooks();
+  const source = new ColumnQuoteSource(board.oddsCount);
+  let loadMs = 0;
+  board.forEachOdds((row) => {
+    const ref = source.count++;
+    const dfs = row.dfsMultiplier !== null;
+    source.book[ref] = books.sources.intern(row.sportsbook, dfs ? 'dfs' : 'retail');
+    source.side[ref] = sideCode(row.side);
+    source.suspended[ref] = row.suspended ? 1 : 0;
+    source.american[ref] = row.priceAmerican ?? 0;
+    source.decimal[ref] = row.priceAmerican === null ? NaN : americanToDecimal(row.priceAmerican);
+    source.multiplier[ref] = row.dfsMultiplier ?? NaN;
+    source.line[ref] = row.line ?? NaN;
+    source.updated[ref] = row.updated;
+    source.id[ref] = `${row.eventId}:${row.sportsbook}:${row.marketSubtype}:${row.selectionId}`;
+    source.selection[ref] = row.selection;
+    const start = performance.now();
+    books.load(ref, row);
+    loadMs += performance.now() - start;
+  });
+  const start = performance.now();
+  books.evaluateAll(source);
+  const evaluateMs = performance.now() - start;
+  books.edges.refresh(NOW);
+  return { books, source, loadMs, evaluateMs };
 }
 
 /** Mean ns per call of fn over `iterations` calls (after a warm-up). */
@@ -212,16 +244,17 @@ export async function benchSignals(): Promise<Record<string, number | string>> {
   out['re-eval prop group (28 quotes): edges + re-price, ns'] = round(nsPerCall(N, () => { books.edges.updateGroup(propGroup, books.batch); books.edges.refresh(NOW); }));
   out['refill batch, prop group (28 quotes), ns'] = round(nsPerCall(N, () => fill(propGroup)));
 
-  // 2. the per-update path: a price move on a random row, then books.changed (refill + both books)
-  // a realistic tick: a few cents either way around the row's loaded price (no random walk);
-  // a DFS tick moves the multiplier a notch
+  // 2. the per-tick path as the adapter will drive it: the engine writes a price, then
+  // books.priced(...). A tick is a few cents either way around the row's loaded price
+  // (no random walk); a DFS tick moves the multiplier a notch. The write alone is
+  // timed too and subtracted.
   const base = Float64Array.from(source.decimal);
   const baseMultiplier = Float64Array.from(source.multiplier);
   const pickOf = (refs: Int32Array, i: number) => refs[picks[i] % refs.length];
   const move = (refs: Int32Array) => (i: number) => {
     const ref = pickOf(refs, i);
     if (Number.isNaN(base[ref])) source.multiplier[ref] = baseMultiplier[ref] + 0.01 * ticks[i];
-    else source.setPrice(ref, decimalToAmerican(base[ref] * (1 + 0.002 * ticks[i])), NOW);
+    else source.setPrice(ref, decimalToAmerican(base[ref] * (1 + 0.001 * ticks[i])), NOW);
   };
   // priced(): the adapter hands over the values it just wrote (no column reads)
   const priced = (ref: number) => books.priced(ref, source.decimal[ref], source.suspended[ref] === 1, source.updated[ref], source.multiplier[ref], source);
@@ -242,6 +275,38 @@ export async function benchSignals(): Promise<Record<string, number | string>> {
   out['per tick priced(), board mix by row count, ns'] = round(mix);
   const moveGame = move(board.gameRefs);
   const moveSharp = move(board.propSharpRefs);
+
+  // the realistic mix: random rows of the medium fixture board
+  {
+    const fixture = fixtureBoard();
+    const fb = fixture.books;
+    const fs = fixture.source;
+    out['medium fixture: rows'] = fs.count;
+    out['medium fixture: market groups'] = fb.groups.liveCount;
+    out['medium fixture: load() per row, ns'] = round((fixture.loadMs * 1e6) / fs.count);
+    out['medium fixture: evaluateAll, ms'] = Math.round(fixture.evaluateMs);
+    out['medium fixture: arbitrage records'] = fb.arbitrage.size;
+    out['medium fixture: edge records (>= 0)'] = fb.edges.set.size;
+    const all = Int32Array.from({ length: fs.count }, (_, i) => i);
+    const fixtureBase = Float64Array.from(fs.decimal);
+    const fixtureMultiplier = Float64Array.from(fs.multiplier);
+    const moveRow = (i: number) => {
+      const ref = pickOf(all, i);
+      if (Number.isNaN(fixtureBase[ref])) fs.multiplier[ref] = fixtureMultiplier[ref] + 0.01 * ticks[i];
+      else fs.setPrice(ref, decimalToAmerican(fixtureBase[ref] * (1 + 0.001 * ticks[i])), NOW);
+    };
+    const base = nsPerCall(N, moveRow);
+    const perTick = nsPerCall(N, (i) => {
+      moveRow(i);
+      const ref = pickOf(all, i);
+      fb.priced(ref, fs.decimal[ref], fs.suspended[ref] === 1, fs.updated[ref], fs.multiplier[ref], fs);
+    }) - base;
+    out['medium fixture: per tick priced(), random rows, ns'] = round(perTick);
+    const readStart = performance.now();
+    fb.edges.refresh(NOW);
+    out['medium fixture: first /edges read after the ticks, ms'] = round(performance.now() - readStart, 3);
+    out['medium fixture: arbitrage records after ticks'] = fb.arbitrage.size;
+  }
   const baseGame = nsPerCall(N, moveGame);
   out['per tick changed() (reads the source), game-line, ns'] = round(nsPerCall(N, (i) => { moveGame(i); books.changed(pickOf(board.gameRefs, i), source); }) - baseGame);
   out['board: arbitrage records after ticks'] = books.arbitrage.size;
