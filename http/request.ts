@@ -59,4 +59,14 @@ export interface LargeBodyResult {
   contentEncoding?: 'gzip';
 }
 
-export type RouteResult = RowsResult | DataResult | DocumentResult | LargeBodyResult;
+/**
+ * A large body that is not ready yet (a snapshot variant being built in steps): the
+ * facade keeps the request open while the event loop serves others, and writes the
+ * body, or the error, when the promise settles; nothing if the client left meanwhile.
+ */
+export interface PendingLargeBodyResult {
+  kind: 'pending';
+  body: Promise<LargeBodyResult>;
+}
+
+export type RouteResult = RowsResult | DataResult | DocumentResult | LargeBodyResult | PendingLargeBodyResult;

@@ -160,6 +160,7 @@ class Facade {
     const request = this.parse(x, route, params);
     const result = route.def.handle(request);
     if (result.kind === 'large') return this.writeLarge(x, result);
+    if (result.kind === 'pending') return this.writePending(x, result);
     this.writeEntry(x, null, newEntry(request, 0, bodyOf(result, request.warnings)));
   }
 
@@ -179,6 +180,7 @@ class Facade {
         const token = route.def.cache!.validity(request, x.now);
         const result = route.def.handle(request);
         if (result.kind === 'large') return this.writeLarge(x, result);
+        if (result.kind === 'pending') return this.writePending(x, result);
         entry = newEntry<RouteRequest>(request, token, bodyOf(result, request.warnings));
         cache.set(canonicalKey, entry);
         cache.set(rawKey, entry);
@@ -191,6 +193,7 @@ class Facade {
       const request: RouteRequest = { ...entry.request, now: x.now, apiKey: x.apiKey };
       const result = route.def.handle(request);
       if (result.kind === 'large') return this.writeLarge(x, result);
+      if (result.kind === 'pending') return this.writePending(x, result);
       cache.refresh(entry, token, bodyOf(result, request.warnings));
     }
     this.writeEntry(x, cache, entry);
@@ -249,6 +252,31 @@ class Facade {
     res.cork(() => writeBody(res, result.chunks as Buffer[], { status: '200 OK', headers }));
   }
 
+  /** Keeps the request open until the body is ready; the client may leave meanwhile. */
+  private writePending(x: Exchange, pending: Extract<RouteResult, { kind: 'pending' }>): void {
+    let aborted = false;
+    x.done = true;
+    x.res.onAborted(() => {
+      aborted = true;
+    });
+    const settle = (write: () => void): void => {
+      if (aborted) return;
+      try {
+        write();
+      } catch (error) {
+        this.fail(x, error);
+      }
+    };
+    pending.body.then(
+      (result) => settle(() => this.writeLarge(x, result)),
+      (error: unknown) =>
+        settle(() => {
+          x.done = false;
+          this.fail(x, error);
+        }),
+    );
+  }
+
   private writePreflight(x: Exchange): void {
     x.done = true;
     x.res.cork(() => {
@@ -305,7 +333,7 @@ class Facade {
   }
 }
 
-function bodyOf(result: Exclude<RouteResult, { kind: 'large' }>, warnings: readonly string[]): Buffer {
+function bodyOf(result: Exclude<RouteResult, { kind: 'large' | 'pending' }>, warnings: readonly string[]): Buffer {
   switch (result.kind) {
     case 'rows':
       return envelopeFromRows(result.rows, { count: result.count, updated: result.updated, nextCursor: result.nextCursor ?? null, note: result.note, warnings });

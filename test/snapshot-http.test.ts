@@ -2,7 +2,7 @@
 // the OpenAPI Snapshot schema, byte equality with the E1 reference, rows equal to a
 // full /odds walk, strong ETags per variant with 304, HEAD, curl --compressed, and a
 // client that hangs up mid-body.
-import { test, before, after } from 'node:test';
+import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { ManualClock } from '../engine/clock.ts';
+import type { OddsEngine } from '../engine/engine.ts';
+import { Simulator } from '../engine/simulator.ts';
 import { startApp, type App } from '../http/app.ts';
 import { bodyStreamStats } from '../http/largeBody.ts';
 import { httpRequest, loadValidator, type ApiValidator } from './helpers/server.ts';
@@ -140,15 +142,46 @@ test('curl --compressed reads the body as the E1 document', async (t) => {
   }
 });
 
-test('a client that hangs up mid-body costs nothing more; the next client gets the whole body', async () => {
-  // A body far larger than the socket buffers (the medium board with history), read by a
-  // client that stops reading: the server waits on backpressure, then the client leaves.
-  const { engine } = fixtureEngine(4, undefined, 'medium');
-  const persistence = openPersistence({ path: join(dir, 'medium.db'), env: {} });
+describe('on the medium board (bodies of tens of MB, builds of seconds)', () => {
+  let server: Awaited<ReturnType<typeof createServer>>;
+  let engine: OddsEngine;
+  let mediumClock: ManualClock;
+  let persistence: ReturnType<typeof openPersistence>;
   const teardowns: Array<() => void> = [];
-  const routes = snapshotRoutes({ engine, persistence, clock: engine.clock, env: {}, syncEvents: () => {}, onClose: (fn) => void teardowns.push(fn) });
-  const server = await createServer({ routes, port: 0, log: () => {} });
-  try {
+
+  before(async () => {
+    ({ engine, clock: mediumClock } = fixtureEngine(4, undefined, 'medium'));
+    persistence = openPersistence({ path: join(dir, 'medium.db'), env: {} });
+    const routes = snapshotRoutes({ engine, persistence, clock: engine.clock, env: {}, syncEvents: () => {}, onClose: (fn) => void teardowns.push(fn) });
+    server = await createServer({ routes, port: 0, log: () => {} });
+  });
+
+  after(async () => {
+    await server.close();
+    for (const teardown of teardowns) teardown();
+    persistence.close();
+  });
+
+  test('a first include_history request builds in steps: other requests are answered meanwhile', async () => {
+    let historyDone = false;
+    const history = httpRequest(server.port, `${PATH}?include_history=true`).then((reply) => {
+      historyDone = true;
+      return reply;
+    });
+    let answeredMeanwhile = 0;
+    while (!historyDone) {
+      const reply = await httpRequest(server.port, '/api/v1/openapi.json');
+      assert.equal(reply.status, 200);
+      if (!historyDone) answeredMeanwhile++;
+    }
+    assert.ok(answeredMeanwhile >= 3, `${answeredMeanwhile} requests answered during the build`);
+    const reply = await history;
+    assert.equal(reply.status, 200);
+    assert.equal(gunzipSync(reply.body).toString('utf8'), referenceText(engine, true));
+  });
+
+  test('a client that hangs up mid-body costs nothing more; the next client gets the whole body', async () => {
+    // A client that stops reading: the server waits on backpressure, then the client leaves.
     const size = (await httpRequest(server.port, `${PATH}?include_history=true`)).body.length;
     assert.ok(size > 8 * 1024 * 1024, `body of ${size} bytes`);
     const before = { ...bodyStreamStats };
@@ -172,9 +205,25 @@ test('a client that hangs up mid-body costs nothing more; the next client gets t
     assert.equal(again.status, 200);
     assert.equal(again.body.length, size);
     assert.equal(gunzipSync(again.body).toString('utf8'), referenceText(engine, true));
-  } finally {
-    await server.close();
-    for (const teardown of teardowns) teardown();
-    persistence.close();
-  }
+  });
+
+  test('a client that leaves while its request waits on a large backlog is dropped quietly', async () => {
+    const sim = new Simulator(engine, mediumClock, { ratePerSecond: 2000, seed: 8 });
+    sim.step(6000); // a backlog above the inline limit: the request is answered in steps
+    const before = { ...bodyStreamStats };
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(server.port, '127.0.0.1', () => {
+        socket.write(`GET ${PATH}?include_history=true HTTP/1.1\r\nHost: x\r\n\r\n`);
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 5);
+      });
+      socket.on('error', reject);
+    });
+    const reply = await httpRequest(server.port, `${PATH}?include_history=true`);
+    assert.equal(reply.status, 200);
+    assert.equal(gunzipSync(reply.body).toString('utf8'), referenceText(engine, true));
+    assert.equal(bodyStreamStats.started - before.started, 1, 'only the client that stayed got a body stream');
+  });
 });

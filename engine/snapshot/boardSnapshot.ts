@@ -69,6 +69,9 @@ export interface SnapshotStats {
   rendered: VariantStats;
 }
 
+/** Above this many waiting rows and events, isBehind() says a request should not wait synchronously. */
+const ASYNC_BACKLOG = 2000;
+
 class VariantState {
   body: SnapshotBody | null = null;
   /** The member the body was made from: unchanged member, unchanged body. */
@@ -76,6 +79,8 @@ class VariantState {
   /** engine.asOf() the body was made at. */
   asOf = -1;
   lastRequest = 0;
+  /** A whenCurrent() in progress. */
+  pending: Promise<SnapshotBody> | null = null;
   refreshes = 0;
   refreshMs = 0;
   constructor(public variant: SnapshotVariant) {}
@@ -154,6 +159,45 @@ export class BoardSnapshot implements ChangeListener {
     return state.body;
   }
 
+  /**
+   * Whether current() would block for long: the variant is not built yet, or more than
+   * `backlog` rows and events wait to be rendered (each costs up to one piece).
+   */
+  isBehind(withHistory: boolean, backlog = ASYNC_BACKLOG): boolean {
+    const state = withHistory ? this.history : this.plain;
+    if (state === null) return true;
+    return !state.variant.isBuilt || state.variant.backlog > backlog;
+  }
+
+  /**
+   * current(), but the rendering runs in steps of `stepMs` between which the event
+   * loop serves other work (a first build of the large board takes seconds). Callers
+   * waiting on the same variant share one promise.
+   */
+  whenCurrent(withHistory: boolean, stepMs = 20): Promise<SnapshotBody> {
+    const state = withHistory ? this.historyState() : this.plain;
+    state.lastRequest = this.clock.now();
+    if (state.pending !== null) return state.pending;
+    const pending = new Promise<SnapshotBody>((resolve, reject) => {
+      const step = (): void => {
+        try {
+          if (!state.variant.refresh(performance.now() + stepMs)) {
+            setImmediate(step);
+            return;
+          }
+          state.pending = null;
+          resolve(this.current(withHistory));
+        } catch (error) {
+          state.pending = null;
+          reject(error);
+        }
+      };
+      setImmediate(step);
+    });
+    state.pending = pending;
+    return pending;
+  }
+
   /** The ETag current() would give, refreshing first if needed. */
   etag(withHistory = false): string {
     return this.current(withHistory).etag;
@@ -204,7 +248,7 @@ export class BoardSnapshot implements ChangeListener {
 
   private dropIdleHistory(now: number): void {
     const history = this.history;
-    if (history !== null && now - history.lastRequest > this.options.historyIdleMs) this.history = null;
+    if (history !== null && history.pending === null && now - history.lastRequest > this.options.historyIdleMs) this.history = null;
   }
 
   private replace(state: VariantState): void {

@@ -43,6 +43,10 @@ export class DirtyTracker {
     return this.slotCount;
   }
 
+  get events(): number {
+    return this.eventCount;
+  }
+
   /** A row changed (read from the slot's columns). `removed`: it became a tombstone. */
   markSlot(slot: number, removed: boolean): void {
     const s = this.store;

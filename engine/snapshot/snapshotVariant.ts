@@ -72,6 +72,15 @@ export interface VariantStats {
   groupsDissolved: number;
 }
 
+interface RefreshPass {
+  work: Map<number, EventWork>;
+  events: number[];
+  next: number;
+  replan: number[];
+  toRender: Set<Group>;
+  toDissolve: Set<Group>;
+}
+
 interface BuildState {
   order: number[];
   keys: Map<number, string>;
@@ -89,6 +98,8 @@ export class SnapshotVariant {
   private readonly plans: (EventPlan | undefined)[] = [];
   private readonly groups = new Map<string, Group>();
   private build: BuildState | null = null;
+  /** A refresh stopped at its deadline, resumed by the next call. */
+  private pass: RefreshPass | null = null;
   private built = false;
   private rowsRendered = 0;
 
@@ -107,7 +118,11 @@ export class SnapshotVariant {
 
   /** True when every piece reflects the board (nothing left to render). */
   get current(): boolean {
-    return this.built && this.tracker.empty;
+    return this.built && this.pass === null && this.tracker.empty;
+  }
+
+  get isBuilt(): boolean {
+    return this.built;
   }
 
   get pieceCount(): number {
@@ -127,13 +142,38 @@ export class SnapshotVariant {
   }
 
   /**
-   * Brings the pieces up to date. The initial build may stop at `deadline`
-   * (performance.now() ms; at least one event per call) and continue on the next
-   * call; returns true when current.
+   * Brings the pieces up to date. Work stops once past `deadline` (performance.now()
+   * ms; at least one event per call) and continues on the next call, so a long build
+   * or backlog can run in steps between other work; returns true when current.
    */
   refresh(deadline = Infinity): boolean {
     if (!this.built && !this.continueBuild(deadline)) return false;
-    if (this.tracker.empty) return true;
+    for (;;) {
+      if (this.pass === null) {
+        if (this.tracker.empty) return true;
+        this.pass = this.startPass();
+      }
+      const pass = this.pass;
+      while (pass.next < pass.events.length) {
+        const ev = pass.events[pass.next++];
+        this.classify(ev, pass.work.get(ev)!, pass);
+        if (performance.now() > deadline && pass.next < pass.events.length) return false;
+      }
+      for (const group of pass.toDissolve) this.dissolve(group, pass.replan);
+      for (const group of pass.toRender) if (this.groups.get(group.key) === group) this.renderGroup(group, pass.replan);
+      this.planNew(pass.replan);
+      this.pass = null;
+      if (performance.now() > deadline) return this.tracker.empty;
+    }
+  }
+
+  /** Work waiting for the next refresh: listed rows and events (a pass in progress counts its rest). */
+  get backlog(): number {
+    return this.tracker.slots + this.tracker.events + (this.pass === null ? 0 : this.pass.events.length - this.pass.next);
+  }
+
+  /** Takes what the tracker holds as one pass of per-event work. */
+  private startPass(): RefreshPass {
     const work = new Map<number, EventWork>();
     const workOf = (ev: number): EventWork => {
       let found = work.get(ev);
@@ -146,14 +186,7 @@ export class SnapshotVariant {
         workOf(ev).flags |= flags;
       },
     );
-    const replan: number[] = [];
-    const toRender = new Set<Group>();
-    const toDissolve = new Set<Group>();
-    for (const [ev, item] of work) this.classify(ev, item, replan, toRender, toDissolve);
-    for (const group of toDissolve) this.dissolve(group, replan);
-    for (const group of toRender) if (this.groups.get(group.key) === group) this.renderGroup(group, replan);
-    this.planNew(replan);
-    return true;
+    return { work, events: [...work.keys()], next: 0, replan: [], toRender: new Set(), toDissolve: new Set() };
   }
 
   // ---- the initial build: every event in body order ---------------------------------
@@ -217,7 +250,8 @@ export class SnapshotVariant {
 
   // ---- refreshing what changed ------------------------------------------------------
 
-  private classify(ev: number, item: EventWork, replan: number[], toRender: Set<Group>, toDissolve: Set<Group>): void {
+  private classify(ev: number, item: EventWork, pass: RefreshPass): void {
+    const { replan, toRender, toDissolve } = pass;
     const plan = this.plans[ev];
     const rows = this.rowCount(ev);
     if (plan === undefined) {

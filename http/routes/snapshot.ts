@@ -5,17 +5,20 @@
 // (http/largeBody.ts). With nothing changed since the last request, answering costs a
 // flag check: no piece is touched and nothing is copied per client.
 //
-// Start-up: the variant without history is built in the background in steps of
-// WARM_STEP_MS (so the process answers other requests meanwhile); a request that
-// comes first finishes the build itself. The with-history variant is built on its
-// first request (see engine/snapshot/boardSnapshot.ts for its lifetime).
-import { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
+// Long work never holds the event loop: the variant without history is built at
+// start-up in the background, in steps of STEP_MS; a request that finds its variant
+// unbuilt (the with-history one is built on its first request) or with a large
+// backlog (after a long time without requests) gets a pending result: the facade keeps
+// it open while the pieces are rendered in STEP_MS steps and other requests are served.
+// Otherwise the refresh runs inline (what changed since the last request: a few ms).
+import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
-import type { LargeBodyResult } from '../request.ts';
+import type { LargeBodyResult, PendingLargeBodyResult } from '../request.ts';
 import type { AppContext } from './context.ts';
 
 export const SNAPSHOT_PATH = '/api/v1/snapshot';
-const WARM_STEP_MS = 20;
+/** Longest the event loop is held by one step of a build or a large backlog. */
+const STEP_MS = 20;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 const DESCRIPTION = [
@@ -42,19 +45,41 @@ export function snapshotRoutes(ctx: AppContext): AnyRoute[] {
     summary: 'The full live board as one gzip JSON body (bootstrap for the /odds/updated sync).',
     description: DESCRIPTION,
     query: [{ name: 'include_history', kind: 'boolean', default: false, description: 'true fills each row\'s priceHistory (a larger body).' }],
-    handle(req): LargeBodyResult {
-      const body = snapshot.current(req.query.include_history);
-      return { kind: 'large', chunks: body.chunks, etag: body.etag, contentType: JSON_TYPE, contentEncoding: 'gzip' };
+    handle(req): LargeBodyResult | PendingLargeBodyResult {
+      const withHistory = req.query.include_history;
+      if (snapshot.isBehind(withHistory)) return { kind: 'pending', body: snapshot.whenCurrent(withHistory, STEP_MS).then(resultOf) };
+      return resultOf(snapshot.current(withHistory));
     },
   });
+
+  /** One result object per body: a poll of an unchanged board allocates nothing here. */
+  const last: { plain: LargeBodyResult | null; history: LargeBodyResult | null; plainBody: SnapshotBody | null; historyBody: SnapshotBody | null } = {
+    plain: null,
+    history: null,
+    plainBody: null,
+    historyBody: null,
+  };
+  function resultOf(body: SnapshotBody): LargeBodyResult {
+    if (body === last.plainBody) return last.plain!;
+    if (body === last.historyBody) return last.history!;
+    const result: LargeBodyResult = { kind: 'large', chunks: body.chunks, etag: body.etag, contentType: JSON_TYPE, contentEncoding: 'gzip' };
+    if (body.withHistory) {
+      last.history = result;
+      last.historyBody = body;
+    } else {
+      last.plain = result;
+      last.plainBody = body;
+    }
+    return result;
+  }
   return [route];
 }
 
-/** Builds the plain variant in WARM_STEP_MS steps on an unref'd timer. */
+/** Builds the plain variant in STEP_MS steps on an unref'd timer. */
 function warmInBackground(snapshot: BoardSnapshot): { timer: NodeJS.Timeout | null } {
   const state: { timer: NodeJS.Timeout | null } = { timer: null };
   const step = (): void => {
-    state.timer = snapshot.warm(false, WARM_STEP_MS) ? null : setTimeout(step, 0);
+    state.timer = snapshot.warm(false, STEP_MS) ? null : setTimeout(step, 0);
     state.timer?.unref();
   };
   state.timer = setTimeout(step, 0);
