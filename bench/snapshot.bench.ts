@@ -36,10 +36,11 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+/** JS heap plus memory outside it (external already counts ArrayBuffers). */
 function heldBytes(): number {
   (globalThis as { gc?: () => void }).gc?.();
   const m = process.memoryUsage();
-  return m.heapUsed + m.external + m.arrayBuffers;
+  return m.heapUsed + m.external;
 }
 
 function loadEngine(size: BoardSize): { engine: OddsEngine; clock: ManualClock } {
@@ -193,6 +194,7 @@ export async function benchSnapshot(): Promise<Out> {
   out['events with rows'] = engine.eventIdsWithLiveRows().length;
 
   let held = heldBytes();
+  let fragments = engine.fragments.bytes();
   const snapshot = new BoardSnapshot(engine);
   let t = performance.now();
   const plain = snapshot.current(false);
@@ -200,15 +202,17 @@ export async function benchSnapshot(): Promise<Out> {
   out['plain: gzip MB'] = mb(plain.byteLength);
   out['plain: raw MB'] = mb(plain.rawLength);
   out['plain: pieces'] = snapshot.stats()[0].pieces;
-  out['plain: memory held MB'] = mb(heldBytes() - held);
+  out['plain: memory held MB (engine row-fragment cache growth apart)'] = mb(heldBytes() - held - (engine.fragments.bytes() - fragments));
+  out['engine row-fragment cache growth during the plain build MB'] = mb(engine.fragments.bytes() - fragments);
   held = heldBytes();
+  fragments = engine.fragments.bytes();
   t = performance.now();
   const history = snapshot.current(true);
   out['first build, history s'] = round((performance.now() - t) / 1000);
   out['history: gzip MB'] = mb(history.byteLength);
   out['history: raw MB'] = mb(history.rawLength);
   out['history: pieces'] = snapshot.stats()[1].pieces;
-  out['history: memory held MB'] = mb(heldBytes() - held);
+  out['history: memory held MB (engine row-fragment cache growth apart)'] = mb(heldBytes() - held - (engine.fragments.bytes() - fragments));
   const rebuilt = new BoardSnapshot(engine);
   t = performance.now();
   rebuilt.current(false);

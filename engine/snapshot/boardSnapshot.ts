@@ -1,16 +1,19 @@
 // /api/v1/snapshot's body (issue 5, decisions E1/E2/F2): the whole board as one gzip
 // member built from per-event compressed pieces, never rebuilt from scratch on a poll.
 //
-//   const snapshot = new BoardSnapshot(engine);       // subscribes to the engine
-//   const body = snapshot.current(includeHistory);     // { chunks, etag, syncToken, ... }
+//   const snapshot = new BoardSnapshot(engine);         // subscribes to the engine
+//   const body = snapshot.current(includeHistory);       // { chunks, etag, syncToken, ... }
+//   if (snapshot.isBehind(h)) body = await snapshot.whenCurrent(h);   // long work in steps
 //   ... write body.chunks (http/largeBody.ts writeBody); snapshot.close() at shutdown.
 //
 // The engine's change listener marks the changed row's slot (and its event) dirty in
-// each live variant: two array writes per change. current() renders only the dirty
+// each kept variant: a few array writes per change. current() renders only the dirty
 // pieces (snapshotVariant.ts), sets the head, and returns the cached member; with
 // nothing dirty it returns the same object without touching any piece, so a poll of an
-// unchanged board costs a flag check. The body reflects every change applied before
-// the call (staleness is the refresh itself; there is no timer in between).
+// unchanged board costs a flag check. There is no timer: a body reflects every change
+// applied before the request, so staleness is the request's own refresh (what changed
+// since the previous request). whenCurrent() does the same work in steps of a few ms,
+// for a first build or a backlog long enough that a request should not hold the loop.
 //
 // Sync contract (F2): syncToken is engine.asOf() when the body was brought up to date,
 // as epoch-millisecond digits (ISO-8601 is accepted by since too; digits avoid any
@@ -23,10 +26,12 @@
 // the variant: it changes iff the body bytes change (up to a CRC-32 collision between
 // two bodies of the same length, ~2^-32 per change), and the two variants never share one.
 //
-// The variant without history is built on the first call (or by warm()) and kept current
-// for good. The with-history variant (about 3x the bytes) is built on its first request
-// and dropped after historyIdleMs without one, so a process nobody asks for history
-// does not pay its memory or its refreshes.
+// Variants: the one without history is built first (warm() or the first request) and
+// kept current for good. The with-history one (2.7x the raw bytes, 7x the gzip bytes,
+// 4x the refresh cost per changed row on the large board) is built on its first
+// request and dropped after historyIdleMs (5 min) without one, so a process nobody
+// asks for history pays neither its ~330 MB nor its refreshes; while kept, it is
+// refreshed only when requested, like the other.
 
 import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
 import type { Clock } from '../clock.ts';
