@@ -1,31 +1,23 @@
 // One variant of the snapshot body (with or without priceHistory) kept as compressed
 // pieces in a PieceSet, re-rendered where the board changed and nowhere else.
-//
-// Pieces (see pieceKeys.ts for their keys and the body order):
-// - a slice: a run of one event's rows, cut after the row where the rendered bytes
-//   first reach pieceBytes. Its upper boundary (book, id) is kept; a row belongs to
-//   the first slice whose boundary is >= its key, so a changed, added or removed row
-//   finds its slice by binary search, even when the boundary row itself is gone. The
-//   first slice carries the event's opening, the last its closing brackets.
-// - a group: several whole small quiet events (scheduled games, futures anchors),
-//   formed only by the initial build, which walks the events in body order. Live
-//   games are never grouped. A group whose member turns live, or that another event
-//   would have to sit inside, is dissolved into single events.
-// A refresh re-renders the slices holding changed rows (a price move costs one ~64 KB
-// piece, however big its event); a slice that would end up empty or over
-// maxPieceBytes re-cuts its whole event (rare: it takes dozens of added or pulled lines).
+// Events too big or too live to share a piece get slices of their own
+// (eventSlices.ts). Small quiet events (scheduled games, futures anchors) share
+// pieces as groups of whole events, formed only by the initial build, which walks the
+// events in body order; a group is re-rendered whole when a member changes, and
+// dissolved into single events when a member turns live, outgrows maxPieceBytes, or
+// another event would have to sit inside it. Work runs in passes over the events the
+// tracker lists; a pass (like the build) can stop at a deadline and resume.
 
 import type { OddsEngine } from '../engine.ts';
-import { SLOT_FREE } from '../oddsStore.ts';
 import { compareStrings } from '../rowOrder.ts';
-import { ByteSink } from './byteSink.ts';
-import { DirtyTracker, EVENT_HEAD, EVENT_RESLICE } from './dirtyTracker.ts';
+import { DirtyTracker } from './dirtyTracker.ts';
+import { EventSlices, type EventPlan, type Group } from './eventSlices.ts';
 import type { GzipMember } from './gzipMember.ts';
-import { eventKey, groupKey, isLiveEvent, lastSliceKey, sliceKey } from './pieceKeys.ts';
-import { PieceSet } from './pieceSet.ts';
-import { EVENT_CLOSE, SNAPSHOT_TAIL, SnapshotRowWriter, writeEventOpen } from './snapshotJson.ts';
+import { COMMA, PieceRenderer, type VariantStats } from './pieceRenderer.ts';
+import { eventKey, groupKey, isLiveEvent } from './pieceKeys.ts';
+import { ByteSink } from './byteSink.ts';
 
-const COMMA = 0x2c;
+export type { VariantStats };
 
 export interface VariantOptions {
   withHistory: boolean;
@@ -37,39 +29,9 @@ export interface VariantOptions {
   level?: number;
 }
 
-interface Slice {
-  key: string;
-  /** Inclusive upper boundary; unused on the event's last slice. */
-  endBook: string;
-  endId: string;
-}
-
-interface EventPlan {
-  ev: number;
-  key: string;
-  /** Standalone events: their slices in order. */
-  slices: Slice[] | null;
-  group: Group | null;
-}
-
-interface Group {
-  key: string;
-  members: EventPlan[];
-}
-
 interface EventWork {
   flags: number;
   slots: number[];
-}
-
-/** Cumulative counters: what refreshes have cost. */
-export interface VariantStats {
-  piecesRendered: number;
-  bytesRendered: number;
-  eventsRecut: number;
-  slicesDropped: number;
-  slicesSplit: number;
-  groupsDissolved: number;
 }
 
 interface RefreshPass {
@@ -90,26 +52,32 @@ interface BuildState {
 
 export class SnapshotVariant {
   readonly tracker: DirtyTracker;
-  readonly stats: VariantStats = { piecesRendered: 0, bytesRendered: 0, eventsRecut: 0, slicesDropped: 0, slicesSplit: 0, groupsDissolved: 0 };
-  private readonly pieces: PieceSet;
-  private readonly sink = new ByteSink();
+  private readonly renderer: PieceRenderer;
+  private readonly slices: EventSlices;
+  /** The group being filled by the initial build. */
   private readonly groupSink = new ByteSink();
-  private readonly writer: SnapshotRowWriter;
   private readonly plans: (EventPlan | undefined)[] = [];
   private readonly groups = new Map<string, Group>();
   private build: BuildState | null = null;
   /** A refresh stopped at its deadline, resumed by the next call. */
   private pass: RefreshPass | null = null;
   private built = false;
-  private rowsRendered = 0;
 
   constructor(
     private readonly engine: OddsEngine,
     private readonly options: VariantOptions,
   ) {
     this.tracker = new DirtyTracker(engine.store);
-    this.pieces = new PieceSet({ level: options.level, compareKeys: compareStrings, tail: SNAPSHOT_TAIL });
-    this.writer = new SnapshotRowWriter(engine, options.withHistory);
+    this.renderer = new PieceRenderer(engine, options.withHistory, options.level);
+    this.slices = new EventSlices(engine, this.renderer, options.pieceBytes, options.maxPieceBytes);
+  }
+
+  get stats(): VariantStats {
+    return this.renderer.stats;
+  }
+
+  private get pieces() {
+    return this.renderer.pieces;
   }
 
   get withHistory(): boolean {
@@ -216,10 +184,10 @@ export class SnapshotVariant {
   }
 
   private planBuilt(build: BuildState, ev: number, key: string): void {
-    const estimate = this.rowCount(ev) * this.rowEstimate();
+    const estimate = this.rowCount(ev) * this.renderer.rowEstimate();
     if (isLiveEvent(this.engine, ev) || estimate >= this.options.pieceBytes) {
       this.flushGroup(build);
-      this.plans[ev] = this.standalone(ev, key);
+      this.plans[ev] = this.slices.standalone(ev, key);
       return;
     }
     let group = build.group;
@@ -233,7 +201,7 @@ export class SnapshotVariant {
     } else {
       this.groupSink.byte(COMMA);
     }
-    this.writeWholeEvent(this.groupSink, ev);
+    this.renderer.writeWholeEvent(this.groupSink, ev);
     const plan: EventPlan = { ev, key, slices: null, group };
     group.members.push(plan);
     this.plans[ev] = plan;
@@ -243,7 +211,7 @@ export class SnapshotVariant {
   private flushGroup(build: BuildState): void {
     const group = build.group;
     if (group === null) return;
-    this.setPiece(group.key, this.groupSink);
+    this.renderer.setPiece(group.key, this.groupSink);
     this.groups.set(group.key, group);
     build.group = null;
   }
@@ -270,150 +238,24 @@ export class SnapshotVariant {
       else toRender.add(plan.group);
       return;
     }
-    this.refreshSlices(plan, item);
-  }
-
-  private refreshSlices(plan: EventPlan, item: EventWork): void {
-    if ((item.flags & EVENT_RESLICE) !== 0) return this.recut(plan);
-    const dirty = new Set<number>();
-    if ((item.flags & EVENT_HEAD) !== 0) dirty.add(0);
-    const store = this.engine.store;
-    for (const slot of item.slots) {
-      if (store.state[slot] === SLOT_FREE || store.event[slot] !== plan.ev) return this.recut(plan);
-      dirty.add(this.sliceOf(plan.slices!, slot));
-    }
-    // Highest first: removing or splitting a slice never shifts one still to render.
-    const indexes = [...dirty].sort((a, b) => b - a);
-    for (const index of indexes) this.renderSlice(plan, index);
-  }
-
-  /** Index of the first slice whose boundary is at or after the slot's (book, id). */
-  private sliceOf(slices: Slice[], slot: number): number {
-    const order = this.engine.indexes.order;
-    let lo = 0;
-    let hi = slices.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (order.compareKeyToSlot(slices[mid].endBook, slices[mid].endId, slot) >= 0) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  }
-
-  /**
-   * Re-renders one slice in place. An empty slice goes (its neighbour takes over the
-   * event's opening or closing when it held one); one grown past maxPieceBytes is cut
-   * again at pieceBytes, adding slices before it.
-   */
-  private renderSlice(plan: EventPlan, index: number): void {
-    const slices = plan.slices!;
-    const last = slices.length - 1;
-    const list = this.engine.indexes.byEvent[plan.ev]!;
-    const order = this.engine.indexes.order;
-    const start = index === 0 ? 0 : list.after(slices[index - 1].endBook, slices[index - 1].endId, order);
-    const end = index === last ? list.length : list.after(slices[index].endBook, slices[index].endId, order);
-    if (end <= start) return this.dropSlice(plan, index);
-    const sink = this.sink;
-    sink.reset();
-    if (index === 0) writeEventOpen(sink, this.engine, plan.ev);
-    this.writeRows(sink, list.items, start, end);
-    if (index === last) sink.ascii(EVENT_CLOSE);
-    if (sink.length <= this.options.maxPieceBytes) this.setPiece(slices[index].key, sink);
-    else {
-      this.stats.slicesSplit++;
-      slices.splice(index, 1, ...this.cutRows(plan, start, end, index === 0, index === last, slices[index]));
-    }
-  }
-
-  /** Removes an empty slice (the event still has rows elsewhere). */
-  private dropSlice(plan: EventPlan, index: number): void {
-    const slices = plan.slices!;
-    const last = slices.length - 1;
-    this.stats.slicesDropped++;
-    this.pieces.remove(slices[index].key);
-    slices.splice(index, 1);
-    if (index === 0) {
-      this.renderSlice(plan, 0); // the new first slice takes the event's opening
-    } else if (index === last) {
-      // The new last slice takes the closing and the last-slice key (so later cuts sort right).
-      const previous = slices[index - 1];
-      this.pieces.remove(previous.key);
-      previous.key = lastSliceKey(plan.key);
-      this.renderSlice(plan, index - 1);
-    }
-  }
-
-  private recut(plan: EventPlan): void {
-    this.stats.eventsRecut++;
-    const old = plan.slices;
-    const list = this.engine.indexes.byEvent[plan.ev]!;
-    plan.slices = this.cutRows(plan, 0, list.length, true, true, { key: lastSliceKey(plan.key), endBook: '', endId: '' });
-    if (old !== null) {
-      const kept = new Set(plan.slices.map((slice) => slice.key));
-      for (const slice of old) if (!kept.has(slice.key)) this.pieces.remove(slice.key);
-    }
-  }
-
-  /**
-   * Renders rows [start, end) of the event (with its opening / closing when asked),
-   * cutting after the row where a piece reaches pieceBytes; the rest goes to `tail`,
-   * which keeps its key and boundary. Returns the slices made, tail last.
-   */
-  private cutRows(plan: EventPlan, start: number, end: number, open: boolean, close: boolean, tail: Slice): Slice[] {
-    const store = this.engine.store;
-    const items = this.engine.indexes.byEvent[plan.ev]!.items;
-    const slices: Slice[] = [];
-    const sink = this.sink;
-    sink.reset();
-    if (open) writeEventOpen(sink, this.engine, plan.ev);
-    let first = true;
-    for (let i = start; i < end; i++) {
-      if (!first) sink.byte(COMMA);
-      const slot = items[i];
-      this.writer.write(sink, slot);
-      this.rowsRendered++;
-      first = false;
-      if (sink.length >= this.options.pieceBytes && i < end - 1) {
-        const book = store.books.get(store.book[slot]);
-        const id = this.engine.idOf(slot);
-        const slice: Slice = { key: sliceKey(plan.key, book, id), endBook: book, endId: id };
-        this.setPiece(slice.key, sink);
-        slices.push(slice);
-        sink.reset();
-        first = true;
-      }
-    }
-    if (close) sink.ascii(EVENT_CLOSE);
-    this.setPiece(tail.key, sink);
-    slices.push(tail);
-    return slices;
-  }
-
-  /** A plan for the event as its own slices (rendered and cut now). */
-  private standalone(ev: number, key: string): EventPlan {
-    const plan: EventPlan = { ev, key, slices: null, group: null };
-    plan.slices = this.cutRows(plan, 0, this.rowCount(ev), true, true, { key: lastSliceKey(key), endBook: '', endId: '' });
-    return plan;
+    this.slices.refresh(plan, item.flags, item.slots);
   }
 
   private renderGroup(group: Group, replan: number[]): void {
-    const sink = this.sink;
+    const sink = this.renderer.sink;
     sink.reset();
     for (let i = 0; i < group.members.length; i++) {
       if (i > 0) sink.byte(COMMA);
-      this.writeWholeEvent(sink, group.members[i].ev);
+      this.renderer.writeWholeEvent(sink, group.members[i].ev);
     }
     if (sink.length > this.options.maxPieceBytes) this.dissolve(group, replan);
-    else this.setPiece(group.key, sink);
+    else this.renderer.setPiece(group.key, sink);
   }
 
   /** The event leaves the body: its slices go, or it leaves its group. */
   private drop(plan: EventPlan, toRender: Set<Group>): void {
     this.plans[plan.ev] = undefined;
-    if (plan.slices !== null) {
-      for (const slice of plan.slices) this.pieces.remove(slice.key);
-      return;
-    }
+    if (plan.slices !== null) return this.slices.remove(plan);
     const group = plan.group!;
     group.members.splice(group.members.indexOf(plan), 1);
     if (group.members.length > 0) {
@@ -444,7 +286,7 @@ export class SnapshotVariant {
       const key = eventKey(this.engine, ev);
       const spanning = this.groupAround(key);
       if (spanning !== null) this.dissolve(spanning, replan);
-      this.plans[ev] = this.standalone(ev, key);
+      this.plans[ev] = this.slices.standalone(ev, key);
     }
   }
 
@@ -467,38 +309,8 @@ export class SnapshotVariant {
     return lastMember.key > key ? group : null;
   }
 
-  // ---- rendering --------------------------------------------------------------------
-
-  private writeWholeEvent(sink: ByteSink, ev: number): void {
-    const list = this.engine.indexes.byEvent[ev]!;
-    writeEventOpen(sink, this.engine, ev);
-    this.writeRows(sink, list.items, 0, list.length);
-    sink.ascii(EVENT_CLOSE);
-  }
-
-  private writeRows(sink: ByteSink, items: Int32Array, start: number, end: number): void {
-    for (let i = start; i < end; i++) {
-      if (i > start) sink.byte(COMMA);
-      this.writer.write(sink, items[i]);
-    }
-    this.rowsRendered += end - start;
-  }
-
-  private setPiece(key: string, sink: ByteSink): void {
-    this.pieces.set(key, sink.view());
-    this.stats.piecesRendered++;
-    this.stats.bytesRendered += sink.length;
-  }
-
   private rowCount(ev: number): number {
-    const list = this.engine.indexes.byEvent[ev];
-    return list === undefined ? 0 : list.length;
-  }
-
-  /** Average rendered row size so far (a first guess before anything is rendered). */
-  private rowEstimate(): number {
-    if (this.rowsRendered < 64) return this.options.withHistory ? 1500 : 520;
-    return this.stats.bytesRendered / this.rowsRendered;
+    return this.renderer.rowCount(ev);
   }
 }
 
