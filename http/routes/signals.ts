@@ -1,6 +1,209 @@
-import type { AnyRoute } from '../router.ts';
+// Derived and historical routes (service-spec 4.7, 4.8; decisions D4-D6, H; issue 6):
+// /edges, /arbitrage, /historical/odds, /historical/arbitrage.
+//
+// The signal books (engine/signals/engineSignals.ts) are created once here, fed by
+// engine.subscribe, and closed with the app. /edges and /arbitrage read a page of a
+// kept, sorted result; their cache validity is the book version (for /edges at the
+// request's clock: the edge book first re-prices ticked groups and expires sharp
+// quotes older than the staleness window, so a page cached before an expiry is never
+// served after it) times 1e5 plus the UTC day (league notes follow the calendar).
+// The historical routes replay the price rings per request and are not cached.
+import { EngineSignals } from '../../engine/signals/engineSignals.ts';
+import { historicalArbitrage, historicalOdds } from '../../engine/signals/historicalReplay.ts';
+import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
+import type { RankCursor } from '../../engine/signals/rankedSet.ts';
+import { invalidParameter, notFound } from '../errors.ts';
+import { defineRoute, type AnyRoute } from '../router.ts';
+import type { DataResult } from '../request.ts';
+import { COMMON_PARAMS, type ParamDef } from '../schemas.ts';
+import { keysetWalk, nextCursor } from './catalogCursor.ts';
 import type { AppContext } from './context.ts';
+import { EVENT_ID, LEAGUE } from './oddsParams.ts';
+import { SeasonCalendar } from './seasonNote.ts';
 
-export function signalRoutes(_ctx: AppContext): AnyRoute[] {
-  return [];
+const EDGES_PATH = '/api/v1/edges';
+const ARBITRAGE_PATH = '/api/v1/arbitrage';
+const HISTORICAL_ODDS_PATH = '/api/v1/historical/odds';
+const HISTORICAL_ARBITRAGE_PATH = '/api/v1/historical/arbitrage';
+const DAYS = 100_000; // validity = version * DAYS + UTC day number (day < 1e5 until the year 2243)
+
+const SOURCE = {
+  name: 'source',
+  kind: 'list',
+  case: 'lower',
+  maxItems: 20,
+  description: 'Comma-separated DFS source ids (e.g. prizepicks), at most 20, any-of.',
+} as const satisfies ParamDef;
+
+const MIN_EDGE = {
+  name: 'min_edge',
+  kind: 'number',
+  minimum: 0,
+  maximum: 1,
+  default: 0.02,
+  description: 'Smallest edge (fairProbability - breakevenProbability) returned, in [0, 1] (default 0.02). Outside: 400 invalid_parameter.',
+} as const satisfies ParamDef;
+
+const DEVIG = {
+  name: 'devig',
+  kind: 'enum',
+  values: DEVIG_METHODS,
+  default: 'multiplicative',
+  description: 'How the sharp books\' vig is removed (decisions H1): multiplicative (default, p_i = q_i / sum q), additive, power, shin or worst. Echoed in each row. Another value: 400 invalid_parameter with validValues.',
+} as const satisfies ParamDef;
+
+const ARB_TYPE = {
+  name: 'type',
+  kind: 'enum',
+  values: ['two_way', 'three_way'],
+  description: 'two_way (HOME/AWAY, OVER/UNDER) or three_way (HOME/DRAW/AWAY); omitted: both. Middles are never reported.',
+} as const satisfies ParamDef;
+
+const MIN_PROFIT = {
+  name: 'min_profit',
+  kind: 'number',
+  minimum: 0,
+  default: 0.001,
+  description: 'Smallest profit (1/impliedSum - 1, a fraction of bankroll) returned (default 0.001, at least 0).',
+} as const satisfies ParamDef;
+
+const EDGES_QUERY = [LEAGUE, SOURCE, EVENT_ID, MIN_EDGE, DEVIG, COMMON_PARAMS.cursor, COMMON_PARAMS.limit] as const;
+const ARBITRAGE_QUERY = [ARB_TYPE, LEAGUE, EVENT_ID, MIN_PROFIT, COMMON_PARAMS.cursor, COMMON_PARAMS.limit] as const;
+
+const HISTORICAL_ODDS_QUERY = [
+  { name: 'event_id', kind: 'string', required: true, maxLength: 200, description: 'Required: the event whose selections are replayed. Missing: 400 missing_parameter; an event id never seen: 404 not_found.' },
+  { name: 'date', kind: 'instant', description: 'As-of time (ISO-8601 or epoch ms); default now. Resolution: one second (price history times are whole seconds).' },
+] as const satisfies readonly ParamDef[];
+
+const HISTORICAL_ARBITRAGE_QUERY = [
+  { name: 'from', kind: 'instant', description: 'Start of the staleness window (ISO-8601 or epoch ms); default: to, or now when to is absent too.' },
+  { name: 'to', kind: 'instant', description: 'The instant evaluated (default from, or now). Must not be before from.' },
+  MIN_PROFIT,
+  { name: 'limit', kind: 'integer', minimum: 1, maximum: 1000, default: 500, description: 'Records returned at most, 1..1000 (default 500). Not paginated.' },
+] as const satisfies readonly ParamDef[];
+
+function isRankKey(key: unknown): key is [number, string] {
+  return Array.isArray(key) && key.length === 2 && typeof key[0] === 'number' && typeof key[1] === 'string';
+}
+
+function afterOf(key: [number, string] | undefined): RankCursor | null {
+  return key === undefined ? null : { score: key[0], id: key[1] };
+}
+
+function latestUpdated(items: readonly { updated: string }[], fallback: number): number {
+  let latest = 0;
+  for (const item of items) {
+    const t = Date.parse(item.updated);
+    if (t > latest) latest = t;
+  }
+  return items.length === 0 ? fallback : latest;
+}
+
+/** When a version was first seen: meta.updated of empty pages, stable while the version holds. */
+class VersionClock {
+  private version = Number.NaN;
+  private at = 0;
+  seen(version: number, now: number): number {
+    if (version !== this.version) {
+      this.version = version;
+      this.at = now;
+    }
+    return this.at;
+  }
+}
+
+export function signalRoutes(ctx: AppContext): AnyRoute[] {
+  const { engine } = ctx;
+  const signals = new EngineSignals(engine);
+  ctx.onClose(() => signals.close());
+  const calendar = new SeasonCalendar();
+  const edgesSeen = new VersionClock();
+  const arbitrageSeen = new VersionClock();
+
+  /** The in-season leagues of a league filter (null: no filter) and the C6 note. */
+  function leaguesOf(requested: string[] | undefined, now: number): { leagues: string[] | null; note: string | null } {
+    if (requested === undefined) return { leagues: null, note: null };
+    const split = calendar.split(requested, now);
+    return { leagues: split.inSeason, note: split.note };
+  }
+
+  const edges = defineRoute({
+    path: EDGES_PATH,
+    auth: 'key',
+    response: 'Edge',
+    query: EDGES_QUERY,
+    summary: 'DFS pick\'em lines against the no-vig fair value of the sharp books.',
+    description:
+      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count (decisions H1, H2). Sorted by edge descending, then id (D4); keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note (C6). meta.updated: latest updated among the page rows (empty page: when the result last changed).',
+    cache: { validity: (req, now) => signals.edgesVersion(now, req.query.devig) * DAYS + SeasonCalendar.dayOf(now) },
+    handle: (req): DataResult => {
+      const q = req.query;
+      const walk = keysetWalk(EDGES_PATH, { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig }, q.cursor, isRankKey);
+      const { leagues, note } = leaguesOf(q.league, req.now);
+      const emptyAt = edgesSeen.seen(signals.edgesVersion(req.now, q.devig), req.now);
+      if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
+      const query = { leagues, sources: q.source ?? null, eventIds: q.event_id ?? null, minEdge: q.min_edge, devig: q.devig };
+      const page = signals.edgesPage(query, afterOf(walk.after), q.limit, req.now);
+      const next = page.hasMore && page.last !== null ? nextCursor(walk.fingerprint, [page.last.score, page.last.id]) : null;
+      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
+    },
+  });
+
+  const arbitrage = defineRoute({
+    path: ARBITRAGE_PATH,
+    auth: 'key',
+    response: 'Arbitrage',
+    query: ARBITRAGE_QUERY,
+    summary: 'Cross-book arbitrage (two-way and three-way), best price per side.',
+    description:
+      'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1 (decisions H3). Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1 (D5). Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note (C6).',
+    cache: { validity: (_req, now) => signals.arbitrageVersion() * DAYS + SeasonCalendar.dayOf(now) },
+    handle: (req): DataResult => {
+      const q = req.query;
+      const walk = keysetWalk(ARBITRAGE_PATH, { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit }, q.cursor, isRankKey);
+      const { leagues, note } = leaguesOf(q.league, req.now);
+      const emptyAt = arbitrageSeen.seen(signals.arbitrageVersion(), req.now);
+      if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
+      const query = { types: q.type === undefined ? null : [q.type], leagues, eventIds: q.event_id ?? null, minProfit: q.min_profit };
+      const page = signals.arbitragePage(query, afterOf(walk.after), q.limit);
+      const next = page.hasMore && page.last !== null ? nextCursor(walk.fingerprint, [page.last.score, page.last.id]) : null;
+      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
+    },
+  });
+
+  const oddsAt = defineRoute({
+    path: HISTORICAL_ODDS_PATH,
+    auth: 'key',
+    response: 'HistoricalOddsRow',
+    query: HISTORICAL_ODDS_QUERY,
+    summary: 'Each selection of an event with its American price in force at date (default now), from price history.',
+    description:
+      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution (decisions D6). asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf.',
+    handle: (req): DataResult => {
+      const at = req.query.date ?? req.now;
+      const result = historicalOdds(engine, req.query.event_id, at);
+      if (result === null) throw notFound(`no event ${req.query.event_id}`, 'event_id');
+      return { kind: 'data', data: result.rows, updated: result.updated };
+    },
+  });
+
+  const arbitrageAt = defineRoute({
+    path: HISTORICAL_ARBITRAGE_PATH,
+    auth: 'key',
+    response: 'Arbitrage',
+    query: HISTORICAL_ARBITRAGE_QUERY,
+    summary: 'Arbitrage as it stood at to, replayed from price history.',
+    description:
+      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from, decisions H5), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) only prices confirmed during that second count; pass an earlier from to widen the window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.',
+    handle: (req): DataResult => {
+      const q = req.query;
+      const from = q.from ?? q.to ?? req.now;
+      const to = q.to ?? from;
+      if (from > to) throw invalidParameter('from', 'from must be at or before to');
+      const records = historicalArbitrage(engine, { from, to, minProfit: q.min_profit, limit: q.limit });
+      return { kind: 'data', data: records, updated: latestUpdated(records, to) };
+    },
+  });
+
+  return [edges, arbitrage, oddsAt, arbitrageAt];
 }

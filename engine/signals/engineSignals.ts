@@ -1,0 +1,177 @@
+// The engine adapter of the signal books: SignalBooks fed from the engine's columns.
+// Created once (by the signals route module) after the board is loaded: it places
+// every live row, evaluates every group once, then follows engine.subscribe:
+//   insert            -> books.inserted (a new row, or a tombstone revived in its slot)
+//   update, same line -> books.priced with the values just written (the O(1) hot path)
+//   update, new line  -> books.inserted (the row moves to another market group)
+//   remove            -> books.removed
+// Event moves do not matter here: rows carry their own eventStartTime column, which
+// upsertEvent does not rewrite, and the records echo the rows (as /odds does).
+// Reads go through edgesPage/arbitragePage; validity tokens for HTTP caching come
+// from edgesVersion/arbitrageVersion (see there for how the clock enters).
+
+import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
+import { americanToDecimal, type SourceKind } from '../model.ts';
+import { NO_PRICE, NONE, SCOPES, SIDES, TEAM_SIDES } from '../oddsStore.ts';
+import type { DevigMethod } from './devig.ts';
+import type { EdgeQuery } from './edgeBook.ts';
+import type { ArbitrageQuery } from './arbitrageBook.ts';
+import type { GroupRowInput } from './marketGroups.ts';
+import type { QuoteBatch } from './quoteBatch.ts';
+import type { RankCursor, RankedPage } from './rankedSet.ts';
+import type { ArbitrageRecord, EdgeRecord, SignalsConfig } from './records.ts';
+import { SignalBooks, type QuoteSource } from './signalBooks.ts';
+import { sideCode } from './sides.ts';
+
+export class EngineSignals implements QuoteSource, ChangeListener {
+  readonly books: SignalBooks;
+  /** engine book pool index -> SourceTable index (-1 until first seen). */
+  private sourceOfBook = new Int32Array(64).fill(-1);
+  /** Per slot: the odds id (built once per insert, not per quote read). */
+  private ids: string[] = [];
+  /** Per slot: the line the row was grouped under (a new line re-groups it). */
+  private lines = new Float64Array(1024);
+  private sideCodes: Uint8Array;
+  private readonly unsubscribe: () => void;
+  private readonly input: GroupRowInput = {
+    eventId: '', market: '', marketSubtype: '', period: '', side: '', teamSide: '', line: null,
+    playerId: null, marketScope: null, league: '', playerName: null, eventStartTime: 0,
+  };
+
+  constructor(readonly engine: OddsEngine, config: Partial<SignalsConfig> = {}) {
+    this.books = new SignalBooks(config);
+    this.sideCodes = Uint8Array.from(SIDES, (side) => sideCode(side));
+    const s = engine.store;
+    for (let slot = 0; slot < s.size; slot++) {
+      if (!s.isLive(slot)) continue;
+      this.remember(slot);
+      this.books.load(slot, this.groupInput(slot));
+    }
+    this.books.evaluateAll(this);
+    this.unsubscribe = engine.subscribe(this);
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  // -- engine -> books ------------------------------------------------------
+
+  rowChanged(slot: number, kind: ChangeKind): void {
+    const s = this.engine.store;
+    if (kind === 'remove') {
+      this.books.removed(slot, this);
+      return;
+    }
+    const line = s.line[slot];
+    if (kind === 'insert' || !sameLine(line, this.lines[slot])) {
+      this.remember(slot);
+      this.books.inserted(slot, this.groupInput(slot), this);
+      return;
+    }
+    const pa = s.priceAmerican[slot];
+    const decimal = pa === NO_PRICE ? NaN : americanToDecimal(pa);
+    this.books.priced(slot, decimal, s.suspended[slot] === 1, s.updated[slot], s.dfsMultiplier[slot], this);
+  }
+
+  /** QuoteSource: one row's current quote from the columns (no allocation: ids and labels are kept strings). */
+  pushQuote(slot: number, batch: QuoteBatch): void {
+    const s = this.engine.store;
+    const pa = s.priceAmerican[slot];
+    batch.push(
+      this.sourceOf(slot),
+      this.sideCodes[s.side[slot]],
+      s.suspended[slot] === 1,
+      pa === NO_PRICE ? NaN : americanToDecimal(pa),
+      pa === NO_PRICE ? 0 : pa,
+      s.dfsMultiplier[slot],
+      s.line[slot],
+      s.updated[slot],
+      this.ids[slot],
+      s.labels.get(s.selection[slot]),
+    );
+  }
+
+  // -- reads ------------------------------------------------------------------
+
+  edgesPage(query: EdgeQuery, after: RankCursor | null, limit: number, now: number): RankedPage<EdgeRecord> {
+    return this.books.edges.page(query, after, limit, now);
+  }
+
+  arbitragePage(query: ArbitrageQuery, after: RankCursor | null, limit: number): RankedPage<ArbitrageRecord> {
+    return this.books.arbitrage.page(query, after, limit);
+  }
+
+  /**
+   * Cache validity of an /edges answer at now. The edge book re-prices on read: first
+   * the groups ticked since the last read, then every group whose oldest used sharp
+   * quote aged past the staleness window before now (an expiry heap). The version it
+   * returns moves whenever either changed a record (multiplicative) or a kept quote
+   * (other methods), so a cached page stays valid exactly while this number holds,
+   * clock included.
+   */
+  edgesVersion(now: number, devig: DevigMethod): number {
+    return this.books.edges.versionAt(now, devig);
+  }
+
+  /** Cache validity of an /arbitrage answer (arbitrage does not depend on the clock). */
+  arbitrageVersion(): number {
+    return this.books.arbitrage.version;
+  }
+
+  // -- helpers ----------------------------------------------------------------
+
+  private remember(slot: number): void {
+    const s = this.engine.store;
+    if (slot >= this.lines.length) {
+      let capacity = this.lines.length;
+      while (capacity <= slot) capacity *= 2;
+      const grown = new Float64Array(capacity);
+      grown.set(this.lines);
+      this.lines = grown;
+    }
+    this.lines[slot] = s.line[slot];
+    this.ids[slot] = s.idOf(slot);
+  }
+
+  private sourceOf(slot: number): number {
+    const s = this.engine.store;
+    const book = s.book[slot];
+    if (book >= this.sourceOfBook.length) {
+      const grown = new Int32Array(Math.max(book + 1, this.sourceOfBook.length * 2)).fill(-1);
+      grown.set(this.sourceOfBook);
+      this.sourceOfBook = grown;
+    }
+    let source = this.sourceOfBook[book];
+    if (source < 0) {
+      const kind: SourceKind = Number.isNaN(s.dfsMultiplier[slot]) ? 'retail' : 'dfs';
+      source = this.books.sources.intern(s.books.get(book), kind);
+      this.sourceOfBook[book] = source;
+    }
+    return source;
+  }
+
+  /** The grouping fields of a slot, in one reused object (MarketGroups copies what it keeps). */
+  private groupInput(slot: number): GroupRowInput {
+    const s = this.engine.store;
+    const input = this.input;
+    const line = s.line[slot];
+    input.eventId = s.events.get(s.event[slot]);
+    input.market = s.markets.get(s.market[slot]);
+    input.marketSubtype = s.subtypes.get(s.subtype[slot]);
+    input.period = s.periods.get(s.period[slot]);
+    input.side = SIDES[s.side[slot]];
+    input.teamSide = TEAM_SIDES[s.teamSide[slot]];
+    input.line = Number.isNaN(line) ? null : line;
+    input.playerId = s.player[slot] === NONE ? null : s.players.get(s.player[slot]);
+    input.marketScope = SCOPES[s.scope[slot]];
+    input.league = s.leagues.get(s.league[slot]);
+    input.playerName = s.playerName[slot] === NONE ? null : s.labels.get(s.playerName[slot]);
+    input.eventStartTime = s.eventStartTime[slot];
+    return input;
+  }
+}
+
+function sameLine(a: number, b: number): boolean {
+  return a === b || (a !== a && b !== b);
+}

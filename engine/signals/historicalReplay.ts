@@ -1,0 +1,167 @@
+// History replay from the engine's price rings (service-spec 4.7, decisions D6, H5).
+//
+// "The price in force at t" of a selection is its newest ring entry whose first-seen
+// time is at or before t. Ring times are whole seconds (fs/ls, as in the snapshot), so
+// replay resolves to the second: an entry first seen during second s counts as in
+// force at any t >= s * 1000. A selection is in force at t only while it was on the
+// board: a removed selection (a tombstone, history still kept) stops at its removal
+// time (the tombstone's updated). Once a tombstone's slot is recycled (>= 10 min after
+// removal) its history is gone, and so is it from the replay. A selection removed and
+// revived keeps one ring, so a replay inside the gap shows the pre-removal price.
+//
+//   historicalOdds(engine, eventId, at)           -> D6 rows, in /odds order (sportsbook, id)
+//   historicalArbitrage(engine, { from, to, ... }) -> H5 records via evaluateAt
+
+import type { OddsEngine } from '../engine.ts';
+import { NO_RING } from '../historyRing.ts';
+import { NONE, SCOPES, SIDES, SLOT_LIVE, SLOT_TOMBSTONE, TEAM_SIDES } from '../oddsStore.ts';
+import { americanToDecimal } from '../model.ts';
+import { evaluateAt, type QuoteAt } from './historical.ts';
+import type { ArbitrageRecord } from './records.ts';
+import { formatInstant } from './timeFormat.ts';
+
+/** D6. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
+export interface HistoricalOddsRow {
+  id: string;
+  eventId: string;
+  sportsbook: string;
+  market: string;
+  marketSubtype: string;
+  period: string;
+  selection: string;
+  side: string;
+  line?: number;
+  priceAmerican: number | null;
+  /** First-seen time of the price in force (ISO-8601 with ms). */
+  asOf: string;
+  suspended: boolean;
+}
+
+export interface HistoricalOdds {
+  rows: HistoricalOddsRow[];
+  /** Latest asOf among the rows (epoch ms), 0 when none: meta.updated. */
+  updated: number;
+}
+
+/** Index of the ring entry of `slot` in force at `at` (epoch ms), -1 when none. */
+export function entryInForce(engine: OddsEngine, slot: number, at: number): number {
+  const s = engine.store;
+  const state = s.state[slot];
+  if (state !== SLOT_LIVE && state !== SLOT_TOMBSTONE) return -1;
+  if (state === SLOT_TOMBSTONE && s.updated[slot] <= at) return -1; // removed by then
+  const handle = s.ring[slot];
+  if (handle === NO_RING) return -1;
+  const rings = engine.rings;
+  const second = Math.floor(at / 1000);
+  for (let i = rings.length(handle) - 1; i >= 0; i--) if (rings.fs(handle, i) <= second) return i;
+  return -1;
+}
+
+/** Slots of one event, live and tombstoned, in (sportsbook, id) order. */
+function eventSlots(engine: OddsEngine, ev: number): number[] {
+  const slots: number[] = [];
+  const live = engine.indexes.byEvent[ev];
+  if (live !== undefined) for (let i = 0; i < live.length; i++) slots.push(live.items[i]);
+  const dead = engine.indexes.tombstones;
+  const event = engine.store.event;
+  for (let i = 0; i < dead.length; i++) if (event[dead.items[i]] === ev) slots.push(dead.items[i]);
+  if (slots.length > 0 && dead.length > 0) { const order = engine.indexes.order; slots.sort((a, b) => order.compareSlots(a, b)); }
+  return slots;
+}
+
+/**
+ * Each selection of the event with its price in force at `at`; null when the event
+ * was never seen (the route answers 404).
+ */
+export function historicalOdds(engine: OddsEngine, eventId: string, at: number): HistoricalOdds | null {
+  const s = engine.store;
+  const ev = s.events.lookup(eventId);
+  if (ev < 0 || !engine.eventTable.has(ev)) return null;
+  const rows: HistoricalOddsRow[] = [];
+  let updated = 0;
+  for (const slot of eventSlots(engine, ev)) {
+    const i = entryInForce(engine, slot, at);
+    if (i < 0) continue;
+    const handle = s.ring[slot];
+    const pa = engine.rings.pa(handle, i);
+    const firstSeen = engine.rings.fs(handle, i) * 1000;
+    const line = s.line[slot];
+    const row: HistoricalOddsRow = {
+      id: s.idOf(slot),
+      eventId,
+      sportsbook: s.books.get(s.book[slot]),
+      market: s.markets.get(s.market[slot]),
+      marketSubtype: s.subtypes.get(s.subtype[slot]),
+      period: s.periods.get(s.period[slot]),
+      selection: s.labels.get(s.selection[slot]),
+      side: SIDES[s.side[slot]],
+      priceAmerican: pa === 0 ? null : pa,
+      asOf: formatInstant(firstSeen),
+      suspended: engine.rings.su(handle, i) === 1,
+    };
+    if (!Number.isNaN(line)) row.line = line;
+    rows.push(row);
+    if (firstSeen > updated) updated = firstSeen;
+  }
+  return { rows, updated };
+}
+
+export interface HistoricalArbitrageQuery {
+  /** Epoch ms; the staleness window is to - from. */
+  from: number;
+  to: number;
+  minProfit: number;
+  limit: number;
+}
+
+/**
+ * Arbitrage as it stood at `to` (H5): every non-DFS, non-futures selection's price in
+ * force at `to`, kept only if that price was last seen at or after `from` (to the
+ * second), grouped and evaluated like the live book.
+ */
+export function historicalArbitrage(engine: OddsEngine, query: HistoricalArbitrageQuery): ArbitrageRecord[] {
+  const quotes = quotesAt(engine, query.from, query.to);
+  return evaluateAt(quotes, { from: Math.floor(query.from / 1000) * 1000, to: query.to, minProfit: query.minProfit, limit: query.limit });
+}
+
+/** The usable quotes in force at `to` and last seen since `from` (suspended, DFS and futures rows cannot be legs). */
+export function quotesAt(engine: OddsEngine, from: number, to: number): QuoteAt[] {
+  const s = engine.store;
+  const rings = engine.rings;
+  const fromSecond = Math.floor(from / 1000);
+  const out: QuoteAt[] = [];
+  for (let slot = 0; slot < s.size; slot++) {
+    if (s.scope[slot] !== 0 || !Number.isNaN(s.dfsMultiplier[slot])) continue;
+    const i = entryInForce(engine, slot, to);
+    if (i < 0) continue;
+    const handle = s.ring[slot];
+    const ls = rings.ls(handle, i);
+    const pa = rings.pa(handle, i);
+    if (ls < fromSecond || rings.su(handle, i) === 1 || pa === 0 || rings.dm(handle, i) !== 0) continue;
+    const line = s.line[slot];
+    out.push({
+      oddsId: s.idOf(slot),
+      sportsbook: s.books.get(s.book[slot]),
+      selection: s.labels.get(s.selection[slot]),
+      priceAmerican: pa,
+      priceDecimal: americanToDecimal(pa),
+      dfsMultiplier: null,
+      suspended: false,
+      firstSeen: rings.fs(handle, i) * 1000,
+      lastSeen: ls * 1000,
+      eventId: s.events.get(s.event[slot]),
+      market: s.markets.get(s.market[slot]),
+      marketSubtype: s.subtypes.get(s.subtype[slot]),
+      period: s.periods.get(s.period[slot]),
+      side: SIDES[s.side[slot]],
+      teamSide: TEAM_SIDES[s.teamSide[slot]],
+      line: Number.isNaN(line) ? null : line,
+      playerId: s.player[slot] === NONE ? null : s.players.get(s.player[slot]),
+      marketScope: SCOPES[s.scope[slot]],
+      league: s.leagues.get(s.league[slot]),
+      playerName: s.playerName[slot] === NONE ? null : s.labels.get(s.playerName[slot]),
+      eventStartTime: s.eventStartTime[slot],
+    });
+  }
+  return out;
+}
