@@ -219,24 +219,41 @@ test('a bulk load after the snapshot exists (no listener calls) is noticed throu
   snapshot.close();
 });
 
-test('warm() builds in bounded steps; a request finishes a build in progress', () => {
+test('whenCurrent() builds in steps (changes between steps included); current() finishes a build in progress', async () => {
   const { engine, clock } = fixtureEngine();
   const snapshot = new BoardSnapshot(engine, { pieceBytes: 4096 });
-  let steps = 0;
-  while (!snapshot.warm(false, 0) && steps < 10_000) {
-    steps++;
-    if (steps === 3) {
-      clock.advance(1000);
-      engine.apply([{ op: 'price', slot: liveSlots(engine)[0], priceAmerican: 333, suspended: false }]);
-    }
-  }
-  assert.ok(steps > 3, `built in ${steps + 1} steps`);
-  assert.equal(rawBody(snapshot.current(false)).toString('utf8'), referenceText(engine, false));
+  assert.equal(snapshot.isBehind(false), true, 'nothing built yet');
+  const built = snapshot.whenCurrent(false, 0); // one event per step
+  assert.equal(snapshot.whenCurrent(false, 0), built, 'waiters share one build');
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(snapshot.isBehind(false), true, 'still building after a few steps');
+  clock.advance(1000);
+  engine.apply([{ op: 'price', slot: liveSlots(engine)[0], priceAmerican: 333, suspended: false }]);
+  const body = await built;
+  assert.equal(rawBody(body).toString('utf8'), referenceText(engine, false));
+  assert.equal(snapshot.isBehind(false), false);
+
   const other = new BoardSnapshot(engine);
-  assert.equal(other.warm(false, 0), false);
-  assert.equal(rawBody(other.current(false)).toString('utf8'), referenceText(engine, false));
+  const pending = other.whenCurrent(true, 0);
+  const now = other.current(true); // a synchronous caller finishes the build at once
+  assert.equal(rawBody(now).toString('utf8'), referenceText(engine, true));
+  assert.equal((await pending).etag, now.etag);
   snapshot.close();
   other.close();
+});
+
+test('isBehind(): a backlog beyond the limit asks for stepped work', () => {
+  const { engine, clock } = fixtureEngine();
+  const snapshot = new BoardSnapshot(engine);
+  snapshot.current(false);
+  const sim = new Simulator(engine, clock, { ratePerSecond: 1000, seed: 2 });
+  sim.step(50);
+  assert.equal(snapshot.isBehind(false, 2000), false);
+  assert.equal(snapshot.isBehind(false, 10), true);
+  snapshot.current(false);
+  assert.equal(snapshot.isBehind(false, 0), false);
+  assert.equal(snapshot.isBehind(true), true, 'the with-history variant is not built');
+  snapshot.close();
 });
 
 test('close() stops listening: later changes cost the snapshot nothing', () => {

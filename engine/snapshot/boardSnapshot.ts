@@ -26,7 +26,8 @@
 // the variant: it changes iff the body bytes change (up to a CRC-32 collision between
 // two bodies of the same length, ~2^-32 per change), and the two variants never share one.
 //
-// Variants: the one without history is built first (warm() or the first request) and
+// Variants: the one without history is built first (its first request; the route does
+// it at start-up) and
 // kept current for good. The with-history one (large board: 1.57 GB raw / 327 MB gzip
 // against 575 MB / 45.5 MB, 19 s to build against 5 s, 1.6-2.4x the refresh cost per
 // changed event) is built on its first request and dropped after historyIdleMs (5 min)
@@ -206,15 +207,6 @@ export class BoardSnapshot implements ChangeListener {
   /** The ETag current() would give, refreshing first if needed. */
   etag(withHistory = false): string {
     return this.current(withHistory).etag;
-  }
-
-  /**
-   * Builds the variant in steps of at most `budgetMs` (call again until it returns
-   * true), so a start-up build does not hold the event loop for seconds.
-   */
-  warm(withHistory: boolean, budgetMs: number): boolean {
-    const state = withHistory ? this.historyState() : this.plain;
-    return state.variant.refresh(performance.now() + budgetMs);
   }
 
   /** Whether the with-history variant is being kept (requested within historyIdleMs). */

@@ -5,12 +5,13 @@
 // (http/largeBody.ts). With nothing changed since the last request, answering costs a
 // flag check: no piece is touched and nothing is copied per client.
 //
-// Long work never holds the event loop: the variant without history is built at
-// start-up in the background, in steps of STEP_MS; a request that finds its variant
-// unbuilt (the with-history one is built on its first request) or with a large
-// backlog (after a long time without requests) gets a pending result: the facade keeps
-// it open while the pieces are rendered in STEP_MS steps and other requests are served.
-// Otherwise the refresh runs inline (what changed since the last request: a few ms).
+// Start-up builds the variant without history before the server listens, so the
+// first client is answered at once and no build runs behind later traffic. After
+// that, long work never holds the event loop: a request that finds its variant unbuilt
+// (the with-history one is built on its first request) or with a large backlog (after
+// a long time without requests) gets a pending result: the facade keeps it open while
+// the pieces are rendered in STEP_MS steps and other requests are served. Otherwise
+// the refresh runs inline (what changed since the previous request: a few ms).
 import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { LargeBodyResult, PendingLargeBodyResult } from '../request.ts';
@@ -31,11 +32,8 @@ const DESCRIPTION = [
 
 export function snapshotRoutes(ctx: AppContext): AnyRoute[] {
   const snapshot = new BoardSnapshot(ctx.engine, { clock: ctx.clock });
-  const warmer = warmInBackground(snapshot);
-  ctx.onClose(() => {
-    clearTimeout(warmer.timer ?? undefined);
-    snapshot.close();
-  });
+  snapshot.current(false); // at start-up, before the server listens (large board: ~5 s)
+  ctx.onClose(() => snapshot.close());
 
   const route = defineRoute({
     path: SNAPSHOT_PATH,
@@ -73,16 +71,4 @@ export function snapshotRoutes(ctx: AppContext): AnyRoute[] {
     return result;
   }
   return [route];
-}
-
-/** Builds the plain variant in STEP_MS steps on an unref'd timer. */
-function warmInBackground(snapshot: BoardSnapshot): { timer: NodeJS.Timeout | null } {
-  const state: { timer: NodeJS.Timeout | null } = { timer: null };
-  const step = (): void => {
-    state.timer = snapshot.warm(false, STEP_MS) ? null : setTimeout(step, 0);
-    state.timer?.unref();
-  };
-  state.timer = setTimeout(step, 0);
-  state.timer.unref();
-  return state;
 }
