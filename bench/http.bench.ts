@@ -19,8 +19,9 @@ import type { Scenario, ScenarioModule } from './scenarios/scenario.ts';
 import { scenarios as oddsScenarios } from './scenarios/odds.ts';
 import { scenarios as snapshotScenarios } from './scenarios/snapshot.ts';
 import { scenarios as catalogScenarios } from './scenarios/catalog.ts';
+import { scenarios as signalScenarios } from './scenarios/signals.ts';
 
-const SCENARIO_MODULES: ScenarioModule[] = [oddsScenarios, snapshotScenarios, catalogScenarios];
+const SCENARIO_MODULES: ScenarioModule[] = [oddsScenarios, snapshotScenarios, catalogScenarios, signalScenarios];
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const CONNECTIONS = 64;

@@ -17,6 +17,7 @@ import { RankedSet } from '../engine/signals/rankedSet.ts';
 import { SignalBooks, type QuoteSource } from '../engine/signals/signalBooks.ts';
 import { sideCode } from '../engine/signals/sides.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
+import { benchSignalsOnEngine } from './signalsEngine.bench.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const GAME_GROUPS = 8_000;
@@ -357,6 +358,8 @@ export async function benchSignals(): Promise<Record<string, number | string>> {
     const scores = Float64Array.from({ length: N }, () => rand());
     out[`RankedSet upsert (move) at size ${size}, ns`] = round(nsPerCall(N / 4, (i) => set.upsert(ids[picks[i] % size], scores[i], i, 'nba', 'e', 't')));
   }
+  // 6. on the real engine (large board): apply throughput with signals on/off, reads, history replay
+  Object.assign(out, await benchSignalsOnEngine());
   return out;
 }
 

@@ -1,0 +1,156 @@
+// Signals on the real engine (issue 6), large board by default
+// (SIGNALS_BENCH_SIZE=small|medium|large):
+//   - apply throughput with and without EngineSignals subscribed (price ticks in
+//     batches of 100 as the simulator sends them, and the simulator's own mix), so
+//     the cost per applied update of keeping edges and arbitrage current is the
+//     difference (target: throughput drops by no more than 30%);
+//   - the first /edges page read after a burst of ticks (the deferred re-pricing);
+//   - /historical/arbitrage for a 10-minute window after 10 simulated minutes of ticks.
+// The route requests/s against hello world are in the HTTP bench (bench/scenarios/signals.ts).
+import { ManualClock } from '../engine/clock.ts';
+import { OddsEngine, type Change } from '../engine/engine.ts';
+import { loadBoard } from '../engine/loadBoard.ts';
+import type { BoardSize } from '../engine/model.ts';
+import { decimalToAmerican, americanToDecimal } from '../engine/model.ts';
+import { NO_PRICE } from '../engine/oddsStore.ts';
+import { Simulator } from '../engine/simulator.ts';
+import { EngineSignals } from '../engine/signals/engineSignals.ts';
+import { historicalArbitrage } from '../engine/signals/historicalReplay.ts';
+import { generateBoard } from '../fixtures/generateBoard.ts';
+
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+const BATCH = 100;
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Pre-built price batches over random live priced rows: a few cents either way, some suspension flips. */
+function priceBatches(engine: OddsEngine, count: number, rand: () => number): Change[][] {
+  const s = engine.store;
+  const slots: number[] = [];
+  for (let slot = 0; slot < s.size; slot++) if (s.isLive(slot)) slots.push(slot);
+  const batches: Change[][] = [];
+  for (let b = 0; b < count; b++) {
+    const batch: Change[] = [];
+    for (let i = 0; i < BATCH; i++) {
+      const slot = slots[Math.floor(rand() * slots.length)];
+      const pa = s.priceAmerican[slot];
+      const suspended = rand() < 0.02 ? s.suspended[slot] === 0 : s.suspended[slot] === 1;
+      if (pa === NO_PRICE) {
+        const dm = s.dfsMultiplier[slot];
+        batch.push({ op: 'price', slot, priceAmerican: null, dfsMultiplier: Math.max(0.5, Math.round((dm + (rand() - 0.5) * 0.1) * 100) / 100), suspended });
+      } else {
+        const moved = decimalToAmerican(americanToDecimal(pa) * (1 + (rand() - 0.5) * 0.02));
+        batch.push({ op: 'price', slot, priceAmerican: moved, suspended });
+      }
+    }
+    batches.push(batch);
+  }
+  return batches;
+}
+
+/** Updates per second applying fresh batches (moves from the current prices), the clock moving 10 ms per batch. */
+function applyRate(engine: OddsEngine, clock: ManualClock, count: number, rand: () => number): number {
+  const batches = priceBatches(engine, count, rand);
+  const start = performance.now();
+  let applied = 0;
+  for (const batch of batches) {
+    clock.advance(10);
+    applied += engine.apply(batch).applied;
+  }
+  return applied / ((performance.now() - start) / 1000);
+}
+
+function simulatorRate(simulator: Simulator, clock: ManualClock, steps: number): number {
+  const start = performance.now();
+  let applied = 0;
+  for (let i = 0; i < steps; i++) {
+    clock.advance(10);
+    applied += simulator.step(BATCH).applied;
+  }
+  return applied / ((performance.now() - start) / 1000);
+}
+
+function best(runs: number, measure: () => number): number {
+  let top = 0;
+  for (let i = 0; i < runs; i++) top = Math.max(top, measure());
+  return top;
+}
+
+function meanMs(runs: number, call: () => unknown): number {
+  call();
+  const start = performance.now();
+  for (let i = 0; i < runs; i++) call();
+  return (performance.now() - start) / runs;
+}
+
+const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;
+
+export async function benchSignalsOnEngine(): Promise<Record<string, number | string>> {
+  const size = (process.env.SIGNALS_BENCH_SIZE ?? 'large') as BoardSize;
+  const out: Record<string, number | string> = { 'engine board': size };
+  const clock = new ManualClock(NOW);
+  const engine = new OddsEngine(clock);
+  loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
+  out['engine: live rows'] = engine.liveRows;
+  const rand = mulberry32(11);
+  const count = size === 'large' ? 2_000 : 500;
+  const simulator = new Simulator(engine, clock, { ratePerSecond: 0, seed: 5 });
+
+  // warm both paths once, then alternate off/on so drift hits both alike
+  applyRate(engine, clock, 50, rand);
+  const offPrice = best(3, () => applyRate(engine, clock, count, rand));
+  const offSim = best(3, () => simulatorRate(simulator, clock, 300));
+  const built = performance.now();
+  const signals = new EngineSignals(engine);
+  out['EngineSignals start (place + evaluate every group), ms'] = Math.round(performance.now() - built);
+  out['arbitrage records'] = signals.books.arbitrage.size;
+  out['market groups'] = signals.books.groups.liveCount;
+  applyRate(engine, clock, 50, rand);
+  const onPrice = best(3, () => applyRate(engine, clock, count, rand));
+  const onSim = best(3, () => simulatorRate(simulator, clock, 300));
+  out['apply price ticks, signals off, updates/s'] = Math.round(offPrice);
+  out['apply price ticks, signals on, updates/s'] = Math.round(onPrice);
+  out['apply price ticks: throughput drop with signals, %'] = round((1 - onPrice / offPrice) * 100);
+  out['apply price ticks: signals cost per applied update, ns'] = round(1e9 / onPrice - 1e9 / offPrice);
+  out['simulator mix, signals off, updates/s'] = Math.round(offSim);
+  out['simulator mix, signals on, updates/s'] = Math.round(onSim);
+  out['simulator mix: throughput drop with signals, %'] = round((1 - onSim / offSim) * 100);
+
+  // the deferred edge re-pricing a read pays after a burst of ticks
+  const query = { leagues: null, sources: null, eventIds: null, minEdge: 0.02, devig: 'multiplicative' as const };
+  for (const burst of [100, 10_000]) {
+    for (const batch of priceBatches(engine, burst / BATCH, rand)) { clock.advance(10); engine.apply(batch); }
+    const start = performance.now();
+    signals.edgesPage(query, null, 100, clock.now());
+    out[`first /edges page after ${burst} ticks, ms`] = round(performance.now() - start, 3);
+  }
+  out['/edges page (limit 100, cached books), ms'] = round(meanMs(200, () => signals.edgesPage(query, null, 100, clock.now())), 4);
+  out['/edges page devig=power (limit 100, per request), ms'] = round(meanMs(50, () => signals.edgesPage({ ...query, devig: 'power' }, null, 100, clock.now())), 3);
+  out['/arbitrage page (limit 100), ms'] = round(meanMs(200, () => signals.arbitragePage({ types: null, leagues: null, eventIds: null, minProfit: 0.001 }, null, 100)), 4);
+
+  // 10 simulated minutes of the simulator's mix, then replay a 10-minute window
+  const ticksPerSecond = 200;
+  for (let second = 0; second < 600; second++) { clock.advance(1000); simulator.step(ticksPerSecond); }
+  const to = clock.now();
+  let found = 0;
+  const latency = meanMs(5, () => { found = historicalArbitrage(engine, { from: to - 600_000, to, minProfit: 0.001, limit: 500 }).length; });
+  out['/historical/arbitrage 10-min window (replay + evaluate), ms'] = round(latency, 2);
+  out['/historical/arbitrage 10-min window: records'] = found;
+  out['/historical/arbitrage snapshot (from = to), ms'] = round(meanMs(5, () => historicalArbitrage(engine, { from: to, to, minProfit: 0.001, limit: 500 })), 2);
+  signals.close();
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const results = await benchSignalsOnEngine();
+  for (const [key, value] of Object.entries(results)) console.log(key.padEnd(64), value);
+}
