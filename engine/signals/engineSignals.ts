@@ -16,15 +16,20 @@ import { NO_PRICE, NONE, SCOPES, SIDES, TEAM_SIDES } from '../oddsStore.ts';
 import type { DevigMethod } from './devig.ts';
 import type { EdgeQuery } from './edgeBook.ts';
 import type { ArbitrageQuery } from './arbitrageBook.ts';
-import type { GroupRowInput } from './marketGroups.ts';
+import { ArbitrageReplay, type LiveGroups } from './arbitrageReplay.ts';
+import type { HistoricalArbitrageQuery } from './historicalReplay.ts';
+import type { GroupRowInput, MarketGroups } from './marketGroups.ts';
+import type { SourceTable } from './sourceTable.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import type { RankCursor, RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, EdgeRecord, SignalsConfig } from './records.ts';
 import { SignalBooks, type QuoteSource } from './signalBooks.ts';
 import { sideCode } from './sides.ts';
 
-export class EngineSignals implements QuoteSource, ChangeListener {
+export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   readonly books: SignalBooks;
+  /** /historical/arbitrage over the live groups (H5). */
+  private readonly replay: ArbitrageReplay;
   /** engine book pool index -> SourceTable index (-1 until first seen). */
   private sourceOfBook = new Int32Array(64).fill(-1);
   /** Per slot: the odds id (built once per insert, not per quote read). */
@@ -48,7 +53,16 @@ export class EngineSignals implements QuoteSource, ChangeListener {
       this.books.load(slot, this.groupInput(slot));
     }
     this.books.evaluateAll(this);
+    this.replay = new ArbitrageReplay(engine, this);
     this.unsubscribe = engine.subscribe(this);
+  }
+
+  get groups(): MarketGroups {
+    return this.books.groups;
+  }
+
+  get sources(): SourceTable {
+    return this.books.sources;
   }
 
   close(): void {
@@ -79,7 +93,7 @@ export class EngineSignals implements QuoteSource, ChangeListener {
     const s = this.engine.store;
     const pa = s.priceAmerican[slot];
     batch.push(
-      this.sourceOf(slot),
+      this.sourceOfSlot(slot),
       this.sideCodes[s.side[slot]],
       s.suspended[slot] === 1,
       pa === NO_PRICE ? NaN : americanToDecimal(pa),
@@ -114,6 +128,11 @@ export class EngineSignals implements QuoteSource, ChangeListener {
     return this.books.edges.versionAt(now, devig);
   }
 
+  /** Arbitrage as it stood at query.to with staleness window to - from (H5), replayed from the rings. */
+  arbitrageAt(query: HistoricalArbitrageQuery): ArbitrageRecord[] {
+    return this.replay.at(query);
+  }
+
   /** Cache validity of an /arbitrage answer (arbitrage does not depend on the clock). */
   arbitrageVersion(): number {
     return this.books.arbitrage.version;
@@ -134,7 +153,8 @@ export class EngineSignals implements QuoteSource, ChangeListener {
     this.ids[slot] = s.idOf(slot);
   }
 
-  private sourceOf(slot: number): number {
+  /** Source index of a slot's book (interned with the kind its row reveals when first seen). */
+  sourceOfSlot(slot: number): number {
     const s = this.engine.store;
     const book = s.book[slot];
     if (book >= this.sourceOfBook.length) {

@@ -132,9 +132,11 @@ export function quotesAt(engine: OddsEngine, from: number, to: number): QuoteAt[
   const out: QuoteAt[] = [];
   for (let slot = 0; slot < s.size; slot++) {
     if (s.scope[slot] !== 0 || !Number.isNaN(s.dfsMultiplier[slot])) continue;
+    const handle = s.ring[slot];
+    // ls only grows along a ring: a newest entry seen before from rules out every older one
+    if (handle === NO_RING || rings.ls(handle, rings.length(handle) - 1) < fromSecond) continue;
     const i = entryInForce(engine, slot, to);
     if (i < 0) continue;
-    const handle = s.ring[slot];
     const ls = rings.ls(handle, i);
     const pa = rings.pa(handle, i);
     if (ls < fromSecond || rings.su(handle, i) === 1 || pa === 0 || rings.dm(handle, i) !== 0) continue;

@@ -9,7 +9,7 @@
 // served after it) times 1e5 plus the UTC day (league notes follow the calendar).
 // The historical routes replay the price rings per request and are not cached.
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
-import { historicalArbitrage, historicalOdds } from '../../engine/signals/historicalReplay.ts';
+import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
 import { invalidParameter, notFound } from '../errors.ts';
@@ -200,7 +200,7 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
       const from = q.from ?? q.to ?? req.now;
       const to = q.to ?? from;
       if (from > to) throw invalidParameter('from', 'from must be at or before to');
-      const records = historicalArbitrage(engine, { from, to, minProfit: q.min_profit, limit: q.limit });
+      const records = signals.arbitrageAt({ from, to, minProfit: q.min_profit, limit: q.limit });
       return { kind: 'data', data: records, updated: latestUpdated(records, to) };
     },
   });
