@@ -3,7 +3,8 @@
 // every live row, evaluates every group once, then follows engine.subscribe:
 //   insert            -> books.inserted (a new row, or a tombstone revived in its slot)
 //   update, same line -> books.priced with the values just written (the O(1) hot path)
-//   update, new line  -> books.inserted (the row moves to another market group)
+//   update, new line  -> books.inserted (the row moves to another market group; the
+//                        line is compared with its group's line, no per-slot copy)
 //   remove            -> books.removed
 // Event moves do not matter here: rows carry their own eventStartTime column, which
 // upsertEvent does not rewrite, and the records echo the rows (as /odds does).
@@ -32,8 +33,6 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   private readonly replay: ArbitrageReplay;
   /** engine book pool index -> SourceTable index (-1 until first seen). */
   private sourceOfBook = new Int32Array(64).fill(-1);
-  /** Per slot: the line the row was grouped under (a new line re-groups it). */
-  private lines = new Float64Array(1024);
   private sideCodes: Uint8Array;
   private readonly unsubscribe: () => void;
   private readonly input: GroupRowInput = {
@@ -47,7 +46,6 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     const s = engine.store;
     for (let slot = 0; slot < s.size; slot++) {
       if (!s.isLive(slot)) continue;
-      this.remember(slot);
       this.books.load(slot, this.groupInput(slot));
     }
     this.books.evaluateAll(this);
@@ -75,9 +73,18 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       this.books.removed(slot, this);
       return;
     }
+    if (kind === 'insert') {
+      this.books.inserted(slot, this.groupInput(slot), this);
+      return;
+    }
+    const groups = this.books.groups;
+    const g = groups.groupOf(slot);
+    if (g < 0) return; // futures and YES rows never join a group, whatever their line
+    // A new line moves the row to another group: compare with its group's line (the
+    // HOME side's line, so an AWAY row's line is mirrored), no per-slot copy needed.
     const line = s.line[slot];
-    if (kind === 'insert' || !sameLine(line, this.lines[slot])) {
-      this.remember(slot);
+    const groupLine = s.side[slot] === AWAY && line !== 0 ? -line : line;
+    if (!sameLine(groupLine, groups.line[g])) {
       this.books.inserted(slot, this.groupInput(slot), this);
       return;
     }
@@ -142,18 +149,6 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
 
   // -- helpers ----------------------------------------------------------------
 
-  private remember(slot: number): void {
-    const s = this.engine.store;
-    if (slot >= this.lines.length) {
-      let capacity = this.lines.length;
-      while (capacity <= slot) capacity *= 2;
-      const grown = new Float64Array(capacity);
-      grown.set(this.lines);
-      this.lines = grown;
-    }
-    this.lines[slot] = s.line[slot];
-  }
-
   /** Source index of a slot's book (interned with the kind its row reveals when first seen). */
   sourceOfSlot(slot: number): number {
     const s = this.engine.store;
@@ -192,6 +187,8 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     return input;
   }
 }
+
+const AWAY = SIDES.indexOf('AWAY');
 
 function sameLine(a: number, b: number): boolean {
   return a === b || (a !== a && b !== b);
