@@ -3,8 +3,11 @@
 // from all its quotes. priceChanged (and quoteChanged, its batch form) is the per-tick
 // fast path: it keeps each group's best price per outcome and settles most ticks in
 // O(1) (a quote that is not and does not become the best changes nothing); it asks
-// for a full re-evaluation only when a best price got worse or the group arbs (or
-// did), which is when legs must be rebuilt.
+// for a full re-evaluation only when a best price got worse than the runner-up or the
+// group arbs (or did), which is when legs must be rebuilt. The runner-up price per
+// outcome is kept as an upper bound of the true second-best price (raised by every
+// non-best quote seen, never lowered between full reads), so "still at least as good
+// as the runner-up" is a safe test: the best stays the best without a re-read.
 
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, sameArbitrage } from './arbitrage.ts';
 import { growFloat64, growInt32, growUint8 } from './grow.ts';
@@ -43,6 +46,8 @@ export class ArbitrageBook {
    */
   private bestRef = new Int32Array(64 * LEGS).fill(NO_BEST);
   private bestPrice = new Float64Array(64 * LEGS);
+  /** Upper bound of the second-best usable price per outcome (0: none), [g * 3 + outcome]. */
+  private runnerUp = new Float64Array(64 * LEGS);
 
   constructor(readonly groups: MarketGroups) {}
 
@@ -96,15 +101,23 @@ export class ArbitrageBook {
     if (best === UNTRACKED) return false;
     const usable = !suspended && price > 1;
     if (best === ref) {
-      // the best got worse: another quote may be best now
-      if (!usable || price < this.bestPrice[at]) return false;
+      if (!usable) return false;
+      if (price < this.bestPrice[at]) {
+        // the best got worse: it stays the best only while strictly above every other
+        // quote (the runner-up bound); an unlisted group then only moves away from an arb
+        if (this.listed[g] === 1 || !(price > this.runnerUp[at])) return false;
+        this.bestPrice[at] = price;
+        return true;
+      }
       this.bestPrice[at] = price;
     } else {
       if (!usable) return true;
       if (best !== NO_BEST && !(price > this.bestPrice[at])) {
+        if (price > this.runnerUp[at]) this.runnerUp[at] = price;
         // a tie can hand a listed record's leg to another book (the tie rule): rebuild
         return !(price === this.bestPrice[at] && this.listed[g] === 1);
       }
+      if (best !== NO_BEST && this.bestPrice[at] > this.runnerUp[at]) this.runnerUp[at] = this.bestPrice[at];
       this.bestRef[at] = ref;
       this.bestPrice[at] = price;
     }
@@ -149,6 +162,15 @@ export class ArbitrageBook {
       const b = k < n ? s.best[k] : -1;
       this.bestRef[at] = b < 0 ? NO_BEST : batch.ref[b] < 0 ? UNTRACKED : batch.ref[b];
       this.bestPrice[at] = b < 0 ? 0 : batch.priceDecimal[b];
+      this.runnerUp[at] = 0;
+    }
+    // the runner-up per outcome: the best usable price among the other quotes
+    for (let i = 0; i < batch.length; i++) {
+      if (batch.dfs[i] === 1 || batch.suspended[i] === 1) continue;
+      const k = outcomeIndex(s.outcomes, batch.side[i]);
+      if (k < 0 || i === s.best[k]) continue;
+      const at = g * LEGS + k;
+      if (batch.priceDecimal[i] > this.runnerUp[at]) this.runnerUp[at] = batch.priceDecimal[i];
     }
   }
 
@@ -161,5 +183,6 @@ export class ArbitrageBook {
     bestRef.fill(NO_BEST, this.bestRef.length);
     this.bestRef = bestRef;
     this.bestPrice = growFloat64(this.bestPrice, capacity * LEGS);
+    this.runnerUp = growFloat64(this.runnerUp, capacity * LEGS);
   }
 }

@@ -1,5 +1,7 @@
 // engine/signals: derived signals (devig, DFS edges, cross-book arbitrage) kept as
-// incremental result books. Start at signalBooks.ts for how the engine wires in.
+// incremental result books. Start at signalBooks.ts for the books, engineSignals.ts
+// for how the engine feeds them (engine.subscribe), historicalReplay.ts and
+// arbitrageReplay.ts for /historical/* (replay from the price rings).
 
 export { DEVIG_METHODS, devig, devigInto, devigMethodCode, isDevigMethod, type DevigMethod } from './devig.ts';
 export { DEVIG_MULTIPLICATIVE, DEVIG_ADDITIVE, DEVIG_POWER, DEVIG_SHIN, DEVIG_WORST } from './devig.ts';
@@ -17,6 +19,17 @@ export { SignalBooks, type QuoteSource } from './signalBooks.ts';
 export { RowQuoteSource } from './rowQuoteSource.ts';
 export { bruteForceArbitrage, bruteForceEdges, type OddsRowJson, type BruteForceEdgeOptions } from './bruteForce.ts';
 export { evaluateAt, type QuoteAt, type HistoricalArbitrageOptions } from './historical.ts';
+export { EngineSignals } from './engineSignals.ts';
+export { ArbitrageReplay, type LiveGroups } from './arbitrageReplay.ts';
+export {
+  entryInForce,
+  historicalArbitrage,
+  historicalOdds,
+  quotesAt,
+  type HistoricalArbitrageQuery,
+  type HistoricalOdds,
+  type HistoricalOddsRow,
+} from './historicalReplay.ts';
 export {
   DEFAULT_SIGNALS_CONFIG,
   signalsConfig,
