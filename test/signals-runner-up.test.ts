@@ -1,7 +1,8 @@
-// ArbitrageBook's runner-up bound: when the best price of an outcome gets worse but
-// stays strictly above every other quote, the tick settles without re-reading the
-// group; when it falls to or below the runner-up, the group is re-read and the other
-// book takes over. Counted through refreshGroup, checked against the brute force.
+// ArbitrageBook's runner-up bound and SignalBooks' re-rank: when the best price of an
+// outcome gets worse but stays strictly above every other quote, the tick settles in
+// O(1); when it falls to or below the runner-up, that outcome is re-ranked from the
+// members' prices (QuoteSource.usablePrice) without a full re-read, unless the group
+// arbs (its legs change). Counted through refreshGroup, checked against the brute force.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oddsId } from '../engine/model.ts';
@@ -20,24 +21,26 @@ function board() {
   return { b, id: (book: string, side: 'OVER' | 'UNDER') => oddsId((side === 'OVER' ? over : under)(book, 0)), refreshes: () => refreshes };
 }
 
-test('the best getting worse but staying above the runner-up settles in O(1)', () => {
+test('a worse best settles without a re-read: above the runner-up in O(1), else re-ranked from prices', () => {
   const { b, id, refreshes } = board();
-  b.change(id('draftkings', 'OVER'), { priceAmerican: -108 }); // still above fanduel -115
-  assert.equal(refreshes(), 0);
-  assert.deepEqual(b.books.arbitrage.all(), bruteForceArbitrage(b.json()));
-  b.change(id('draftkings', 'OVER'), { priceAmerican: -115 }); // ties the runner-up: re-read
-  assert.equal(refreshes(), 1);
-  b.change(id('fanduel', 'OVER'), { priceAmerican: -112 }); // overtakes the best: O(1), the old best becomes the bound
+  b.change(id('draftkings', 'OVER'), { priceAmerican: -108 }); // still above fanduel -115: O(1)
+  b.change(id('draftkings', 'OVER'), { priceAmerican: -115 }); // ties the runner-up: re-ranked from prices
+  b.change(id('fanduel', 'OVER'), { priceAmerican: -112 }); // overtakes the best: O(1)
   b.change(id('draftkings', 'OVER'), { priceAmerican: -113 }); // a non-best quote: O(1)
+  b.change(id('fanduel', 'OVER'), { priceAmerican: -114 }); // falls below draftkings: re-ranked, draftkings best
+  assert.equal(refreshes(), 0, 'no full re-read while the group does not arb');
+  assert.deepEqual(b.books.arbitrage.all(), bruteForceArbitrage(b.json()));
+  b.change(id('draftkings', 'UNDER'), { priceAmerican: 125 }); // now it arbs: the full path builds the legs
   assert.equal(refreshes(), 1);
-  b.change(id('fanduel', 'OVER'), { priceAmerican: -114 }); // the best falls below the bound (-113): re-read
-  assert.equal(refreshes(), 2);
-  b.change(id('fanduel', 'OVER'), { priceAmerican: -112 });
-  b.change(id('draftkings', 'UNDER'), { priceAmerican: 125 }); // an arb: fanduel's over must be its leg
   const arbs = b.books.arbitrage.all();
   assert.deepEqual(arbs, bruteForceArbitrage(b.json()));
   assert.equal(arbs.length, 1);
-  assert.equal(arbs[0].legs[0].oddsId, id('fanduel', 'OVER'));
+  assert.equal(arbs[0].legs[0].oddsId, id('draftkings', 'OVER'), 'the re-ranked best is the over leg');
+  b.change(id('draftkings', 'UNDER'), { priceAmerican: -115 });
+  b.change(id('draftkings', 'OVER'), { priceAmerican: -125 }, 'changed'); // the batch path agrees
+  b.change(id('betmgm', 'OVER'), { priceAmerican: -101 });
+  b.change(id('fanduel', 'UNDER'), { priceAmerican: 102 });
+  assert.deepEqual(b.books.arbitrage.all(), bruteForceArbitrage(b.json()));
 });
 
 test('in a listed (arbing) group a worse best always re-reads: its legs change', () => {

@@ -132,6 +132,30 @@ export class ArbitrageBook {
     return !(sum < 1);
   }
 
+  /** Whether outcome k of group g can be re-ranked by the caller (setBest): the group is not listed and its best is tracked. */
+  canRerank(g: number, k: number): boolean {
+    return g < this.listed.length && this.listed[g] === 0 && this.bestRef[g * LEGS + k] !== UNTRACKED;
+  }
+
+  /**
+   * The caller re-ranked outcome k of an unlisted group (canRerank): its best ref (-1:
+   * none) and price and the runner-up price. True when that settles the tick (the
+   * group does not arb); false when it now arbs and needs the full path for its legs.
+   */
+  setBest(g: number, k: number, ref: number, price: number, runnerUp: number): boolean {
+    const at = g * LEGS + k;
+    this.bestRef[at] = ref < 0 ? NO_BEST : ref;
+    this.bestPrice[at] = ref < 0 ? 0 : price;
+    this.runnerUp[at] = runnerUp;
+    let sum = 0;
+    for (let j = g * LEGS, end = j + OUTCOME_COUNT[this.groups.outcomes[g]]; j < end; j++) {
+      if (this.bestRef[j] === UNTRACKED) return false;
+      if (this.bestRef[j] === NO_BEST) return true;
+      sum += 1 / this.bestPrice[j];
+    }
+    return !(sum < 1);
+  }
+
   /** Removes group g's record, if any (its next update re-lists it from scratch). */
   drop(g: number): void {
     if (g < this.listed.length && this.listed[g] === 1) {

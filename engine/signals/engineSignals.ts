@@ -115,6 +115,13 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     );
   }
 
+  /** QuoteSource: the decimal price when the row can be an arbitrage leg, else 0. */
+  usablePrice(slot: number): number {
+    const s = this.engine.store;
+    const pa = s.priceAmerican[slot];
+    return pa === NO_PRICE || s.suspended[slot] === 1 ? 0 : americanToDecimal(pa);
+  }
+
   // -- reads ------------------------------------------------------------------
 
   edgesPage(query: EdgeQuery, after: RankCursor | null, limit: number, now: number): RankedPage<EdgeRecord> {

@@ -30,6 +30,11 @@ export class RowQuoteSource implements QuoteSource {
     return this.ids[ref];
   }
 
+  usablePrice(ref: number): number {
+    const row = this.rows[ref]!;
+    return row.priceAmerican === null || row.suspended ? 0 : americanToDecimal(row.priceAmerican);
+  }
+
   pushQuote(ref: number, batch: QuoteBatch): void {
     const row = this.rows[ref]!;
     const american = row.priceAmerican;

@@ -33,6 +33,12 @@ const ROLE_SLOT_SHIFT = 3;
 /** Reads one row's current quote: implement with batch.push(...) from the engine columns. */
 export interface QuoteSource {
   pushQuote(ref: number, batch: QuoteBatch): void;
+  /**
+   * Optional: the row's decimal price when it can be an arbitrage leg (priced, not
+   * suspended), else 0. With it, a tick that made an outcome's best price worse than
+   * the runner-up re-ranks that outcome from prices alone instead of a full re-read.
+   */
+  usablePrice?(ref: number): number;
 }
 
 export class SignalBooks {
@@ -98,6 +104,7 @@ export class SignalBooks {
     let settled: boolean;
     if ((role & ROLE_DFS) === 0) {
       settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
+      if (!settled && source.usablePrice !== undefined) settled = this.rerank(g, k, source);
       const slot = (role >> ROLE_SLOT_SHIFT) - 1;
       if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated);
     } else {
@@ -116,6 +123,31 @@ export class SignalBooks {
     one.ref[0] = ref;
     const settled = this.arbitrage.quoteChanged(g, one, 0) && this.edges.quoteChanged(g, one, 0);
     if (!settled) this.refreshGroup(g, source);
+  }
+
+  /**
+   * Outcome k of group g lost its best price: finds the new best and runner-up from the
+   * members' prices alone (no batch, no ids). False when the group must be re-read in
+   * full anyway (it arbs, or did: its legs change).
+   */
+  private rerank(g: number, k: number, source: QuoteSource): boolean {
+    if (!this.arbitrage.canRerank(g, k)) return false;
+    let best = NONE;
+    let bestPrice = 0;
+    let runnerUp = 0;
+    for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
+      const role = this.roleOfRef[ref];
+      if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME) !== k) continue;
+      const price = source.usablePrice!(ref);
+      if (price > bestPrice) {
+        runnerUp = bestPrice;
+        bestPrice = price;
+        best = ref;
+      } else if (price > runnerUp) {
+        runnerUp = price;
+      }
+    }
+    return this.arbitrage.setBest(g, k, best, bestPrice, runnerUp);
   }
 
   removed(ref: number, source: QuoteSource): void {
