@@ -6,7 +6,8 @@
 // kept, sorted result; their cache validity is the book version (for /edges at the
 // request's clock: the edge book first re-prices ticked groups and expires sharp
 // quotes older than the staleness window, so a page cached before an expiry is never
-// served after it) times 1e5 plus the UTC day (league notes follow the calendar).
+// served after it) paired with the UTC day (league notes follow the calendar) through
+// a TokenMemo per method, so the token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
@@ -20,12 +21,12 @@ import { keysetWalk, nextCursor } from './catalogCursor.ts';
 import type { AppContext } from './context.ts';
 import { EVENT_ID, LEAGUE } from './oddsParams.ts';
 import { SeasonCalendar } from './seasonNote.ts';
+import { TokenMemo } from './tokenMemo.ts';
 
 const EDGES_PATH = '/api/v1/edges';
 const ARBITRAGE_PATH = '/api/v1/arbitrage';
 const HISTORICAL_ODDS_PATH = '/api/v1/historical/odds';
 const HISTORICAL_ARBITRAGE_PATH = '/api/v1/historical/arbitrage';
-const DAYS = 100_000; // validity = version * DAYS + UTC day number (day < 1e5 until the year 2243)
 
 const SOURCE = {
   name: 'source',
@@ -119,6 +120,8 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
   const calendar = new SeasonCalendar();
   const edgesSeen = new VersionClock();
   const arbitrageSeen = new VersionClock();
+  const edgeTokens = new Map(DEVIG_METHODS.map((method) => [method, new TokenMemo()]));
+  const arbitrageTokens = new TokenMemo();
 
   /** The in-season leagues of a league filter (null: no filter) and the C6 note. */
   function leaguesOf(requested: string[] | undefined, now: number): { leagues: string[] | null; note: string | null } {
@@ -135,7 +138,7 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     summary: 'DFS pick\'em lines against the no-vig fair value of the sharp books.',
     description:
       'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count (decisions H1, H2). Sorted by edge descending, then id (D4); keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note (C6). meta.updated: latest updated among the page rows (empty page: when the result last changed).',
-    cache: { validity: (req, now) => signals.edgesVersion(now, req.query.devig) * DAYS + SeasonCalendar.dayOf(now) },
+    cache: { validity: (req, now) => edgeTokens.get(req.query.devig)!.of(signals.edgesVersion(now, req.query.devig), SeasonCalendar.dayOf(now)) },
     handle: (req): DataResult => {
       const q = req.query;
       const walk = keysetWalk(EDGES_PATH, { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig }, q.cursor, isRankKey);
@@ -157,7 +160,7 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     summary: 'Cross-book arbitrage (two-way and three-way), best price per side.',
     description:
       'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1 (decisions H3). Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1 (D5). Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note (C6).',
-    cache: { validity: (_req, now) => signals.arbitrageVersion() * DAYS + SeasonCalendar.dayOf(now) },
+    cache: { validity: (_req, now) => arbitrageTokens.of(signals.arbitrageVersion(), SeasonCalendar.dayOf(now)) },
     handle: (req): DataResult => {
       const q = req.query;
       const walk = keysetWalk(ARBITRAGE_PATH, { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit }, q.cursor, isRankKey);
