@@ -77,20 +77,13 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       this.books.inserted(slot, this.groupInput(slot), this);
       return;
     }
-    const groups = this.books.groups;
-    const g = groups.groupOf(slot);
-    if (g < 0) return; // futures and YES rows never join a group, whatever their line
-    // A new line moves the row to another group: compare with its group's line (the
-    // HOME side's line, so an AWAY row's line is mirrored), no per-slot copy needed.
-    const line = s.line[slot];
-    const groupLine = s.side[slot] === AWAY && line !== 0 ? -line : line;
-    if (!sameLine(groupLine, groups.line[g])) {
-      this.books.inserted(slot, this.groupInput(slot), this);
-      return;
-    }
+    // A new line moves the row to another group: the books compare it with the line
+    // the row's last full read saw (same cache line as its group and role).
     const pa = s.priceAmerican[slot];
     const decimal = pa === NO_PRICE ? NaN : americanToDecimal(pa);
-    this.books.priced(slot, decimal, s.suspended[slot] === 1, s.updated[slot], s.dfsMultiplier[slot], this);
+    if (!this.books.pricedAtLine(slot, s.line[slot], decimal, s.suspended[slot] === 1, s.updated[slot], s.dfsMultiplier[slot], this)) {
+      this.books.inserted(slot, this.groupInput(slot), this);
+    }
   }
 
   /**
@@ -195,8 +188,3 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   }
 }
 
-const AWAY = SIDES.indexOf('AWAY');
-
-function sameLine(a: number, b: number): boolean {
-  return a === b || (a !== a && b !== b);
-}

@@ -22,7 +22,6 @@ import { MarketGroups, NONE, type GroupRowInput } from './marketGroups.ts';
 import { QuoteBatch } from './quoteBatch.ts';
 import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
-import { growUint8 } from './grow.ts';
 import { outcomeIndex } from './sides.ts';
 
 const ROLE_OUTCOME = 3;
@@ -47,8 +46,14 @@ export class SignalBooks {
   readonly batch: QuoteBatch;
   /** The one changed quote on the hot path. */
   private readonly single: QuoteBatch;
-  /** Per ref: outcome index (2 bits, 3 = none), DFS bit, sharp slot + 1 (5 bits); set on each full read. */
-  private roleOfRef = new Uint8Array(1024);
+  /**
+   * Per ref, one 16-byte record so the hot path touches one cache line, set on each
+   * full read: Int32 [4 * ref] its group + 1 (0: none), [4 * ref + 1] its role (outcome
+   * index, 2 bits, 3 = none; DFS bit; sharp slot + 1, 5 bits); Float64 [2 * ref + 1]
+   * the line its quote had (a tick on another line must re-place the row).
+   */
+  private refInts: Int32Array = new Int32Array(new ArrayBuffer(16 * 1024));
+  private refLines: Float64Array = new Float64Array(this.refInts.buffer);
   readonly arbitrage: ArbitrageBook;
   readonly edges: EdgeBook;
 
@@ -63,7 +68,10 @@ export class SignalBooks {
   /** Bulk load: places a row without evaluating (call evaluateAll once the rows are in). */
   load(ref: number, row: GroupRowInput): void {
     const g = this.groups.groupFor(row);
-    if (g >= 0) this.groups.attach(ref, g);
+    if (g >= 0) {
+      this.groups.attach(ref, g);
+      this.setRef(ref, g, ROLE_NO_OUTCOME, row.line === null ? NaN : row.line);
+    }
   }
 
   /** Evaluates every live group once (after a bulk load). */
@@ -81,6 +89,7 @@ export class SignalBooks {
     }
     if (old >= 0) {
       this.groups.detach(ref);
+      this.refInts[4 * ref] = 0;
       this.refreshGroup(old, source);
     }
     if (g >= 0) {
@@ -96,9 +105,28 @@ export class SignalBooks {
    * re-read in full.
    */
   priced(ref: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
-    const g = this.groups.groupOf(ref);
+    if (4 * ref >= this.refInts.length) return;
+    const g = this.refInts[4 * ref] - 1;
     if (g < 0) return;
-    const role = this.roleOfRef[ref];
+    this.pricedIn(g, ref, this.refInts[4 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source);
+  }
+
+  /**
+   * priced() for a source that also reports the row's current line: false (nothing
+   * applied) when the line differs from the one the row's last full read saw, so the
+   * caller re-places the row (inserted). Rows in no group are ignored whatever their line.
+   */
+  pricedAtLine(ref: number, line: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): boolean {
+    if (4 * ref >= this.refInts.length) return true;
+    const g = this.refInts[4 * ref] - 1;
+    if (g < 0) return true;
+    const kept = this.refLines[2 * ref + 1];
+    if (!(line === kept || (line !== line && kept !== kept))) return false;
+    this.pricedIn(g, ref, this.refInts[4 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source);
+    return true;
+  }
+
+  private pricedIn(g: number, ref: number, role: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
     const k = role & ROLE_OUTCOME;
     if (k === ROLE_NO_OUTCOME) return;
     let settled: boolean;
@@ -136,7 +164,7 @@ export class SignalBooks {
     let bestPrice = 0;
     let runnerUp = 0;
     for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
-      const role = this.roleOfRef[ref];
+      const role = this.refInts[4 * ref + 1];
       if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME) !== k) continue;
       const price = source.usablePrice!(ref);
       if (price > bestPrice) {
@@ -152,6 +180,7 @@ export class SignalBooks {
 
   removed(ref: number, source: QuoteSource): void {
     const g = this.groups.detach(ref);
+    if (4 * ref < this.refInts.length) this.refInts[4 * ref] = 0;
     if (g >= 0) this.refreshGroup(g, source);
   }
 
@@ -164,7 +193,7 @@ export class SignalBooks {
       source.pushQuote(ref, batch);
       const i = batch.length - 1;
       batch.ref[i] = ref;
-      this.setRole(ref, outcomes, batch, i);
+      this.setRole(g, ref, outcomes, batch, i);
     }
     this.evaluate(g, batch);
   }
@@ -181,15 +210,25 @@ export class SignalBooks {
   }
 
   /** Caches what priced() needs to know about a ref: its outcome, DFS or not, and its sharp slot. */
-  private setRole(ref: number, outcomes: number, batch: QuoteBatch, i: number): void {
-    if (ref >= this.roleOfRef.length) {
-      let capacity = this.roleOfRef.length;
-      while (capacity <= ref) capacity *= 2;
-      this.roleOfRef = growUint8(this.roleOfRef, capacity);
-    }
+  private setRole(g: number, ref: number, outcomes: number, batch: QuoteBatch, i: number): void {
     const k = outcomeIndex(outcomes, batch.side[i]);
     const slot = batch.dfs[i] === 1 ? -1 : this.edges.sharpSlotOf(batch.book[i]);
-    this.roleOfRef[ref] = (k < 0 ? ROLE_NO_OUTCOME : k) | (batch.dfs[i] === 1 ? ROLE_DFS : 0) | ((slot + 1) << ROLE_SLOT_SHIFT);
+    const role = (k < 0 ? ROLE_NO_OUTCOME : k) | (batch.dfs[i] === 1 ? ROLE_DFS : 0) | ((slot + 1) << ROLE_SLOT_SHIFT);
+    this.setRef(ref, g, role, batch.line[i]);
+  }
+
+  private setRef(ref: number, g: number, role: number, line: number): void {
+    if (4 * ref >= this.refInts.length) {
+      let capacity = this.refInts.length / 4;
+      while (capacity <= ref) capacity *= 2;
+      const buffer = new ArrayBuffer(16 * capacity);
+      new Uint8Array(buffer).set(new Uint8Array(this.refInts.buffer));
+      this.refInts = new Int32Array(buffer);
+      this.refLines = new Float64Array(buffer);
+    }
+    this.refInts[4 * ref] = g + 1;
+    this.refInts[4 * ref + 1] = role;
+    this.refLines[2 * ref + 1] = line;
   }
 
   /** Both books on an already filled batch (with batch.ref set, so the fast paths can track it). */
