@@ -19,10 +19,18 @@ export interface ParsedQuery {
 
 const ajv = new Ajv2020({ allErrors: false, strict: true });
 
+/**
+ * Parsed queries kept per raw query string: parsing is a pure function of the text,
+ * and pollers repeat the same few strings, so a hot poll skips decoding, coercion and
+ * ajv. Results are frozen because they are shared between requests.
+ */
+const MEMO_ENTRIES = 512;
+
 export class QueryParser {
   readonly defs: readonly ParamDef[];
   private readonly byName: Map<string, ParamDef>;
   private readonly validate: ValidateFunction;
+  private readonly memo = new Map<string, ParsedQuery>();
 
   constructor(defs: readonly ParamDef[]) {
     this.defs = defs;
@@ -35,6 +43,15 @@ export class QueryParser {
   }
 
   parse(rawQuery: string): ParsedQuery {
+    const known = this.memo.get(rawQuery);
+    if (known !== undefined) return known;
+    const parsed = this.parseUncached(rawQuery);
+    if (this.memo.size >= MEMO_ENTRIES) this.memo.clear();
+    this.memo.set(rawQuery, parsed);
+    return parsed;
+  }
+
+  private parseUncached(rawQuery: string): ParsedQuery {
     const raw = new Map<string, string>();
     const unknown: string[] = [];
     splitQuery(rawQuery, raw, unknown, this.byName);
@@ -42,13 +59,13 @@ export class QueryParser {
     for (const def of this.defs) {
       const text = raw.get(def.name);
       const value = text === undefined || text === '' ? defaultOf(def) : coerce(def, text);
-      if (value !== undefined) values[def.name] = value;
+      if (value !== undefined) values[def.name] = Array.isArray(value) ? Object.freeze(value) : value;
     }
     if (!this.validate(values)) throw this.toHttpError(this.validate.errors?.[0]);
     unknown.sort();
     const warnings = unknown.map((name) => `unknown query parameter '${name}' ignored`);
     const canonical = unknown.length === 0 ? JSON.stringify(values) : `${JSON.stringify(values)}#${unknown.join('&')}`;
-    return { values, warnings, canonical };
+    return Object.freeze({ values: Object.freeze(values), warnings: Object.freeze(warnings) as string[], canonical });
   }
 
   private toHttpError(error: ErrorObject | undefined): HttpError {

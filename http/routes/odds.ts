@@ -103,7 +103,7 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
   function eventPlanOf(req: RouteRequest<QueryOf<typeof EVENT_ODDS_QUERY>>, now: number) {
     const q = req.query;
     const id = req.params.eventId!;
-    return plans.of(q, now, () => {
+    return plans.of(req, now, () => {
       if (!engine.hasEvent(id)) throw notFound(`no event ${id}`, 'eventId');
       return { route: EVENT_PATH, filter: filterOf({ eventIds: [id], isMain: q.is_main }), format: q.odds_format, limit: 1, cursor: undefined };
     });
@@ -124,7 +124,7 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
   function playerPlanOf(req: RouteRequest<QueryOf<typeof SUBJECT_ODDS_QUERY>>, now: number) {
     const q = req.query;
     const id = req.params.playerId!;
-    return plans.of(q, now, () => {
+    return plans.of(req, now, () => {
       if (!players.has(id)) throw notFound(`no player ${id}`, 'playerId');
       return { route: PLAYER_PATH, filter: filterOf({ playerId: id, isMain: q.is_main }), format: q.odds_format, limit: q.limit, cursor: q.cursor };
     });
@@ -145,7 +145,7 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
   function teamPlanOf(req: RouteRequest<QueryOf<typeof SUBJECT_ODDS_QUERY>>, now: number) {
     const q = req.query;
     const id = req.params.teamId!;
-    return plans.of(q, now, () => {
+    return plans.of(req, now, () => {
       if (!teams.has(id)) throw notFound(`no team ${id}`, 'teamId');
       return { route: TEAM_PATH, filter: filterOf({ teamId: id, isMain: q.is_main }), format: q.odds_format, limit: q.limit, cursor: q.cursor };
     });

@@ -53,7 +53,12 @@ export class OddsPlans {
   private readonly plans = new WeakMap<object, OddsPlan>();
   private readonly calendar = new SeasonCalendar();
 
-  /** The request's plan, built on first sight (and again when the UTC day turns). */
+  /**
+   * The request's plan, built on first sight (and again when the UTC day turns). key is
+   * the parsed query where the plan depends on the query alone, and the request itself
+   * on path routes: parsed queries are shared between requests with the same query
+   * string (QueryParser memo), while path parameters differ.
+   */
   of(query: object, now: number, spec: () => PlanSpec): OddsPlan {
     const plan = this.plans.get(query);
     if (plan !== undefined && (plan.day < 0 || plan.day === SeasonCalendar.dayOf(now))) return plan;
