@@ -197,13 +197,16 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: HISTORICAL_ARBITRAGE_QUERY,
     summary: 'Arbitrage as it stood at to, replayed from price history.',
     description:
-      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from, decisions H5), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) only prices confirmed during that second count; pass an earlier from to widen the window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.',
+      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from, decisions H5), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (service-spec 4.7: a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.',
     handle: (req): DataResult => {
       const q = req.query;
       const from = q.from ?? q.to ?? req.now;
       const to = q.to ?? from;
       if (from > to) throw invalidParameter('from', 'from must be at or before to');
-      const records = signals.arbitrageAt({ from, to, minProfit: q.min_profit, limit: q.limit });
+      // service-spec 4.7: "A single to gives a snapshot": a zero-width window is the board
+      // as it stood at `to` (every price in force), not only prices confirmed in that second.
+      const windowStart = from === to ? -Infinity : from;
+      const records = signals.arbitrageAt({ from: windowStart, to, minProfit: q.min_profit, limit: q.limit });
       return { kind: 'data', data: records, updated: latestUpdated(records, to) };
     },
   });
