@@ -17,6 +17,7 @@ import { compressPiece, type DeflatedPiece } from '../engine/snapshot/deflatePie
 import { FINAL_EMPTY_BLOCK, GzipJoiner } from '../engine/snapshot/gzipMember.ts';
 import { PieceSet } from '../engine/snapshot/pieceSet.ts';
 import { americanToDecimal, SOURCES } from '../engine/model.ts';
+import { mulberry32 } from '../engine/random.ts';
 
 type Measurements = Record<string, number | string>;
 
@@ -27,16 +28,6 @@ const BOARD_PIECES = 5000;
 
 // ---- deterministic snapshot JSON -------------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIRST = ['Patrick', 'Josh', 'Jalen', 'Lamar', 'Joe', 'Justin', 'Travis', 'Tyreek', 'Saquon', 'Derrick', 'Amon-Ra', 'CeeDee'];
 const LAST = ['Mahomes', 'Allen', 'Hurts', 'Jackson', 'Burrow', 'Herbert', 'Kelce', 'Hill', 'Barkley', 'Henry', 'St. Brown', 'Lamb'];

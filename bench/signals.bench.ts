@@ -18,6 +18,7 @@ import { SignalBooks, type QuoteSource } from '../engine/signals/signalBooks.ts'
 import { sideCode } from '../engine/signals/sides.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { benchSignalsOnEngine } from './signalsEngine.bench.ts';
+import { mulberry32 } from '../engine/random.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const GAME_GROUPS = 8_000;
@@ -25,16 +26,6 @@ const PROP_GROUPS = 8_000;
 const BOOKS = SOURCES.filter((s) => s.kind !== 'dfs').map((s) => s.id);
 const DFS = SOURCES.filter((s) => s.kind === 'dfs').map((s) => s.id);
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What the engine adapter's QuoteSource will be: typed columns read by slot. */
 class ColumnQuoteSource implements QuoteSource {

@@ -20,6 +20,7 @@ import { snapshotRoutes } from '../http/routes/snapshot.ts';
 import { createServer } from '../http/server.ts';
 import { openPersistence } from '../persistence/persistence.ts';
 import { runWrk, startHelloWorld } from './http-baseline.bench.ts';
+import { mulberry32 } from '../engine/random.ts';
 
 type Out = Record<string, number | string>;
 
@@ -73,16 +74,6 @@ function changesInEvents(engine: OddsEngine, n: number, rand: () => number): Cha
   return batch;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Refresh cost after N changed events. The simulator runs on its timer between

@@ -13,6 +13,7 @@ import { STATUS_IN_PROGRESS, STATUS_SCHEDULED } from './eventTable.ts';
 import { americanToDecimal, decimalToAmerican, type OddsInput } from './model.ts';
 import { NO_PRICE, SIDES, SIDE_OVER, SIDE_UNDER } from './oddsStore.ts';
 import { gameDurationMs } from '../fixtures/events.ts';
+import { mulberry32 } from './random.ts';
 
 export interface SimulatorOptions {
   ratePerSecond: number;
@@ -34,16 +35,6 @@ export interface SimulatorStats {
 
 const OPPOSITE: Record<string, string> = { OVER: 'UNDER', UNDER: 'OVER', HOME: 'AWAY', AWAY: 'HOME' };
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** 'm3.5' for -3.5 (the fixtures' URL-safe line encoding). */
 function lineToken(line: number): string {

@@ -25,16 +25,8 @@ import assert from 'node:assert/strict';
 
 export const NOW = Date.parse('2026-11-21T12:00:00Z');
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../engine/random.ts';
+export { mulberry32 };
 
 export const TEST_BOOKS = ['pinnacle', 'draftkings', 'fanduel', 'bet365', 'betmgm', 'prizepicks', 'underdog'];
 const DFS_BOOKS = new Set(['prizepicks', 'underdog']);

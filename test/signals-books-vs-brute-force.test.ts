@@ -10,21 +10,12 @@ import { decimalToAmerican, oddsId, type OddsInput } from '../engine/model.ts';
 import { bruteForceArbitrage, bruteForceEdges } from '../engine/signals/bruteForce.ts';
 import { DEVIG_METHODS } from '../engine/signals/devig.ts';
 import { NOW, row, SignalBoard } from './signals-harness.ts';
+import { mulberry32 } from '../engine/random.ts';
 
 const SHARP = ['pinnacle', 'circa', 'bookmaker'];
 const RETAIL = ['draftkings', 'fanduel', 'betmgm'];
 const DFS = ['prizepicks', 'underdog'];
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Template { row: OddsInput; fair: number; margin: number }
 

@@ -10,17 +10,8 @@ import { RowQuoteSource } from '../engine/signals/rowQuoteSource.ts';
 import { SignalBooks } from '../engine/signals/signalBooks.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { NOW, rowJson } from './signals-harness.ts';
+import { mulberry32 } from '../engine/random.ts';
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function loadBoard(size: 'small' | 'medium') {
   const board = generateBoard({ seed: 42, size, now: NOW });
