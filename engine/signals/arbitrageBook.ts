@@ -17,6 +17,8 @@ import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, ArbitrageType } from './records.ts';
 import { OUTCOME_COUNT, outcomeIndex } from './sides.ts';
 
+/** Held locally: under tsx an imported binding is a getter call on the tick path. */
+const COUNT_OF_OUTCOMES = OUTCOME_COUNT;
 const LEGS = 3; // per-group stride of the best-price tables
 const NO_BEST = -1;
 /** The best quote came from a batch without refs: the fast path cannot track it. */
@@ -124,7 +126,7 @@ export class ArbitrageBook {
     // A best price improved. Only improvements get here, so a listed group (sum < 1)
     // lands below 1 again and goes to the full path, which rebuilds its legs.
     let sum = 0;
-    for (let j = g * LEGS, end = j + OUTCOME_COUNT[this.groups.outcomes[g]]; j < end; j++) {
+    for (let j = g * LEGS, end = j + COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; j < end; j++) {
       if (this.bestRef[j] === UNTRACKED) return false;
       if (this.bestRef[j] === NO_BEST) return true;
       sum += 1 / this.bestPrice[j];
@@ -148,7 +150,7 @@ export class ArbitrageBook {
     this.bestPrice[at] = ref < 0 ? 0 : price;
     this.runnerUp[at] = runnerUp;
     let sum = 0;
-    for (let j = g * LEGS, end = j + OUTCOME_COUNT[this.groups.outcomes[g]]; j < end; j++) {
+    for (let j = g * LEGS, end = j + COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; j < end; j++) {
       if (this.bestRef[j] === UNTRACKED) return false;
       if (this.bestRef[j] === NO_BEST) return true;
       sum += 1 / this.bestPrice[j];

@@ -80,7 +80,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     // A new line moves the row to another group: the books compare it with the line
     // the row's last full read saw (same cache line as its group and role).
     const pa = s.priceAmerican[slot];
-    const decimal = pa === NO_PRICE ? NaN : americanToDecimal(pa);
+    const decimal = pa === UNPRICED ? NaN : toDecimal(pa);
     if (!this.books.pricedAtLine(slot, s.line[slot], decimal, s.suspended[slot] === 1, s.updated[slot], s.dfsMultiplier[slot], this)) {
       this.books.inserted(slot, this.groupInput(slot), this);
     }
@@ -188,3 +188,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   }
 }
 
+// Imported bindings read per tick, held locally: under tsx an imported binding is an
+// export getter call, which showed in the tick profile.
+const UNPRICED = NO_PRICE;
+const toDecimal = americanToDecimal;

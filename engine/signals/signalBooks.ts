@@ -49,7 +49,8 @@ export class SignalBooks {
   /**
    * Per ref, one 16-byte record so the hot path touches one cache line, set on each
    * full read: Int32 [4 * ref] its group + 1 (0: none), [4 * ref + 1] its role (outcome
-   * index, 2 bits, 3 = none; DFS bit; sharp slot + 1, 5 bits); Float64 [2 * ref + 1]
+   * index, 2 bits, 3 = none; DFS bit; sharp slot + 1, 5 bits), [4 * ref + 2] its pick
+   * index in the edge book (DFS rows); Float64 [2 * ref + 1]
    * the line its quote had (a tick on another line must re-place the row).
    */
   private refInts: Int32Array = new Int32Array(new ArrayBuffer(16 * 1024));
@@ -136,7 +137,7 @@ export class SignalBooks {
       const slot = (role >> ROLE_SLOT_SHIFT) - 1;
       if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated);
     } else {
-      settled = this.edges.pickChanged(g, this.edges.pickIndexOf(ref), suspended, dfsMultiplier, updated);
+      settled = this.edges.pickChanged(g, this.refInts[4 * ref + 2], suspended, dfsMultiplier, updated);
     }
     if (!settled) this.refreshGroup(g, source);
   }
@@ -235,6 +236,11 @@ export class SignalBooks {
   evaluate(g: number, batch: QuoteBatch): void {
     this.arbitrage.updateGroup(g, batch);
     this.edges.updateGroup(g, batch);
+    // the DFS rows' pick indexes join the per-ref record (the edge book sets them on a full read)
+    for (let i = 0; i < batch.length; i++) {
+      const ref = batch.ref[i];
+      if (batch.dfs[i] === 1 && ref >= 0 && 4 * ref < this.refInts.length) this.refInts[4 * ref + 2] = this.edges.pickIndexOf(ref);
+    }
     if (batch.length === 0) this.groups.releaseIfEmpty(g);
   }
 }
