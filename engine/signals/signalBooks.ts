@@ -28,6 +28,9 @@ const ROLE_OUTCOME = 3;
 const ROLE_NO_OUTCOME = 3;
 const ROLE_DFS = 4;
 const ROLE_SLOT_SHIFT = 3;
+const ROLE_BITS = 0xff;
+/** Above the role bits: a DFS row's pick index in the edge book (-1: none). */
+const ROLE_PICK_SHIFT = 8;
 
 /** Reads one row's current quote: implement with batch.push(...) from the engine columns. */
 export interface QuoteSource {
@@ -49,8 +52,8 @@ export class SignalBooks {
   /**
    * Per ref, one 16-byte record so the hot path touches one cache line, set on each
    * full read: Int32 [4 * ref] its group + 1 (0: none), [4 * ref + 1] its role (outcome
-   * index, 2 bits, 3 = none; DFS bit; sharp slot + 1, 5 bits), [4 * ref + 2] its pick
-   * index in the edge book (DFS rows); Float64 [2 * ref + 1]
+   * index, 2 bits, 3 = none; DFS bit; sharp slot + 1, 5 bits; above them a DFS row's
+   * pick index in the edge book); Float64 [2 * ref + 1]
    * the line its quote had (a tick on another line must re-place the row).
    */
   private refInts: Int32Array = new Int32Array(new ArrayBuffer(16 * 1024));
@@ -134,10 +137,10 @@ export class SignalBooks {
     if ((role & ROLE_DFS) === 0) {
       settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
       if (!settled && source.usablePrice !== undefined) settled = this.rerank(g, k, source);
-      const slot = (role >> ROLE_SLOT_SHIFT) - 1;
+      const slot = ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1;
       if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated);
     } else {
-      settled = this.edges.pickChanged(g, this.refInts[4 * ref + 2], suspended, dfsMultiplier, updated);
+      settled = this.edges.pickChanged(g, role >> ROLE_PICK_SHIFT, suspended, dfsMultiplier, updated);
     }
     if (!settled) this.refreshGroup(g, source);
   }
@@ -239,7 +242,9 @@ export class SignalBooks {
     // the DFS rows' pick indexes join the per-ref record (the edge book sets them on a full read)
     for (let i = 0; i < batch.length; i++) {
       const ref = batch.ref[i];
-      if (batch.dfs[i] === 1 && ref >= 0 && 4 * ref < this.refInts.length) this.refInts[4 * ref + 2] = this.edges.pickIndexOf(ref);
+      if (batch.dfs[i] === 1 && ref >= 0 && 4 * ref < this.refInts.length) {
+        this.refInts[4 * ref + 1] = (this.refInts[4 * ref + 1] & ROLE_BITS) | (this.edges.pickIndexOf(ref) << ROLE_PICK_SHIFT);
+      }
     }
     if (batch.length === 0) this.groups.releaseIfEmpty(g);
   }
