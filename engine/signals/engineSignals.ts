@@ -98,8 +98,8 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       this.sourceOfSlot(slot),
       this.sideCodes[s.side[slot]],
       s.suspended[slot] === 1,
-      pa === NO_PRICE ? NaN : americanToDecimal(pa),
-      pa === NO_PRICE ? 0 : pa,
+      pa === UNPRICED ? NaN : toDecimal(pa),
+      pa === UNPRICED ? 0 : pa,
       s.dfsMultiplier[slot],
       s.line[slot],
       s.updated[slot],
@@ -112,7 +112,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   usablePrice(slot: number): number {
     const s = this.engine.store;
     const pa = s.priceAmerican[slot];
-    return pa === NO_PRICE || s.suspended[slot] === 1 ? 0 : americanToDecimal(pa);
+    return pa === UNPRICED || s.suspended[slot] === 1 ? 0 : toDecimal(pa);
   }
 
   // -- reads ------------------------------------------------------------------

@@ -18,11 +18,16 @@
 
 import { ArbitrageBook } from './arbitrageBook.ts';
 import { EdgeBook } from './edgeBook.ts';
-import { MarketGroups, NONE, type GroupRowInput } from './marketGroups.ts';
+import { MarketGroups, NONE as NO_REF, type GroupRowInput } from './marketGroups.ts';
 import { QuoteBatch } from './quoteBatch.ts';
 import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
-import { outcomeIndex } from './sides.ts';
+import { outcomeIndex as importedOutcomeIndex } from './sides.ts';
+
+// Imported bindings used per tick or per quote, held locally: under tsx an imported
+// binding is an export getter call.
+const NONE = NO_REF;
+const outcomeIndex = importedOutcomeIndex;
 
 const ROLE_OUTCOME = 3;
 const ROLE_NO_OUTCOME = 3;
