@@ -10,7 +10,7 @@
 // as the runner-up" is a safe test: the best stays the best without a re-read.
 
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, sameArbitrage } from './arbitrage.ts';
-import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import { growFloat64, growUint8 } from './grow.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
@@ -21,6 +21,9 @@ import { OUTCOME_COUNT, outcomeIndex } from './sides.ts';
 const COUNT_OF_OUTCOMES = OUTCOME_COUNT;
 const LEGS = 3; // per-group stride of the best-price tables
 const NO_BEST = -1;
+const STRIDE = 9;
+const PRICE = 3;
+const RUNNER_UP = 6;
 /** The best quote came from a batch without refs: the fast path cannot track it. */
 const UNTRACKED = -2;
 
@@ -41,15 +44,14 @@ export class ArbitrageBook {
   /** Leg update times of the listed record, [g * 3 + leg]: tells an unchanged arb from a refreshed one. */
   private legUpdated = new Float64Array(64 * LEGS);
   /**
-   * Best usable quote per outcome, [g * 3 + outcome]: its ref and decimal price. Only
+   * Per group, one stride of 9 (the tick path touches one group's cache lines only):
+   * per outcome k its best usable quote's ref [g * 9 + k] and decimal price [+ 3], and
+   * an upper bound of the second-best usable price [+ 6] (0: none). Only
    * the price matters for whether a group arbs; the ref tells when the best got worse.
    * On a tie the incumbent stays (any holder of the best price gives the same sum);
    * a tie in a listed group goes to the full path, which applies the tie rule to legs.
    */
-  private bestRef = new Int32Array(64 * LEGS).fill(NO_BEST);
-  private bestPrice = new Float64Array(64 * LEGS);
-  /** Upper bound of the second-best usable price per outcome (0: none), [g * 3 + outcome]. */
-  private runnerUp = new Float64Array(64 * LEGS);
+  private table = emptyTable(0, 64);
 
   constructor(readonly groups: MarketGroups) {}
 
@@ -98,45 +100,45 @@ export class ArbitrageBook {
   /** quoteChanged for a non-DFS quote on outcome k of group g, given as values. */
   priceChanged(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
     if (ref < 0 || g >= this.listed.length) return false;
-    const at = g * LEGS + k;
-    const best = this.bestRef[at];
+    const at = g * STRIDE + k;
+    const best = this.table[at];
     if (best === UNTRACKED) return false;
     const usable = !suspended && price > 1;
     if (best === ref) {
       if (!usable) return false;
-      if (price < this.bestPrice[at]) {
+      if (price < this.table[at + PRICE]) {
         // the best got worse: it stays the best only while strictly above every other
         // quote (the runner-up bound); an unlisted group then only moves away from an arb
-        if (this.listed[g] === 1 || !(price > this.runnerUp[at])) return false;
-        this.bestPrice[at] = price;
+        if (this.listed[g] === 1 || !(price > this.table[at + RUNNER_UP])) return false;
+        this.table[at + PRICE] = price;
         return true;
       }
-      this.bestPrice[at] = price;
+      this.table[at + PRICE] = price;
     } else {
       if (!usable) return true;
-      if (best !== NO_BEST && !(price > this.bestPrice[at])) {
-        if (price > this.runnerUp[at]) this.runnerUp[at] = price;
+      if (best !== NO_BEST && !(price > this.table[at + PRICE])) {
+        if (price > this.table[at + RUNNER_UP]) this.table[at + RUNNER_UP] = price;
         // a tie can hand a listed record's leg to another book (the tie rule): rebuild
-        return !(price === this.bestPrice[at] && this.listed[g] === 1);
+        return !(price === this.table[at + PRICE] && this.listed[g] === 1);
       }
-      if (best !== NO_BEST && this.bestPrice[at] > this.runnerUp[at]) this.runnerUp[at] = this.bestPrice[at];
-      this.bestRef[at] = ref;
-      this.bestPrice[at] = price;
+      if (best !== NO_BEST && this.table[at + PRICE] > this.table[at + RUNNER_UP]) this.table[at + RUNNER_UP] = this.table[at + PRICE];
+      this.table[at] = ref;
+      this.table[at + PRICE] = price;
     }
     // A best price improved. Only improvements get here, so a listed group (sum < 1)
     // lands below 1 again and goes to the full path, which rebuilds its legs.
     let sum = 0;
-    for (let j = g * LEGS, end = j + COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; j < end; j++) {
-      if (this.bestRef[j] === UNTRACKED) return false;
-      if (this.bestRef[j] === NO_BEST) return true;
-      sum += 1 / this.bestPrice[j];
+    for (let j = g * STRIDE, end = j + COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; j < end; j++) {
+      if (this.table[j] === UNTRACKED) return false;
+      if (this.table[j] === NO_BEST) return true;
+      sum += 1 / this.table[j + PRICE];
     }
     return !(sum < 1);
   }
 
   /** Whether outcome k of group g can be re-ranked by the caller (setBest): the group is not listed and its best is tracked. */
   canRerank(g: number, k: number): boolean {
-    return g < this.listed.length && this.listed[g] === 0 && this.bestRef[g * LEGS + k] !== UNTRACKED;
+    return g < this.listed.length && this.listed[g] === 0 && this.table[g * STRIDE + k] !== UNTRACKED;
   }
 
   /**
@@ -145,15 +147,15 @@ export class ArbitrageBook {
    * group does not arb); false when it now arbs and needs the full path for its legs.
    */
   setBest(g: number, k: number, ref: number, price: number, runnerUp: number): boolean {
-    const at = g * LEGS + k;
-    this.bestRef[at] = ref < 0 ? NO_BEST : ref;
-    this.bestPrice[at] = ref < 0 ? 0 : price;
-    this.runnerUp[at] = runnerUp;
+    const at = g * STRIDE + k;
+    this.table[at] = ref < 0 ? NO_BEST : ref;
+    this.table[at + PRICE] = ref < 0 ? 0 : price;
+    this.table[at + RUNNER_UP] = runnerUp;
     let sum = 0;
-    for (let j = g * LEGS, end = j + COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; j < end; j++) {
-      if (this.bestRef[j] === UNTRACKED) return false;
-      if (this.bestRef[j] === NO_BEST) return true;
-      sum += 1 / this.bestPrice[j];
+    for (let j = g * STRIDE, end = j + COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; j < end; j++) {
+      if (this.table[j] === UNTRACKED) return false;
+      if (this.table[j] === NO_BEST) return true;
+      sum += 1 / this.table[j + PRICE];
     }
     return !(sum < 1);
   }
@@ -184,19 +186,19 @@ export class ArbitrageBook {
   private keepBest(g: number, batch: QuoteBatch, s: ArbitrageScratch): void {
     const n = OUTCOME_COUNT[s.outcomes];
     for (let k = 0; k < LEGS; k++) {
-      const at = g * LEGS + k;
+      const at = g * STRIDE + k;
       const b = k < n ? s.best[k] : -1;
-      this.bestRef[at] = b < 0 ? NO_BEST : batch.ref[b] < 0 ? UNTRACKED : batch.ref[b];
-      this.bestPrice[at] = b < 0 ? 0 : batch.priceDecimal[b];
-      this.runnerUp[at] = 0;
+      this.table[at] = b < 0 ? NO_BEST : batch.ref[b] < 0 ? UNTRACKED : batch.ref[b];
+      this.table[at + PRICE] = b < 0 ? 0 : batch.priceDecimal[b];
+      this.table[at + RUNNER_UP] = 0;
     }
     // the runner-up per outcome: the best usable price among the other quotes
     for (let i = 0; i < batch.length; i++) {
       if (batch.dfs[i] === 1 || batch.suspended[i] === 1) continue;
       const k = outcomeIndex(s.outcomes, batch.side[i]);
       if (k < 0 || i === s.best[k]) continue;
-      const at = g * LEGS + k;
-      if (batch.priceDecimal[i] > this.runnerUp[at]) this.runnerUp[at] = batch.priceDecimal[i];
+      const at = g * STRIDE + k;
+      if (batch.priceDecimal[i] > this.table[at + RUNNER_UP]) this.table[at + RUNNER_UP] = batch.priceDecimal[i];
     }
   }
 
@@ -205,10 +207,15 @@ export class ArbitrageBook {
     while (capacity <= g) capacity *= 2;
     this.listed = growUint8(this.listed, capacity);
     this.legUpdated = growFloat64(this.legUpdated, capacity * LEGS);
-    const bestRef = growInt32(this.bestRef, capacity * LEGS);
-    bestRef.fill(NO_BEST, this.bestRef.length);
-    this.bestRef = bestRef;
-    this.bestPrice = growFloat64(this.bestPrice, capacity * LEGS);
-    this.runnerUp = growFloat64(this.runnerUp, capacity * LEGS);
+    const table = emptyTable(this.table.length / STRIDE, capacity);
+    table.set(this.table);
+    this.table = table;
   }
+}
+
+/** A best-price table for capacity groups, groups from `from` on holding no best. */
+function emptyTable(from: number, capacity: number): Float64Array<ArrayBuffer> {
+  const table = new Float64Array(capacity * STRIDE);
+  for (let g = from; g < capacity; g++) table.fill(NO_BEST, g * STRIDE, g * STRIDE + LEGS);
+  return table;
 }
