@@ -12,10 +12,12 @@ export class DfsQuotes {
   /** Index in the group's outcome set, -1 when the side takes no part. */
   outcome = new Int32Array(8);
   side = new Uint8Array(8);
-  suspended = new Uint8Array(8);
-  multiplier = new Float64Array(8);
   line = new Float64Array(8);
-  updated = new Float64Array(8);
+  /**
+   * What a tick rewrites, per pick [3 * e]: suspended (0/1), multiplier, updated; one
+   * stride so a DFS tick writes one place.
+   */
+  tick = new Float64Array(8 * 3);
   oddsId: string[] = [];
   selection: string[] = [];
   /** Ids this group has in the multiplicative result set (usually none). */
@@ -37,23 +39,39 @@ export class DfsQuotes {
     this.book[i] = book;
     this.outcome[i] = outcome;
     this.side[i] = side;
-    this.suspended[i] = suspended;
-    this.multiplier[i] = multiplier;
     this.line[i] = line;
-    this.updated[i] = updated;
+    this.setTick(i, suspended, multiplier, updated);
     this.oddsId[i] = oddsId;
     this.selection[i] = selection;
     this.count = i + 1;
+  }
+
+  /** Pick e's suspension (0/1), multiplier and update time. */
+  setTick(e: number, suspended: number, multiplier: number, updated: number): void {
+    const tick = this.tick;
+    tick[3 * e] = suspended;
+    tick[3 * e + 1] = multiplier;
+    tick[3 * e + 2] = updated;
+  }
+
+  suspendedAt(e: number): boolean {
+    return this.tick[3 * e] === 1;
+  }
+
+  multiplierAt(e: number): number {
+    return this.tick[3 * e + 1];
+  }
+
+  updatedAt(e: number): number {
+    return this.tick[3 * e + 2];
   }
 
   private grow(capacity: number): void {
     this.book = growInt32(this.book, capacity);
     this.outcome = growInt32(this.outcome, capacity);
     this.side = growUint8(this.side, capacity);
-    this.suspended = growUint8(this.suspended, capacity);
-    this.multiplier = growFloat64(this.multiplier, capacity);
     this.line = growFloat64(this.line, capacity);
-    this.updated = growFloat64(this.updated, capacity);
+    this.tick = growFloat64(this.tick, capacity * 3);
   }
 }
 

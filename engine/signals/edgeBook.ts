@@ -160,9 +160,7 @@ export class EdgeBook {
   pickChanged(g: number, e: number, suspended: boolean, multiplier: number, updated: number): boolean {
     const state = this.dfs[g];
     if (state === undefined || e < 0 || e >= state.count) return false;
-    state.suspended[e] = suspended ? 1 : 0;
-    state.multiplier[e] = multiplier;
-    state.updated[e] = updated;
+    state.setTick(e, suspended ? 1 : 0, multiplier, updated);
     this.markDirty(state);
     return true;
   }
@@ -269,8 +267,8 @@ export class EdgeBook {
 
   /** fairProbability - breakeven of DFS row e under the fair values of the last fairAt; NaN when it cannot be priced. */
   private edgeOf(state: DfsQuotes, e: number): number {
-    const multiplier = state.multiplier[e];
-    if (state.suspended[e] === 1 || !(multiplier > 0)) return NaN;
+    const multiplier = state.multiplierAt(e);
+    if (state.suspendedAt(e) || !(multiplier > 0)) return NaN;
     return this.sharp.fair[state.outcome[e]] - breakevenProbability(this.baseLegOfBook[state.book[e]], multiplier);
   }
 
@@ -288,10 +286,10 @@ export class EdgeBook {
     entry.selection = state.selection[e];
     entry.side = SIDE_NAMES[state.side[e]];
     entry.line = Number.isNaN(line) ? null : line;
-    entry.multiplier = state.multiplier[e];
-    entry.breakeven = breakevenProbability(this.baseLegOfBook[state.book[e]], state.multiplier[e]);
+    entry.multiplier = state.multiplierAt(e);
+    entry.breakeven = breakevenProbability(this.baseLegOfBook[state.book[e]], state.multiplierAt(e));
     entry.fair = this.sharp.fair[state.outcome[e]];
-    entry.updated = state.updated[e] > this.sharp.newest ? state.updated[e] : this.sharp.newest;
+    entry.updated = state.updatedAt(e) > this.sharp.newest ? state.updatedAt(e) : this.sharp.newest;
     entry.sharpBooks = this.sharpBooksFor(this.sharp.usedMask);
     entry.devig = devig;
     entry.changed();
@@ -299,10 +297,10 @@ export class EdgeBook {
 
   /** Whether fill would change anything that shows in the record. */
   private differs(entry: EdgeEntry, g: number, state: DfsQuotes, e: number): boolean {
-    const updated = state.updated[e] > this.sharp.newest ? state.updated[e] : this.sharp.newest;
+    const updated = state.updatedAt(e) > this.sharp.newest ? state.updatedAt(e) : this.sharp.newest;
     return entry.g !== g
       || entry.fair !== this.sharp.fair[state.outcome[e]]
-      || entry.multiplier !== state.multiplier[e]
+      || entry.multiplier !== state.multiplierAt(e)
       || entry.updated !== updated
       || entry.sharpBooks !== this.sharpBooksFor(this.sharp.usedMask)
       || entry.selection !== state.selection[e];
