@@ -52,6 +52,11 @@ export class SignalBooks {
   readonly config: SignalsConfig;
   readonly groups = new MarketGroups();
   readonly batch: QuoteBatch;
+  /**
+   * Full group re-reads so far: the slow path. Price ticks should rarely take it; a
+   * test watches the ratio, since a regression there keeps every result exact.
+   */
+  fullReads = 0;
   /** The one changed quote on the hot path. */
   private readonly single: QuoteBatch;
   /**
@@ -195,6 +200,7 @@ export class SignalBooks {
 
   /** Refills group g from its members and re-evaluates both books; frees the group once empty. */
   refreshGroup(g: number, source: QuoteSource): void {
+    this.fullReads++;
     const batch = this.batch;
     batch.clear();
     const outcomes = this.groups.outcomes[g];
