@@ -10,11 +10,11 @@
 
 import type { OddsEngine } from '../engine.ts';
 import { NO_RING } from '../historyRing.ts';
-import { NO_PRICE, NONE as NO_ID, SCOPES, SIDES, SLOT_TOMBSTONE, TEAM_SIDES } from '../oddsStore.ts';
+import { NO_PRICE, SIDES, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import { americanToDecimal } from '../model.ts';
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage } from './arbitrage.ts';
-import { entryInForce, type HistoricalArbitrageQuery } from './historicalReplay.ts';
-import { MarketGroups, NONE, type GroupRowInput } from './marketGroups.ts';
+import { entryInForce, groupInput, type HistoricalArbitrageQuery } from './historicalReplay.ts';
+import { MarketGroups, NONE } from './marketGroups.ts';
 import { QuoteBatch } from './quoteBatch.ts';
 import type { ArbitrageRecord } from './records.ts';
 import { sideCode } from './sides.ts';
@@ -118,21 +118,3 @@ export class ArbitrageReplay {
   }
 }
 
-function groupInput(engine: OddsEngine, slot: number): GroupRowInput {
-  const s = engine.store;
-  const line = s.line[slot];
-  return {
-    eventId: s.events.get(s.event[slot]),
-    market: s.markets.get(s.market[slot]),
-    marketSubtype: s.subtypes.get(s.subtype[slot]),
-    period: s.periods.get(s.period[slot]),
-    side: SIDES[s.side[slot]],
-    teamSide: TEAM_SIDES[s.teamSide[slot]],
-    line: Number.isNaN(line) ? null : line,
-    playerId: s.player[slot] === NO_ID ? null : s.players.get(s.player[slot]),
-    marketScope: SCOPES[s.scope[slot]],
-    league: s.leagues.get(s.league[slot]),
-    playerName: s.playerName[slot] === NO_ID ? null : s.labels.get(s.playerName[slot]),
-    eventStartTime: s.eventStartTime[slot],
-  };
-}

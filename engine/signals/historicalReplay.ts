@@ -19,6 +19,7 @@ import { americanToDecimal } from '../model.ts';
 import { evaluateAt, type QuoteAt } from './historical.ts';
 import type { ArbitrageRecord } from './records.ts';
 import { formatInstant } from './timeFormat.ts';
+import type { GroupRowInput } from './marketGroups.ts';
 
 /** D6. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
 export interface HistoricalOddsRow {
@@ -140,7 +141,6 @@ export function quotesAt(engine: OddsEngine, from: number, to: number): QuoteAt[
     const ls = rings.ls(handle, i);
     const pa = rings.pa(handle, i);
     if (ls < fromSecond || rings.su(handle, i) === 1 || pa === 0 || rings.dm(handle, i) !== 0) continue;
-    const line = s.line[slot];
     out.push({
       oddsId: s.idOf(slot),
       sportsbook: s.books.get(s.book[slot]),
@@ -151,19 +151,28 @@ export function quotesAt(engine: OddsEngine, from: number, to: number): QuoteAt[
       suspended: false,
       firstSeen: rings.fs(handle, i) * 1000,
       lastSeen: ls * 1000,
-      eventId: s.events.get(s.event[slot]),
-      market: s.markets.get(s.market[slot]),
-      marketSubtype: s.subtypes.get(s.subtype[slot]),
-      period: s.periods.get(s.period[slot]),
-      side: SIDES[s.side[slot]],
-      teamSide: TEAM_SIDES[s.teamSide[slot]],
-      line: Number.isNaN(line) ? null : line,
-      playerId: s.player[slot] === NONE ? null : s.players.get(s.player[slot]),
-      marketScope: SCOPES[s.scope[slot]],
-      league: s.leagues.get(s.league[slot]),
-      playerName: s.playerName[slot] === NONE ? null : s.labels.get(s.playerName[slot]),
-      eventStartTime: s.eventStartTime[slot],
+      ...groupInput(engine, slot),
     });
   }
   return out;
+}
+
+/** A slot's market-group fields as strings (what grouping and replay records need). */
+export function groupInput(engine: OddsEngine, slot: number): GroupRowInput {
+  const s = engine.store;
+  const line = s.line[slot];
+  return {
+    eventId: s.events.get(s.event[slot]),
+    market: s.markets.get(s.market[slot]),
+    marketSubtype: s.subtypes.get(s.subtype[slot]),
+    period: s.periods.get(s.period[slot]),
+    side: SIDES[s.side[slot]],
+    teamSide: TEAM_SIDES[s.teamSide[slot]],
+    line: Number.isNaN(line) ? null : line,
+    playerId: s.player[slot] === NONE ? null : s.players.get(s.player[slot]),
+    marketScope: SCOPES[s.scope[slot]],
+    league: s.leagues.get(s.league[slot]),
+    playerName: s.playerName[slot] === NONE ? null : s.labels.get(s.playerName[slot]),
+    eventStartTime: s.eventStartTime[slot],
+  };
 }
