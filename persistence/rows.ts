@@ -1,5 +1,6 @@
 // The JSON records the repositories return, declared in the field order the spec
 // lists them, which is the order JSON.stringify will write them.
+import type { PlayerBoxRow, PlayerRecord, TeamBoxRow } from '../engine/model.ts';
 
 /** 2.9: an event list row. Futures anchors have null team fields (D10). */
 export interface EventRow {
@@ -32,36 +33,14 @@ export interface TeamRow {
   league: string;
 }
 
-/** 2.3 */
-export interface PlayerRow {
-  id: string;
-  name: string;
-  league: string;
-  teamId: string;
-  position: string;
-}
+/** 2.3: the player record as stored. */
+export type PlayerRow = PlayerRecord;
 
-/** 2.11 plus teamId (whose row it is), placed as in engine/model.ts TeamBoxRow. */
-export interface TeamBoxStatRow {
-  eventId: string;
-  teamId: string;
-  homeId: string;
-  awayId: string;
-  league: string;
-  homeScore: number;
-  awayScore: number;
-  result: number;
-  stats: Record<string, unknown>;
-}
+/** 2.11 plus teamId (whose row it is). */
+export type TeamBoxStatRow = TeamBoxRow;
 
 /** 2.12 */
-export interface PlayerBoxStatRow {
-  eventId: string;
-  playerId: string;
-  teamId: string;
-  date: string;
-  data: Record<string, unknown>;
-}
+export type PlayerBoxStatRow = PlayerBoxRow;
 
 /** D3: the one object /events/{id}/stats returns in its data array. */
 export interface EventBoxScore {
