@@ -13,7 +13,9 @@
 //   refreshes the newest entry's ls (and the row's updated).
 //   engine.upsertEvent(record)          event table (hot fields); loadBoard() ingests a Board.
 //   engine.subscribe(listener)          rowChanged(slot, kind) / eventChanged(eventId), called
-//                                       synchronously inside apply after the columns changed.
+//                                       synchronously inside apply after the columns changed;
+//                                       changesApplied() once at the end of an apply that
+//                                       changed rows (a listener may defer per-row work to it).
 //
 // Read side
 //   engine.odds.page(filter, afterId, limit) / .render(page, format) / .version(filter)
@@ -57,11 +59,23 @@ import { RowKeyTable } from './rowKeyTable.ts';
 import { RowOrder, compareStrings } from './rowOrder.ts';
 import { rowObject, type OddsFormat } from './rowJson.ts';
 
-export type ChangeKind = 'insert' | 'update' | 'remove';
+/**
+ * What rowChanged reports: 'insert' (a new row, or a tombstone revived in its slot),
+ * 'update' (an upsert over a live row: its line may have changed), 'price' (only its
+ * price fields changed: priceAmerican, dfsMultiplier, suspended; the 'price' op, whose
+ * listeners may skip every grouping field) or 'remove' (now a tombstone).
+ */
+export type ChangeKind = 'insert' | 'update' | 'price' | 'remove';
 
 export interface ChangeListener {
   rowChanged(slot: number, kind: ChangeKind): void;
   eventChanged?(eventId: string): void;
+  /**
+   * Once per apply() that changed rows, after its last rowChanged and before apply
+   * returns: a listener that batches per-row work (to overlap its memory reads) settles
+   * it here, so nothing is pending when anyone reads.
+   */
+  changesApplied?(): void;
 }
 
 export type Change =
@@ -170,7 +184,11 @@ export class OddsEngine {
       }
       if (ok) applied++;
     }
-    if (applied > 0) this.lastChangeAt = now;
+    if (applied > 0) {
+      this.lastChangeAt = now;
+      const listeners = this.listeners;
+      for (let i = 0; i < listeners.length; i++) listeners[i].changesApplied?.();
+    }
     return { applied, seq: this.lastSeq };
   }
 
@@ -200,7 +218,7 @@ export class OddsEngine {
     const pa = american === null ? NO_PRICE : american;
     const dm = dfs === undefined ? s.dfsMultiplier[slot] : dfs === null ? NaN : dfs;
     this.writePrice(slot, pa, dm, suspended ? 1 : 0, now);
-    this.commit(slot, now, 'update');
+    this.commit(slot, now, 'price');
     return true;
   }
 

@@ -31,7 +31,7 @@ export class EventStatusWriter implements ChangeListener {
   }
 
   rowChanged(_slot: number, kind: ChangeKind): void {
-    if (kind !== 'update') this.membershipChanged = true;
+    if (kind === 'insert' || kind === 'remove') this.membershipChanged = true;
   }
 
   eventChanged(eventId: string): void {

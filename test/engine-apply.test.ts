@@ -66,7 +66,7 @@ test('price change appends history; the same price again only refreshes ls and u
   engine.apply([{ op: 'price', slot, priceAmerican: newPrice, suspended: !row.suspended }]);
   history = [...engine.history(slot)];
   assert.equal(history.at(-1)!.su === true, !row.suspended, 'a suspension toggle is a new entry');
-  assert.deepEqual(kinds, ['update', 'update', 'update']);
+  assert.deepEqual(kinds, ['price', 'price', 'price'], "the 'price' op reports price-only changes");
   assert.equal(engine.asOf(), clock.now());
 });
 
@@ -117,6 +117,10 @@ test('remove leaves every live index, keeps a tombstone in the delta feed, upser
   assert.ok(walkAll(engine, filterOf({ eventIds: [row.eventId] }), 100).includes(slot));
   assert.equal([...engine.history(slot)].at(-1)!.pa, 250);
   assert.deepEqual(kinds, ['remove', 'insert']);
+
+  // an upsert over the live row may move its line: 'update', not 'price'
+  assert.equal(engine.apply([{ op: 'upsert', row: { ...row, priceAmerican: 260 } }]).applied, 1);
+  assert.deepEqual(kinds, ['remove', 'insert', 'update']);
 });
 
 test('tombstones are recycled after the retention, their slot reused, and the horizon moves', () => {

@@ -1,8 +1,9 @@
 // ArbitrageBook's runner-up bound and SignalBooks' re-rank: when the best price of an
 // outcome gets worse but stays strictly above every other quote, the tick settles in
 // O(1); when it falls to or below the runner-up, that outcome is re-ranked from the
-// members' prices (QuoteSource.usablePrice) without a full re-read, unless the group
-// arbs (its legs change). Counted through refreshGroup, checked against the brute force.
+// members' prices (QuoteSource.usablePrice) without a full re-read. In a group that
+// arbs, a best leg that stays the best only re-prices the record; a change of legs
+// re-reads. Counted through refreshGroup, checked against the brute force.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oddsId } from '../engine/model.ts';
@@ -43,12 +44,32 @@ test('a worse best settles without a re-read: above the runner-up in O(1), else 
   assert.deepEqual(b.books.arbitrage.all(), bruteForceArbitrage(b.json()));
 });
 
-test('in a listed (arbing) group a worse best always re-reads: its legs change', () => {
+test('in a listed (arbing) group a best leg that stays the best re-prices the record; a change of legs re-reads', () => {
   const { b, id, refreshes } = board();
   b.change(id('draftkings', 'UNDER'), { priceAmerican: 130 });
   assert.equal(b.books.arbitrage.all().length, 1);
-  const before = refreshes();
-  b.change(id('draftkings', 'OVER'), { priceAmerican: -106 });
-  assert.equal(refreshes(), before + 1);
+  let before = refreshes();
+  const steps: [string, number, number][] = [
+    // [odds id, new price, full re-reads it must cost]
+    [id('draftkings', 'OVER'), -106, 0], // worse, still strictly above fanduel -115: same legs
+    [id('draftkings', 'UNDER'), 140, 0], // better: same legs
+    [id('draftkings', 'UNDER'), 140, 0], // the same price again (a newer time): same legs
+    [id('draftkings', 'OVER'), -115, 1], // ties the runner-up: the tie rule picks the leg
+    [id('fanduel', 'OVER'), -101, 1], // overtakes the best: a new leg
+    [id('fanduel', 'OVER'), -104, 0], // the new leg worse but above the rest
+    [id('fanduel', 'UNDER'), 150, 1], // a new under leg
+    [id('fanduel', 'UNDER'), -200, 1], // the best under leg falls below the runner-up bound
+  ];
+  for (const [oddsIdOf, priceAmerican, reads] of steps) {
+    b.now += 1_000;
+    b.change(oddsIdOf, { priceAmerican, updated: b.now });
+    assert.equal(refreshes() - before, reads, `${oddsIdOf} -> ${priceAmerican}`);
+    before = refreshes();
+    const arbs = b.books.arbitrage.all();
+    assert.deepEqual(arbs, bruteForceArbitrage(b.json()), `${oddsIdOf} -> ${priceAmerican}`);
+    assert.equal(arbs.length, 1, 'the group still arbs');
+  }
+  // a re-priced leg that ends the arb drops the record without a re-read
+  b.change(id('draftkings', 'UNDER'), { priceAmerican: -150, updated: b.now + 1 });
   assert.deepEqual(b.books.arbitrage.all(), bruteForceArbitrage(b.json()));
 });

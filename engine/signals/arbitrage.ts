@@ -104,3 +104,28 @@ export function arbitrageRecord(groups: MarketGroups, g: number, batch: QuoteBat
     updated: formatInstant(s.updated),
   };
 }
+
+/**
+ * The record with leg k re-quoted by batch[i] (the same quote, still the best: only its
+ * price or time moved), given the new implied sum and latest leg time. Field for field
+ * what arbitrageRecord builds from a full evaluation of the same quotes.
+ */
+export function requotedRecord(record: ArbitrageRecord, k: number, batch: QuoteBatch, i: number, impliedSum: number, latest: number): ArbitrageRecord {
+  const n = record.legs.length;
+  const legs: ArbitrageLeg[] = new Array(n);
+  for (let j = 0; j < n; j++) {
+    const leg = record.legs[j];
+    const d = j === k ? batch.priceDecimal[i] : leg.priceDecimal;
+    legs[j] = {
+      oddsId: leg.oddsId,
+      sportsbook: leg.sportsbook,
+      side: leg.side,
+      selection: leg.selection,
+      priceAmerican: j === k ? batch.priceAmerican[i] : leg.priceAmerican,
+      priceDecimal: d,
+      stake: 1 / d / impliedSum,
+      updated: j === k ? formatInstant(batch.updated[i]) : leg.updated,
+    };
+  }
+  return { ...record, profit: 1 / impliedSum - 1, impliedSum, legs, updated: formatInstant(latest) };
+}

@@ -9,23 +9,23 @@
 // non-best quote seen, never lowered between full reads), so "still at least as good
 // as the runner-up" is a safe test: the best stays the best without a re-read.
 
-import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, sameArbitrage } from './arbitrage.ts';
-import { growFloat64, growUint8 } from './grow.ts';
+import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, requotedRecord, sameArbitrage } from './arbitrage.ts';
+import { growFloat64 } from './grow.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, ArbitrageType } from './records.ts';
+import { BestPrices, LISTED as LISTED_AT, NO_BEST as NO_BEST_REF, REF as REF_AT, RUNNER_UP as RUNNER_UP_AT, UNTRACKED as UNTRACKED_REF } from './bestPrices.ts';
 import { OUTCOME_COUNT, outcomeIndex } from './sides.ts';
 
 /** Held locally: under tsx an imported binding is a getter call on the tick path. */
 const COUNT_OF_OUTCOMES = OUTCOME_COUNT;
-const LEGS = 3; // per-group stride of the best-price tables
-const NO_BEST = -1;
-const STRIDE = 9;
-const PRICE = 3;
-const RUNNER_UP = 6;
-/** The best quote came from a batch without refs: the fast path cannot track it. */
-const UNTRACKED = -2;
+const LEGS = 3; // outcomes per group at most
+const NONE = NO_BEST_REF;
+const UNFOLLOWED = UNTRACKED_REF;
+const RUNNER = RUNNER_UP_AT;
+const REFS = REF_AT;
+const LISTED = LISTED_AT;
 
 export interface ArbitrageQuery {
   /** null: both types (middles never exist here). */
@@ -39,19 +39,16 @@ export interface ArbitrageQuery {
 export class ArbitrageBook {
   readonly set = new RankedSet<ArbitrageRecord>();
   private readonly scratch = new ArbitrageScratch();
-  /** 1 while group g has a record in the set. */
-  private listed = new Uint8Array(64);
   /** Leg update times of the listed record, [g * 3 + leg]: tells an unchanged arb from a refreshed one. */
   private legUpdated = new Float64Array(64 * LEGS);
   /**
-   * Per group, one stride of 9 (the tick path touches one group's cache lines only):
-   * per outcome k its best usable quote's ref [g * 9 + k] and decimal price [+ 3], and
-   * an upper bound of the second-best usable price [+ 6] (0: none). Only
-   * the price matters for whether a group arbs; the ref tells when the best got worse.
-   * On a tie the incumbent stays (any holder of the best price gives the same sum);
-   * a tie in a listed group goes to the full path, which applies the tie rule to legs.
+   * Per group, its best usable quote per outcome (ref and price), an upper bound of the
+   * second-best usable price, and whether it is listed, in one record (BestPrices).
+   * Only the prices matter for whether a group arbs; the ref tells when the best got
+   * worse. On a tie the incumbent stays (any holder of the best price gives the same
+   * sum); a tie in a listed group goes to the full path, which applies the tie rule to legs.
    */
-  private table = emptyTable(0, 64);
+  private readonly best = new BestPrices();
 
   constructor(readonly groups: MarketGroups) {}
 
@@ -65,23 +62,24 @@ export class ArbitrageBook {
 
   /** Re-evaluates group g from all of its current quotes (an empty batch clears it). */
   updateGroup(g: number, batch: QuoteBatch): void {
-    if (g >= this.listed.length) this.grow(g);
+    this.ensure(g);
     const s = this.scratch;
     const found = evaluateArbitrage(batch, this.groups.outcomes[g], s);
     this.keepBest(g, batch, s);
     const id = this.groups.id[g];
+    const listed = this.best.isListed(g);
     if (found) {
-      if (this.listed[g] === 1) {
+      if (listed) {
         const current = this.set.get(id)!;
         if (sameArbitrage(current, batch, s, this.legUpdated, g * LEGS)) return;
       }
       const record = arbitrageRecord(this.groups, g, batch, s);
       this.set.upsert(id, record.profit, record, record.league, record.eventId, record.type);
-      this.listed[g] = 1;
+      this.best.setListed(g, true);
       keepLegTimes(batch, s, this.legUpdated, g * LEGS);
-    } else if (this.listed[g] === 1) {
+    } else if (listed) {
       this.set.delete(id);
-      this.listed[g] = 0;
+      this.best.setListed(g, false);
     }
   }
 
@@ -97,48 +95,93 @@ export class ArbitrageBook {
     return this.priceChanged(g, k, batch.ref[i], batch.priceDecimal[i], batch.suspended[i] === 1);
   }
 
+  /** Reads what priceChanged(g, k, ...) will read (SignalBooks.warm); returns a value only so the read is kept. */
+  warm(g: number, k: number): number {
+    return g < this.best.capacity ? this.best.f64[8 * g + k] + this.best.i32[16 * g + REFS + k] : 0;
+  }
+
   /** quoteChanged for a non-DFS quote on outcome k of group g, given as values. */
   priceChanged(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
-    if (ref < 0 || g >= this.listed.length) return false;
-    const at = g * STRIDE + k;
-    const best = this.table[at];
-    if (best === UNTRACKED) return false;
+    if (ref < 0 || g >= this.best.capacity) return false;
+    const f = this.best.f64;
+    const i32 = this.best.i32;
+    const best = i32[16 * g + REFS + k];
+    if (best === UNFOLLOWED) return false;
+    const at = 8 * g + k;
     const usable = !suspended && price > 1;
+    const listed = i32[16 * g + LISTED] === 1;
     if (best === ref) {
       if (!usable) return false;
-      if (price < this.table[at + PRICE]) {
+      if (price < f[at]) {
         // the best got worse: it stays the best only while strictly above every other
         // quote (the runner-up bound); an unlisted group then only moves away from an arb
-        if (this.listed[g] === 1 || !(price > this.table[at + RUNNER_UP])) return false;
-        this.table[at + PRICE] = price;
+        if (listed || !(price > f[at + RUNNER])) return false;
+        f[at] = price;
         return true;
       }
-      this.table[at + PRICE] = price;
+      f[at] = price;
     } else {
       if (!usable) return true;
-      if (best !== NO_BEST && !(price > this.table[at + PRICE])) {
-        if (price > this.table[at + RUNNER_UP]) this.table[at + RUNNER_UP] = price;
+      if (best !== NONE && !(price > f[at])) {
+        if (price > f[at + RUNNER]) f[at + RUNNER] = price;
         // a tie can hand a listed record's leg to another book (the tie rule): rebuild
-        return !(price === this.table[at + PRICE] && this.listed[g] === 1);
+        return !(price === f[at] && listed);
       }
-      if (best !== NO_BEST && this.table[at + PRICE] > this.table[at + RUNNER_UP]) this.table[at + RUNNER_UP] = this.table[at + PRICE];
-      this.table[at] = ref;
-      this.table[at + PRICE] = price;
+      if (best !== NONE && f[at] > f[at + RUNNER]) f[at + RUNNER] = f[at];
+      i32[16 * g + REFS + k] = ref;
+      f[at] = price;
     }
     // A best price improved. Only improvements get here, so a listed group (sum < 1)
     // lands below 1 again and goes to the full path, which rebuilds its legs.
+    return this.settlesWithoutArb(g);
+  }
+
+  /**
+   * After priceChanged refused a tick: whether it was on the best leg k of a listed group
+   * and that quote stays the unique best (usable, and not worse, or still strictly above
+   * the runner-up bound). Then the legs stay; only the record's prices change, and
+   * legRequoted rebuilds it without a full read of the group.
+   */
+  legStaysBest(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
+    if (ref < 0 || g >= this.best.capacity) return false;
+    const f = this.best.f64;
+    const i32 = this.best.i32;
+    const at = 8 * g + k;
+    return i32[16 * g + LISTED] === 1 && i32[16 * g + REFS + k] === ref && !suspended && price > 1 && (price >= f[at] || price > f[at + RUNNER]);
+  }
+
+  /** Leg k of listed group g was re-quoted by batch[i] and stays the best (legStaysBest): re-prices or drops the record. */
+  legRequoted(g: number, k: number, batch: QuoteBatch, i: number): boolean {
+    const id = this.groups.id[g];
+    const record = this.set.get(id);
+    // the record's leg must be this very quote (a quote that just took the best over has no leg yet)
+    if (record === undefined || record.legs[k].oddsId !== batch.oddsId[i]) return false;
+    const price = batch.priceDecimal[i];
+    const updated = batch.updated[i];
+    this.best.f64[8 * g + k] = price;
+    // the sum in leg order and the latest leg time, as evaluateArbitrage computes them
     let sum = 0;
-    for (let j = g * STRIDE, end = j + COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; j < end; j++) {
-      if (this.table[j] === UNTRACKED) return false;
-      if (this.table[j] === NO_BEST) return true;
-      sum += 1 / this.table[j + PRICE];
+    let latest = 0;
+    for (let j = 0; j < record.legs.length; j++) {
+      sum += 1 / (j === k ? price : record.legs[j].priceDecimal);
+      const time = j === k ? updated : this.legUpdated[g * LEGS + j];
+      if (time > latest) latest = time;
     }
-    return !(sum < 1);
+    if (!(sum < 1)) {
+      this.set.delete(id);
+      this.best.setListed(g, false);
+      return true;
+    }
+    if (record.legs[k].priceDecimal === price && this.legUpdated[g * LEGS + k] === updated) return true;
+    const next = requotedRecord(record, k, batch, i, sum, latest);
+    this.set.upsert(id, next.profit, next, next.league, next.eventId, next.type);
+    this.legUpdated[g * LEGS + k] = updated;
+    return true;
   }
 
   /** Whether outcome k of group g can be re-ranked by the caller (setBest): the group is not listed and its best is tracked. */
   canRerank(g: number, k: number): boolean {
-    return g < this.listed.length && this.listed[g] === 0 && this.table[g * STRIDE + k] !== UNTRACKED;
+    return g < this.best.capacity && !this.best.isListed(g) && this.best.i32[16 * g + REFS + k] !== UNFOLLOWED;
   }
 
   /**
@@ -147,24 +190,31 @@ export class ArbitrageBook {
    * group does not arb); false when it now arbs and needs the full path for its legs.
    */
   setBest(g: number, k: number, ref: number, price: number, runnerUp: number): boolean {
-    const at = g * STRIDE + k;
-    this.table[at] = ref < 0 ? NO_BEST : ref;
-    this.table[at + PRICE] = ref < 0 ? 0 : price;
-    this.table[at + RUNNER_UP] = runnerUp;
+    this.best.i32[16 * g + REFS + k] = ref < 0 ? NONE : ref;
+    this.best.f64[8 * g + k] = ref < 0 ? 0 : price;
+    this.best.f64[8 * g + RUNNER + k] = runnerUp;
+    return this.settlesWithoutArb(g);
+  }
+
+  /** True when group g's best prices do not arb (or an outcome has none); false when they do or cannot be followed. */
+  private settlesWithoutArb(g: number): boolean {
+    const f = this.best.f64;
+    const i32 = this.best.i32;
     let sum = 0;
-    for (let j = g * STRIDE, end = j + COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; j < end; j++) {
-      if (this.table[j] === UNTRACKED) return false;
-      if (this.table[j] === NO_BEST) return true;
-      sum += 1 / this.table[j + PRICE];
+    for (let k = 0, n = COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; k < n; k++) {
+      const ref = i32[16 * g + REFS + k];
+      if (ref === UNFOLLOWED) return false;
+      if (ref === NONE) return true;
+      sum += 1 / f[8 * g + k];
     }
     return !(sum < 1);
   }
 
   /** Removes group g's record, if any (its next update re-lists it from scratch). */
   drop(g: number): void {
-    if (g < this.listed.length && this.listed[g] === 1) {
+    if (g < this.best.capacity && this.best.isListed(g)) {
       this.set.delete(this.groups.id[g]);
-      this.listed[g] = 0;
+      this.best.setListed(g, false);
     }
   }
 
@@ -184,38 +234,28 @@ export class ArbitrageBook {
   }
 
   private keepBest(g: number, batch: QuoteBatch, s: ArbitrageScratch): void {
+    const f = this.best.f64;
+    const i32 = this.best.i32;
     const n = OUTCOME_COUNT[s.outcomes];
     for (let k = 0; k < LEGS; k++) {
-      const at = g * STRIDE + k;
       const b = k < n ? s.best[k] : -1;
-      this.table[at] = b < 0 ? NO_BEST : batch.ref[b] < 0 ? UNTRACKED : batch.ref[b];
-      this.table[at + PRICE] = b < 0 ? 0 : batch.priceDecimal[b];
-      this.table[at + RUNNER_UP] = 0;
+      i32[16 * g + REFS + k] = b < 0 ? NONE : batch.ref[b] < 0 ? UNFOLLOWED : batch.ref[b];
+      f[8 * g + k] = b < 0 ? 0 : batch.priceDecimal[b];
+      f[8 * g + RUNNER + k] = 0;
     }
     // the runner-up per outcome: the best usable price among the other quotes
     for (let i = 0; i < batch.length; i++) {
       if (batch.dfs[i] === 1 || batch.suspended[i] === 1) continue;
       const k = outcomeIndex(s.outcomes, batch.side[i]);
       if (k < 0 || i === s.best[k]) continue;
-      const at = g * STRIDE + k;
-      if (batch.priceDecimal[i] > this.table[at + RUNNER_UP]) this.table[at + RUNNER_UP] = batch.priceDecimal[i];
+      const at = 8 * g + RUNNER + k;
+      if (batch.priceDecimal[i] > f[at]) f[at] = batch.priceDecimal[i];
     }
   }
 
-  private grow(g: number): void {
-    let capacity = this.listed.length;
-    while (capacity <= g) capacity *= 2;
-    this.listed = growUint8(this.listed, capacity);
-    this.legUpdated = growFloat64(this.legUpdated, capacity * LEGS);
-    const table = emptyTable(this.table.length / STRIDE, capacity);
-    table.set(this.table);
-    this.table = table;
+  private ensure(g: number): void {
+    if (g < this.best.capacity) return;
+    this.best.ensure(g);
+    this.legUpdated = growFloat64(this.legUpdated, this.best.capacity * LEGS);
   }
-}
-
-/** A best-price table for capacity groups, groups from `from` on holding no best. */
-function emptyTable(from: number, capacity: number): Float64Array<ArrayBuffer> {
-  const table = new Float64Array(capacity * STRIDE);
-  for (let g = from; g < capacity; g++) table.fill(NO_BEST, g * STRIDE, g * STRIDE + LEGS);
-  return table;
 }

@@ -147,6 +147,23 @@ export class EdgeBook {
     return ref < this.pickOfRef.length ? this.pickOfRef[ref] : -1;
   }
 
+  /**
+   * SignalBooks.warm in two steps: warmGroup reads group g's kept state (the object
+   * and its arrays' headers), then warmQuote what sharpChanged (sharpSlot >= 0) or
+   * pickChanged (pick >= 0) will touch. The returns only keep the reads alive.
+   */
+  warmGroup(g: number): number {
+    const state = this.dfs[g];
+    return state === undefined ? 0 : state.tick.length + state.listPosition;
+  }
+
+  warmQuote(g: number, sharpSlot: number, k: number, pick: number): number {
+    const state = this.dfs[g];
+    if (state === undefined) return 0;
+    if (sharpSlot >= 0) return this.sharp.warm(state.listPosition, sharpSlot, k);
+    return pick >= 0 && pick < state.count ? state.tick[3 * pick] : 0;
+  }
+
   /** Sharp book `slot` re-quoted outcome k of group g. */
   sharpChanged(g: number, slot: number, k: number, price: number, suspended: boolean, updated: number): boolean {
     const state = this.dfs[g];

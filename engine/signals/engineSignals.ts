@@ -2,10 +2,17 @@
 // Created once (by the signals route module) after the board is loaded: it places
 // every live row, evaluates every group once, then follows engine.subscribe:
 //   insert            -> books.inserted (a new row, or a tombstone revived in its slot)
-//   update, same line -> books.priced with the values just written (the O(1) hot path)
+//   price             -> books.priced with the values just written (the O(1) hot path)
+//   update, same line -> the same
 //   update, new line  -> books.inserted (the row moves to another market group; the
 //                        line is compared with its group's line, no per-slot copy)
 //   remove            -> books.removed
+// Updates are collected during an apply and settled together in changesApplied (or
+// before the next insert/remove, which keeps the order of structural changes): a tick
+// costs a few cache misses into tables spread over the whole board (its ref record,
+// its group's best prices, its edge quotes), and touching them for the whole batch in
+// one pass of independent reads (SignalBooks.warm) lets the CPU overlap those misses
+// instead of paying them one after another.
 // Event moves do not matter here: rows carry their own eventStartTime column, which
 // upsertEvent does not rewrite, and the records echo the rows (as /odds does).
 // Reads go through edgesPage/arbitragePage; validity tokens for HTTP caching come
@@ -35,6 +42,9 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   private sourceOfBook = new Int32Array(64).fill(-1);
   private sideCodes: Uint8Array;
   private readonly unsubscribe: () => void;
+  /** Slots updated in the current apply, not yet settled (see changesApplied). */
+  private pending = new Int32Array(256);
+  private pendingCount = 0;
   private readonly input: GroupRowInput = {
     eventId: '', market: '', marketSubtype: '', period: '', side: '', teamSide: '', line: null,
     playerId: null, marketScope: null, league: '', playerName: null, eventStartTime: 0,
@@ -68,15 +78,48 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   // -- engine -> books ------------------------------------------------------
 
   rowChanged(slot: number, kind: ChangeKind): void {
+    if (kind === 'price' || kind === 'update') {
+      // an update (upsert) may have moved the line: kept as ~slot, so only those read it
+      if (this.pendingCount === this.pending.length) this.growPending();
+      this.pending[this.pendingCount++] = kind === 'price' ? slot : ~slot;
+      return;
+    }
+    this.changesApplied();
+    if (kind === 'remove') this.books.removed(slot, this);
+    else this.books.inserted(slot, this.groupInput(slot), this);
+  }
+
+  /** Settles the updates collected since the last call (the engine calls it at the end of apply). */
+  changesApplied(): void {
+    const count = this.pendingCount;
+    if (count === 0) return;
+    this.pendingCount = 0;
+    const pending = this.pending;
+    this.books.warm(pending, count);
+    for (let i = 0; i < count; i++) {
+      const entry = pending[i];
+      if (entry >= 0) this.priced(entry);
+      else this.updated(~entry);
+    }
+  }
+
+  private growPending(): void {
+    const grown = new Int32Array(this.pending.length * 2);
+    grown.set(this.pending);
+    this.pending = grown;
+  }
+
+  /** A price-only change: the values just written, on the row's kept group and role. */
+  private priced(slot: number): void {
     const s = this.engine.store;
-    if (kind === 'remove') {
-      this.books.removed(slot, this);
-      return;
-    }
-    if (kind === 'insert') {
-      this.books.inserted(slot, this.groupInput(slot), this);
-      return;
-    }
+    const pa = s.priceAmerican[slot];
+    const decimal = pa === UNPRICED ? NaN : toDecimal(pa);
+    this.books.priced(slot, decimal, s.suspended[slot] === 1, s.updated[slot], s.dfsMultiplier[slot], this);
+  }
+
+  /** An upserted row: a price tick in place, or (new line) a move to another group. */
+  private updated(slot: number): void {
+    const s = this.engine.store;
     // A new line moves the row to another group: the books compare it with the line
     // the row's last full read saw (same cache line as its group and role).
     const pa = s.priceAmerican[slot];
@@ -118,10 +161,12 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   // -- reads ------------------------------------------------------------------
 
   edgesPage(query: EdgeQuery, after: RankCursor | null, limit: number, now: number): RankedPage<EdgeRecord> {
+    this.changesApplied();
     return this.books.edges.page(query, after, limit, now);
   }
 
   arbitragePage(query: ArbitrageQuery, after: RankCursor | null, limit: number): RankedPage<ArbitrageRecord> {
+    this.changesApplied();
     return this.books.arbitrage.page(query, after, limit);
   }
 
@@ -134,16 +179,19 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
    * clock included.
    */
   edgesVersion(now: number, devig: DevigMethod): number {
+    this.changesApplied();
     return this.books.edges.versionAt(now, devig);
   }
 
   /** Arbitrage as it stood at query.to with staleness window to - from (H5), replayed from the rings. */
   arbitrageAt(query: HistoricalArbitrageQuery): ArbitrageRecord[] {
+    this.changesApplied();
     return this.replay.at(query);
   }
 
   /** Cache validity of an /arbitrage answer (arbitrage does not depend on the clock). */
   arbitrageVersion(): number {
+    this.changesApplied();
     return this.books.arbitrage.version;
   }
 

@@ -51,6 +51,12 @@ export class SharpQuotes {
     this.stamp[local] = ++this.stampCounter;
   }
 
+  /** Reads what quote(local, book, k, ...) will write (see EdgeBook.warmQuote). */
+  warm(local: number, book: number, k: number): number {
+    const cell = local * this.books + book;
+    return this.price[cell * STRIDE + k] + this.updated[cell * STRIDE + k] + this.present[cell] + this.stamp[local];
+  }
+
   /** Sharp book `book` quotes outcome k of slot `local`: usable (price > 1, not suspended) or not. */
   quote(local: number, book: number, k: number, price: number, updated: number, usable: boolean): void {
     const cell = local * this.books + book;

@@ -33,6 +33,7 @@ const ROLE_OUTCOME = 3;
 const ROLE_NO_OUTCOME = 3;
 const ROLE_DFS = 4;
 const ROLE_SLOT_SHIFT = 3;
+const ROLE_SLOT_MASK = 0x1f << ROLE_SLOT_SHIFT;
 const ROLE_BITS = 0xff;
 /** Above the role bits: a DFS row's pick index in the edge book (-1: none). */
 const ROLE_PICK_SHIFT = 8;
@@ -62,7 +63,8 @@ export class SignalBooks {
   /**
    * Per ref, one 16-byte record so the hot path touches one cache line, set on each
    * full read: Int32 [4 * ref] its group + 1 (0: none), [4 * ref + 1] its role (outcome
-   * index, 2 bits, 3 = none; DFS bit; sharp slot + 1, 5 bits; above them a DFS row's
+   * index, 2 bits, 3 = none; DFS bit; sharp slot + 1, 5 bits, 0 in groups without DFS
+   * rows; above them a DFS row's
    * pick index in the edge book); Float64 [2 * ref + 1]
    * the line its quote had (a tick on another line must re-place the row).
    */
@@ -146,6 +148,7 @@ export class SignalBooks {
     let settled: boolean;
     if ((role & ROLE_DFS) === 0) {
       settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
+      if (!settled && this.arbitrage.legStaysBest(g, k, ref, priceDecimal, suspended)) settled = this.legRequoted(g, k, ref, source);
       if (!settled && source.usablePrice !== undefined) settled = this.rerank(g, k, source);
       const slot = ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1;
       if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated);
@@ -153,6 +156,63 @@ export class SignalBooks {
       settled = this.edges.pickChanged(g, role >> ROLE_PICK_SHIFT, suspended, dfsMultiplier, updated);
     }
     if (!settled) this.refreshGroup(g, source);
+  }
+
+  /**
+   * Reads, for each of refs[0..count) (a negative entry stands for ~ref), what priced()
+   * will then read: its ref record, its group's best prices and edge state, its kept
+   * quote. Each pass is a loop of independent reads, so their cache misses overlap
+   * (priced() alone pays them in series, one dependent miss after another). Changes
+   * nothing.
+   */
+  warm(refs: Int32Array, count: number): void {
+    if (this.warmRoles.length < 2 * count) this.warmRoles = new Int32Array(4 * count);
+    this.warmRefs(refs, count);
+    this.warmSink = this.warmGroups(count) + this.warmQuotes(count);
+  }
+
+  /** Last sum of warm's reads (kept so they are not optimised away). */
+  warmSink = 0;
+  /** warm's scratch: per ref its group and role. */
+  private warmRoles = new Int32Array(512);
+
+  private warmRefs(refs: Int32Array, count: number): void {
+    const gr = this.warmRoles;
+    const ints = this.refInts;
+    for (let i = 0; i < count; i++) {
+      const ref = refs[i];
+      const at = 4 * (ref < 0 ? ~ref : ref);
+      const inside = at < ints.length;
+      gr[2 * i] = inside ? ints[at] - 1 : -1;
+      gr[2 * i + 1] = inside ? ints[at + 1] : ROLE_NO_OUTCOME;
+    }
+  }
+
+  private warmGroups(count: number): number {
+    const gr = this.warmRoles;
+    let sink = 0;
+    for (let i = 0; i < count; i++) {
+      const g = gr[2 * i];
+      if (g < 0) continue;
+      const k = gr[2 * i + 1] & ROLE_OUTCOME;
+      sink += this.arbitrage.warm(g, k === ROLE_NO_OUTCOME ? 0 : k) + this.edges.warmGroup(g);
+    }
+    return sink;
+  }
+
+  private warmQuotes(count: number): number {
+    const gr = this.warmRoles;
+    let sink = 0;
+    for (let i = 0; i < count; i++) {
+      const g = gr[2 * i];
+      const role = gr[2 * i + 1];
+      const k = role & ROLE_OUTCOME;
+      if (g < 0 || k === ROLE_NO_OUTCOME) continue;
+      const dfs = (role & ROLE_DFS) !== 0;
+      const sharpSlot = dfs ? -1 : ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1;
+      if (dfs || sharpSlot >= 0) sink += this.edges.warmQuote(g, sharpSlot, k, dfs ? role >> ROLE_PICK_SHIFT : -1);
+    }
+    return sink;
   }
 
   /** Like priced, reading the row's quote through the source. */
@@ -165,6 +225,15 @@ export class SignalBooks {
     one.ref[0] = ref;
     const settled = this.arbitrage.quoteChanged(g, one, 0) && this.edges.quoteChanged(g, one, 0);
     if (!settled) this.refreshGroup(g, source);
+  }
+
+  /** A listed group's best leg moved and stays the best: its record is re-priced from that one quote. */
+  private legRequoted(g: number, k: number, ref: number, source: QuoteSource): boolean {
+    const one = this.single;
+    one.clear();
+    source.pushQuote(ref, one);
+    one.ref[0] = ref;
+    return this.arbitrage.legRequoted(g, k, one, 0);
   }
 
   /**
@@ -250,11 +319,17 @@ export class SignalBooks {
   evaluate(g: number, batch: QuoteBatch): void {
     this.arbitrage.updateGroup(g, batch);
     this.edges.updateGroup(g, batch);
-    // the DFS rows' pick indexes join the per-ref record (the edge book sets them on a full read)
+    // The DFS rows' pick indexes join the per-ref record (the edge book sets them on a
+    // full read). Without DFS rows the edge book keeps nothing for the group, so its
+    // sharp rows lose their sharp slot and their ticks skip the edge book altogether.
+    const noPicks = batch.dfsCount === 0;
     for (let i = 0; i < batch.length; i++) {
       const ref = batch.ref[i];
-      if (batch.dfs[i] === 1 && ref >= 0 && 4 * ref < this.refInts.length) {
+      if (ref < 0 || 4 * ref >= this.refInts.length) continue;
+      if (batch.dfs[i] === 1) {
         this.refInts[4 * ref + 1] = (this.refInts[4 * ref + 1] & ROLE_BITS) | (this.edges.pickIndexOf(ref) << ROLE_PICK_SHIFT);
+      } else if (noPicks) {
+        this.refInts[4 * ref + 1] &= ~ROLE_SLOT_MASK;
       }
     }
     if (batch.length === 0) this.groups.releaseIfEmpty(g);

@@ -21,7 +21,7 @@ export class BoardMembership implements ChangeListener {
   }
 
   rowChanged(_slot: number, kind: ChangeKind): void {
-    if (kind === 'update') return;
+    if (kind !== 'insert' && kind !== 'remove') return;
     this.version++;
     const now = this.clock.now();
     if (now > this.changedAt) this.changedAt = now;
