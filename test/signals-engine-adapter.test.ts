@@ -90,3 +90,24 @@ test('removal, revival in the same slot, recycled slots and a finished event', (
   engine.apply([{ op: 'remove', id: open.legs[0].oddsId }]);
   assert.equal(signals.books.arbitrage.version, version);
 });
+
+test('one batch that prices, moves, removes and revives the same rows settles in order', () => {
+  const { clock, engine, signals, check } = setup();
+  // the adapter collects a batch's price ticks and settles them after the batch (or
+  // before a structural change in it): each mix below must end as the brute force says
+  const arb = signals.books.arbitrage.all()[0];
+  const legSlot = engine.slotOf(arb.legs[0].oddsId);
+  const otherSlot = engine.slotOf(arb.legs[1].oddsId);
+  const legInput = engine.store.rowInput(legSlot);
+  const tick = (slot: number, priceAmerican: number, suspended = false) => ({ op: 'price' as const, slot, priceAmerican, suspended });
+  clock.advance(1000);
+  engine.apply([tick(legSlot, 900), tick(otherSlot, 900), { op: 'remove', id: arb.legs[0].oddsId }, tick(otherSlot, -900)]);
+  check('ticks around a removal');
+  clock.advance(1000);
+  engine.apply([{ op: 'upsert', row: { ...legInput, priceAmerican: 500 } }, tick(legSlot, 950), tick(legSlot, 960, true)]);
+  check('revived, then ticked twice');
+  clock.advance(1000);
+  engine.apply([tick(legSlot, -105), { op: 'upsert', row: { ...legInput, priceAmerican: -110, line: legInput.line === null ? null : legInput.line + 1 } }, tick(legSlot, 300)]);
+  check('ticked, moved to another line, ticked');
+  assert.equal(signals.arbitragePage({ types: null, leagues: null, eventIds: null, minProfit: 0 }, null, 1000).items.length, signals.books.arbitrage.size);
+});

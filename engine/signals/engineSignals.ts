@@ -7,8 +7,8 @@
 //   update, new line  -> books.inserted (the row moves to another market group; the
 //                        line is compared with its group's line, no per-slot copy)
 //   remove            -> books.removed
-// Updates are collected during an apply and settled together in changesApplied (or
-// before the next insert/remove, which keeps the order of structural changes): a tick
+// Price ticks are collected during an apply and settled together in changesApplied
+// (or before the batch's next other change, which keeps the order of moves): a tick
 // costs a few cache misses into tables spread over the whole board (its ref record,
 // its group's best prices, its edge quotes), and touching them for the whole batch in
 // one pass of independent reads (SignalBooks.warm) lets the CPU overlap those misses
@@ -78,15 +78,18 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   // -- engine -> books ------------------------------------------------------
 
   rowChanged(slot: number, kind: ChangeKind): void {
-    if (kind === 'price' || kind === 'update') {
-      // an update (upsert) may have moved the line: kept as ~slot, so only those read it
+    if (kind === 'price') {
       if (this.pendingCount === this.pending.length) this.growPending();
-      this.pending[this.pendingCount++] = kind === 'price' ? slot : ~slot;
+      this.pending[this.pendingCount++] = slot;
       return;
     }
+    // Anything else may move a row between groups: the ticks before it settle first, on
+    // the lines they were made on (a later 'price' never moves a line, so a deferred
+    // tick reads the row's final price on its own line).
     this.changesApplied();
     if (kind === 'remove') this.books.removed(slot, this);
-    else this.books.inserted(slot, this.groupInput(slot), this);
+    else if (kind === 'insert') this.books.inserted(slot, this.groupInput(slot), this);
+    else this.updated(slot);
   }
 
   /** Settles the updates collected since the last call (the engine calls it at the end of apply). */
@@ -96,11 +99,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     this.pendingCount = 0;
     const pending = this.pending;
     this.books.warm(pending, count);
-    for (let i = 0; i < count; i++) {
-      const entry = pending[i];
-      if (entry >= 0) this.priced(entry);
-      else this.updated(~entry);
-    }
+    for (let i = 0; i < count; i++) this.priced(pending[i]);
   }
 
   private growPending(): void {

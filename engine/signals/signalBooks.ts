@@ -159,11 +159,10 @@ export class SignalBooks {
   }
 
   /**
-   * Reads, for each of refs[0..count) (a negative entry stands for ~ref), what priced()
-   * will then read: its ref record, its group's best prices and edge state, its kept
-   * quote. Each pass is a loop of independent reads, so their cache misses overlap
-   * (priced() alone pays them in series, one dependent miss after another). Changes
-   * nothing.
+   * Reads, for each of refs[0..count), what priced() will then read: its ref record,
+   * its group's best prices and edge state, its kept quote. Each pass is a loop of
+   * independent reads, so their cache misses overlap (priced() alone pays them in
+   * series, one dependent miss after another). Changes nothing.
    */
   warm(refs: Int32Array, count: number): void {
     if (this.warmRoles.length < 2 * count) this.warmRoles = new Int32Array(4 * count);
@@ -180,8 +179,7 @@ export class SignalBooks {
     const gr = this.warmRoles;
     const ints = this.refInts;
     for (let i = 0; i < count; i++) {
-      const ref = refs[i];
-      const at = 4 * (ref < 0 ? ~ref : ref);
+      const at = 4 * refs[i];
       const inside = at < ints.length;
       gr[2 * i] = inside ? ints[at] - 1 : -1;
       gr[2 * i + 1] = inside ? ints[at + 1] : ROLE_NO_OUTCOME;
