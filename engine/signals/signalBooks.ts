@@ -22,6 +22,7 @@ import { MarketGroups, NONE as NO_REF, type GroupRowInput } from './marketGroups
 import { QuoteBatch } from './quoteBatch.ts';
 import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
+import { growFloat64, growInt32 } from './grow.ts';
 import { outcomeIndex as importedOutcomeIndex } from './sides.ts';
 
 // Imported bindings used per tick or per quote, held locally: under tsx an imported
@@ -61,15 +62,15 @@ export class SignalBooks {
   /** The one changed quote on the hot path. */
   private readonly single: QuoteBatch;
   /**
-   * Per ref, one 16-byte record so the hot path touches one cache line, set on each
-   * full read: Int32 [4 * ref] its group + 1 (0: none), [4 * ref + 1] its role (outcome
-   * index, 2 bits, 3 = none; DFS bit; sharp slot + 1, 5 bits, 0 in groups without DFS
-   * rows; above them a DFS row's
-   * pick index in the edge book); Float64 [2 * ref + 1]
-   * the line its quote had (a tick on another line must re-place the row).
+   * Per ref, 8 bytes that the tick path reads (one random cache line per tick on a
+   * large board, so kept small), set on each full read: [2 * ref] its group + 1 (0:
+   * none), [2 * ref + 1] its role (outcome index, 2 bits, 3 = none; DFS bit; sharp
+   * slot + 1, 5 bits, 0 in groups without DFS rows; above them a DFS row's pick index
+   * in the edge book).
    */
-  private refInts: Int32Array = new Int32Array(new ArrayBuffer(16 * 1024));
-  private refLines: Float64Array = new Float64Array(this.refInts.buffer);
+  private refInts = new Int32Array(2 * 1024);
+  /** Per ref, the line its quote had at the last full read (an upsert on another line must re-place the row). */
+  private refLines = new Float64Array(1024);
   readonly arbitrage: ArbitrageBook;
   readonly edges: EdgeBook;
 
@@ -105,7 +106,7 @@ export class SignalBooks {
     }
     if (old >= 0) {
       this.groups.detach(ref);
-      this.refInts[4 * ref] = 0;
+      this.refInts[2 * ref] = 0;
       this.refreshGroup(old, source);
     }
     if (g >= 0) {
@@ -121,10 +122,10 @@ export class SignalBooks {
    * re-read in full.
    */
   priced(ref: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
-    if (4 * ref >= this.refInts.length) return;
-    const g = this.refInts[4 * ref] - 1;
+    if (2 * ref >= this.refInts.length) return;
+    const g = this.refInts[2 * ref] - 1;
     if (g < 0) return;
-    this.pricedIn(g, ref, this.refInts[4 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source);
+    this.pricedIn(g, ref, this.refInts[2 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source);
   }
 
   /**
@@ -133,12 +134,12 @@ export class SignalBooks {
    * caller re-places the row (inserted). Rows in no group are ignored whatever their line.
    */
   pricedAtLine(ref: number, line: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): boolean {
-    if (4 * ref >= this.refInts.length) return true;
-    const g = this.refInts[4 * ref] - 1;
+    if (2 * ref >= this.refInts.length) return true;
+    const g = this.refInts[2 * ref] - 1;
     if (g < 0) return true;
-    const kept = this.refLines[2 * ref + 1];
+    const kept = this.refLines[ref];
     if (!(line === kept || (line !== line && kept !== kept))) return false;
-    this.pricedIn(g, ref, this.refInts[4 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source);
+    this.pricedIn(g, ref, this.refInts[2 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source);
     return true;
   }
 
@@ -179,7 +180,7 @@ export class SignalBooks {
     const gr = this.warmRoles;
     const ints = this.refInts;
     for (let i = 0; i < count; i++) {
-      const at = 4 * refs[i];
+      const at = 2 * refs[i];
       const inside = at < ints.length;
       gr[2 * i] = inside ? ints[at] - 1 : -1;
       gr[2 * i + 1] = inside ? ints[at + 1] : ROLE_NO_OUTCOME;
@@ -191,9 +192,11 @@ export class SignalBooks {
     let sink = 0;
     for (let i = 0; i < count; i++) {
       const g = gr[2 * i];
-      if (g < 0) continue;
-      const k = gr[2 * i + 1] & ROLE_OUTCOME;
-      sink += this.arbitrage.warm(g, k === ROLE_NO_OUTCOME ? 0 : k) + this.edges.warmGroup(g);
+      const role = gr[2 * i + 1];
+      const k = role & ROLE_OUTCOME;
+      if (g < 0 || k === ROLE_NO_OUTCOME) continue;
+      if ((role & ROLE_DFS) === 0) sink += this.arbitrage.warm(g, k);
+      if ((role & (ROLE_DFS | ROLE_SLOT_MASK)) !== 0) sink += this.edges.warmGroup(g);
     }
     return sink;
   }
@@ -205,10 +208,9 @@ export class SignalBooks {
       const g = gr[2 * i];
       const role = gr[2 * i + 1];
       const k = role & ROLE_OUTCOME;
-      if (g < 0 || k === ROLE_NO_OUTCOME) continue;
+      if (g < 0 || k === ROLE_NO_OUTCOME || (role & (ROLE_DFS | ROLE_SLOT_MASK)) === 0) continue;
       const dfs = (role & ROLE_DFS) !== 0;
-      const sharpSlot = dfs ? -1 : ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1;
-      if (dfs || sharpSlot >= 0) sink += this.edges.warmQuote(g, sharpSlot, k, dfs ? role >> ROLE_PICK_SHIFT : -1);
+      sink += this.edges.warmQuote(g, dfs ? -1 : ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1, k, dfs ? role >> ROLE_PICK_SHIFT : -1);
     }
     return sink;
   }
@@ -245,7 +247,7 @@ export class SignalBooks {
     let bestPrice = 0;
     let runnerUp = 0;
     for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
-      const role = this.refInts[4 * ref + 1];
+      const role = this.refInts[2 * ref + 1];
       if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME) !== k) continue;
       const price = source.usablePrice!(ref);
       if (price > bestPrice) {
@@ -261,7 +263,7 @@ export class SignalBooks {
 
   removed(ref: number, source: QuoteSource): void {
     const g = this.groups.detach(ref);
-    if (4 * ref < this.refInts.length) this.refInts[4 * ref] = 0;
+    if (2 * ref < this.refInts.length) this.refInts[2 * ref] = 0;
     if (g >= 0) this.refreshGroup(g, source);
   }
 
@@ -300,17 +302,15 @@ export class SignalBooks {
   }
 
   private setRef(ref: number, g: number, role: number, line: number): void {
-    if (4 * ref >= this.refInts.length) {
-      let capacity = this.refInts.length / 4;
+    if (2 * ref >= this.refInts.length) {
+      let capacity = this.refLines.length;
       while (capacity <= ref) capacity *= 2;
-      const buffer = new ArrayBuffer(16 * capacity);
-      new Uint8Array(buffer).set(new Uint8Array(this.refInts.buffer));
-      this.refInts = new Int32Array(buffer);
-      this.refLines = new Float64Array(buffer);
+      this.refInts = growInt32(this.refInts, 2 * capacity);
+      this.refLines = growFloat64(this.refLines, capacity);
     }
-    this.refInts[4 * ref] = g + 1;
-    this.refInts[4 * ref + 1] = role;
-    this.refLines[2 * ref + 1] = line;
+    this.refInts[2 * ref] = g + 1;
+    this.refInts[2 * ref + 1] = role;
+    this.refLines[ref] = line;
   }
 
   /** Both books on an already filled batch (with batch.ref set, so the fast paths can track it). */
@@ -323,11 +323,11 @@ export class SignalBooks {
     const noPicks = batch.dfsCount === 0;
     for (let i = 0; i < batch.length; i++) {
       const ref = batch.ref[i];
-      if (ref < 0 || 4 * ref >= this.refInts.length) continue;
+      if (ref < 0 || 2 * ref >= this.refInts.length) continue;
       if (batch.dfs[i] === 1) {
-        this.refInts[4 * ref + 1] = (this.refInts[4 * ref + 1] & ROLE_BITS) | (this.edges.pickIndexOf(ref) << ROLE_PICK_SHIFT);
+        this.refInts[2 * ref + 1] = (this.refInts[2 * ref + 1] & ROLE_BITS) | (this.edges.pickIndexOf(ref) << ROLE_PICK_SHIFT);
       } else if (noPicks) {
-        this.refInts[4 * ref + 1] &= ~ROLE_SLOT_MASK;
+        this.refInts[2 * ref + 1] &= ~ROLE_SLOT_MASK;
       }
     }
     if (batch.length === 0) this.groups.releaseIfEmpty(g);
