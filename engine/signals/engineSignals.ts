@@ -80,6 +80,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   rowChanged(slot: number, kind: ChangeKind): void {
     if (kind === 'price') {
       if (this.pendingCount === this.pending.length) this.growPending();
+      this.books.noteTick(this.pendingCount, slot);
       this.pending[this.pendingCount++] = slot;
       return;
     }
@@ -98,7 +99,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     if (count === 0) return;
     this.pendingCount = 0;
     const pending = this.pending;
-    this.books.warm(pending, count);
+    this.books.warm(count);
     for (let i = 0; i < count; i++) this.priced(pending[i]);
   }
 

@@ -160,32 +160,32 @@ export class SignalBooks {
   }
 
   /**
-   * Reads, for each of refs[0..count), what priced() will then read: its ref record,
-   * its group's best prices and edge state, its kept quote. Each pass is a loop of
-   * independent reads, so their cache misses overlap (priced() alone pays them in
-   * series, one dependent miss after another). Changes nothing.
+   * Notes the i-th tick of a batch (ref) for warm(): reads its group and role now, so
+   * that miss overlaps the engine's work on the rest of the batch (measured ~5-10%
+   * faster than reading every ref's record in a pass of its own at the end).
    */
-  warm(refs: Int32Array, count: number): void {
-    if (this.warmRoles.length < 2 * count) this.warmRoles = new Int32Array(4 * count);
-    this.warmRefs(refs, count);
+  noteTick(i: number, ref: number): void {
+    if (2 * i + 1 >= this.warmRoles.length) this.warmRoles = growInt32(this.warmRoles, 2 * this.warmRoles.length);
+    const at = 2 * ref;
+    const inside = at < this.refInts.length;
+    this.warmRoles[2 * i] = inside ? this.refInts[at] - 1 : -1;
+    this.warmRoles[2 * i + 1] = inside ? this.refInts[at + 1] : ROLE_NO_OUTCOME;
+  }
+
+  /**
+   * For the ticks noted since the batch began (noteTick 0..count-1), reads what priced()
+   * will then read: its group's best prices and edge state, its kept quote. Each pass
+   * is a loop of independent reads, so their cache misses overlap (priced() alone pays
+   * them in series, one dependent miss after another). Changes nothing.
+   */
+  warm(count: number): void {
     this.warmSink = this.warmGroups(count) + this.warmQuotes(count);
   }
 
   /** Last sum of warm's reads (kept so they are not optimised away). */
   warmSink = 0;
-  /** warm's scratch: per ref its group and role. */
+  /** Per noted tick its group and role. */
   private warmRoles = new Int32Array(512);
-
-  private warmRefs(refs: Int32Array, count: number): void {
-    const gr = this.warmRoles;
-    const ints = this.refInts;
-    for (let i = 0; i < count; i++) {
-      const at = 2 * refs[i];
-      const inside = at < ints.length;
-      gr[2 * i] = inside ? ints[at] - 1 : -1;
-      gr[2 * i + 1] = inside ? ints[at + 1] : ROLE_NO_OUTCOME;
-    }
-  }
 
   private warmGroups(count: number): number {
     const gr = this.warmRoles;
