@@ -15,7 +15,7 @@ import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, ArbitrageType } from './records.ts';
-import { BestPrices, LISTED as LISTED_AT, NO_BEST as NO_BEST_REF, REF as REF_AT, RUNNER_UP as RUNNER_UP_AT, UNTRACKED as UNTRACKED_REF } from './bestPrices.ts';
+import { BestPrices, LISTED as LISTED_AT, NO_BEST as NO_BEST_REF, REF as REF_AT, RUNNER_UP as RUNNER_UP_AT, UNSURE as UNSURE_REF, UNTRACKED as UNTRACKED_REF } from './bestPrices.ts';
 import { OUTCOME_COUNT, outcomeIndex } from './sides.ts';
 
 /** Held locally: under tsx an imported binding is a getter call on the tick path. */
@@ -23,6 +23,7 @@ const COUNT_OF_OUTCOMES = OUTCOME_COUNT;
 const LEGS = 3; // outcomes per group at most
 const NONE = NO_BEST_REF;
 const UNFOLLOWED = UNTRACKED_REF;
+const UNKNOWN = UNSURE_REF;
 const RUNNER = RUNNER_UP_AT;
 const REFS = REF_AT;
 const LISTED = LISTED_AT;
@@ -179,6 +180,36 @@ export class ArbitrageBook {
     return true;
   }
 
+  /**
+   * After priceChanged refused a tick that made outcome k's best quote (ref) worse than
+   * the runner-up bound, or unusable, in an unlisted group: rather than re-ranking the
+   * outcome now, keeps the runner-up bound as an upper bound of its best price (the
+   * best quote itself unknown: UNSURE). True when the group cannot arb even at those
+   * bounds, which settles the tick (most groups sit well clear of an arb); false when
+   * the caller must resolve the unsure outcomes exactly.
+   */
+  loosen(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
+    if (ref < 0 || g >= this.best.capacity || this.best.isListed(g)) return false;
+    const f = this.best.f64;
+    const i32 = this.best.i32;
+    const at = 8 * g + k;
+    if (i32[16 * g + REFS + k] !== ref || (!suspended && price > 1 && !(price < f[at]))) return false;
+    const bound = f[at + RUNNER];
+    // a runner-up bound of 0: no other usable quote was seen since the last full read
+    i32[16 * g + REFS + k] = bound > 0 ? UNKNOWN : NONE;
+    f[at] = bound;
+    return this.settlesWithoutArb(g);
+  }
+
+  /** Whether outcome k of group g holds only an upper bound of its best price (loosen). */
+  isUnsure(g: number, k: number): boolean {
+    return this.best.i32[16 * g + REFS + k] === UNKNOWN;
+  }
+
+  outcomeCount(g: number): number {
+    return COUNT_OF_OUTCOMES[this.groups.outcomes[g]];
+  }
+
   /** Whether outcome k of group g can be re-ranked by the caller (setBest): the group is not listed and its best is tracked. */
   canRerank(g: number, k: number): boolean {
     return g < this.best.capacity && !this.best.isListed(g) && this.best.i32[16 * g + REFS + k] !== UNFOLLOWED;
@@ -186,18 +217,19 @@ export class ArbitrageBook {
 
   /**
    * The caller re-ranked outcome k of an unlisted group (canRerank): its best ref (-1:
-   * none) and price and the runner-up price. True when that settles the tick (the
-   * group does not arb); false when it now arbs and needs the full path for its legs.
+   * none) and price and the runner-up price, all exact.
    */
-  setBest(g: number, k: number, ref: number, price: number, runnerUp: number): boolean {
+  setBest(g: number, k: number, ref: number, price: number, runnerUp: number): void {
     this.best.i32[16 * g + REFS + k] = ref < 0 ? NONE : ref;
     this.best.f64[8 * g + k] = ref < 0 ? 0 : price;
     this.best.f64[8 * g + RUNNER + k] = runnerUp;
-    return this.settlesWithoutArb(g);
   }
 
-  /** True when group g's best prices do not arb (or an outcome has none); false when they do or cannot be followed. */
-  private settlesWithoutArb(g: number): boolean {
+  /**
+   * True when group g's best prices (or their upper bounds, for unsure outcomes) do not
+   * arb, or an outcome has none; false when they do or cannot be followed.
+   */
+  settlesWithoutArb(g: number): boolean {
     const f = this.best.f64;
     const i32 = this.best.i32;
     let sum = 0;

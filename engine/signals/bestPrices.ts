@@ -3,13 +3,15 @@
 // board) instead of a stride of doubles plus side arrays. Per outcome k (at most 3):
 //   f64[8g + k]            best usable decimal price (0: none)
 //   f64[8g + 3 + k]        upper bound of the runner-up usable price (0: none)
-//   i32[16g + 12 + k]      the best quote's ref (NO_BEST, or UNTRACKED: it came from a
-//                          batch without refs and the fast path cannot follow it)
+//   i32[16g + 12 + k]      the best quote's ref (NO_BEST; UNTRACKED: it came from a
+//                          batch without refs and the fast path cannot follow it; UNSURE:
+//                          not known, and the price is an upper bound of the best price)
 //   i32[16g + 15]          1 while the group has a listed arbitrage record
 // f64[8g + 6] and [8g + 7] are spare (the two views share one buffer).
 
 export const NO_BEST = -1;
 export const UNTRACKED = -2;
+export const UNSURE = -3;
 export const RUNNER_UP = 3;
 export const REF = 12;
 export const LISTED = 15;

@@ -150,7 +150,7 @@ export class SignalBooks {
     if ((role & ROLE_DFS) === 0) {
       settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
       if (!settled && this.arbitrage.legStaysBest(g, k, ref, priceDecimal, suspended)) settled = this.legRequoted(g, k, ref, source);
-      if (!settled && source.usablePrice !== undefined) settled = this.rerank(g, k, source);
+      if (!settled && source.usablePrice !== undefined) settled = this.arbitrage.loosen(g, k, ref, priceDecimal, suspended) || this.resolve(g, source);
       const slot = ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1;
       if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated);
     } else {
@@ -237,9 +237,20 @@ export class SignalBooks {
   }
 
   /**
-   * Outcome k of group g lost its best price: finds the new best and runner-up from the
-   * members' prices alone (no batch, no ids). False when the group must be re-read in
-   * full anyway (it arbs, or did: its legs change).
+   * Re-ranks the unsure outcomes of group g (see ArbitrageBook.loosen) exactly; true
+   * when the group then does not arb, false when it must be re-read in full (it arbs,
+   * or did: its legs change).
+   */
+  private resolve(g: number, source: QuoteSource): boolean {
+    for (let k = 0, n = this.arbitrage.outcomeCount(g); k < n; k++) {
+      if (this.arbitrage.isUnsure(g, k) && !this.rerank(g, k, source)) return false;
+    }
+    return this.arbitrage.settlesWithoutArb(g);
+  }
+
+  /**
+   * Finds outcome k's best quote and runner-up price from the members' prices alone (no
+   * batch, no ids). False when it cannot (a listed group, or a best it cannot follow).
    */
   private rerank(g: number, k: number, source: QuoteSource): boolean {
     if (!this.arbitrage.canRerank(g, k)) return false;
@@ -258,7 +269,8 @@ export class SignalBooks {
         runnerUp = price;
       }
     }
-    return this.arbitrage.setBest(g, k, best, bestPrice, runnerUp);
+    this.arbitrage.setBest(g, k, best, bestPrice, runnerUp);
+    return true;
   }
 
   removed(ref: number, source: QuoteSource): void {
