@@ -15,7 +15,7 @@ import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, ArbitrageType } from './records.ts';
-import { BestPrices, LISTED as LISTED_AT, NO_BEST as NO_BEST_REF, REF as REF_AT, RUNNER_UP as RUNNER_UP_AT, UNSURE as UNSURE_REF, UNTRACKED as UNTRACKED_REF } from './bestPrices.ts';
+import { BestPrices, NO_BEST as NO_BEST_REF, UNSURE as UNSURE_REF, UNTRACKED as UNTRACKED_REF } from './bestPrices.ts';
 import { OUTCOME_COUNT, outcomeIndex } from './sides.ts';
 
 /** Held locally: under tsx an imported binding is a getter call on the tick path. */
@@ -24,9 +24,6 @@ const LEGS = 3; // outcomes per group at most
 const NONE = NO_BEST_REF;
 const UNFOLLOWED = UNTRACKED_REF;
 const UNKNOWN = UNSURE_REF;
-const RUNNER = RUNNER_UP_AT;
-const REFS = REF_AT;
-const LISTED = LISTED_AT;
 
 export interface ArbitrageQuery {
   /** null: both types (middles never exist here). */
@@ -98,39 +95,38 @@ export class ArbitrageBook {
 
   /** Reads what priceChanged(g, k, ...) will read (SignalBooks.warm); returns a value only so the read is kept. */
   warm(g: number, k: number): number {
-    return g < this.best.capacity ? this.best.f64[8 * g + k] + this.best.i32[16 * g + REFS + k] : 0;
+    return g < this.best.capacity ? this.best.touch(g, k) : 0;
   }
 
   /** quoteChanged for a non-DFS quote on outcome k of group g, given as values. */
   priceChanged(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
-    if (ref < 0 || g >= this.best.capacity) return false;
-    const f = this.best.f64;
-    const i32 = this.best.i32;
-    const best = i32[16 * g + REFS + k];
+    const b = this.best;
+    if (ref < 0 || g >= b.capacity) return false;
+    const best = b.ref(g, k);
     if (best === UNFOLLOWED) return false;
-    const at = 8 * g + k;
     const usable = !suspended && price > 1;
-    const listed = i32[16 * g + LISTED] === 1;
+    // the listed flag sits outside outcome k's chunk: read only where it matters
     if (best === ref) {
       if (!usable) return false;
-      if (price < f[at]) {
+      if (price < b.price(g, k)) {
         // the best got worse: it stays the best only while strictly above every other
         // quote (the runner-up bound); an unlisted group then only moves away from an arb
-        if (listed || !(price > f[at + RUNNER])) return false;
-        f[at] = price;
+        if (!(price > b.runnerUp(g, k)) || b.isListed(g)) return false;
+        b.setPrice(g, k, price);
         return true;
       }
-      f[at] = price;
+      b.setPrice(g, k, price);
     } else {
       if (!usable) return true;
-      if (best !== NONE && !(price > f[at])) {
-        if (price > f[at + RUNNER]) f[at + RUNNER] = price;
+      const bestPrice = b.price(g, k);
+      if (best !== NONE && !(price > bestPrice)) {
+        b.raiseRunnerUp(g, k, price);
         // a tie can hand a listed record's leg to another book (the tie rule): rebuild
-        return !(price === f[at] && listed);
+        return !(price === bestPrice && b.isListed(g));
       }
-      if (best !== NONE && f[at] > f[at + RUNNER]) f[at + RUNNER] = f[at];
-      i32[16 * g + REFS + k] = ref;
-      f[at] = price;
+      if (best !== NONE) b.raiseRunnerUp(g, k, bestPrice);
+      b.setRef(g, k, ref);
+      b.setPrice(g, k, price);
     }
     // A best price improved. Only improvements get here, so a listed group (sum < 1)
     // lands below 1 again and goes to the full path, which rebuilds its legs.
@@ -144,11 +140,9 @@ export class ArbitrageBook {
    * legRequoted rebuilds it without a full read of the group.
    */
   legStaysBest(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
-    if (ref < 0 || g >= this.best.capacity) return false;
-    const f = this.best.f64;
-    const i32 = this.best.i32;
-    const at = 8 * g + k;
-    return i32[16 * g + LISTED] === 1 && i32[16 * g + REFS + k] === ref && !suspended && price > 1 && (price >= f[at] || price > f[at + RUNNER]);
+    const b = this.best;
+    if (ref < 0 || g >= b.capacity) return false;
+    return b.isListed(g) && b.ref(g, k) === ref && !suspended && price > 1 && (price >= b.price(g, k) || price > b.runnerUp(g, k));
   }
 
   /** Leg k of listed group g was re-quoted by batch[i] and stays the best (legStaysBest): re-prices or drops the record. */
@@ -159,7 +153,7 @@ export class ArbitrageBook {
     if (record === undefined || record.legs[k].oddsId !== batch.oddsId[i]) return false;
     const price = batch.priceDecimal[i];
     const updated = batch.updated[i];
-    this.best.f64[8 * g + k] = price;
+    this.best.setPrice(g, k, price);
     // the sum in leg order and the latest leg time, as evaluateArbitrage computes them
     let sum = 0;
     let latest = 0;
@@ -189,21 +183,19 @@ export class ArbitrageBook {
    * the caller must resolve the unsure outcomes exactly.
    */
   loosen(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
-    if (ref < 0 || g >= this.best.capacity || this.best.isListed(g)) return false;
-    const f = this.best.f64;
-    const i32 = this.best.i32;
-    const at = 8 * g + k;
-    if (i32[16 * g + REFS + k] !== ref || (!suspended && price > 1 && !(price < f[at]))) return false;
-    const bound = f[at + RUNNER];
+    const b = this.best;
+    if (ref < 0 || g >= b.capacity || b.isListed(g)) return false;
+    if (b.ref(g, k) !== ref || (!suspended && price > 1 && !(price < b.price(g, k)))) return false;
+    const bound = b.runnerUp(g, k);
     // a runner-up bound of 0: no other usable quote was seen since the last full read
-    i32[16 * g + REFS + k] = bound > 0 ? UNKNOWN : NONE;
-    f[at] = bound;
+    b.setRef(g, k, bound > 0 ? UNKNOWN : NONE);
+    b.setPrice(g, k, bound);
     return this.settlesWithoutArb(g);
   }
 
   /** Whether outcome k of group g holds only an upper bound of its best price (loosen). */
   isUnsure(g: number, k: number): boolean {
-    return this.best.i32[16 * g + REFS + k] === UNKNOWN;
+    return this.best.ref(g, k) === UNKNOWN;
   }
 
   outcomeCount(g: number): number {
@@ -212,7 +204,7 @@ export class ArbitrageBook {
 
   /** Whether outcome k of group g can be re-ranked by the caller (setBest): the group is not listed and its best is tracked. */
   canRerank(g: number, k: number): boolean {
-    return g < this.best.capacity && !this.best.isListed(g) && this.best.i32[16 * g + REFS + k] !== UNFOLLOWED;
+    return g < this.best.capacity && !this.best.isListed(g) && this.best.ref(g, k) !== UNFOLLOWED;
   }
 
   /**
@@ -220,9 +212,9 @@ export class ArbitrageBook {
    * none) and price and the runner-up price, all exact.
    */
   setBest(g: number, k: number, ref: number, price: number, runnerUp: number): void {
-    this.best.i32[16 * g + REFS + k] = ref < 0 ? NONE : ref;
-    this.best.f64[8 * g + k] = ref < 0 ? 0 : price;
-    this.best.f64[8 * g + RUNNER + k] = runnerUp;
+    this.best.setRef(g, k, ref < 0 ? NONE : ref);
+    this.best.setPrice(g, k, ref < 0 ? 0 : price);
+    this.best.setRunnerUp(g, k, runnerUp);
   }
 
   /**
@@ -230,14 +222,13 @@ export class ArbitrageBook {
    * arb, or an outcome has none; false when they do or cannot be followed.
    */
   settlesWithoutArb(g: number): boolean {
-    const f = this.best.f64;
-    const i32 = this.best.i32;
+    const b = this.best;
     let sum = 0;
     for (let k = 0, n = COUNT_OF_OUTCOMES[this.groups.outcomes[g]]; k < n; k++) {
-      const ref = i32[16 * g + REFS + k];
+      const ref = b.ref(g, k);
       if (ref === UNFOLLOWED) return false;
       if (ref === NONE) return true;
-      sum += 1 / f[8 * g + k];
+      sum += 1 / b.price(g, k);
     }
     return !(sum < 1);
   }
@@ -266,22 +257,20 @@ export class ArbitrageBook {
   }
 
   private keepBest(g: number, batch: QuoteBatch, s: ArbitrageScratch): void {
-    const f = this.best.f64;
-    const i32 = this.best.i32;
+    const best = this.best;
     const n = OUTCOME_COUNT[s.outcomes];
     for (let k = 0; k < LEGS; k++) {
       const b = k < n ? s.best[k] : -1;
-      i32[16 * g + REFS + k] = b < 0 ? NONE : batch.ref[b] < 0 ? UNFOLLOWED : batch.ref[b];
-      f[8 * g + k] = b < 0 ? 0 : batch.priceDecimal[b];
-      f[8 * g + RUNNER + k] = 0;
+      best.setRef(g, k, b < 0 ? NONE : batch.ref[b] < 0 ? UNFOLLOWED : batch.ref[b]);
+      best.setPrice(g, k, b < 0 ? 0 : batch.priceDecimal[b]);
+      best.setRunnerUp(g, k, 0);
     }
     // the runner-up per outcome: the best usable price among the other quotes
     for (let i = 0; i < batch.length; i++) {
       if (batch.dfs[i] === 1 || batch.suspended[i] === 1) continue;
       const k = outcomeIndex(s.outcomes, batch.side[i]);
       if (k < 0 || i === s.best[k]) continue;
-      const at = 8 * g + RUNNER + k;
-      if (batch.priceDecimal[i] > f[at]) f[at] = batch.priceDecimal[i];
+      best.raiseRunnerUp(g, k, batch.priceDecimal[i]);
     }
   }
 
