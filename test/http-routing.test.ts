@@ -72,8 +72,17 @@ describe('http routing and methods', () => {
     assert.equal(reply.headers['access-control-allow-origin'], '*');
     assert.match(String(reply.headers['access-control-expose-headers']), /ETag.*X-RateLimit-Limit.*X-RateLimit-Remaining.*X-RateLimit-Reset.*Retry-After/);
     assert.equal(reply.headers.vary, 'Accept, Accept-Encoding');
+    assert.equal(reply.headers['cache-control'], 'no-cache');
     assert.match(String(reply.headers.etag), /^"[A-Za-z0-9_-]+"$/);
     assert.deepEqual(body, { success: true, data: TEAMS, nextCursor: null, meta: { count: 2, updated: '2026-11-21T12:00:00.123Z' } });
+    // the constant headers go out as one prebuilt block: each must still arrive as its own header
+    const again = await httpRequest(t.port, '/api/v1/teams', { headers: { 'If-None-Match': String(reply.headers.etag) } });
+    assert.equal(again.status, 304);
+    assert.equal(again.headers.etag, reply.headers.etag);
+    for (const name of ['vary', 'cache-control', 'access-control-allow-origin', 'access-control-expose-headers']) {
+      assert.equal(again.headers[name], reply.headers[name], name);
+    }
+    assert.equal(again.body.length, 0);
   });
 
   it('extracts and decodes path parameters; literal segments win over parameters', async () => {

@@ -2,12 +2,14 @@
 // kept in serving order (profit desc, id asc, D5). updateGroup re-evaluates one group
 // from all its quotes. priceChanged (and quoteChanged, its batch form) is the per-tick
 // fast path: it keeps each group's best price per outcome and settles most ticks in
-// O(1) (a quote that is not and does not become the best changes nothing); it asks
-// for a full re-evaluation only when a best price got worse than the runner-up or the
-// group arbs (or did), which is when legs must be rebuilt. The runner-up price per
-// outcome is kept as an upper bound of the true second-best price (raised by every
-// non-best quote seen, never lowered between full reads), so "still at least as good
-// as the runner-up" is a safe test: the best stays the best without a re-read.
+// O(1) (a quote that is not and does not become the best changes nothing). The
+// runner-up price per outcome is kept as an upper bound of the true second-best price
+// (raised by every non-best quote seen, never lowered between full reads), so "still
+// strictly above the runner-up" is a safe test: the best stays the best. A best that
+// falls below it leaves the bound in its place (loosen: an UNSURE best) until a tick
+// could make the group arb at the bounds; then the caller re-ranks the outcome from
+// prices. In a group that arbs, a best leg that stays the best re-prices the record
+// (legRequoted); the full re-evaluation is left for changes of legs.
 
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, requotedRecord, sameArbitrage } from './arbitrage.ts';
 import { growFloat64 } from './grow.ts';

@@ -42,7 +42,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   private sourceOfBook = new Int32Array(64).fill(-1);
   private sideCodes: Uint8Array;
   private readonly unsubscribe: () => void;
-  /** Slots updated in the current apply, not yet settled (see changesApplied). */
+  /** Slots price-ticked in the current apply, not yet settled (see changesApplied). */
   private pending = new Int32Array(256);
   private pendingCount = 0;
   private readonly input: GroupRowInput = {
@@ -93,7 +93,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     else this.updated(slot);
   }
 
-  /** Settles the updates collected since the last call (the engine calls it at the end of apply). */
+  /** Settles the price ticks collected since the last call (the engine calls it at the end of apply). */
   changesApplied(): void {
     const count = this.pendingCount;
     if (count === 0) return;
@@ -161,6 +161,8 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   // -- reads ------------------------------------------------------------------
 
   edgesPage(query: EdgeQuery, after: RankCursor | null, limit: number, now: number): RankedPage<EdgeRecord> {
+    // nothing is pending after an apply returns; settling first keeps reads exact even
+    // after an apply that threw before its changesApplied
     this.changesApplied();
     return this.books.edges.page(query, after, limit, now);
   }

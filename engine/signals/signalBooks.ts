@@ -12,9 +12,10 @@
 //
 // A tick settles in O(1) in most cases (ArbitrageBook.priceChanged keeps the best price
 // per outcome; EdgeBook.sharpChanged/pickChanged write the kept quote and mark the
-// group for re-pricing at the next read). Inserts, removals and the few ticks that
-// need it (a best price got worse, the group arbs) refill the whole group from its
-// members through the QuoteSource and re-evaluate it.
+// group for re-pricing at the next read). A batch of ticks can be noted (noteTick) and
+// warmed (warm) before it is priced, so their cache misses overlap. Inserts, removals
+// and the few ticks that need it (the legs of an arb change) refill the whole group
+// from its members through the QuoteSource and re-evaluate it.
 
 import { ArbitrageBook } from './arbitrageBook.ts';
 import { EdgeBook } from './edgeBook.ts';
