@@ -32,9 +32,26 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-/** Pre-built price batches over random live priced rows: a few cents either way, some suspension flips. */
+/**
+ * The prices the board was loaded with: ticks move around these, not from the current
+ * price, so the board does not random-walk away from its fair values over the rounds
+ * (a drifting board arbs more and more, and later rounds would measure a different
+ * workload than earlier ones).
+ */
+interface LoadedPrices {
+  american: Int32Array;
+  multiplier: Float64Array;
+}
+
+function loadedPrices(engine: OddsEngine): LoadedPrices {
+  const s = engine.store;
+  return { american: s.priceAmerican.slice(0, s.size), multiplier: s.dfsMultiplier.slice(0, s.size) };
+}
+
+/** Pre-built price batches over random live rows: within 1% of the loaded price either way, some suspension flips. */
 function priceBatches(engine: OddsEngine, count: number, rand: () => number): Change[][] {
   const s = engine.store;
+  const loaded = loadedOf.get(engine)!;
   const slots: number[] = [];
   for (let slot = 0; slot < s.size; slot++) if (s.isLive(slot)) slots.push(slot);
   const batches: Change[][] = [];
@@ -42,10 +59,13 @@ function priceBatches(engine: OddsEngine, count: number, rand: () => number): Ch
     const batch: Change[] = [];
     for (let i = 0; i < BATCH; i++) {
       const slot = slots[Math.floor(rand() * slots.length)];
-      const pa = s.priceAmerican[slot];
+      // rows the simulator added (or put in a recycled slot) since the load move around their own price
+      const current = s.priceAmerican[slot];
+      const same = slot < loaded.american.length && (loaded.american[slot] === NO_PRICE) === (current === NO_PRICE);
+      const pa = same ? loaded.american[slot] : current;
       const suspended = rand() < 0.02 ? s.suspended[slot] === 0 : s.suspended[slot] === 1;
       if (pa === NO_PRICE) {
-        const dm = s.dfsMultiplier[slot];
+        const dm = same && !Number.isNaN(loaded.multiplier[slot]) ? loaded.multiplier[slot] : s.dfsMultiplier[slot];
         batch.push({ op: 'price', slot, priceAmerican: null, dfsMultiplier: Math.max(0.5, Math.round((dm + (rand() - 0.5) * 0.1) * 100) / 100), suspended });
       } else {
         const moved = decimalToAmerican(americanToDecimal(pa) * (1 + (rand() - 0.5) * 0.02));
@@ -92,6 +112,8 @@ function meanMs(runs: number, call: () => unknown): number {
   return (performance.now() - start) / runs;
 }
 
+const loadedOf = new WeakMap<OddsEngine, LoadedPrices>();
+
 const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;
 
 export async function benchSignalsOnEngine(): Promise<Record<string, number | string>> {
@@ -101,6 +123,7 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
   const engine = new OddsEngine(clock);
   loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
   out['engine: live rows'] = engine.liveRows;
+  loadedOf.set(engine, loadedPrices(engine));
   const rand = mulberry32(11);
   const count = size === 'large' ? 2_000 : 500;
   const simulator = new Simulator(engine, clock, { ratePerSecond: 0, seed: 5 });
@@ -121,12 +144,13 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
     const built = performance.now();
     signals = new EngineSignals(engine);
     out['EngineSignals start (place + evaluate every group), ms'] = Math.round(performance.now() - built);
+    if (round === 0) out['arbitrage records at start'] = signals.books.arbitrage.size;
     applyRate(engine, clock, 50, rand);
     onPrice.push(best(3, () => applyRate(engine, clock, count, rand)));
     onSim.push(best(3, () => simulatorRate(simulator, clock, 300)));
   }
   signals = signals!;
-  out['arbitrage records'] = signals.books.arbitrage.size;
+  out['arbitrage records after the rounds'] = signals.books.arbitrage.size;
   out['market groups'] = signals.books.groups.liveCount;
   const mean = (values: number[]): number => values.reduce((a, b) => a + b) / values.length;
   out['apply price ticks, signals off, updates/s (rounds)'] = offPrice.map(Math.round).join(' / ');
