@@ -17,20 +17,10 @@ import { Simulator } from '../engine/simulator.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
 import { historicalArbitrage } from '../engine/signals/historicalReplay.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
+import { mulberry32 } from '../engine/random.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const BATCH = 100;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The prices the board was loaded with: ticks move around these, not from the current

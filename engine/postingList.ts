@@ -29,13 +29,7 @@ export class PostingList {
   }
 
   insert(slot: number, order: SlotOrder): void {
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (order.compareSlots(this.items[mid], slot) < 0) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = this.lowerBound(slot, order);
     if (this.length === this.items.length) this.items = grown(this.items, this.length + 1);
     this.items.copyWithin(lo + 1, lo, this.length);
     this.items[lo] = slot;
@@ -52,6 +46,12 @@ export class PostingList {
   }
 
   indexOf(slot: number, order: SlotOrder): number {
+    const lo = this.lowerBound(slot, order);
+    return lo < this.length && this.items[lo] === slot ? lo : -1;
+  }
+
+  /** The first position whose item does not sort before `slot` (binary search). */
+  private lowerBound(slot: number, order: SlotOrder): number {
     let lo = 0;
     let hi = this.length;
     while (lo < hi) {
@@ -59,7 +59,7 @@ export class PostingList {
       if (order.compareSlots(this.items[mid], slot) < 0) lo = mid + 1;
       else hi = mid;
     }
-    return lo < this.length && this.items[lo] === slot ? lo : -1;
+    return lo;
   }
 
   /** Index of the first item strictly after the key (book, id). */

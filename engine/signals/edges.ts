@@ -2,7 +2,6 @@
 // D4 record. The books and the brute-force reference both build records here.
 
 import { decimalToAmerican } from '../model.ts';
-import type { DevigMethod } from './devig.ts';
 import type { EdgeRecord } from './records.ts';
 
 /** H2: the probability a leg must hit for the pick'em payout to break even. */
@@ -15,31 +14,14 @@ export function fairPriceAmerican(fairProbability: number): number {
   return decimalToAmerican(1 / fairProbability);
 }
 
-/** The parts of an edge record that are not group metadata. */
-export interface EdgeLegInput {
-  id: string;
-  source: string;
-  selection: string;
-  side: string;
-  line: number | null;
-  dfsMultiplier: number;
-  breakevenProbability: number;
-  fairProbability: number;
-  sharpBooks: string[];
-  devig: DevigMethod;
-  updated: string;
-}
+/** The parts of an edge record that are not group metadata (edge and fair price are derived). */
+export type EdgeLegInput = Pick<
+  EdgeRecord,
+  'id' | 'source' | 'selection' | 'side' | 'line' | 'dfsMultiplier' | 'breakevenProbability' | 'fairProbability' | 'sharpBooks' | 'devig' | 'updated'
+>;
 
-export interface EdgeGroupInput {
-  eventId: string;
-  league: string;
-  market: string;
-  marketSubtype: string;
-  period: string;
-  playerId: string | null;
-  playerName: string | null;
-  eventStartTime: string;
-}
+/** The parts of an edge record its market group gives. */
+export type EdgeGroupInput = Pick<EdgeRecord, 'eventId' | 'league' | 'market' | 'marketSubtype' | 'period' | 'playerId' | 'playerName' | 'eventStartTime'>;
 
 export function edgeRecord(group: EdgeGroupInput, leg: EdgeLegInput): EdgeRecord {
   return {

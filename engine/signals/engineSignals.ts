@@ -33,6 +33,7 @@ import type { RankCursor, RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, EdgeRecord, SignalsConfig } from './records.ts';
 import { SignalBooks, type QuoteSource } from './signalBooks.ts';
 import { sideCode } from './sides.ts';
+import { growInt32 } from './grow.ts';
 
 export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   readonly books: SignalBooks;
@@ -79,7 +80,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
 
   rowChanged(slot: number, kind: ChangeKind): void {
     if (kind === 'price') {
-      if (this.pendingCount === this.pending.length) this.growPending();
+      if (this.pendingCount === this.pending.length) this.pending = growInt32(this.pending, 2 * this.pending.length);
       this.books.noteTick(this.pendingCount, slot);
       this.pending[this.pendingCount++] = slot;
       return;
@@ -101,12 +102,6 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     const pending = this.pending;
     this.books.warm(count);
     for (let i = 0; i < count; i++) this.priced(pending[i]);
-  }
-
-  private growPending(): void {
-    const grown = new Int32Array(this.pending.length * 2);
-    grown.set(this.pending);
-    this.pending = grown;
   }
 
   /** A price-only change: the values just written, on the row's kept group and role. */
