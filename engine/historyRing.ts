@@ -123,6 +123,25 @@ export class HistoryRings {
     pool.words[ring >>> SLAB_SHIFT][pool.offset(ring, length - 1) * WORDS + 1] = ls;
   }
 
+  /**
+   * The index of the entry in force at `second` (the newest first seen at or before it)
+   * when that entry was last seen at or after `since`; -1 otherwise. One pool and slab
+   * lookup for the whole scan: the arbitrage replay calls it for every row.
+   */
+  inForceSince(handle: number, second: number, since: number): number {
+    if (handle === NO_RING) return -1;
+    const pool = this.pools[handle >>> CLASS_SHIFT];
+    const ring = handle & RING_MASK;
+    const words = pool.words[ring >>> SLAB_SHIFT];
+    for (let i = pool.meta[ring * 2 + 1] - 1; i >= 0; i--) {
+      const w = pool.offset(ring, i) * WORDS;
+      // ls only grows along a ring: once an entry was last seen before since, so were all older ones
+      if (words[w + 1] < since) return -1;
+      if (words[w] <= second) return i;
+    }
+    return -1;
+  }
+
   fs(handle: number, i: number): number {
     return this.word(handle, i, 0);
   }

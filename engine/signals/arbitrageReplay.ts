@@ -1,23 +1,25 @@
 // Historical arbitrage (H5) over the live market groups: the same answer as
 // historicalArbitrage() in historicalReplay.ts (which regroups every quote from
 // strings through evaluateAt), without building a quote object or a group key per
-// row. Live rows are walked group by group through the live books' membership lists;
-// rows removed since (tombstones still holding their history) join the live group of
-// their key, or a group of their own. Each member contributes its price in force at
-// `to` when that price was last seen at or after `from` (to the second); legs carry
-// min(lastSeen, to) as updated. A row whose line changed after `to` is replayed in
-// its current group (lines are not historized).
+// row. First every slot's leg at `to` is found in slot order (findLegs: its price in
+// force then, when last seen at or after `from`, to the second; legs carry
+// min(lastSeen, to) as updated). Then live groups are walked through the live books'
+// membership lists; rows removed since (tombstones still holding their history) join
+// the live group of their key, or a group of their own. A group is built into a quote
+// batch (ids, labels) only when its best prices alone make an arb (couldArb). A row
+// whose line changed after `to` is replayed in its current group (lines are not
+// historized).
 
 import type { OddsEngine } from '../engine.ts';
 import { NO_RING } from '../historyRing.ts';
-import { NO_PRICE, SIDES, SLOT_TOMBSTONE } from '../oddsStore.ts';
+import { NO_PRICE, SIDES, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import { americanToDecimal } from '../model.ts';
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage } from './arbitrage.ts';
-import { entryInForce, groupInput, type HistoricalArbitrageQuery } from './historicalReplay.ts';
+import { groupInput, type HistoricalArbitrageQuery } from './historicalReplay.ts';
 import { MarketGroups, NONE } from './marketGroups.ts';
 import { QuoteBatch } from './quoteBatch.ts';
 import type { ArbitrageRecord } from './records.ts';
-import { sideCode } from './sides.ts';
+import { OUTCOME_COUNT, outcomeIndex, sideCode } from './sides.ts';
 import type { SourceTable } from './sourceTable.ts';
 
 /** What the replay needs of the live books (EngineSignals provides it). */
@@ -32,6 +34,10 @@ export class ArbitrageReplay {
   private readonly batch: QuoteBatch;
   private readonly scratch = new ArbitrageScratch();
   private readonly sideCodes = Uint8Array.from(SIDES, (side) => sideCode(side));
+  /** Per slot, its leg at the replayed instant (see findLegs); kept between calls. */
+  private legPrice = new Int32Array(0);
+  private legSeen = new Float64Array(0);
+  private readonly bestScratch = new Float64Array(3);
 
   constructor(readonly engine: OddsEngine, readonly live: LiveGroups) {
     this.batch = new QuoteBatch(live.sources);
@@ -40,19 +46,21 @@ export class ArbitrageReplay {
   at(query: HistoricalArbitrageQuery): ArbitrageRecord[] {
     const { groups } = this.live;
     const fromSecond = Math.floor(query.from / 1000);
+    this.findLegs(query.to, fromSecond);
     const extra = this.removedSince(query.to, fromSecond);
     const found: ArbitrageRecord[] = [];
     for (let g = 0; g < groups.capacity; g++) {
       if (!groups.isLive(g)) continue;
-      this.batch.clear();
-      for (let slot = groups.firstMember(g); slot !== NONE; slot = groups.nextMember(slot)) this.push(slot, query.to, fromSecond);
       const removed = extra.byLiveGroup.get(g);
-      if (removed !== undefined) for (const slot of removed) this.push(slot, query.to, fromSecond);
+      if (!this.couldArb(groups, g, removed, query.minProfit)) continue;
+      this.batch.clear();
+      for (let slot = groups.firstMember(g); slot !== NONE; slot = groups.nextMember(slot)) this.push(slot);
+      if (removed !== undefined) for (const slot of removed) this.push(slot);
       this.collect(groups, g, query.minProfit, found);
     }
     for (const [g, slots] of extra.own) {
       this.batch.clear();
-      for (const slot of slots) this.push(slot, query.to, fromSecond);
+      for (const slot of slots) this.push(slot);
       this.collect(extra.groups, g, query.minProfit, found);
     }
     found.sort((a, b) => b.profit - a.profit || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -65,19 +73,76 @@ export class ArbitrageReplay {
     found.push(arbitrageRecord(groups, g, this.batch, this.scratch));
   }
 
-  /** Pushes slot's price in force at `to` onto the batch if it can be a leg (usable, seen since from). */
-  private push(slot: number, to: number, fromSecond: number): void {
+  /**
+   * For every slot, in slot order, the leg it can be at `to`: its price in force then
+   * (legPrice, American; 0 when it cannot be a leg: a DFS row, unpriced, suspended,
+   * removed by then, or not seen since from) and when that price was last seen
+   * (legSeen, ms, at most to). Slot order walks the columns and the history slabs
+   * (allocated in load order) nearly sequentially; walking group by group instead
+   * jumps across both for every member, which cost ~100 ns a row on the large board.
+   */
+  private findLegs(to: number, fromSecond: number): void {
     const s = this.engine.store;
     const rings = this.engine.rings;
-    const handle = s.ring[slot];
-    if (handle === NO_RING || !Number.isNaN(s.dfsMultiplier[slot])) return;
-    if (rings.ls(handle, rings.length(handle) - 1) < fromSecond) return; // ls only grows along a ring
-    const i = entryInForce(this.engine, slot, to);
-    if (i < 0) return;
-    const ls = rings.ls(handle, i);
-    const pa = rings.pa(handle, i);
-    if (ls < fromSecond || pa === NO_PRICE || rings.su(handle, i) === 1) return;
-    const lastSeen = ls * 1000;
+    if (this.legPrice.length < s.size) {
+      this.legPrice = new Int32Array(s.capacity);
+      this.legSeen = new Float64Array(s.capacity);
+    }
+    const legPrice = this.legPrice;
+    const legSeen = this.legSeen;
+    const toSecond = Math.floor(to / 1000);
+    for (let slot = 0; slot < s.size; slot++) {
+      legPrice[slot] = NO_PRICE;
+      const state = s.state[slot];
+      // live, or removed after to
+      if (!(state === SLOT_LIVE || (state === SLOT_TOMBSTONE && s.updated[slot] > to))) continue;
+      if (!Number.isNaN(s.dfsMultiplier[slot])) continue;
+      const handle = s.ring[slot];
+      const i = rings.inForceSince(handle, toSecond, fromSecond);
+      if (i < 0 || rings.su(handle, i) === 1) continue;
+      const ls = rings.ls(handle, i);
+      legPrice[slot] = rings.pa(handle, i);
+      const lastSeen = ls * 1000;
+      legSeen[slot] = lastSeen < to ? lastSeen : to;
+    }
+  }
+
+  /**
+   * Whether group g (with the removed rows that join it) can hold an arb of at least
+   * minProfit from its legs' prices alone: the same best prices, sum and profit that
+   * evaluateArbitrage computes, without building a batch (ids and labels are strings).
+   * Most groups fail here.
+   */
+  private couldArb(groups: MarketGroups, g: number, removed: number[] | undefined, minProfit: number): boolean {
+    const outcomes = groups.outcomes[g];
+    const n = OUTCOME_COUNT[outcomes];
+    if (n === 0) return false;
+    const best = this.bestScratch;
+    best[0] = best[1] = best[2] = 0;
+    for (let slot = groups.firstMember(g); slot !== NONE; slot = groups.nextMember(slot)) this.offer(outcomes, slot, best);
+    if (removed !== undefined) for (const slot of removed) this.offer(outcomes, slot, best);
+    let sum = 0;
+    for (let k = 0; k < n; k++) {
+      if (best[k] === 0) return false;
+      sum += 1 / best[k];
+    }
+    return sum < 1 && !(1 / sum - 1 < minProfit);
+  }
+
+  private offer(outcomes: number, slot: number, best: Float64Array): void {
+    const pa = this.legPrice[slot];
+    if (pa === NO_PRICE) return;
+    const k = outcomeIndex(outcomes, this.sideCodes[this.engine.store.side[slot]]);
+    if (k < 0) return;
+    const d = americanToDecimal(pa);
+    if (d > 1 && d > best[k]) best[k] = d;
+  }
+
+  /** Pushes slot's leg at `to` (findLegs) onto the batch, if it has one. */
+  private push(slot: number): void {
+    const pa = this.legPrice[slot];
+    if (pa === NO_PRICE) return;
+    const s = this.engine.store;
     this.batch.push(
       this.live.sourceOfSlot(slot),
       this.sideCodes[s.side[slot]],
@@ -86,7 +151,7 @@ export class ArbitrageReplay {
       pa,
       NaN,
       s.line[slot],
-      lastSeen < to ? lastSeen : to,
+      this.legSeen[slot],
       s.idOf(slot),
       s.labels.get(s.selection[slot]),
     );
