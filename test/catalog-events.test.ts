@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { activeLeagues } from '../engine/calendar.ts';
 import { startTestApp, TEST_NOW, testBoard, type TestApp } from './helpers/app.ts';
-import { byStartThenId, expectedEvents, expectError, ids, walk, WINDOW_MS, type Json } from './catalog-helpers.ts';
+import { byStartThenId, expectedEventRow, expectedEvents, expectError, ids, walk, WINDOW_MS, type Json } from './catalog-helpers.ts';
 
 const EVENTS = '/api/v1/events';
 const ACTIVE = '/api/v1/events/active';
@@ -270,20 +270,7 @@ describe('/events', () => {
       assert.equal(reply.status, 200);
       assert.equal(body.data.length, 1);
       const home = board.teamBox.find((b) => b.eventId === e.id && b.teamId === e.homeTeamId);
-      const expected: Json = {
-        id: e.id,
-        homeTeamId: e.homeTeamId,
-        homeTeamName: e.homeTeamName,
-        awayTeamId: e.awayTeamId,
-        awayTeamName: e.awayTeamName,
-        startTime: new Date(e.startTime).toISOString().slice(0, 16) + 'Z',
-        status: engine.event(e.id)?.status ?? e.status,
-        league: e.league,
-        hasOdds: live.has(e.id),
-        venueId: e.venueId,
-        seasonYear: e.seasonYear,
-        context: e.context,
-      };
+      const expected = expectedEventRow(engine, e, live);
       if (home !== undefined) {
         expected.homeScore = home.homeScore;
         expected.awayScore = home.awayScore;

@@ -11,7 +11,6 @@
 // historized).
 
 import type { OddsEngine } from '../engine.ts';
-import { NO_RING } from '../historyRing.ts';
 import { NO_PRICE, SIDES, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import { americanToDecimal } from '../model.ts';
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage } from './arbitrage.ts';
@@ -47,7 +46,7 @@ export class ArbitrageReplay {
     const { groups } = this.live;
     const fromSecond = Math.floor(query.from / 1000);
     this.findLegs(query.to, fromSecond);
-    const extra = this.removedSince(query.to, fromSecond);
+    const extra = this.removedWithLegs();
     const found: ArbitrageRecord[] = [];
     for (let g = 0; g < groups.capacity; g++) {
       if (!groups.isLive(g)) continue;
@@ -157,8 +156,12 @@ export class ArbitrageReplay {
     );
   }
 
-  /** Tombstones in force at `to`, by the live group of their key, or in groups of their own. */
-  private removedSince(to: number, fromSecond: number) {
+  /**
+   * Tombstones that have a leg at the replayed instant (findLegs: removed after it,
+   * seen since the window opened), by the live group of their key, or in groups of
+   * their own.
+   */
+  private removedWithLegs() {
     const s = this.engine.store;
     const dead = this.engine.indexes.tombstones;
     const byLiveGroup = new Map<number, number[]>();
@@ -166,9 +169,7 @@ export class ArbitrageReplay {
     const groups = new MarketGroups();
     for (let k = 0; k < dead.length; k++) {
       const slot = dead.items[k];
-      if (s.state[slot] !== SLOT_TOMBSTONE || s.updated[slot] <= to || s.scope[slot] !== 0) continue;
-      const handle = s.ring[slot];
-      if (handle === NO_RING || this.engine.rings.ls(handle, this.engine.rings.length(handle) - 1) < fromSecond) continue;
+      if (s.state[slot] !== SLOT_TOMBSTONE || this.legPrice[slot] === NO_PRICE || s.scope[slot] !== 0) continue;
       const row = groupInput(this.engine, slot);
       const temp = groups.groupFor(row);
       if (temp < 0) continue;
