@@ -3,19 +3,21 @@
 // row changes; everything else (grouping, re-evaluation, result books) lives here:
 //
 //   load(slot, row) ... then evaluateAll(source)   // bulk load: every group evaluated once
-//   inserted(slot, row, source)        // a new row (or its line changed): place it, re-evaluate
+//   inserted(slot, row, source)        // a new row (or its line changed): place it, re-evaluate what it changes
 //   priced(slot, decimal, suspended, updated, multiplier, source)  // the hot path: a tick, as values
 //   changed(slot, source)              // the same, reading the quote through the source
-//   removed(slot, source)              // tombstoned: leave its group, re-evaluate
+//   removed(slot, source)              // tombstoned: leave its group, re-evaluate what it changes
 //   eventMoved(eventId, start, source) // a rescheduled event: its records echo the new start
 //   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads (edges at the read's clock)
 //
 // A tick settles in O(1) in most cases (ArbitrageBook.priceChanged keeps the best price
 // per outcome; EdgeBook.sharpChanged/pickChanged write the kept quote and mark the
 // group for re-pricing at the next read). A batch of ticks can be noted (noteTick) and
-// warmed (warm) before it is priced, so their cache misses overlap. Inserts, removals
-// and the few ticks that need it (the legs of an arb change) refill the whole group
-// from its members through the QuoteSource and re-evaluate it.
+// warmed (warm) before it is priced, so their cache misses overlap. A retail row
+// joining or leaving a group settles like a tick (from or to an unusable quote).
+// Other inserts and removals, and the few ticks that need it (the legs of an arb
+// change), refill the whole group from its members through the QuoteSource and
+// re-evaluate it.
 
 import { ArbitrageBook } from './arbitrageBook.ts';
 import { EdgeBook } from './edgeBook.ts';
@@ -105,15 +107,50 @@ export class SignalBooks {
       if (g >= 0) this.refreshGroup(g, source);
       return;
     }
-    if (old >= 0) {
-      this.groups.detach(ref);
-      this.refInts[2 * ref] = 0;
-      this.refreshGroup(old, source);
-    }
+    if (old >= 0) this.left(old, ref, source);
     if (g >= 0) {
       this.groups.attach(ref, g);
-      this.refreshGroup(g, source);
+      this.joined(g, ref, source);
     }
+  }
+
+  removed(ref: number, source: QuoteSource): void {
+    const g = this.groups.groupOf(ref);
+    if (g >= 0) this.left(g, ref, source);
+  }
+
+  /**
+   * ref left group g. To arbitrage that is a tick that made its quote unusable, so a
+   * retail row (most rows) settles on the tick path: only a best leg that leaves makes
+   * the group re-rank or re-read. A DFS or sharp row of a group with DFS rows, or the
+   * last member, re-reads the group (the edge book keeps those quotes by position).
+   */
+  private left(g: number, ref: number, source: QuoteSource): void {
+    this.groups.detach(ref);
+    const role = this.refInts[2 * ref + 1];
+    this.refInts[2 * ref] = 0;
+    if (this.groups.memberCount(g) === 0 || (role & (ROLE_DFS | ROLE_SLOT_MASK)) !== 0) this.refreshGroup(g, source);
+    else this.pricedIn(g, ref, role, NaN, true, 0, NaN, source);
+  }
+
+  /**
+   * ref joined group g. To arbitrage that is a tick that made an unusable quote usable
+   * (it can only raise a best price), so a retail row settles on the tick path as
+   * well. A group's first member, a DFS row, and a sharp row of a group with DFS rows
+   * re-read the group, as left() does.
+   */
+  private joined(g: number, ref: number, source: QuoteSource): void {
+    const one = this.single;
+    one.clear();
+    source.pushQuote(ref, one);
+    if (this.groups.memberCount(g) === 1 || one.dfs[0] === 1 || (this.edges.hasPicks(g) && this.edges.sharpSlotOf(one.book[0]) >= 0)) {
+      this.refreshGroup(g, source);
+      return;
+    }
+    const k = outcomeIndex(this.groups.outcomes[g], one.side[0]);
+    // no sharp slot: without DFS rows in the group a sharp row's ticks skip the edge book (see evaluate)
+    this.setRef(ref, g, k < 0 ? ROLE_NO_OUTCOME : k, one.line[0]);
+    if (k >= 0 && !this.arbitrage.priceChanged(g, k, ref, one.priceDecimal[0], one.suspended[0] === 1)) this.refreshGroup(g, source);
   }
 
   /**
@@ -272,12 +309,6 @@ export class SignalBooks {
     }
     this.arbitrage.setBest(g, k, best, bestPrice, runnerUp);
     return true;
-  }
-
-  removed(ref: number, source: QuoteSource): void {
-    const g = this.groups.detach(ref);
-    if (2 * ref < this.refInts.length) this.refInts[2 * ref] = 0;
-    if (g >= 0) this.refreshGroup(g, source);
   }
 
   /** Refills group g from its members and re-evaluates both books; frees the group once empty. */
