@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import { Simulator } from '../engine/simulator.ts';
-import { SIDE_OVER } from '../engine/oddsStore.ts';
+import { NO_PRICE, SIDE_OVER } from '../engine/oddsStore.ts';
+import { americanToDecimal } from '../engine/model.ts';
 import { NOW, checkConsistency, filterOf, liveSlots, newEngine, walkAll } from './engine-helpers.ts';
 
 function simulated(seed = 1, rate = 2000) {
@@ -54,6 +55,34 @@ test('steps move prices coherently, toggle suspensions, add and pull lines, and 
   }
   assert.ok(coherent > movedPairs * 0.7, `both sides moved in opposite directions on ${coherent} of ${movedPairs} pairs`);
   checkConsistency(engine);
+});
+
+test('prices wander around their own level instead of drifting away from it', () => {
+  // Books track a shared fair value: a random walk per book would spread the board's
+  // prices further with every move (and keep opening arbitrages). Root-mean-square
+  // distance of each row's implied probability from where it started, over the rows
+  // still on the board, after ~14 and ~28 moves per row.
+  const { engine, sim } = simulated(3);
+  const implied = (slot: number) => 1 / americanToDecimal(engine.store.priceAmerican[slot]);
+  const start = new Map<number, [string, number]>();
+  for (const slot of liveSlots(engine)) if (engine.store.priceAmerican[slot] !== NO_PRICE) start.set(slot, [engine.idOf(slot), implied(slot)]);
+  const spread = () => {
+    let squares = 0;
+    let rows = 0;
+    for (const [slot, [id, was]] of start) {
+      if (!engine.isLive(slot) || engine.idOf(slot) !== id) continue;
+      squares += (implied(slot) - was) ** 2;
+      rows++;
+    }
+    assert.ok(rows > start.size / 2, `${rows} of ${start.size} rows still on the board`);
+    return Math.sqrt(squares / rows);
+  };
+  for (let i = 0; i < 200; i++) sim.step(500);
+  const early = spread();
+  for (let i = 0; i < 200; i++) sim.step(500);
+  const late = spread();
+  // a free walk measured 0.050 then 0.067 here (growing like the square root of the moves)
+  assert.ok(early < 0.035 && late < 0.035 && late < early * 1.25, `spread ${early.toFixed(4)} then ${late.toFixed(4)}`);
 });
 
 test('events start and finish with the clock; finished games leave the board as tombstones', () => {
