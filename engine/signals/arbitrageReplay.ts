@@ -14,7 +14,8 @@ import type { OddsEngine } from '../engine.ts';
 import { NO_PRICE, SIDES, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import { americanToDecimal } from '../model.ts';
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage } from './arbitrage.ts';
-import { groupInput, type HistoricalArbitrageQuery } from './historicalReplay.ts';
+import { groupInputOf } from './groupInput.ts';
+import type { HistoricalArbitrageQuery } from './historicalReplay.ts';
 import { MarketGroups, NONE } from './marketGroups.ts';
 import { QuoteBatch } from './quoteBatch.ts';
 import type { ArbitrageRecord } from './records.ts';
@@ -170,7 +171,7 @@ export class ArbitrageReplay {
     for (let k = 0; k < dead.length; k++) {
       const slot = dead.items[k];
       if (s.state[slot] !== SLOT_TOMBSTONE || this.legPrice[slot] === NO_PRICE || s.scope[slot] !== 0) continue;
-      const row = groupInput(this.engine, slot);
+      const row = groupInputOf(this.engine.store, slot);
       const temp = groups.groupFor(row);
       if (temp < 0) continue;
       const g = this.live.groups.indexOf(groups.id[temp]);

@@ -20,7 +20,7 @@
 
 import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
 import { americanToDecimal, type SourceKind } from '../model.ts';
-import { NO_PRICE, NONE, SCOPES, SIDES, TEAM_SIDES } from '../oddsStore.ts';
+import { NO_PRICE, SIDES } from '../oddsStore.ts';
 import type { DevigMethod } from './devig.ts';
 import type { EdgeQuery } from './edgeBook.ts';
 import type { ArbitrageQuery } from './arbitrageBook.ts';
@@ -34,6 +34,7 @@ import type { ArbitrageRecord, EdgeRecord, SignalsConfig } from './records.ts';
 import { SignalBooks, type QuoteSource } from './signalBooks.ts';
 import { sideCode } from './sides.ts';
 import { growInt32 } from './grow.ts';
+import { blankGroupInput, groupInputOf } from './groupInput.ts';
 
 export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   readonly books: SignalBooks;
@@ -46,10 +47,8 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   /** Slots price-ticked in the current apply, not yet settled (see changesApplied). */
   private pending = new Int32Array(256);
   private pendingCount = 0;
-  private readonly input: GroupRowInput = {
-    eventId: '', market: '', marketSubtype: '', period: '', side: '', teamSide: '', line: null,
-    playerId: null, marketScope: null, league: '', playerName: null, eventStartTime: 0,
-  };
+  /** The grouping fields of the slot at hand, in one reused object (MarketGroups copies what it keeps). */
+  private readonly input: GroupRowInput = blankGroupInput();
 
   constructor(readonly engine: OddsEngine, config: Partial<SignalsConfig> = {}) {
     this.books = new SignalBooks(config);
@@ -57,7 +56,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     const s = engine.store;
     for (let slot = 0; slot < s.size; slot++) {
       if (!s.isLive(slot)) continue;
-      this.books.load(slot, this.groupInput(slot));
+      this.books.load(slot, groupInputOf(this.engine.store, slot, this.input));
     }
     this.books.evaluateAll(this);
     this.replay = new ArbitrageReplay(engine, this);
@@ -90,7 +89,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     // tick reads the row's final price on its own line).
     this.changesApplied();
     if (kind === 'remove') this.books.removed(slot, this);
-    else if (kind === 'insert') this.books.inserted(slot, this.groupInput(slot), this);
+    else if (kind === 'insert') this.books.inserted(slot, groupInputOf(this.engine.store, slot, this.input), this);
     else this.updated(slot);
   }
 
@@ -120,7 +119,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     const pa = s.priceAmerican[slot];
     const decimal = pa === UNPRICED ? NaN : toDecimal(pa);
     if (!this.books.pricedAtLine(slot, s.line[slot], decimal, s.suspended[slot] === 1, s.updated[slot], s.dfsMultiplier[slot], this)) {
-      this.books.inserted(slot, this.groupInput(slot), this);
+      this.books.inserted(slot, groupInputOf(this.engine.store, slot, this.input), this);
     }
   }
 
@@ -210,26 +209,6 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       this.sourceOfBook[book] = source;
     }
     return source;
-  }
-
-  /** The grouping fields of a slot, in one reused object (MarketGroups copies what it keeps). */
-  private groupInput(slot: number): GroupRowInput {
-    const s = this.engine.store;
-    const input = this.input;
-    const line = s.line[slot];
-    input.eventId = s.events.get(s.event[slot]);
-    input.market = s.markets.get(s.market[slot]);
-    input.marketSubtype = s.subtypes.get(s.subtype[slot]);
-    input.period = s.periods.get(s.period[slot]);
-    input.side = SIDES[s.side[slot]];
-    input.teamSide = TEAM_SIDES[s.teamSide[slot]];
-    input.line = Number.isNaN(line) ? null : line;
-    input.playerId = s.player[slot] === NONE ? null : s.players.get(s.player[slot]);
-    input.marketScope = SCOPES[s.scope[slot]];
-    input.league = s.leagues.get(s.league[slot]);
-    input.playerName = s.playerName[slot] === NONE ? null : s.labels.get(s.playerName[slot]);
-    input.eventStartTime = s.eventStartTime[slot];
-    return input;
   }
 }
 

@@ -14,12 +14,12 @@
 
 import type { OddsEngine } from '../engine.ts';
 import { NO_RING } from '../historyRing.ts';
-import { NONE, SCOPES, SIDES, SLOT_LIVE, SLOT_TOMBSTONE, TEAM_SIDES } from '../oddsStore.ts';
+import { SIDES, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import { americanToDecimal } from '../model.ts';
 import { evaluateAt, type QuoteAt } from './historical.ts';
 import type { ArbitrageRecord } from './records.ts';
 import { formatInstant } from './timeFormat.ts';
-import type { GroupRowInput } from './marketGroups.ts';
+import { groupInputOf } from './groupInput.ts';
 
 /** D6. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
 export interface HistoricalOddsRow {
@@ -151,28 +151,9 @@ export function quotesAt(engine: OddsEngine, from: number, to: number): QuoteAt[
       suspended: false,
       firstSeen: rings.fs(handle, i) * 1000,
       lastSeen: ls * 1000,
-      ...groupInput(engine, slot),
+      ...groupInputOf(s, slot),
     });
   }
   return out;
 }
 
-/** A slot's market-group fields as strings (what grouping and replay records need). */
-export function groupInput(engine: OddsEngine, slot: number): GroupRowInput {
-  const s = engine.store;
-  const line = s.line[slot];
-  return {
-    eventId: s.events.get(s.event[slot]),
-    market: s.markets.get(s.market[slot]),
-    marketSubtype: s.subtypes.get(s.subtype[slot]),
-    period: s.periods.get(s.period[slot]),
-    side: SIDES[s.side[slot]],
-    teamSide: TEAM_SIDES[s.teamSide[slot]],
-    line: Number.isNaN(line) ? null : line,
-    playerId: s.player[slot] === NONE ? null : s.players.get(s.player[slot]),
-    marketScope: SCOPES[s.scope[slot]],
-    league: s.leagues.get(s.league[slot]),
-    playerName: s.playerName[slot] === NONE ? null : s.labels.get(s.playerName[slot]),
-    eventStartTime: s.eventStartTime[slot],
-  };
-}
