@@ -6,6 +6,7 @@ import { Simulator } from '../engine/simulator.ts';
 import { NO_PRICE, SIDE_OVER } from '../engine/oddsStore.ts';
 import { americanToDecimal } from '../engine/model.ts';
 import { NOW, checkConsistency, filterOf, liveSlots, newEngine, walkAll } from './engine-helpers.ts';
+import { eventually } from './helpers/eventually.ts';
 
 function simulated(seed = 1, rate = 2000) {
   const { engine, clock } = newEngine({ tombstoneRetentionMs: 60_000 });
@@ -124,7 +125,7 @@ test('start/stop drive apply from an unref\'d timer, advancing a manual clock', 
   const seq0 = engine.seq;
   sim.start();
   assert.ok(sim.running);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(await eventually(() => sim.stats.ticks >= 2), 'the timer ticks on its own');
   sim.stop();
   assert.ok(!sim.running);
   assert.ok(sim.stats.ticks >= 2, `ticks ${sim.stats.ticks}`);

@@ -4,10 +4,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { defineRoute } from '../http/router.ts';
 import { bodyStreamStats } from '../http/largeBody.ts';
 import { startTestServer, httpRequest, type TestServer } from './helpers/server.ts';
+import { eventually } from './helpers/eventually.ts';
 
 /** About 20 MB of JSON in uneven chunks, shared by every client. */
 function buildChunks(): Buffer[] {
@@ -114,7 +114,7 @@ describe('large bodies', () => {
       });
       req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'ECONNRESET' ? resolve() : reject(error)));
     });
-    for (let i = 0; i < 100 && bodyStreamStats.aborted === abortedBefore; i++) await sleep(10);
+    await eventually(() => bodyStreamStats.aborted !== abortedBefore);
     assert.equal(bodyStreamStats.aborted, abortedBefore + 1, 'the stream saw the abort');
     const status = await t.call('/api/v1/status', '/api/v1/status');
     assert.equal(status.reply.status, 200);

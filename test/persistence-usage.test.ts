@@ -2,13 +2,13 @@
 // survive close + reopen, enforcement with retryAfter, and account usage records.
 
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import { ApiKeys, type ApiKeyRecord } from '../persistence/apiKeys.ts';
 import { openDatabase, type Db } from '../persistence/database.ts';
 import { PLANS } from '../persistence/plans.ts';
 import { UsageMeter } from '../persistence/usageMeter.ts';
 import { tempDbPath } from './persistence-fixture.ts';
+import { eventually } from './helpers/eventually.ts';
 
 const T0 = Date.parse('2026-11-21T12:00:10Z');
 const MINUTE_END = Date.parse('2026-11-21T12:01:00Z');
@@ -81,7 +81,7 @@ describe('UsageMeter counting', () => {
     const meter = new UsageMeter(db, { flushIntervalMs: 20 });
     meter.check(key, T0);
     meter.check(key, T0 + 1);
-    for (let i = 0; i < 50 && stored(db, key, '2026-11') === undefined; i++) await sleep(20);
+    await eventually(() => stored(db, key, '2026-11') !== undefined);
     assert.equal(stored(db, key, '2026-11'), 2);
     meter.close();
     db.close();

@@ -22,6 +22,7 @@ import { NOW, fixtureEngine, referenceText, type SnapshotDoc } from './snapshot-
 import { createServer } from '../http/server.ts';
 import { snapshotRoutes } from '../http/routes/snapshot.ts';
 import { openPersistence } from '../persistence/persistence.ts';
+import { eventually } from './helpers/eventually.ts';
 
 const PATH = '/api/v1/snapshot';
 let app: App;
@@ -196,7 +197,7 @@ describe('on the medium board (bodies of tens of MB, builds of seconds)', () => 
       });
       socket.on('error', reject);
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => bodyStreamStats.aborted !== before.aborted);
     assert.equal(bodyStreamStats.started, before.started + 1);
     assert.ok(bodyStreamStats.waits > before.waits, 'the server waited for the socket instead of buffering a copy');
     assert.equal(bodyStreamStats.aborted, before.aborted + 1, 'the stream was dropped when the client left');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { boardRows } from './helpers/oddsReference.ts';
+import { eventually } from './helpers/eventually.ts';
 
 const ROUTE = '/api/v1/status';
 let t: TestApp;
@@ -106,9 +107,11 @@ describe('npm start (http/main.ts)', () => {
       });
       const first = await fetch(`http://127.0.0.1:${port}/api/v1/status`).then((r) => r.json());
       assert.ok(first.data[0].totalMarkets > 1000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const second = await fetch(`http://127.0.0.1:${port}/api/v1/status`).then((r) => r.json());
-      assert.ok(second.meta.updated > first.meta.updated, 'the simulator moves the board (and the frozen clock)');
+      const moved = await eventually(async () => {
+        const second = await fetch(`http://127.0.0.1:${port}/api/v1/status`).then((r) => r.json());
+        return second.meta.updated > first.meta.updated;
+      }, 5000, 50);
+      assert.ok(moved, 'the simulator moves the board (and the frozen clock)');
       const started = Date.now();
       child.kill('SIGINT');
       assert.equal(await exited, 0, output);
