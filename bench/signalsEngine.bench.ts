@@ -39,9 +39,8 @@ function loadedPrices(engine: OddsEngine): LoadedPrices {
 }
 
 /** Pre-built price batches over random live rows: within 1% of the loaded price either way, some suspension flips. */
-function priceBatches(engine: OddsEngine, count: number, rand: () => number): Change[][] {
+function priceBatches(engine: OddsEngine, loaded: LoadedPrices, count: number, rand: () => number): Change[][] {
   const s = engine.store;
-  const loaded = loadedOf.get(engine)!;
   const slots: number[] = [];
   for (let slot = 0; slot < s.size; slot++) if (s.isLive(slot)) slots.push(slot);
   const batches: Change[][] = [];
@@ -67,9 +66,9 @@ function priceBatches(engine: OddsEngine, count: number, rand: () => number): Ch
   return batches;
 }
 
-/** Updates per second applying fresh batches (moves from the current prices), the clock moving 10 ms per batch. */
-function applyRate(engine: OddsEngine, clock: ManualClock, count: number, rand: () => number): number {
-  const batches = priceBatches(engine, count, rand);
+/** Updates per second applying fresh batches (priceBatches), the clock moving 10 ms per batch. */
+function applyRate(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, count: number, rand: () => number): number {
+  const batches = priceBatches(engine, loaded, count, rand);
   const start = performance.now();
   let applied = 0;
   for (const batch of batches) {
@@ -111,8 +110,6 @@ function meanMs(runs: number, call: () => unknown): number {
   return (performance.now() - start) / runs;
 }
 
-const loadedOf = new WeakMap<OddsEngine, LoadedPrices>();
-
 const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;
 
 export async function benchSignalsOnEngine(): Promise<Record<string, number | string>> {
@@ -122,7 +119,7 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
   const engine = new OddsEngine(clock);
   loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
   out['engine: live rows'] = engine.liveRows;
-  loadedOf.set(engine, loadedPrices(engine));
+  const loaded = loadedPrices(engine);
   const rand = mulberry32(11);
   const count = size === 'large' ? 2_000 : 500;
   const simulator = new Simulator(engine, clock, { ratePerSecond: 0, seed: 5 });
@@ -133,7 +130,7 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
   // first, all of them: the simulator's stream opens arbitrages as it goes (851 on the
   // fresh large board, ~8,000 after 800k of its changes), and a price-tick round after
   // it would measure a board with more listed groups than the round before it.
-  applyRate(engine, clock, 50, rand);
+  applyRate(engine, loaded, clock, 50, rand);
   const offPrice: number[] = [];
   const onPrice: number[] = [];
   const offSim: number[] = [];
@@ -148,10 +145,10 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
   };
   for (let round = 0; round < 3; round++) {
     signals?.close();
-    offPrice.push(best(3, () => applyRate(engine, clock, count, rand)));
+    offPrice.push(best(3, () => applyRate(engine, loaded, clock, count, rand)));
     signals = subscribe();
-    applyRate(engine, clock, 50, rand);
-    onPrice.push(best(3, () => applyRate(engine, clock, count, rand)));
+    applyRate(engine, loaded, clock, 50, rand);
+    onPrice.push(best(3, () => applyRate(engine, loaded, clock, count, rand)));
   }
   for (let round = 0; round < 3; round++) {
     signals!.close();
@@ -182,7 +179,7 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
   // the deferred edge re-pricing a read pays after a burst of ticks
   const query = { leagues: null, sources: null, eventIds: null, minEdge: 0.02, devig: 'multiplicative' as const };
   for (const burst of [100, 10_000]) {
-    for (const batch of priceBatches(engine, burst / BATCH, rand)) { clock.advance(10); engine.apply(batch); }
+    for (const batch of priceBatches(engine, loaded, burst / BATCH, rand)) { clock.advance(10); engine.apply(batch); }
     const start = performance.now();
     signals.edgesPage(query, null, 100, clock.now());
     out[`first /edges page after ${burst} ticks, ms`] = round(performance.now() - start, 3);

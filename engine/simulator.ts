@@ -16,7 +16,7 @@ import { americanToDecimal, decimalToAmerican, type OddsInput } from './model.ts
 import { NO_PRICE, SIDES, SIDE_OVER, SIDE_UNDER } from './oddsStore.ts';
 import { gameDurationMs } from '../fixtures/events.ts';
 import { mulberry32 } from './random.ts';
-import { growFloat64, growInt32 } from './signals/grow.ts';
+import { grown } from './columns.ts';
 
 export interface SimulatorOptions {
   ratePerSecond: number;
@@ -227,9 +227,9 @@ export class Simulator {
   private anchorOf(slot: number): number {
     const s = this.engine.store;
     if (slot >= this.anchorRow.length) {
-      const capacity = Math.max(1024, 2 * this.anchorRow.length, slot + 1);
-      this.anchorRow = growInt32(this.anchorRow, capacity);
-      this.anchorProbability = growFloat64(this.anchorProbability, capacity);
+      const capacity = Math.max(1024, slot + 1);
+      this.anchorRow = grown(this.anchorRow, capacity);
+      this.anchorProbability = grown(this.anchorProbability, capacity);
     }
     // a recycled slot holds another row: it anchors afresh
     const row = rowHash(s.event[slot], s.book[slot], s.subtype[slot], s.selectionId[slot]);

@@ -95,9 +95,9 @@ export class ArbitrageBook {
     return this.priceChanged(g, k, batch.ref[i], batch.priceDecimal[i], batch.suspended[i] === 1);
   }
 
-  /** Reads what priceChanged(g, k, ...) will read (SignalBooks.warm); returns a value only so the read is kept. */
+  /** Reads what priceChanged(g, k, ...) will read (SignalBooks.warm: outcome k's chunk); returns a value only so the read is kept. */
   warm(g: number, k: number): number {
-    return g < this.best.capacity ? this.best.touch(g, k) : 0;
+    return g < this.best.capacity ? this.best.price(g, k) : 0;
   }
 
   /** quoteChanged for a non-DFS quote on outcome k of group g, given as values. */

@@ -95,11 +95,6 @@ export class BestPrices {
     this.i32[16 * g + 12] = listed ? 1 : 0;
   }
 
-  /** Reads outcome k's chunk (warming it); the value only keeps the read alive. */
-  touch(g: number, k: number): number {
-    return this.f64[8 * g + 2 * k];
-  }
-
   private clearFrom(from: number): void {
     for (let g = from; g < this.capacity; g++) for (let k = 0; k < 3; k++) this.i32[16 * g + 4 * k + 2] = NO_BEST;
   }

@@ -140,9 +140,7 @@ export class SignalBooks {
    * re-read the group, as left() does.
    */
   private joined(g: number, ref: number, source: QuoteSource): void {
-    const one = this.single;
-    one.clear();
-    source.pushQuote(ref, one);
+    const one = this.quoteOf(ref, source);
     if (this.groups.memberCount(g) === 1 || one.dfs[0] === 1 || (this.edges.hasPicks(g) && this.edges.sharpSlotOf(one.book[0]) >= 0)) {
       this.refreshGroup(g, source);
       return;
@@ -257,21 +255,23 @@ export class SignalBooks {
   changed(ref: number, source: QuoteSource): void {
     const g = this.groups.groupOf(ref);
     if (g < 0) return;
-    const one = this.single;
-    one.clear();
-    source.pushQuote(ref, one);
-    one.ref[0] = ref;
+    const one = this.quoteOf(ref, source);
     const settled = this.arbitrage.quoteChanged(g, one, 0) && this.edges.quoteChanged(g, one, 0);
     if (!settled) this.refreshGroup(g, source);
   }
 
   /** A listed group's best leg moved and stays the best: its record is re-priced from that one quote. */
   private legRequoted(g: number, k: number, ref: number, source: QuoteSource): boolean {
+    return this.arbitrage.legRequoted(g, k, this.quoteOf(ref, source), 0);
+  }
+
+  /** ref's current quote as the one entry of the reused single-quote batch (with its ref, so the fast paths can track it). */
+  private quoteOf(ref: number, source: QuoteSource): QuoteBatch {
     const one = this.single;
     one.clear();
     source.pushQuote(ref, one);
     one.ref[0] = ref;
-    return this.arbitrage.legRequoted(g, k, one, 0);
+    return one;
   }
 
   /**
