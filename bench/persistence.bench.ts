@@ -12,7 +12,7 @@ import { Bench } from 'tinybench';
 import type { Board, BoardOptions } from '../engine/model.ts';
 import { defaultEventWindow } from '../persistence/eventsRepository.ts';
 import { openPersistence } from '../persistence/persistence.ts';
-import { tinyBoard } from '../test/persistence-fixture.ts';
+import { tinyBoard } from '../test/helpers/persistence-fixture.ts';
 
 type Measurements = Record<string, number | string>;
 

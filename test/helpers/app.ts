@@ -17,12 +17,13 @@ import { startApp, type App } from '../../http/app.ts';
 import { httpRequest, loadValidator, type ApiValidator, type HttpReply, type RequestOptions } from './server.ts';
 
 /** decisions A4: the instant tests and benchmarks freeze the clock at. */
-export const TEST_NOW = Date.parse('2026-11-21T12:00:00Z');
+import { NOW } from './now.ts';
+export { NOW };
 
 export interface TestAppOptions {
   size?: BoardSize;
   seed?: number;
-  /** Clock start (default TEST_NOW). */
+  /** Clock start (default NOW). */
   now?: number;
   /** Simulated updates per second, started at once (default 0: a still board). */
   simulatorRate?: number;
@@ -52,7 +53,7 @@ export interface TestApp {
 const boards = new Map<string, Board>();
 
 /** Generated boards are kept per (size, seed, now) for the life of the test file. */
-export function testBoard(size: BoardSize = 'small', seed = 42, now = TEST_NOW): Board {
+export function testBoard(size: BoardSize = 'small', seed = 42, now = NOW): Board {
   const key = `${size}:${seed}:${now}`;
   let board = boards.get(key);
   if (board === undefined) {
@@ -63,7 +64,7 @@ export function testBoard(size: BoardSize = 'small', seed = 42, now = TEST_NOW):
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const now = options.now ?? TEST_NOW;
+  const now = options.now ?? NOW;
   const clock = new ManualClock(now);
   const dir = options.dbPath === undefined ? mkdtempSync(join(tmpdir(), 'odds-app-')) : null;
   const board = options.board ?? testBoard(options.size ?? 'small', options.seed ?? 42, now);
