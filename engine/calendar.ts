@@ -1,6 +1,6 @@
 // League season calendars: real month/day windows, computed for any year. A season
 // that spans New Year belongs to the year it starts (NBA 2026-27 is 'nba-2026').
-// Pure functions: "now" is always passed in (decisions A4).
+// Pure functions: "now" is always passed in (it comes from the one clock, engine/clock.ts).
 
 import type { LeagueRecord, SeasonRecord, Sport } from './model.ts';
 
@@ -63,7 +63,7 @@ export function seasonEndMs(season: Pick<SeasonRecord, 'endDate'>): number {
   return Date.parse(`${season.endDate}T00:00:00Z`) + DAY_MS;
 }
 
-/** Futures settle on the season's last day; the anchor event's startTime (rule 5). */
+/** Futures settle on the season's last day; the anchor event's startTime and futures rows' eventStartTime. */
 export function seasonSettlementMs(season: Pick<SeasonRecord, 'endDate'>): number {
   return Date.parse(`${season.endDate}T00:00:00Z`);
 }

@@ -1,4 +1,4 @@
-// OddsEngine: the in-memory odds board (issue 2) and the query side that the HTTP
+// OddsEngine: the in-memory odds board and the query side that the HTTP
 // routes, the snapshot and the signals call.
 //
 // Write side
@@ -7,7 +7,7 @@
 //                                      a tombstoned id comes back to life in its old slot
 //     { op: 'price', slot, priceAmerican, dfsMultiplier?, suspended }   hot path (simulator, bench)
 //     { op: 'remove', id }             live row -> tombstone (kept >= 10 min for the delta feed)
-//     { op: 'status', eventId, status } D8 transitions only; final/cancelled tombstone the event's rows
+//     { op: 'status', eventId, status } allowed transitions only (eventTable.ts); final/cancelled tombstone the event's rows
 //   Every applied change: seq += 1 and updated = clock time (never moving backwards).
 //   A new price (pa, dm or su differ) appends a history entry; the same price again only
 //   refreshes the newest entry's ls (and the row's updated).
@@ -23,7 +23,7 @@
 //                                       (write rows straight into one response buffer)
 //   engine.delta(filter, since, afterId, limit)   tombstones included ("removed": true)
 //   engine.deltaVersion(filter), engine.seq, engine.asOf(), engine.tombstoneHorizon()
-//   engine.status(), bookCounts(), marketCounts()  (D9: live rows, tombstones excluded)
+//   engine.status(), bookCounts(), marketCounts()  (live rows, suspended included, tombstones excluded)
 //   engine.hasEvent(id), event(id), eventIdsWithLiveRows(), knownLeagues()
 //   engine.slotOf(id), idOf(slot), isLive(slot), history(slot), historyInto(slot, buf), rowObject(slot, format)
 //
@@ -90,7 +90,7 @@ export interface ApplyResult {
 }
 
 export interface EngineOptions {
-  /** How long a tombstone stays in the delta feed (F3: at least 10 minutes). */
+  /** How long a tombstone stays in the delta feed (at least 10 minutes). */
   tombstoneRetentionMs?: number;
   initialCapacity?: number;
   /** Entries the change log keeps at most (older deltas walk the lists instead). */
@@ -284,7 +284,7 @@ export class OddsEngine {
     return true;
   }
 
-  /** D8: a final or cancelled event's rows all become tombstones, with linear list updates. */
+  /** A final or cancelled event's rows all become tombstones, with linear list updates. */
   private dropEventRows(ev: number, now: number): void {
     const list = this.indexes.byEvent[ev];
     if (list === undefined || list.length === 0) return;
@@ -486,12 +486,12 @@ export class OddsEngine {
     return this.odds.deltaVersion(filter);
   }
 
-  /** Clock time of the last applied change (the next poll's since, C7). */
+  /** Clock time of the last applied change (the delta feed's meta.updated: the next poll's since). */
   asOf(): number {
     return this.lastChangeAt;
   }
 
-  /** A since before this may have missed tombstones that were since recycled (F3). */
+  /** A since before this may have missed tombstones that were since recycled (the re-bootstrap note). */
   tombstoneHorizon(): number {
     return this.horizon;
   }

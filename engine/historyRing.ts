@@ -1,4 +1,4 @@
-// Price history per selection (2.13): the last 50 {fs, ls, pa, dm, su} entries, oldest
+// Price history per selection (the snapshot's priceHistory): the last 50 {fs, ls, pa, dm, su} entries, oldest
 // first. Rings live in typed-array slabs and are allocated on demand in three capacity
 // classes (4, 16, 50): most selections change a few times, so giving every row 50
 // slots up front would triple the memory of a full board. A ring that fills its class
@@ -247,7 +247,7 @@ export class HistoryRings {
   }
 }
 
-/** An entry as plain data (snapshot, historical odds, tests); keys absent when not applicable (E1). */
+/** An entry as plain data (snapshot, historical odds, tests); keys absent when not applicable. */
 export interface HistoryEntry {
   fs: number;
   ls: number;

@@ -1,4 +1,4 @@
-// is_main (decisions H4): within (event, book, subtype, period, scope) where scope is
+// is_main: within (event, book, subtype, period, scope) where scope is
 // the player for player props, the team for TEAM_TOTAL and nothing otherwise, the
 // OVER/UNDER lines priced on both sides compete and only the one minimizing
 // |p_over - p_under| (p = 1/decimal; ties: the lower line) stays. Everything else

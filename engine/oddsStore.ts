@@ -1,4 +1,4 @@
-// The odds board as columns: one typed array per field of an odds row (2.8), strings
+// The odds board as columns: one typed array per field of an odds row, strings
 // interned to Int32 ids in per-domain pools, nulls as sentinels (-1 for references,
 // 0 for priceAmerican since American prices never fall in (-100, 100), NaN for
 // numbers). Slots are stable for a row's life; freed slots go on a free list and are

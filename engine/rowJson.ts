@@ -1,4 +1,4 @@
-// An odds row as JSON (2.8), in two renderers that must agree byte for byte:
+// An odds row as JSON (the OpenAPI OddsRow record), in two renderers that must agree byte for byte:
 // rowObject() builds a plain object for JSON.stringify (the reference, also used by
 // tests and small callers) and rowJsonText() concatenates cached JSON-escaped pool
 // strings (the fast path that fills the fragment cache). Field order and presence:
@@ -32,17 +32,17 @@ export function formatCode(format: OddsFormat): number {
   return code;
 }
 
-/** priceProbability: 1/decimal rounded to 4 places (4.1). */
+/** priceProbability: 1/decimal rounded to 4 places (odds_format=probability). */
 export function impliedProbability(american: number): number {
   return Math.round((1 / americanToDecimal(american)) * 10000) / 10000;
 }
 
-/** 'YYYY-MM-DDTHH:mm' in UTC (A1, odds-row eventStartTime). */
+/** 'YYYY-MM-DDTHH:mm' in UTC: minute precision, no zone (odds-row eventStartTime). */
 export function minuteTime(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16);
 }
 
-/** ISO-8601 with milliseconds and Z (A1). */
+/** ISO-8601 with milliseconds and Z (updated, meta.updated). */
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -5,7 +5,7 @@
 // drifting off as a random walk would), some suspension toggles (more on live
 // events), alternate lines added and pulled, and the event lifecycle: scheduled
 // events whose start has passed go in_progress, in-progress games past their sport's
-// duration go final (the engine then tombstones their rows, D8).
+// duration go final (the engine then tombstones their rows).
 // Driven by an unref'd setInterval (every intervalMs, rate * intervalMs / 1000
 // changes); with a ManualClock each tick also advances the clock by the interval.
 

@@ -1,4 +1,4 @@
-// Cross-book arbitrage in one market group (H3): the best non-suspended price per
+// Cross-book arbitrage in one market group: the best non-suspended price per
 // outcome across non-DFS books; an arb when the implied probabilities of those best
 // prices sum below 1. Ties on price go to the smaller odds id (so, within one group,
 // the alphabetically first sportsbook), which keeps legs deterministic.
@@ -70,7 +70,7 @@ export function keepLegTimes(batch: QuoteBatch, s: ArbitrageScratch, legUpdated:
   for (let k = 0; k < OUTCOME_COUNT[s.outcomes]; k++) legUpdated[at + k] = batch.updated[s.best[k]];
 }
 
-/** The D5 record for what evaluateArbitrage found in group g. */
+/** The Arbitrage record (as /arbitrage serves it) for what evaluateArbitrage found in group g. */
 export function arbitrageRecord(groups: MarketGroups, g: number, batch: QuoteBatch, s: ArbitrageScratch): ArbitrageRecord {
   const n = OUTCOME_COUNT[s.outcomes];
   const legs: ArbitrageLeg[] = new Array(n);

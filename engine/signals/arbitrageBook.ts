@@ -1,5 +1,5 @@
 // The live arbitrage result book: one record per market group that currently arbs,
-// kept in serving order (profit desc, id asc, D5). updateGroup re-evaluates one group
+// kept in serving order (profit desc, id asc). updateGroup re-evaluates one group
 // from all its quotes. priceChanged (and quoteChanged, its batch form) is the per-tick
 // fast path: it keeps each group's best price per outcome and settles most ticks in
 // O(1) (a quote that is not and does not become the best changes nothing). The

@@ -1,4 +1,4 @@
-// Historical arbitrage (H5) over the live market groups: the same answer as
+// Historical arbitrage over the live market groups: the same answer as
 // historicalArbitrage() in historicalReplay.ts (which regroups every quote from
 // strings through evaluateAt), without building a quote object or a group key per
 // row. First every slot's leg at `to` is found in slot order (findLegs: its price in

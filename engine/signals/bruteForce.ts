@@ -1,5 +1,5 @@
 // The reference: every arbitrage and every edge recomputed from scratch out of plain
-// 2.8 odds rows (the JSON objects /odds serves). Deliberately naive and written apart
+// odds rows (the JSON objects /odds serves). Deliberately naive and written apart
 // from the incremental books (own grouping, own best-price pick), sharing only the
 // devig formulas and the record builders, so comparing the two checks the bookkeeping
 // and the rules, not one piece of code against itself.
@@ -8,7 +8,7 @@ import { devig, type DevigMethod } from './devig.ts';
 import { breakevenProbability, edgeRecord } from './edges.ts';
 import { baseLegDecimalOf, signalsConfig, type ArbitrageRecord, type EdgeRecord, type SignalsConfig } from './records.ts';
 
-/** A 2.8 odds row as served (format all), optionally a delta-feed tombstone. */
+/** An odds row as served (format all), optionally a delta-feed tombstone. */
 export interface OddsRowJson {
   id: string;
   sportsbook: string;

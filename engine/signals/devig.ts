@@ -19,7 +19,7 @@ export function isDevigMethod(name: string): name is DevigMethod {
   return devigMethodCode(name) >= 0;
 }
 
-/** Largest market the methods accept (H3 three-way). */
+/** Largest market the methods accept (three-way: HOME, DRAW, AWAY). */
 export const MAX_OUTCOMES = 3;
 
 /** Additive can push a longshot to zero or below; it is floored here, then renormalized. */

@@ -1,4 +1,4 @@
-// The live edge result book (H1, H2, D4). Per market group with DFS rows it keeps the
+// The live edge result book (the Edge records of /edges). Per market group with DFS rows it keeps the
 // sharp books' current prices and the DFS rows; the multiplicative edges (the route's
 // default) are maintained incrementally in serving order (edge desc, id asc), holding
 // only edges >= 0 since min_edge is never negative. A tick only writes the kept

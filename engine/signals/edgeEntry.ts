@@ -1,5 +1,5 @@
 // One priced DFS pick as the edge book keeps it: numbers and label references only,
-// updated in place on every re-price; the D4 record is built when a read needs it
+// updated in place on every re-price; the Edge record is built when a read needs it
 // and kept until the entry changes.
 
 import type { DevigMethod } from './devig.ts';

@@ -38,7 +38,7 @@ import { blankGroupInput, groupInputOf } from './groupInput.ts';
 
 export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   readonly books: SignalBooks;
-  /** /historical/arbitrage over the live groups (H5). */
+  /** /historical/arbitrage over the live groups. */
   private readonly replay: ArbitrageReplay;
   /** engine book pool index -> SourceTable index (-1 until first seen). */
   private sourceOfBook = new Int32Array(64).fill(-1);
@@ -179,7 +179,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     return this.books.edges.versionAt(now, devig);
   }
 
-  /** Arbitrage as it stood at query.to with staleness window to - from (H5), replayed from the rings. */
+  /** Arbitrage as it stood at query.to with staleness window to - from, replayed from the rings. */
   arbitrageAt(query: HistoricalArbitrageQuery): ArbitrageRecord[] {
     this.changesApplied();
     return this.replay.at(query);

@@ -1,4 +1,4 @@
-// Historical arbitrage (H5) as a pure function: the caller (the history rings, in a
+// Historical arbitrage as a pure function: the caller (the history rings, in a
 // later wave) supplies each selection's price in force at `to` with that entry's
 // first/last-seen times; a price counts only if it was last seen at or after `from`
 // (staleness window to - from). Grouping and evaluation are the live book's own.

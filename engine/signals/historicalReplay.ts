@@ -1,4 +1,4 @@
-// History replay from the engine's price rings (service-spec 4.7, decisions D6, H5).
+// History replay from the engine's price rings (/historical/odds and /historical/arbitrage).
 //
 // "The price in force at t" of a selection is its newest ring entry whose first-seen
 // time is at or before t. Ring times are whole seconds (fs/ls, as in the snapshot), so
@@ -9,8 +9,8 @@
 // removal) its history is gone, and so is it from the replay. A selection removed and
 // revived keeps one ring, so a replay inside the gap shows the pre-removal price.
 //
-//   historicalOdds(engine, eventId, at)           -> D6 rows, in /odds order (sportsbook, id)
-//   historicalArbitrage(engine, { from, to, ... }) -> H5 records via evaluateAt
+//   historicalOdds(engine, eventId, at)           -> HistoricalOddsRow rows, in /odds order (sportsbook, id)
+//   historicalArbitrage(engine, { from, to, ... }) -> Arbitrage records via evaluateAt
 
 import type { OddsEngine } from '../engine.ts';
 import { NO_RING } from '../historyRing.ts';
@@ -21,7 +21,7 @@ import type { ArbitrageRecord } from './records.ts';
 import { formatInstant } from './timeFormat.ts';
 import { groupInputOf } from './groupInput.ts';
 
-/** D6. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
+/** A /historical/odds row. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
 export interface HistoricalOddsRow {
   id: string;
   eventId: string;
@@ -116,7 +116,7 @@ export interface HistoricalArbitrageQuery {
 }
 
 /**
- * Arbitrage as it stood at `to` (H5): every non-DFS, non-futures selection's price in
+ * Arbitrage as it stood at `to`: every non-DFS, non-futures selection's price in
  * force at `to`, kept only if that price was last seen at or after `from` (to the
  * second), grouped and evaluated like the live book.
  */

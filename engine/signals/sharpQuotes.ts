@@ -1,5 +1,5 @@
 // The sharp books' current quotes for the market groups that have DFS rows, in dense
-// typed arrays by the group's local slot, and the fair value they imply (H1): the mean
+// typed arrays by the group's local slot, and the fair value they imply: the mean
 // over the books whose complete market is quoted, unsuspended and fresh. Per-book fair
 // values under the non-default devig methods are cached until the slot's quotes change.
 

@@ -10,7 +10,7 @@ export const SIDE_YES = 5;
 export const SIDE_NAMES = ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] as const;
 const SIDE_COUNT = SIDE_NAMES.length;
 
-/** -1 for anything that is not a 2.8 side. */
+/** -1 for anything that is not an odds-row side (HOME, AWAY, DRAW, OVER, UNDER, YES). */
 export function sideCode(side: string): number {
   switch (side) {
     case 'HOME': return SIDE_HOME;

@@ -1,4 +1,4 @@
-// Record time fields in the board's formats (decisions A1).
+// Record time fields in the same formats as the odds rows they come from.
 
 /** 'YYYY-MM-DDTHH:mm' UTC: an odds row's eventStartTime. */
 export function formatEventStart(ms: number): string {
