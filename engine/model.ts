@@ -104,7 +104,7 @@ export interface EventRecord {
 }
 
 /**
- * Team box stat row, one per team per final event. `teamId` (an addition,
+ * Team box stat row, one per team per final event. `teamId` (beside homeId/awayId,
  * documented in OpenAPI) says whose row it is; `result` is from that team's view:
  * 1 win, 0 draw/tie, -1 loss.
  */
