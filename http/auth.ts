@@ -1,4 +1,4 @@
-// The authentication hook (service-spec 5, decisions G). The facade extracts the key
+// The authentication hook (X-Api-Key or Bearer keys, usage limits). The facade extracts the key
 // and asks an Authenticator; the real one (SQLite keys, usage metering) lives in
 // persistence/ and matches this interface structurally. Without one, every request
 // is anonymous and allowed.

@@ -1,4 +1,4 @@
-// Keyset cursors (decisions C7): opaque base64url tokens carrying the position of the
+// Keyset cursors: opaque base64url tokens carrying the position of the
 // last row served, a fingerprint of the filters of the walk and, on /odds/updated,
 // the as-of time of the first page. A 12-byte HMAC-SHA256 tag under a process
 // secret (CURSOR_SECRET, with a fixed default so cursors survive restarts) makes

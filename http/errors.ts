@@ -1,4 +1,4 @@
-// Every failure the facade answers is an HttpError with a named code (decisions B).
+// Every failure the facade answers is an HttpError with a named code.
 // Route handlers throw these; the server turns them into the one error body shape:
 // {"success":false,"code":"...","detail":"...","param":null|"name","validValues"?:[...]}.
 

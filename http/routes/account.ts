@@ -1,4 +1,4 @@
-// /api/v1/account/usage (service-spec 4.9, decisions D7): the calling key's plan,
+// /api/v1/account/usage: the calling key's plan,
 // month usage and limits. It never errors, so the facade does not authenticate it
 // (authenticate: false): an unknown or revoked key, or none, answers the anonymous
 // plan. It is not counted (reading your usage does not use it up) and not cached

@@ -1,5 +1,5 @@
 // Which rows are live changes only when a row is inserted or removed, never on a price
-// move; the catalog counts (/sportsbooks, /markets, /markets/active; decisions D9) are
+// move; the catalog counts (/sportsbooks, /markets, /markets/active) are
 // functions of that alone. BoardMembership listens to the engine and keeps a version
 // that moves on every insert or remove and the clock time of the last one, so those
 // routes stay cached (and keep their ETag and meta.updated) while prices tick.

@@ -1,4 +1,4 @@
-// The cold-data routes (issue 4): events, teams, players, reference catalogs and the
+// The cold-data routes: events, teams, players, reference catalogs and the
 // account, one module each, registered here as one family.
 import type { AnyRoute } from '../router.ts';
 import { accountRoutes } from './account.ts';

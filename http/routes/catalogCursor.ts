@@ -1,4 +1,4 @@
-// Keyset cursors of the cold-data lists (decisions C7): the position of the last row
+// Keyset cursors of the cold-data lists: the position of the last row
 // served plus a fingerprint of the walk's filters, signed (http/cursor.ts). Each list
 // says what its key looks like, so a well-signed cursor of another list shape is
 // still refused as invalid_cursor.

@@ -1,5 +1,5 @@
 // The /events time window [starts_after, starts_before) defaults to [now, now + 14 days)
-// (service-spec 4.4), so its result moves with the clock, but only when a bound
+// (see the OpenAPI description of /events), so its result moves with the clock, but only when a bound
 // crosses an event start. EventStarts keeps every start sorted and says, for an
 // instant, how many starts lie below each bound (equal counts = the same events in the
 // window: the cache validity) and the earliest instant with those counts (the anchor:

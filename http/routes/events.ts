@@ -1,4 +1,4 @@
-// The event routes (service-spec 4.4, 2.9, 2.10; decisions C6, C8, D2, D3): /events,
+// The event routes: /events,
 // /events/active, /events/{id} and /events/{id}/stats, read from SQLite.
 //
 // Status and "has live markets" are hot in the engine and written behind to SQLite;
@@ -145,7 +145,7 @@ export function eventRoutes(ctx: AppContext): AnyRoute[] {
     query: EVENTS_QUERY,
     summary: 'Events in a time window, keyset-paginated over (startTime, id).',
     description:
-      'Default window: starts_after = now, starts_before = now + 14 days. status and hasOdds are the engine\'s at the time of the request. Futures anchors are left out unless status or include_futures=true asks for them (decisions C8). meta.updated is when the events data last changed, or, for a window that follows the clock, when the window last took in or let go of an event, if later. An out-of-season league answers 200 with [] and meta.note (decisions C6).',
+      'Default window: starts_after = now, starts_before = now + 14 days. status and hasOdds are the engine\'s at the time of the request. Futures anchors are left out unless status or include_futures=true asks for them. meta.updated is when the events data last changed, or, for a window that follows the clock, when the window last took in or let go of an event, if later. An out-of-season league answers 200 with [] and meta.note.',
     cache: { validity: (req, now) => listToken(EVENTS_PATH, req, now) },
     handle: (req) => listPage(EVENTS_PATH, req.query, req.now),
   });
@@ -157,7 +157,7 @@ export function eventRoutes(ctx: AppContext): AnyRoute[] {
     query: ACTIVE_EVENTS_QUERY,
     summary: 'Events that currently have live markets, keyset-paginated over (startTime, id).',
     description:
-      'Events with at least one live odds row on the board at the time of the request (suspended rows count), any start time. Futures anchors are left out unless include_futures=true (decisions C8). An out-of-season league answers 200 with [] and meta.note.',
+      'Events with at least one live odds row on the board at the time of the request (suspended rows count), any start time. Futures anchors are left out unless include_futures=true. An out-of-season league answers 200 with [] and meta.note.',
     cache: { validity: (req, now) => listToken(ACTIVE_PATH, req, now) },
     handle: (req) => listPage(ACTIVE_PATH, req.query, req.now, true),
   });
@@ -169,7 +169,7 @@ export function eventRoutes(ctx: AppContext): AnyRoute[] {
     query: [],
     summary: 'One event with its matchup context and, once its box score exists, the final score.',
     description:
-      'data holds one EventDetail. homeScore and awayScore are present once the box score exists (decisions D2). Futures anchors are real events here (decisions C8). Unknown id: 404 not_found.',
+      'data holds one EventDetail. homeScore and awayScore are present once the box score exists. Futures anchors are real events here. Unknown id: 404 not_found.',
     cache: { validity: () => eventsAndStatsVersion() },
     handle: (req) => {
       const row = events.detail(req.params.eventId!);
@@ -185,7 +185,7 @@ export function eventRoutes(ctx: AppContext): AnyRoute[] {
     query: [],
     summary: 'The whole box score of one event, unpaginated.',
     description:
-      'data holds one object {eventId, league, teams, players} (decisions D3): team rows (home first) and player rows (by playerId). Both arrays are empty until the event has a box score. Unknown id: 404 not_found.',
+      'data holds one object {eventId, league, teams, players}: team rows (home first) and player rows (by playerId). Both arrays are empty until the event has a box score. Unknown id: 404 not_found.',
     cache: { validity: () => eventsAndStatsVersion() },
     handle: (req) => {
       const score = events.boxScore(req.params.eventId!);

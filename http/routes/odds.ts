@@ -1,4 +1,4 @@
-// The odds routes (service-spec 4.2, issue 3): /odds, /odds/updated and the
+// The odds routes: /odds, /odds/updated and the
 // event, player and team odds, plus /status. Each is a cached route: the response
 // cache keys on the raw path+query, its validity token is the version of the engine
 // lists behind the request (oddsPages.ts), and a rebuild is one engine query whose
@@ -71,7 +71,7 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
     response: 'OddsRow',
     query: UPDATED_QUERY,
     summary: 'The delta feed: rows updated at or after since, tombstones included.',
-    description: `${ORDER_TEXT} Tombstones (selections that left the board) are the row's last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board's as-of time when the walk's first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since (decisions C7, F).`,
+    description: `${ORDER_TEXT} Tombstones (selections that left the board) are the row's last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board's as-of time when the walk's first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since.`,
     cache: {
       validity: (req, now) => deltaToken(engine, updatedPlanOf(req.query, now)),
     },
@@ -136,7 +136,7 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
     response: 'OddsRow',
     query: SUBJECT_ODDS_QUERY,
     summary: 'Prices for markets of events where the team is home or away.',
-    description: `Game rows only: futures anchors have no home or away team (decisions D10). scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found. ${ORDER_TEXT}`,
+    description: `Game rows only: futures anchors have no home or away team. scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found. ${ORDER_TEXT}`,
     cache: {
       validity: (req, now) => listToken(engine, teamPlanOf(req, now)),
     },

@@ -23,7 +23,7 @@ export function listToken(engine: OddsEngine, plan: OddsPlan): number {
 }
 
 /**
- * Token of /odds/updated: a first page carries the board's as-of time (C7), which
+ * Token of /odds/updated: a first page carries the board's as-of time, which
  * moves with every change anywhere, so it follows the seq; a continuation page
  * repeats its cursor's as-of and follows the delta lists only.
  */
@@ -67,7 +67,7 @@ export function deltaPage(engine: OddsEngine, plan: OddsPlan): RowsResult {
 const NO_ROWS = Buffer.alloc(0);
 
 /**
- * An empty page's meta.updated (C7: when its data last changed) is the board's as-of
+ * An empty page's meta.updated (when its data last changed) is the board's as-of
  * time when the page was first found empty, kept while it stays empty, so polling an
  * unchanged empty page keeps its body and ETag.
  */

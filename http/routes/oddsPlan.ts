@@ -36,7 +36,7 @@ export class OddsPlan {
     readonly day: number,
     readonly fingerprint: string,
     readonly afterId: string | null,
-    /** On /odds/updated continuation pages: the first page's as-of time (C7). */
+    /** On /odds/updated continuation pages: the first page's as-of time, repeated by every page of the walk. */
     readonly asOf: number | null,
     readonly since: number | null,
     readonly format: OddsFormat,
@@ -94,7 +94,7 @@ export class OddsPlans {
   }
 }
 
-/** Every filter of the walk (decisions C7); odds_format, cursor and limit do not change the walk. */
+/** Every filter of the walk (a cursor replayed with other filters is invalid_cursor); odds_format, cursor and limit do not change the walk. */
 function fingerprintFields(spec: PlanSpec): Record<string, unknown> {
   const f = spec.filter;
   return {

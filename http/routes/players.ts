@@ -1,4 +1,4 @@
-// The player routes (service-spec 4.5, 2.3, 2.12): /players (keyset over id, team and
+// The player routes: /players (keyset over id, team and
 // team_id aliases with team_id winning), /players/{id}, /players/{id}/stats and
 // /stats/players (keyset over (eventId, playerId)), read from SQLite.
 import { HttpError, notFound } from '../errors.ts';

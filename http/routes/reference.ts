@@ -1,4 +1,4 @@
-// The reference routes (service-spec 4.6, 2.4, 2.5, 2.7; decisions D1, D9): /leagues
+// The reference routes: /leagues
 // and /seasons from the league calendar at the clock's now (they rotate), and
 // /sportsbooks, /markets, /markets/active counted from the engine's live rows, so
 // their totals agree with /status.
@@ -69,7 +69,7 @@ export function referenceRoutes(ctx: AppContext): AnyRoute[] {
     response: 'Sportsbook',
     query: [],
     summary: 'Every source (sportsbooks and DFS platforms) currently ingesting, with its live row count.',
-    description: 'Sources with at least one live odds row, by id. marketCount counts live rows, suspended included, tombstones excluded (decisions D9): the counts add up to /status totalMarkets. meta.updated is when a row last joined or left the board.',
+    description: 'Sources with at least one live odds row, by id. marketCount counts live rows, suspended included, tombstones excluded: the counts add up to /status totalMarkets. meta.updated is when a row last joined or left the board.',
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: engine.bookCounts(), updated: membership.changedAt }),
   });
@@ -80,7 +80,7 @@ export function referenceRoutes(ctx: AppContext): AnyRoute[] {
     response: 'MarketType',
     query: [],
     summary: 'Distinct market types, aggregated across subtypes, with live row counts.',
-    description: 'One item per market type with live rows, by marketType; marketSubtype is omitted. liveCount counts live rows (decisions D9) and the counts add up to /status totalMarkets.',
+    description: 'One item per market type with live rows, by marketType; marketSubtype is omitted. liveCount counts live rows (suspended included, tombstones excluded) and the counts add up to /status totalMarkets.',
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: marketTypes(engine.marketCounts()), updated: membership.changedAt }),
   });
@@ -91,7 +91,7 @@ export function referenceRoutes(ctx: AppContext): AnyRoute[] {
     response: 'MarketType',
     query: [],
     summary: 'Distinct (marketType, marketSubtype) pairs currently live, with counts.',
-    description: 'Sorted by marketType, then marketSubtype. liveCount counts live rows (decisions D9); the counts add up to /status totalMarkets.',
+    description: 'Sorted by marketType, then marketSubtype. liveCount counts live rows (suspended included, tombstones excluded); the counts add up to /status totalMarkets.',
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: engine.marketCounts(), updated: membership.changedAt }),
   });

@@ -1,4 +1,4 @@
-// Leagues rotate with the calendar (service-spec 1, decisions C6): a league filter
+// Leagues rotate with the calendar (out of season is not an error): a league filter
 // keeps only the requested leagues that have a season in progress, and names the
 // others in meta.note with the list of active leagues. Seasons start and end on UTC
 // day boundaries, so the active set is computed once per UTC day.

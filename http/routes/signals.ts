@@ -1,4 +1,4 @@
-// Derived and historical routes (service-spec 4.7, 4.8; decisions D4-D6, H; issue 6):
+// Derived and historical routes:
 // /edges, /arbitrage, /historical/odds, /historical/arbitrage.
 //
 // The signal books (engine/signals/engineSignals.ts) are created once here, fed by
@@ -50,7 +50,7 @@ const DEVIG = {
   kind: 'enum',
   values: DEVIG_METHODS,
   default: 'multiplicative',
-  description: 'How the sharp books\' vig is removed (decisions H1): multiplicative (default, p_i = q_i / sum q), additive, power, shin or worst. Echoed in each row. Another value: 400 invalid_parameter with validValues.',
+  description: 'How the sharp books\' vig is removed: multiplicative (default, p_i = q_i / sum q), additive, power, shin or worst. Echoed in each row. Another value: 400 invalid_parameter with validValues.',
 } as const satisfies ParamDef;
 
 const ARB_TYPE = {
@@ -123,7 +123,7 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
   const edgeTokens = new Map(DEVIG_METHODS.map((method) => [method, new TokenMemo()]));
   const arbitrageTokens = new TokenMemo();
 
-  /** The in-season leagues of a league filter (null: no filter) and the C6 note. */
+  /** The in-season leagues of a league filter (null: no filter) and the out-of-season note. */
   function leaguesOf(requested: string[] | undefined, now: number): { leagues: string[] | null; note: string | null } {
     if (requested === undefined) return { leagues: null, note: null };
     const split = calendar.split(requested, now);
@@ -137,7 +137,7 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: EDGES_QUERY,
     summary: 'DFS pick\'em lines against the no-vig fair value of the sharp books.',
     description:
-      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count (decisions H1, H2). Sorted by edge descending, then id (D4); keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note (C6). meta.updated: latest updated among the page rows (empty page: when the result last changed).',
+      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed).',
     cache: { validity: (req, now) => edgeTokens.get(req.query.devig)!.of(signals.edgesVersion(now, req.query.devig), SeasonCalendar.dayOf(now)) },
     handle: (req): DataResult => {
       const q = req.query;
@@ -159,7 +159,7 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: ARBITRAGE_QUERY,
     summary: 'Cross-book arbitrage (two-way and three-way), best price per side.',
     description:
-      'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1 (decisions H3). Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1 (D5). Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note (C6).',
+      'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1. Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1. Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note.',
     cache: { validity: (_req, now) => arbitrageTokens.of(signals.arbitrageVersion(), SeasonCalendar.dayOf(now)) },
     handle: (req): DataResult => {
       const q = req.query;
@@ -181,7 +181,7 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: HISTORICAL_ODDS_QUERY,
     summary: 'Each selection of an event with its American price in force at date (default now), from price history.',
     description:
-      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution (decisions D6). asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf.',
+      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf.',
     handle: (req): DataResult => {
       const at = req.query.date ?? req.now;
       const result = historicalOdds(engine, req.query.event_id, at);
@@ -197,13 +197,13 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: HISTORICAL_ARBITRAGE_QUERY,
     summary: 'Arbitrage as it stood at to, replayed from price history.',
     description:
-      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from, decisions H5), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (service-spec 4.7: a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.',
+      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.',
     handle: (req): DataResult => {
       const q = req.query;
       const from = q.from ?? q.to ?? req.now;
       const to = q.to ?? from;
       if (from > to) throw invalidParameter('from', 'from must be at or before to');
-      // service-spec 4.7: "A single to gives a snapshot": a zero-width window is the board
+      // A single `to` gives a snapshot (OpenAPI description of /historical/arbitrage): a zero-width window is the board
       // as it stood at `to` (every price in force), not only prices confirmed in that second.
       const windowStart = from === to ? -Infinity : from;
       const records = signals.arbitrageAt({ from: windowStart, to, minProfit: q.min_profit, limit: q.limit });

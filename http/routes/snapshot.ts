@@ -1,4 +1,4 @@
-// GET /api/v1/snapshot (service-spec 4.3, decisions E1/E2/F2): the whole board as one
+// GET /api/v1/snapshot: the whole board as one
 // gzip JSON body. The route only picks the variant and hands the engine's cached gzip
 // member to the facade ({ kind: 'large' }), which answers 304 on a matching
 // If-None-Match and otherwise streams the shared chunks with backpressure
@@ -26,7 +26,7 @@ const DESCRIPTION = [
   'Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says.',
   'Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out.',
   'Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection\'s last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable).',
-  'count is the number of rows; updated is the board\'s as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response\'s meta.updated (decisions F2). A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows.',
+  'count is the number of rows; updated is the board\'s as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response\'s meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows.',
   'ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.',
 ].join(' ');
 

@@ -1,4 +1,4 @@
-// The team routes (service-spec 4.5, 2.2, 2.11): /teams (keyset over id), /teams/{id}
+// The team routes: /teams (keyset over id), /teams/{id}
 // and /teams/{id}/stats, read from SQLite. Validity: the versions of the data sets
 // each reads (they only grow, so a sum moves exactly when one of them does).
 import { notFound } from '../errors.ts';
