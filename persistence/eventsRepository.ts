@@ -1,4 +1,4 @@
-// Events (2.9, 2.10, D2, D3): keyset pages over (startTime, id), single-event detail,
+// Events: keyset pages over (startTime, id), single-event detail,
 // the full box score, and the status writes the engine flushes in batches.
 
 import type { Statement } from 'better-sqlite3';
@@ -21,7 +21,7 @@ export interface EventListQuery {
   startsAfter: number | null;
   /** Epoch ms, exclusive; null for no upper bound. The route defaults it to now + 14 days. */
   startsBefore: number | null;
-  /** Futures anchors are left out unless this is true or status is given (decisions C8). */
+  /** Futures anchors are left out unless this is true or status is given. */
   includeFutures?: boolean;
   /** true: only events with live markets (/events/active); false: only those without. */
   hasOdds?: boolean;
@@ -55,7 +55,7 @@ const NO_FUTURES = 16;
 const HAS_ODDS = 32;
 const JSON_ROWS = 64;
 
-// The 2.9 row as SQLite JSON, field for field what JSON.stringify(toEventRow(...))
+// The event list row as SQLite JSON, field for field what JSON.stringify(toEventRow(...))
 // writes: context is stored minified by JSON.stringify, and json() passes it through.
 const EVENT_JSON = `json_object('id', id, 'homeTeamId', home_team_id, 'homeTeamName', home_team_name,
   'awayTeamId', away_team_id, 'awayTeamName', away_team_name,
@@ -207,7 +207,7 @@ export class EventsRepository {
     return Float64Array.from(this.startTimesStatement.all() as number[]);
   }
 
-  /** 2.10 + D2, or null for an unknown id. Futures anchors are real events here (C8). */
+  /** The event detail (scores once a box score exists), or null for an unknown id. Futures anchors are real events here. */
   detail(id: string): EventDetailRow | null {
     const r = this.detailStatement.get({ id }) as [...RawEvent, number | null, number | null] | undefined;
     if (r === undefined) return null;
@@ -219,7 +219,7 @@ export class EventsRepository {
     return row;
   }
 
-  /** D3: the whole box score (home team row first), or null for an unknown event. */
+  /** The whole box score (home team row first), or null for an unknown event. */
   boxScore(id: string): EventBoxScore | null {
     const league = this.leagueOfStatement.get(id) as string | undefined;
     if (league === undefined) return null;

@@ -1,7 +1,7 @@
 // The SQLite-backed Authenticator the HTTP facade calls on every request. The
 // interface is reproduced structurally from http/auth.ts (persistence/ does not import
 // http/): it takes the key the request carried (X-Api-Key or Bearer), the route's
-// designation from service-spec 5, and now.
+// key designation ('none' or 'key'), and now.
 
 import type { ApiKeys } from './apiKeys.ts';
 import type { UsageMeter } from './usageMeter.ts';
@@ -34,7 +34,7 @@ export class KeyAuthenticator implements Authenticator {
 
   /**
    * No key: anonymous, allowed (unless REQUIRE_KEY=1 on a 'key' route). A key that is
-   * sent must be valid on every route, public ones included (decisions B); it is then
+   * sent must be valid on every route, public ones included (else 401 invalid_api_key); it is then
    * counted, and limited when enforcement is on. /account/usage never errors, so its
    * route should call keys.lookup + meter.accountUsage instead of this.
    */

@@ -1,4 +1,4 @@
-// API key administration (decisions G1):
+// API key administration (keys live in SQLite as SHA-256 hashes):
 //   npm run keys -- create --plan PRO --label me
 //   npm run keys -- list
 //   npm run keys -- revoke <id|last4|hash prefix>

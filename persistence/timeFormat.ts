@@ -1,4 +1,4 @@
-// Time renderings from decisions A1, kept in one place.
+// Time renderings of the cold records, kept in one place.
 
 /** Event startTime: minute precision ending in Z, e.g. '2026-11-21T18:00Z'. */
 export function formatEventStartTime(ms: number): string {

@@ -1,4 +1,4 @@
-// Usage metering (decisions G2, D7). Every keyed request is counted in memory, per
+// Usage metering. Every keyed request is counted in memory, per
 // UTC minute and per UTC month; nothing touches SQLite on the request path except the
 // first request of a key in a month, which reads that month's stored count. Month
 // deltas are added to SQLite in one transaction by an unref'd timer and by flush() on
@@ -24,7 +24,7 @@ export interface UsageCheck {
   retryAfter?: number;
 }
 
-/** D7. Field order as listed there. */
+/** The /account/usage record, fields in served order. */
 export interface AccountUsage {
   plan: PlanName;
   monthlyUsed: number | null;
@@ -115,7 +115,7 @@ export class UsageMeter {
     return this.counterAt(key.keyHash, now).monthCount;
   }
 
-  /** D7 for a key, or the anonymous plan for null. Does not count a request. */
+  /** The usage record for a key, or the anonymous plan for null. Does not count a request. */
   accountUsage(key: ApiKeyRecord | null, now: number): AccountUsage {
     if (key === null) return { ...ANONYMOUS_USAGE };
     return {
