@@ -1,4 +1,4 @@
-// Signals on the real engine (issue 6), large board by default
+// Signals on the real engine, large board by default
 // (SIGNALS_BENCH_SIZE=small|medium|large):
 //   - apply throughput with and without EngineSignals subscribed (price ticks in
 //     batches of 100 as the simulator sends them, and the simulator's own mix), so

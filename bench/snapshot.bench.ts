@@ -1,4 +1,4 @@
-// The full-board snapshot (issue 5) on the large board (BOARD overrides): bytes of
+// The full-board snapshot on the large board (BOARD overrides): bytes of
 // both variants, the first build, the cost of a refresh after N changed events while
 // the simulator runs at 1,000 updates/s (and the same on the medium board, to show the
 // cost follows N, not the board), staleness from a change to a poll that shows it,

@@ -1,4 +1,4 @@
-// Catalog route scenarios for the HTTP bench (issue 4): the events page of one league
+// Catalog route scenarios for the HTTP bench: the events page of one league
 // and one event's detail, both measured against the uWS hello world (target: 40% or
 // more of it), plus the 304 path of the league page. Both are cache hits: the response
 // cache keyed on the raw path+query, validity from the events data version (and, for

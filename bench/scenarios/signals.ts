@@ -1,4 +1,4 @@
-// Signal route scenarios for the HTTP bench (issue 6): /edges and /arbitrage (default
+// Signal route scenarios for the HTTP bench: /edges and /arbitrage (default
 // parameters, first page of 100: a slice of the kept, sorted books, served from the
 // response cache while the books' version holds), /edges under a per-request devig
 // method and the 304 path, all against the uWS hello world. /historical/arbitrage is
