@@ -16,7 +16,7 @@ import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { startApp, type App } from '../../http/app.ts';
 import { httpRequest, loadValidator, type ApiValidator, type HttpReply, type RequestOptions } from './server.ts';
 
-/** decisions A4: the instant tests and benchmarks freeze the clock at. */
+/** The instant tests and benchmarks freeze the clock at (NOW). */
 import { NOW } from './now.ts';
 export { NOW };
 

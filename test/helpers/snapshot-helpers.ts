@@ -1,4 +1,4 @@
-// Test helpers for the board snapshot: an independent reference serializer of the E1
+// Test helpers for the board snapshot: an independent reference serializer of the snapshot
 // document (plain objects from the engine's reference row renderer, JSON.stringify),
 // body decoding, and boards to run against.
 import { gunzipSync } from 'node:zlib';
@@ -37,7 +37,7 @@ export function parseBody(body: SnapshotBody): SnapshotDoc {
 }
 
 /**
- * The E1 document built the slow, obvious way: live rows found by scanning every slot,
+ * The snapshot document built the slow, obvious way: live rows found by scanning every slot,
  * grouped by event, events sorted by (startTime, id), rows by (sportsbook, id), each
  * row from engine.rowObject plus its history entries.
  */

@@ -1,4 +1,4 @@
-// /api/v1/status (service-spec 4.6, 2.6; decisions D9): live odds rows and sources
+// /api/v1/status: live odds rows and sources
 // with live rows, consistent with /odds and the board as it moves; needs no key;
 // meta.updated is the board's as-of time; ETag/304 follow the body.
 import { after, before, describe, it } from 'node:test';

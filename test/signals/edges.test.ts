@@ -59,7 +59,7 @@ function propBoard(config: Partial<SignalsConfig> = {}): SignalBoard {
   return board;
 }
 
-test('one sharp book: fair value, breakeven, edge and the D4 record', () => {
+test('one sharp book: fair value, breakeven, edge and the Edge record', () => {
   const board = propBoard();
   const edges = board.books.edges.all(NOW);
   assert.equal(edges.length, 1, 'UNDER at 1.0x is negative and left out');

@@ -1,4 +1,4 @@
-// Property (issue 6): the kept edge and arbitrage books equal a brute-force
+// Property: the kept edge and arbitrage books equal a brute-force
 // recomputation from the engine's live rows, as /odds renders them, after every one
 // of 10k random simulator ticks (price moves, suspensions, lines added and pulled,
 // events going live and final) while a ManualClock runs on, so sharp quotes also age

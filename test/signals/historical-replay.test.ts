@@ -1,4 +1,4 @@
-// The two H5 replays agree: ArbitrageReplay (over the live groups, what the route
+// The two historical-arbitrage replays agree: ArbitrageReplay (over the live groups, what the route
 // serves) and historicalArbitrage (every quote regrouped from strings through
 // evaluateAt), for random (from, to) windows over a board that ticked, pulled lines,
 // removed selections and finished events; and a replay at now with a window covering

@@ -1,5 +1,5 @@
 // GET /api/v1/snapshot on the real app (small board, ManualClock, port 0): gzip always,
-// the OpenAPI Snapshot schema, byte equality with the E1 reference, rows equal to a
+// the OpenAPI Snapshot schema, byte equality with the reference serializer, rows equal to a
 // full /odds walk, strong ETags per variant with 304, HEAD, curl --compressed, and a
 // client that hangs up mid-body.
 import { test, before, after, describe } from 'node:test';
@@ -54,7 +54,7 @@ function changeOnePrice(): void {
   app.engine.apply([{ op: 'price', slot, priceAmerican: price === 150 ? 155 : 150, suspended: false }]);
 }
 
-test('200: gzip (without asking), JSON, strong ETag, the E1 document byte for byte, valid against the OpenAPI Snapshot schema', async () => {
+test('200: gzip (without asking), JSON, strong ETag, the snapshot document byte for byte, valid against the OpenAPI Snapshot schema', async () => {
   const { reply, body } = await get(PATH);
   assert.equal(reply.status, 200);
   assert.equal(reply.headers['content-encoding'], 'gzip');

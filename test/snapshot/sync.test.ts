@@ -1,4 +1,4 @@
-// The sync contract (decisions F2) with the simulator applying updates: a client that
+// The sync contract with the simulator applying updates: a client that
 // loads the snapshot, then pages through the delta feed from syncToken (and then from
 // each walk's as-of time), upserting rows by id and deleting tombstones, holds exactly
 // the rows of a fresh snapshot, round after round, even when the board moves while it
