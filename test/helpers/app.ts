@@ -16,8 +16,9 @@ import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { startApp, type App } from '../../http/app.ts';
 import { httpRequest, loadValidator, type ApiValidator, type HttpReply, type RequestOptions } from './server.ts';
 
-/** The instant tests and benchmarks freeze the clock at (NOW). */
 import { NOW } from './now.ts';
+
+/** The instant tests and benchmarks freeze the clock at. */
 export { NOW };
 
 export interface TestAppOptions {
