@@ -6,7 +6,7 @@ import { defineRoute, type AnyRoute } from '../router.ts';
 import type { PlayerBoxKey } from '../../persistence/rows.ts';
 import { isIdKey, keysetWalk, nextCursor } from './catalogCursor.ts';
 import { BOX_STATS_QUERY, PLAYERS_QUERY, STATS_PLAYERS_QUERY } from './catalogParams.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 
 const PLAYERS_PATH = '/api/v1/players';
 const STATS_PLAYERS_PATH = '/api/v1/stats/players';
@@ -15,7 +15,7 @@ function isBoxKey(key: unknown): key is [string, string] {
   return Array.isArray(key) && key.length === 2 && typeof key[0] === 'string' && typeof key[1] === 'string';
 }
 
-export function playerRoutes(ctx: AppContext): AnyRoute[] {
+export function playerRoutes(ctx: Services): AnyRoute[] {
   const { persistence } = ctx;
   const players = persistence.players;
 

@@ -1,15 +1,14 @@
 // Derived and historical routes (service-spec 4.7, 4.8; decisions D4-D6, H; issue 6):
 // /edges, /arbitrage, /historical/odds, /historical/arbitrage.
 //
-// The signal books (engine/signals/engineSignals.ts) are created once here, fed by
-// engine.subscribe, and closed with the app. /edges and /arbitrage read a page of a
+// The signal books (engine/signals/engineSignals.ts) are built and closed by the
+// composition root (service/app.ts); these routes only read them. /edges and /arbitrage read a page of a
 // kept, sorted result; their cache validity is the book version (for /edges at the
 // request's clock: the edge book first re-prices ticked groups and expires sharp
 // quotes older than the staleness window, so a page cached before an expiry is never
 // served after it) paired with the UTC day (league notes follow the calendar) through
 // a TokenMemo per method, so the token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
-import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
@@ -18,7 +17,7 @@ import { defineRoute, type AnyRoute } from '../router.ts';
 import type { DataResult } from '../request.ts';
 import { COMMON_PARAMS, type ParamDef } from '../schemas.ts';
 import { keysetWalk, nextCursor } from './catalogCursor.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 import { EVENT_ID, LEAGUE } from './oddsParams.ts';
 import { SeasonCalendar } from './seasonNote.ts';
 import { TokenMemo } from './tokenMemo.ts';
@@ -113,10 +112,8 @@ class VersionClock {
   }
 }
 
-export function signalRoutes(ctx: AppContext): AnyRoute[] {
-  const { engine } = ctx;
-  const signals = new EngineSignals(engine);
-  ctx.onClose(() => signals.close());
+export function signalRoutes(services: Services): AnyRoute[] {
+  const { engine, signals } = services;
   const calendar = new SeasonCalendar();
   const edgesSeen = new VersionClock();
   const arbitrageSeen = new VersionClock();

@@ -5,11 +5,11 @@ import { notFound } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import { isIdKey, keysetWalk, nextCursor } from './catalogCursor.ts';
 import { BOX_STATS_QUERY, TEAMS_QUERY } from './catalogParams.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 
 const TEAMS_PATH = '/api/v1/teams';
 
-export function teamRoutes(ctx: AppContext): AnyRoute[] {
+export function teamRoutes(ctx: Services): AnyRoute[] {
   const { persistence } = ctx;
   const teams = persistence.teams;
 

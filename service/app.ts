@@ -1,17 +1,24 @@
 // The composition root: one process holding the engine (hot board), persistence
-// (cold data, keys, usage) and the uWebSockets.js facade over both. main.ts starts it
-// from the environment; tests start it on an ephemeral port over a small board.
+// (cold data, keys, usage), every listener of the engine's changes, and the
+// uWebSockets.js facade over them. Everything the process runs is built here, in the
+// order it starts, and close() stops it in the reverse order; the route modules only
+// read what is built (http/routes/services.ts). main.ts starts it from the
+// environment; tests start it on an ephemeral port over a small board.
+import { BoardMembership } from '../engine/boardMembership.ts';
 import type { Clock } from '../engine/clock.ts';
 import { OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import type { Board, BoardOptions } from '../engine/model.ts';
+import { EngineSignals } from '../engine/signals/engineSignals.ts';
 import { Simulator } from '../engine/simulator.ts';
+import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
+import { buildRoutes } from '../http/routes/index.ts';
+import type { Services } from '../http/routes/services.ts';
+import { createServer, type RunningServer } from '../http/server.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
-import { buildRoutes } from './routes/index.ts';
-import type { AppContext } from './routes/context.ts';
-import { createServer, type RunningServer } from './server.ts';
 
 export interface AppOptions {
   clock: Clock;
@@ -44,35 +51,51 @@ function isBoard(value: BoardOptions | Board): value is Board {
 
 export async function startApp(options: AppOptions): Promise<App> {
   const env = options.env ?? process.env;
+  const clock = options.clock;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const board = isBoard(options.board) ? options.board : generateBoard(options.board);
-  const engine = new OddsEngine(options.clock);
+  const engine = new OddsEngine(clock);
   loadBoard(engine, board);
 
   const persistence = openPersistence({ path: options.dbPath, env });
   persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
-  const statusWriter = new EventStatusWriter(engine, persistence, options.clock);
-  engine.subscribe(statusWriter);
 
-  const teardowns: Array<() => void> = [];
-  const ctx: AppContext = {
+  // Every listener of the engine's changes, in the order the engine calls them.
+  const listeners = new EngineListeners(engine);
+  const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
+  const membership = listeners.subscribe('board membership', new BoardMembership(engine, clock));
+  const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock }));
+  // The first build, before the server listens (large board: ~5 s): the first client
+  // is answered at once and no build runs behind later traffic.
+  snapshot.current(false);
+  const signals = listeners.own('signal books', new EngineSignals(engine));
+
+  const services: Services = {
     engine,
     persistence,
-    clock: options.clock,
-    env,
+    clock,
+    membership,
+    snapshot,
+    signals,
     syncEvents: () => statusWriter.flush(),
-    onClose: (fn) => teardowns.push(fn),
   };
-  const server = await createServer({
-    routes: buildRoutes(ctx),
-    host: options.host ?? '127.0.0.1',
-    port: options.port ?? 0,
-    authenticator: persistence.authenticator,
-    clock: options.clock,
-    log,
-  });
+  let server: RunningServer;
+  try {
+    server = await createServer({
+      routes: buildRoutes(services),
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 0,
+      authenticator: persistence.authenticator,
+      clock,
+      log,
+    });
+  } catch (error) {
+    listeners.close();
+    persistence.close();
+    throw error;
+  }
 
-  const simulator = new Simulator(engine, options.clock, {
+  const simulator = new Simulator(engine, clock, {
     ratePerSecond: options.simulatorRate ?? 0,
     seed: options.simulatorSeed ?? board.options.seed,
   });
@@ -91,9 +114,11 @@ export async function startApp(options: AppOptions): Promise<App> {
       closed = true;
       simulator.stop();
       await server.close();
-      for (const teardown of teardowns.reverse()) teardown();
-      statusWriter.close();
-      persistence.close();
+      try {
+        listeners.close();
+      } finally {
+        persistence.close();
+      }
     },
   };
 }
