@@ -13,6 +13,7 @@ import { EngineSignals } from '../engine/signals/engineSignals.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
+import { KeyAuthenticator } from '../http/auth.ts';
 import { buildRoutes } from '../http/routes/index.ts';
 import type { Services } from '../http/routes/services.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
@@ -85,7 +86,7 @@ export async function startApp(options: AppOptions): Promise<App> {
       routes: buildRoutes(services),
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 0,
-      authenticator: persistence.authenticator,
+      authenticator: new KeyAuthenticator(persistence.keyChecker, { requireKey: env.REQUIRE_KEY === '1' }),
       clock,
       log,
     });
