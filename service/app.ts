@@ -14,6 +14,7 @@ import { Simulator } from '../engine/simulator.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
+import { CursorCodec } from '../http/cursor.ts';
 import { buildRoutes } from '../http/routes/index.ts';
 import type { Services } from '../http/routes/services.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
@@ -32,6 +33,7 @@ export interface AppOptions {
   /** Simulated updates per second; 0 leaves the board still. */
   simulatorRate?: number;
   simulatorSeed?: number;
+  /** Where the settings are read (DB_PATH, RATE_LIMIT_ENFORCE, REQUIRE_KEY, CURSOR_SECRET); default process.env. */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
 }
@@ -75,6 +77,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     engine,
     persistence,
     clock,
+    cursors: new CursorCodec(env.CURSOR_SECRET),
     membership,
     snapshot,
     signals,

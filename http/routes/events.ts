@@ -68,6 +68,7 @@ export function eventRoutes(ctx: Services): AnyRoute[] {
     const lowerDefault = route === EVENTS_PATH && q.starts_after === undefined;
     const upperDefault = route === EVENTS_PATH && q.starts_before === undefined;
     const walk = keysetWalk(
+      ctx.cursors,
       route,
       {
         league: q.league,
@@ -134,7 +135,7 @@ export function eventRoutes(ctx: Services): AnyRoute[] {
       after: plan.after,
       limit: q.limit,
     });
-    const cursor = page.next === null ? null : nextCursor(plan.fingerprint, [page.next.startTime, page.next.id], anchor);
+    const cursor = page.next === null ? null : nextCursor(ctx.cursors, plan.fingerprint, [page.next.startTime, page.next.id], anchor);
     return { kind: 'rows', rows: Buffer.from(page.json), count: page.count, nextCursor: cursor, updated, note: plan.note };
   }
 

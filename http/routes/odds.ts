@@ -29,7 +29,7 @@ function filterOf(parts: Partial<OddsFilter>): OddsFilter {
 
 export function oddsRoutes(ctx: Services): AnyRoute[] {
   const { engine, persistence } = ctx;
-  const plans = new OddsPlans();
+  const plans = new OddsPlans(ctx.cursors);
   const players = new KnownIds((id) => persistence.players.get(id) !== null);
   const teams = new KnownIds((id) => persistence.teams.get(id) !== null);
 

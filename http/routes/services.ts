@@ -8,11 +8,14 @@ import type { OddsEngine } from '../../engine/engine.ts';
 import type { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import type { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
 import type { Persistence } from '../../persistence/persistence.ts';
+import type { CursorCodec } from '../cursor.ts';
 
 export interface Services {
   engine: OddsEngine;
   persistence: Persistence;
   clock: Clock;
+  /** Signs and checks the keyset cursors of every list (CURSOR_SECRET). */
+  cursors: CursorCodec;
   /** Version and time of the last row insert or remove (the catalog counts' cache validity). */
   membership: BoardMembership;
   /** The /snapshot body, already built once for the variant without history. */

@@ -138,13 +138,13 @@ export function signalRoutes(services: Services): AnyRoute[] {
     cache: { validity: (req, now) => edgeTokens.get(req.query.devig)!.of(signals.edgesVersion(now, req.query.devig), SeasonCalendar.dayOf(now)) },
     handle: (req): DataResult => {
       const q = req.query;
-      const walk = keysetWalk(EDGES_PATH, { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig }, q.cursor, isRankKey);
+      const walk = keysetWalk(services.cursors, EDGES_PATH, { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig }, q.cursor, isRankKey);
       const { leagues, note } = leaguesOf(q.league, req.now);
       const emptyAt = edgesSeen.seen(signals.edgesVersion(req.now, q.devig), req.now);
       if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
       const query = { leagues, sources: q.source ?? null, eventIds: q.event_id ?? null, minEdge: q.min_edge, devig: q.devig };
       const page = signals.edgesPage(query, afterOf(walk.after), q.limit, req.now);
-      const next = page.hasMore && page.last !== null ? nextCursor(walk.fingerprint, [page.last.score, page.last.id]) : null;
+      const next = page.hasMore && page.last !== null ? nextCursor(services.cursors, walk.fingerprint, [page.last.score, page.last.id]) : null;
       return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
     },
   });
@@ -160,13 +160,13 @@ export function signalRoutes(services: Services): AnyRoute[] {
     cache: { validity: (_req, now) => arbitrageTokens.of(signals.arbitrageVersion(), SeasonCalendar.dayOf(now)) },
     handle: (req): DataResult => {
       const q = req.query;
-      const walk = keysetWalk(ARBITRAGE_PATH, { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit }, q.cursor, isRankKey);
+      const walk = keysetWalk(services.cursors, ARBITRAGE_PATH, { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit }, q.cursor, isRankKey);
       const { leagues, note } = leaguesOf(q.league, req.now);
       const emptyAt = arbitrageSeen.seen(signals.arbitrageVersion(), req.now);
       if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
       const query = { types: q.type === undefined ? null : [q.type], leagues, eventIds: q.event_id ?? null, minProfit: q.min_profit };
       const page = signals.arbitragePage(query, afterOf(walk.after), q.limit);
-      const next = page.hasMore && page.last !== null ? nextCursor(walk.fingerprint, [page.last.score, page.last.id]) : null;
+      const next = page.hasMore && page.last !== null ? nextCursor(services.cursors, walk.fingerprint, [page.last.score, page.last.id]) : null;
       return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
     },
   });

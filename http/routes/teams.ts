@@ -23,12 +23,12 @@ export function teamRoutes(ctx: Services): AnyRoute[] {
     cache: { validity: () => persistence.version('teams') },
     handle: (req) => {
       const q = req.query;
-      const walk = keysetWalk(TEAMS_PATH, { league: q.league }, q.cursor, isIdKey);
+      const walk = keysetWalk(ctx.cursors, TEAMS_PATH, { league: q.league }, q.cursor, isIdKey);
       const page = teams.list({ league: q.league, after: walk.after, limit: q.limit });
       return {
         kind: 'data',
         data: page.rows,
-        nextCursor: page.next === null ? null : nextCursor(walk.fingerprint, page.next),
+        nextCursor: page.next === null ? null : nextCursor(ctx.cursors, walk.fingerprint, page.next),
         updated: persistence.changedAt('teams'),
       };
     },
