@@ -63,7 +63,9 @@ export async function startApp(options: AppOptions): Promise<App> {
   const persistence = openPersistence({ path: options.dbPath, env });
   persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
 
-  // Every listener of the engine's changes, in the order the engine calls them.
+  // Every listener of the engine's changes, in the order the engine calls them; close()
+  // stops them in reverse. The root subscribes the two small ones; the snapshot and the
+  // signal books subscribe themselves when built, and the list owns their close().
   const listeners = new EngineListeners(engine);
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
   const membership = listeners.subscribe('board membership', new BoardMembership(engine, clock));
@@ -83,21 +85,14 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
   };
-  let server: RunningServer;
-  try {
-    server = await createServer({
-      routes: buildRoutes(services),
-      host: options.host ?? '127.0.0.1',
-      port: options.port ?? 0,
-      authenticator: new KeyAuthenticator(persistence.keyChecker, { requireKey: env.REQUIRE_KEY === '1' }),
-      clock,
-      log,
-    });
-  } catch (error) {
-    listeners.close();
-    persistence.close();
-    throw error;
-  }
+  const server = await createServer({
+    routes: buildRoutes(services),
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 0,
+    authenticator: new KeyAuthenticator(persistence.keyChecker, { requireKey: env.REQUIRE_KEY === '1' }),
+    clock,
+    log,
+  });
 
   const simulator = new Simulator(engine, clock, {
     ratePerSecond: options.simulatorRate ?? 0,

@@ -2,9 +2,9 @@
 // /edges, /arbitrage, /historical/odds, /historical/arbitrage.
 //
 // The signal books (engine/signals/engineSignals.ts) are built and closed by the
-// composition root (service/app.ts); these routes only read them. /edges and /arbitrage read a page of a
-// kept, sorted result; their cache validity is the book version (for /edges at the
-// request's clock: the edge book first re-prices ticked groups and expires sharp
+// composition root (service/app.ts); these routes only read them. /edges and
+// /arbitrage read a page of a kept, sorted result; their cache validity is the book
+// version (for /edges at the request's clock: the edge book first re-prices ticked groups and expires sharp
 // quotes older than the staleness window, so a page cached before an expiry is never
 // served after it) paired with the UTC day (league notes follow the calendar) through
 // a TokenMemo per method, so the token moves exactly when either does.
