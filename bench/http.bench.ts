@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
-import { startApp, type App } from '../http/app.ts';
+import { startApp, type App } from '../service/app.ts';
 import { runWrk, startBufferServer, startHelloWorld, type BenchServer, type WrkResult } from './http-baseline.bench.ts';
 import type { Scenario, ScenarioModule } from './scenarios/scenario.ts';
 import { scenarios as oddsScenarios } from './scenarios/odds.ts';

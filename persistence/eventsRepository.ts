@@ -7,6 +7,7 @@ import type { Db } from './database.ts';
 import type { DataVersions } from './dataVersion.ts';
 import { checkLimit, PersistenceError } from './errors.ts';
 import type { EventBoxScore, EventDetailRow, EventKey, EventRow, Page } from './rows.ts';
+import { EventStatusUpdate } from './eventStatusUpdate.ts';
 import { StatementCache } from './statementCache.ts';
 import { formatEventStartTime } from './timeFormat.ts';
 import { PLAYER_BOX_COLUMNS, TEAM_BOX_COLUMNS, toPlayerBoxRow, toTeamBoxRow } from './boxRows.ts';
@@ -108,8 +109,7 @@ export class EventsRepository {
   private readonly teamBoxStatement: Statement;
   private readonly playerBoxStatement: Statement;
   private readonly startTimesStatement: Statement;
-  private readonly setStatus: Statement;
-  private readonly setHasOdds: Statement;
+  private readonly statusUpdate: EventStatusUpdate;
 
   constructor(
     private readonly db: Db,
@@ -131,8 +131,7 @@ export class EventsRepository {
       .prepare(`SELECT ${PLAYER_BOX_COLUMNS} FROM player_box WHERE event_id = ? ORDER BY player_id`)
       .raw(true);
     this.startTimesStatement = db.prepare('SELECT start_time FROM events ORDER BY start_time').pluck();
-    this.setStatus = db.prepare('UPDATE events SET status = ? WHERE id = ? AND status <> ?');
-    this.setHasOdds = db.prepare('UPDATE events SET has_odds = ? WHERE id = ? AND has_odds <> ?');
+    this.statusUpdate = new EventStatusUpdate(db);
   }
 
   list(q: EventListQuery): Page<EventRow, EventKey> {
@@ -244,15 +243,7 @@ export class EventsRepository {
     }
     const changed = this.db.transaction(() => {
       let n = 0;
-      for (const c of changes) {
-        let touched = 0;
-        if (c.status !== undefined) touched += this.setStatus.run(c.status, c.id, c.status).changes;
-        if (c.hasOdds !== undefined) {
-          const has = c.hasOdds ? 1 : 0;
-          touched += this.setHasOdds.run(has, c.id, has).changes;
-        }
-        if (touched > 0) n++;
-      }
+      for (const c of changes) if (this.statusUpdate.run(c.id, c.status, c.hasOdds)) n++;
       return n;
     })();
     if (changed > 0) this.versions.bump(['events'], now);

@@ -5,7 +5,7 @@
 // not here: every request replays the rings (tens to hundreds of ms on the large
 // board), so 64 wrk connections would only measure queueing; its latency is measured
 // directly in the signals section (bench/signalsEngine.bench.ts).
-import type { App } from '../../http/app.ts';
+import type { App } from '../../service/app.ts';
 import type { Scenario } from './scenario.ts';
 
 export function scenarios(_app: App): Scenario[] {

@@ -1,6 +1,6 @@
 // The engine adapter of the signal books: SignalBooks fed from the engine's columns.
-// Created once (by the signals route module) after the board is loaded: it places
-// every live row, evaluates every group once, then follows engine.subscribe:
+// Created once (by the composition root, service/app.ts) after the board is loaded:
+// it places every live row, evaluates every group once, then follows engine.subscribe:
 //   insert            -> books.inserted (a new row, or a tombstone revived in its slot)
 //   price             -> books.priced with the values just written (the O(1) hot path)
 //   update, same line -> the same

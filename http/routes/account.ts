@@ -4,9 +4,9 @@
 // plan. It is not counted (reading your usage does not use it up) and not cached
 // (the answer depends on the key and on requests counted a moment ago).
 import { defineRoute, type AnyRoute } from '../router.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 
-export function accountRoutes(ctx: AppContext): AnyRoute[] {
+export function accountRoutes(ctx: Services): AnyRoute[] {
   const { apiKeys, usage } = ctx.persistence;
   const route = defineRoute({
     path: '/api/v1/account/usage',

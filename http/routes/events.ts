@@ -14,7 +14,7 @@ import type { RouteRequest, RowsResult } from '../request.ts';
 import type { QueryOf } from '../schemas.ts';
 import { keysetWalk, nextCursor } from './catalogCursor.ts';
 import { ACTIVE_EVENTS_QUERY, EVENTS_QUERY } from './catalogParams.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 import { EventStarts, WINDOW_MS } from './eventWindow.ts';
 import { SeasonCalendar } from './seasonNote.ts';
 import { TokenMemo } from './tokenMemo.ts';
@@ -55,7 +55,7 @@ function eventKeyOf(key: unknown): EventKey | undefined {
 
 const NO_ROWS = Buffer.alloc(0);
 
-export function eventRoutes(ctx: AppContext): AnyRoute[] {
+export function eventRoutes(ctx: Services): AnyRoute[] {
   const { persistence } = ctx;
   const events = persistence.events;
   const calendar = new SeasonCalendar();
@@ -68,6 +68,7 @@ export function eventRoutes(ctx: AppContext): AnyRoute[] {
     const lowerDefault = route === EVENTS_PATH && q.starts_after === undefined;
     const upperDefault = route === EVENTS_PATH && q.starts_before === undefined;
     const walk = keysetWalk(
+      ctx.cursors,
       route,
       {
         league: q.league,
@@ -134,7 +135,7 @@ export function eventRoutes(ctx: AppContext): AnyRoute[] {
       after: plan.after,
       limit: q.limit,
     });
-    const cursor = page.next === null ? null : nextCursor(plan.fingerprint, [page.next.startTime, page.next.id], anchor);
+    const cursor = page.next === null ? null : nextCursor(ctx.cursors, plan.fingerprint, [page.next.startTime, page.next.id], anchor);
     return { kind: 'rows', rows: Buffer.from(page.json), count: page.count, nextCursor: cursor, updated, note: plan.note };
   }
 

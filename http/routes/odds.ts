@@ -8,7 +8,7 @@ import { notFound } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { RouteRequest } from '../request.ts';
 import type { QueryOf } from '../schemas.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 import { EVENT_ODDS_QUERY, ODDS_QUERY, SUBJECT_ODDS_QUERY, UPDATED_QUERY } from './oddsParams.ts';
 import { deltaPage, deltaToken, listPage, listToken } from './oddsPages.ts';
 import { OddsPlans } from './oddsPlan.ts';
@@ -27,9 +27,9 @@ function filterOf(parts: Partial<OddsFilter>): OddsFilter {
   return { leagues: null, sportsbooks: null, markets: null, eventIds: null, playerId: null, teamId: null, scope: null, isMain: false, ...parts };
 }
 
-export function oddsRoutes(ctx: AppContext): AnyRoute[] {
+export function oddsRoutes(ctx: Services): AnyRoute[] {
   const { engine, persistence } = ctx;
-  const plans = new OddsPlans();
+  const plans = new OddsPlans(ctx.cursors);
   const players = new KnownIds((id) => persistence.players.get(id) !== null);
   const teams = new KnownIds((id) => persistence.teams.get(id) !== null);
 

@@ -5,7 +5,7 @@
 // so a cache hit costs one WeakMap lookup and a seq comparison (validity memo).
 import type { OddsFilter } from '../../engine/oddsQuery.ts';
 import type { OddsFormat } from '../../engine/rowJson.ts';
-import { decodeCursor, encodeCursor, fingerprintOf } from '../cursor.ts';
+import { fingerprintOf, type CursorCodec } from '../cursor.ts';
 import { invalidCursor } from '../errors.ts';
 import { SeasonCalendar } from './seasonNote.ts';
 
@@ -29,6 +29,7 @@ export class OddsPlan {
   emptyUpdated: number | null = null;
 
   constructor(
+    private readonly cursors: CursorCodec,
     /** null when a league filter was given and none of its leagues is in season. */
     readonly filter: OddsFilter | null,
     readonly note: string | null,
@@ -45,13 +46,15 @@ export class OddsPlan {
 
   /** The cursor of the page after one ending at lastId. */
   nextCursor(lastId: string, asOf?: number): string {
-    return encodeCursor(asOf === undefined ? { key: lastId, fingerprint: this.fingerprint } : { key: lastId, fingerprint: this.fingerprint, asOf });
+    return this.cursors.encode(asOf === undefined ? { key: lastId, fingerprint: this.fingerprint } : { key: lastId, fingerprint: this.fingerprint, asOf });
   }
 }
 
 export class OddsPlans {
   private readonly plans = new WeakMap<object, OddsPlan>();
   private readonly calendar = new SeasonCalendar();
+
+  constructor(private readonly cursors: CursorCodec) {}
 
   /**
    * The request's plan, built on first sight (and again when the UTC day turns). key is
@@ -82,7 +85,7 @@ export class OddsPlans {
     let afterId: string | null = null;
     let asOf: number | null = null;
     if (spec.cursor !== undefined) {
-      const payload = decodeCursor(spec.cursor, fingerprint);
+      const payload = this.cursors.decode(spec.cursor, fingerprint);
       if (typeof payload.key !== 'string' || payload.key === '') throw invalidCursor('cursor is not a cursor issued by this service');
       afterId = payload.key;
       if (spec.since !== undefined) {
@@ -90,7 +93,7 @@ export class OddsPlans {
         asOf = payload.asOf;
       }
     }
-    return new OddsPlan(filter, note, day, fingerprint, afterId, asOf, spec.since ?? null, spec.format, spec.limit);
+    return new OddsPlan(this.cursors, filter, note, day, fingerprint, afterId, asOf, spec.since ?? null, spec.format, spec.limit);
   }
 }
 

@@ -6,8 +6,7 @@ import { activeLeagues, seasonEndMs, seasonStartMs, seasonsForYear } from '../..
 import type { SeasonRecord } from '../../engine/model.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import { SEASONS_QUERY } from './catalogParams.ts';
-import { BoardMembership } from './boardMembership.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 import { SeasonCalendar } from './seasonNote.ts';
 import { TokenMemo } from './tokenMemo.ts';
 
@@ -27,10 +26,8 @@ function yearOf(now: number): number {
   return new Date(now).getUTCFullYear();
 }
 
-export function referenceRoutes(ctx: AppContext): AnyRoute[] {
-  const { engine, persistence } = ctx;
-  const membership = new BoardMembership(engine, ctx.clock);
-  ctx.onClose(membership.unsubscribe);
+export function referenceRoutes(services: Services): AnyRoute[] {
+  const { engine, persistence, membership } = services;
   const seasonsMemo = new TokenMemo();
 
   const leagues = defineRoute({

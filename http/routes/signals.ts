@@ -1,15 +1,14 @@
 // Derived and historical routes:
 // /edges, /arbitrage, /historical/odds, /historical/arbitrage.
 //
-// The signal books (engine/signals/engineSignals.ts) are created once here, fed by
-// engine.subscribe, and closed with the app. /edges and /arbitrage read a page of a
-// kept, sorted result; their cache validity is the book version (for /edges at the
-// request's clock: the edge book first re-prices ticked groups and expires sharp
+// The signal books (engine/signals/engineSignals.ts) are built and closed by the
+// composition root (service/app.ts); these routes only read them. /edges and
+// /arbitrage read a page of a kept, sorted result; their cache validity is the book
+// version (for /edges at the request's clock: the edge book first re-prices ticked groups and expires sharp
 // quotes older than the staleness window, so a page cached before an expiry is never
 // served after it) paired with the UTC day (league notes follow the calendar) through
 // a TokenMemo per method, so the token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
-import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
@@ -18,7 +17,7 @@ import { defineRoute, type AnyRoute } from '../router.ts';
 import type { DataResult } from '../request.ts';
 import { COMMON_PARAMS, type ParamDef } from '../schemas.ts';
 import { keysetWalk, nextCursor } from './catalogCursor.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 import { EVENT_ID, LEAGUE } from './oddsParams.ts';
 import { SeasonCalendar } from './seasonNote.ts';
 import { TokenMemo } from './tokenMemo.ts';
@@ -113,10 +112,8 @@ class VersionClock {
   }
 }
 
-export function signalRoutes(ctx: AppContext): AnyRoute[] {
-  const { engine } = ctx;
-  const signals = new EngineSignals(engine);
-  ctx.onClose(() => signals.close());
+export function signalRoutes(services: Services): AnyRoute[] {
+  const { engine, signals } = services;
   const calendar = new SeasonCalendar();
   const edgesSeen = new VersionClock();
   const arbitrageSeen = new VersionClock();
@@ -141,13 +138,13 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     cache: { validity: (req, now) => edgeTokens.get(req.query.devig)!.of(signals.edgesVersion(now, req.query.devig), SeasonCalendar.dayOf(now)) },
     handle: (req): DataResult => {
       const q = req.query;
-      const walk = keysetWalk(EDGES_PATH, { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig }, q.cursor, isRankKey);
+      const walk = keysetWalk(services.cursors, EDGES_PATH, { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig }, q.cursor, isRankKey);
       const { leagues, note } = leaguesOf(q.league, req.now);
       const emptyAt = edgesSeen.seen(signals.edgesVersion(req.now, q.devig), req.now);
       if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
       const query = { leagues, sources: q.source ?? null, eventIds: q.event_id ?? null, minEdge: q.min_edge, devig: q.devig };
       const page = signals.edgesPage(query, afterOf(walk.after), q.limit, req.now);
-      const next = page.hasMore && page.last !== null ? nextCursor(walk.fingerprint, [page.last.score, page.last.id]) : null;
+      const next = page.hasMore && page.last !== null ? nextCursor(services.cursors, walk.fingerprint, [page.last.score, page.last.id]) : null;
       return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
     },
   });
@@ -163,13 +160,13 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     cache: { validity: (_req, now) => arbitrageTokens.of(signals.arbitrageVersion(), SeasonCalendar.dayOf(now)) },
     handle: (req): DataResult => {
       const q = req.query;
-      const walk = keysetWalk(ARBITRAGE_PATH, { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit }, q.cursor, isRankKey);
+      const walk = keysetWalk(services.cursors, ARBITRAGE_PATH, { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit }, q.cursor, isRankKey);
       const { leagues, note } = leaguesOf(q.league, req.now);
       const emptyAt = arbitrageSeen.seen(signals.arbitrageVersion(), req.now);
       if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
       const query = { types: q.type === undefined ? null : [q.type], leagues, eventIds: q.event_id ?? null, minProfit: q.min_profit };
       const page = signals.arbitragePage(query, afterOf(walk.after), q.limit);
-      const next = page.hasMore && page.last !== null ? nextCursor(walk.fingerprint, [page.last.score, page.last.id]) : null;
+      const next = page.hasMore && page.last !== null ? nextCursor(services.cursors, walk.fingerprint, [page.last.score, page.last.id]) : null;
       return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
     },
   });

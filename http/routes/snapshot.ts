@@ -5,17 +5,17 @@
 // (http/largeBody.ts). With nothing changed since the last request, answering costs a
 // flag check: no piece is touched and nothing is copied per client.
 //
-// Start-up builds the variant without history before the server listens, so the
-// first client is answered at once and no build runs behind later traffic. After
-// that, long work never holds the event loop: a request that finds its variant unbuilt
+// The composition root (service/app.ts) builds the variant without history before the
+// server listens, so the first client is answered at once and no build runs behind
+// later traffic. After that, long work never holds the event loop: a request that finds its variant unbuilt
 // (the with-history one is built on its first request) or with a large backlog (after
 // a long time without requests) gets a pending result: the facade keeps it open while
 // the pieces are rendered in STEP_MS steps and other requests are served. Otherwise
 // the refresh runs inline (what changed since the previous request: a few ms).
-import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
+import type { SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { LargeBodyResult, PendingLargeBodyResult } from '../request.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 
 export const SNAPSHOT_PATH = '/api/v1/snapshot';
 /** Longest the event loop is held by one step of a build or a large backlog. */
@@ -30,10 +30,8 @@ const DESCRIPTION = [
   'ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.',
 ].join(' ');
 
-export function snapshotRoutes(ctx: AppContext): AnyRoute[] {
-  const snapshot = new BoardSnapshot(ctx.engine, { clock: ctx.clock });
-  snapshot.current(false); // at start-up, before the server listens (large board: ~5 s)
-  ctx.onClose(() => snapshot.close());
+export function snapshotRoutes(services: Pick<Services, 'snapshot'>): AnyRoute[] {
+  const { snapshot } = services;
 
   const route = defineRoute({
     path: SNAPSHOT_PATH,

@@ -83,10 +83,10 @@ describe('/status', () => {
   });
 });
 
-describe('npm start (http/main.ts)', () => {
+describe('npm start (service/main.ts)', () => {
   it('prints a ready line, answers /status on the printed port, and exits 0 on SIGINT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'odds-main-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'http/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], {
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '500', DB_PATH: join(dir, 'odds.db') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

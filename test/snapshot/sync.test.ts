@@ -14,7 +14,7 @@ import { ManualClock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { Simulator } from '../../engine/simulator.ts';
-import { startApp } from '../../http/app.ts';
+import { startApp } from '../../service/app.ts';
 import { httpRequest, loadValidator } from '../helpers/server.ts';
 import { filterOf } from '../helpers/engine-helpers.ts';
 import { NOW, fixtureEngine, parseBody, type SnapshotDoc } from '../helpers/snapshot-helpers.ts';

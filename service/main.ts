@@ -1,6 +1,8 @@
 // `npm start`: the medium fixture board with the live simulator on :8080.
 // PORT, HOST, BOARD (small|medium|large), SEED, NOW (freezes the clock: simulated
-// time), SIM_RATE (updates/s, 0 = still board) and DB_PATH override the defaults.
+// time), SIM_RATE (updates/s, 0 = still board) and DB_PATH override the defaults;
+// startApp reads the rest of its settings (REQUIRE_KEY, RATE_LIMIT_ENFORCE,
+// CURSOR_SECRET) from the same process environment.
 import { clockFromEnv } from '../engine/clock.ts';
 import { boardOptionsFromEnv } from '../fixtures/boardFromEnv.ts';
 import { startApp } from './app.ts';
