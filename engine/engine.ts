@@ -95,7 +95,8 @@ export type Change =
 export interface PriceByIdChange {
   op: 'priceById';
   id: string;
-  priceAmerican: number | null;
+  /** undefined keeps the current price (a suspension toggle). */
+  priceAmerican?: number | null;
   dfsMultiplier?: number | null;
   suspended?: boolean;
 }
@@ -217,7 +218,13 @@ export class OddsEngine {
           break;
         case 'priceById': {
           const slot = this.keys.findId(change.id);
-          ok = slot >= 0 && this.applyPrice(slot, change.priceAmerican, change.dfsMultiplier, change.suspended ?? this.store.suspended[slot] === 1, now);
+          if (slot < 0) {
+            ok = false;
+            break;
+          }
+          const s = this.store;
+          const american = change.priceAmerican !== undefined ? change.priceAmerican : s.priceAmerican[slot] === NO_PRICE ? null : s.priceAmerican[slot];
+          ok = this.applyPrice(slot, american, change.dfsMultiplier, change.suspended ?? s.suspended[slot] === 1, now);
           break;
         }
         case 'event':

@@ -16,6 +16,8 @@ import { createServer, type RunningServer } from './server.ts';
 export interface AppOptions {
   clock: Clock;
   board: BoardOptions | Board;
+  /** A board restored elsewhere (from DATA_DIR): served as it is, without loading `board` or its cold data. */
+  engine?: OddsEngine;
   /** SQLite file (default DB_PATH, else ./data/odds.db). */
   dbPath?: string;
   host?: string;
@@ -46,11 +48,11 @@ export async function startApp(options: AppOptions): Promise<App> {
   const env = options.env ?? process.env;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const board = isBoard(options.board) ? options.board : generateBoard(options.board);
-  const engine = new OddsEngine(options.clock);
-  loadBoard(engine, board);
+  const engine = options.engine ?? new OddsEngine(options.clock);
+  if (options.engine === undefined) loadBoard(engine, board);
 
   const persistence = openPersistence({ path: options.dbPath, env });
-  persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+  if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
   const statusWriter = new EventStatusWriter(engine, persistence, options.clock);
   engine.subscribe(statusWriter);
 
