@@ -67,6 +67,7 @@ export class FileBatchLog implements BatchLog {
   private assigned: number;
   private durable: number;
   private appendedBytes = 0;
+  private groups = 0;
   private file: FileHandle | null = null;
   private segment: SegmentFile;
   private segmentSize: number;
@@ -123,6 +124,11 @@ export class FileBatchLog implements BatchLog {
 
   get bytesSinceCheckpoint(): number {
     return this.appendedBytes;
+  }
+
+  /** Groups written (each one write and one fsync): fewer than appends when group commit shares fsyncs. */
+  get groupsWritten(): number {
+    return this.groups;
   }
 
   /** True after a failed fsync: every append is refused until the log is reopened. */
@@ -213,10 +219,18 @@ export class FileBatchLog implements BatchLog {
       await this.abandon(group, position, error);
       return;
     }
+    this.groups++;
     try {
       if (this.fsync) await this.file!.datasync();
     } catch (error) {
+      // the group is refused, so it must not come back on replay: cut it off (the
+      // log stays refused, see the header)
       this.failure = error as Error;
+      try {
+        await this.file!.truncate(position);
+      } catch {
+        // reopening finds the frames; they were never acknowledged, only never refused in the file
+      }
       this.rejectAll(group, error);
       return;
     }

@@ -27,16 +27,17 @@ export function repairLog(dataDir: string): RepairResult {
       continue;
     }
     const keep = scan === null ? 0 : scan.validEnd;
+    const firstDropped = scan === null ? segment.firstIndex : scan.lastIndex + 1;
     const later = segments.slice(i + 1);
     const laterBytes = later.reduce((sum, s) => sum + statSync(s.path).size, 0);
     lines.push(`damaged record in ${segment.path} at offset ${problem.offset}: ${problem.detail}`);
     lines.push(
-      `dropping ${bytes.length - keep} bytes of ${segment.path} from offset ${keep} (records from ${expected} on)` +
+      `dropping ${bytes.length - keep} bytes of ${segment.path} from offset ${keep} (records from ${firstDropped} on)` +
         (later.length > 0 ? ` and ${later.length} later segment(s), ${laterBytes} bytes: ${later.map((s) => s.name).join(', ')}` : ''),
     );
     truncateSync(segment.path, keep);
     for (const s of later) rmSync(s.path);
-    lines.push(`the log now ends at record ${expected - 1}`);
+    lines.push(`the log now ends at record ${firstDropped - 1}`);
     return { damaged: true, lines };
   }
   lines.push(`no damage: ${segments.length} segment(s), records up to ${expected - 1}`);
