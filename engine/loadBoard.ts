@@ -49,7 +49,7 @@ export function loadBoard(engine: OddsEngine, board: Board): LoadResult {
  * give the same order as comparing the id strings (see rowOrder.ts); falls back to
  * the string comparator if the combined rank would not fit a double exactly.
  */
-function sortByOrder(engine: OddsEngine, slots: Int32Array, count: number): void {
+export function sortByOrder(engine: OddsEngine, slots: Int32Array, count: number): void {
   const store = engine.store;
   const bookRank = store.books.ranks(compareStrings);
   const eventRank = store.events.ranks(compareColonTerminated);

@@ -202,6 +202,20 @@ export class OddsStore {
     };
   }
 
+  /** The free list (slots released and not yet reused), oldest first: a checkpoint saves it. */
+  freeList(): Int32Array {
+    return this.freeSlots.slice(0, this.freeCount);
+  }
+
+  /** Restores size and free list saved by a checkpoint (the columns are set by the caller). */
+  restoreSlots(size: number, free: Int32Array): void {
+    this.reserve(size);
+    this.size = size;
+    this.freeSlots = grown(this.freeSlots, free.length);
+    this.freeSlots.set(free);
+    this.freeCount = free.length;
+  }
+
   isLive(slot: number): boolean {
     return slot >= 0 && slot < this.size && this.state[slot] === SLOT_LIVE;
   }

@@ -4,6 +4,7 @@
 
 import type { Board } from '../engine/model.ts';
 import { ApiKeys } from './apiKeys.ts';
+import { ColdWrites, type ColdRecordChange } from './coldWrites.ts';
 import { dbPathFromEnv, openDatabase, type Db } from './database.ts';
 import { DATA_SETS, DataVersions, type DataSet } from './dataVersion.ts';
 import { EventsRepository, type EventStatusChange } from './eventsRepository.ts';
@@ -36,6 +37,8 @@ export class Persistence {
   readonly usage: UsageMeter;
   /** Whether a presented API key is live, counting the request against it. */
   readonly keyChecker: KeyChecker;
+  /** Upserts from the write path, and the look-ups its validator makes. */
+  readonly coldWrites: ColdWrites;
   private readonly versions: DataVersions;
 
   constructor(
@@ -51,6 +54,13 @@ export class Persistence {
     this.apiKeys = new ApiKeys(db);
     this.usage = new UsageMeter(db, { enforce: options.enforce, flushIntervalMs: options.flushIntervalMs });
     this.keyChecker = new KeyChecker(this.apiKeys, this.usage);
+    this.coldWrites = new ColdWrites(db);
+  }
+
+  /** Cold records from the write path, in one transaction; the caches of what they touched move. */
+  applyColdChanges(changes: readonly ColdRecordChange[], now: number): void {
+    if (changes.length === 0) return;
+    this.versions.bump(this.coldWrites.apply(changes), now);
   }
 
   /** Loads the board's cold data unless this database already holds it (see loadCold.ts). */

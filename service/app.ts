@@ -25,6 +25,8 @@ import { EventStatusWriter } from './eventStatusWriter.ts';
 export interface AppOptions {
   clock: Clock;
   board: BoardOptions | Board;
+  /** A board restored elsewhere (from DATA_DIR): served as it is, without loading `board` or its cold data. */
+  engine?: OddsEngine;
   /** SQLite file (default DB_PATH, else ./data/odds.db). */
   dbPath?: string;
   host?: string;
@@ -57,11 +59,11 @@ export async function startApp(options: AppOptions): Promise<App> {
   const clock = options.clock;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const board = isBoard(options.board) ? options.board : generateBoard(options.board);
-  const engine = new OddsEngine(clock);
-  loadBoard(engine, board);
+  const engine = options.engine ?? new OddsEngine(clock);
+  if (options.engine === undefined) loadBoard(engine, board);
 
   const persistence = openPersistence({ path: options.dbPath, env });
-  persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+  if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
   // stops them in reverse. The root subscribes the two small ones; the snapshot and the

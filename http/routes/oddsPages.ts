@@ -57,7 +57,7 @@ export function deltaPage(engine: OddsEngine, plan: OddsPlan): RowsResult {
   const asOf = plan.asOf ?? engine.asOf();
   const since = plan.since!;
   const page = plan.filter === null ? null : engine.delta(plan.filter, since, plan.afterId, plan.limit);
-  const note = joinNotes(plan.note, since < engine.tombstoneHorizon() ? RETENTION_NOTE : null);
+  const note = joinNotes(plan.note, since < engine.deltaHorizon() ? RETENTION_NOTE : null);
   if (page === null || page.count === 0) return { kind: 'rows', rows: NO_ROWS, count: 0, nextCursor: null, updated: asOf, note };
   const rows = engine.odds.render(page, plan.format);
   const nextCursor = page.hasMore && page.lastId !== null ? plan.nextCursor(page.lastId, asOf) : null;
