@@ -10,7 +10,7 @@ export type RouteAuth = 'none' | 'key';
 
 export type AuthResult =
   | { ok: true; headers: [string, string][] }
-  | { ok: false; status: 401 | 429; code: string; detail: string; retryAfter?: number };
+  | { ok: false; status: 401 | 429; code: 'missing_api_key' | 'invalid_api_key' | 'rate_limited'; detail: string; retryAfter?: number };
 
 export interface Authenticator {
   check(key: string | null, routeAuth: RouteAuth, now: number): AuthResult;
