@@ -1,6 +1,7 @@
 // Shared OpenAPI 3.1 component schemas (JSON Schema 2020-12). Response bodies are
 // validated against these in tests, so they state the presence rules exactly, and
 // they carry in their descriptions the choices service-spec leaves open (decisions.md).
+
 import { ERROR_CODES } from './errors.ts';
 
 type Schema = Record<string, unknown>;

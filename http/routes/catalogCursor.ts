@@ -1,8 +1,7 @@
-// Keyset cursors of the lists (decisions C7): the position of the last row served
-// plus a fingerprint of the walk's filters, signed (http/cursor.ts). The list routes
-// reach them through their plans (listPlan.ts), the teams and players lists directly.
-// Each list says what its key looks like, so a well-signed cursor of another list
-// shape is still refused as invalid_cursor.
+// Keyset cursors of the cold-data lists (decisions C7): the position of the last row
+// served plus a fingerprint of the walk's filters, signed (http/cursor.ts). Each list
+// says what its key looks like, so a well-signed cursor of another list shape is
+// still refused as invalid_cursor.
 import { decodeCursor, encodeCursor, fingerprintOf } from '../cursor.ts';
 import { invalidCursor } from '../errors.ts';
 
