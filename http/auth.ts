@@ -6,10 +6,11 @@
 // anonymous and allowed.
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import type { RouteAuth } from './router.ts';
+import type { ErrorCode } from './errors.ts';
 
 export type AuthResult =
   | { ok: true; headers: [string, string][] }
-  | { ok: false; status: 401 | 429; code: string; detail: string; retryAfter?: number };
+  | { ok: false; status: 401 | 429; code: ErrorCode; detail: string; retryAfter?: number };
 
 export interface Authenticator {
   /** key: the presented API key or null; now: epoch ms. Synchronous (runs on the request path). */

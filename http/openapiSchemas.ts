@@ -2,6 +2,8 @@
 // validated against these in tests, so they state the presence rules exactly, and
 // they carry in their descriptions the rules a client needs (this is the contract).
 
+import { ERROR_CODES } from './errors.ts';
+
 type Schema = Record<string, unknown>;
 
 const ISO_MILLIS = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$';
@@ -12,18 +14,6 @@ const ID = '^[^:\\s]+$';
 
 const dateTime = (description: string): Schema => ({ type: 'string', format: 'date-time', pattern: ISO_MILLIS, description });
 const int32 = (description: string, minimum?: number): Schema => ({ type: 'integer', format: 'int32', ...(minimum !== undefined && { minimum }), description });
-
-export const ERROR_CODES = [
-  'invalid_parameter',
-  'missing_parameter',
-  'invalid_cursor',
-  'not_found',
-  'method_not_allowed',
-  'invalid_api_key',
-  'missing_api_key',
-  'rate_limited',
-  'internal_error',
-] as const;
 
 const Envelope: Schema = {
   type: 'object',

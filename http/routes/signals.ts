@@ -3,24 +3,25 @@
 //
 // The signal books (engine/signals/engineSignals.ts) are built and closed by the
 // composition root (service/app.ts); these routes only read them. /edges and
-// /arbitrage read a page of a kept, sorted result; their cache validity is the book
-// version (for /edges at the request's clock: the edge book first re-prices ticked groups and expires sharp
+// /arbitrage read a page of a kept, sorted result; their cache validity is the book version (for /edges at the
+// request's clock: the edge book first re-prices ticked groups and expires sharp
 // quotes older than the staleness window, so a page cached before an expiry is never
-// served after it) paired with the UTC day (league notes follow the calendar) through
-// a TokenMemo per method, so the token moves exactly when either does.
+// served after it), kept in the request's list plan (listPlan.ts); a plan with a
+// league filter is rebuilt when the UTC day turns (league notes follow the calendar),
+// so its token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
 import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
+import type { EdgeQuery } from '../../engine/signals/edgeBook.ts';
+import type { ArbitrageQuery } from '../../engine/signals/arbitrageBook.ts';
 import { invalidParameter, notFound } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { DataResult } from '../request.ts';
-import { COMMON_PARAMS, type ParamDef } from '../schemas.ts';
-import { keysetWalk, nextCursor } from './catalogCursor.ts';
+import { COMMON_PARAMS, type ParamDef, type QueryOf } from '../schemas.ts';
 import type { Services } from './services.ts';
 import { EVENT_ID, LEAGUE } from './oddsParams.ts';
-import { SeasonCalendar } from './seasonNote.ts';
-import { TokenMemo } from './tokenMemo.ts';
+import { ListPlans, type ListPlanSpec } from './listPlan.ts';
 
 const EDGES_PATH = '/api/v1/edges';
 const ARBITRAGE_PATH = '/api/v1/arbitrage';
@@ -82,11 +83,14 @@ const HISTORICAL_ARBITRAGE_QUERY = [
   { name: 'limit', kind: 'integer', minimum: 1, maximum: 1000, default: 500, description: 'Records returned at most, 1..1000 (default 500). Not paginated.' },
 ] as const satisfies readonly ParamDef[];
 
-function isRankKey(key: unknown): key is [number, string] {
+/** The wire form of a ranked list's cursor key: [score, id]. */
+type RankKey = [number, string];
+
+function isRankKey(key: unknown): key is RankKey {
   return Array.isArray(key) && key.length === 2 && typeof key[0] === 'number' && typeof key[1] === 'string';
 }
 
-function afterOf(key: [number, string] | undefined): RankCursor | null {
+function afterOf(key: RankKey | undefined): RankCursor | null {
   return key === undefined ? null : { score: key[0], id: key[1] };
 }
 
@@ -112,20 +116,26 @@ class VersionClock {
   }
 }
 
-export function signalRoutes(services: Services): AnyRoute[] {
-  const { engine, signals } = services;
-  const calendar = new SeasonCalendar();
+export function signalRoutes(ctx: Services): AnyRoute[] {
+  const { engine, signals } = ctx;
   const edgesSeen = new VersionClock();
   const arbitrageSeen = new VersionClock();
-  const edgeTokens = new Map(DEVIG_METHODS.map((method) => [method, new TokenMemo()]));
-  const arbitrageTokens = new TokenMemo();
-
-  /** The in-season leagues of a league filter (null: no filter) and the out-of-season note. */
-  function leaguesOf(requested: string[] | undefined, now: number): { leagues: string[] | null; note: string | null } {
-    if (requested === undefined) return { leagues: null, note: null };
-    const split = calendar.split(requested, now);
-    return { leagues: split.inSeason, note: split.note };
-  }
+  const edgePlans = new ListPlans(ctx.cursors, (q: QueryOf<typeof EDGES_QUERY>): ListPlanSpec<RankKey, EdgeQuery> => ({
+    route: EDGES_PATH,
+    filters: { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig },
+    leagues: q.league,
+    cursor: q.cursor,
+    isKey: isRankKey,
+    query: (leagues) => ({ leagues, sources: q.source ?? null, eventIds: q.event_id ?? null, minEdge: q.min_edge, devig: q.devig }),
+  }));
+  const arbitragePlans = new ListPlans(ctx.cursors, (q: QueryOf<typeof ARBITRAGE_QUERY>): ListPlanSpec<RankKey, ArbitrageQuery> => ({
+    route: ARBITRAGE_PATH,
+    filters: { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit },
+    leagues: q.league,
+    cursor: q.cursor,
+    isKey: isRankKey,
+    query: (leagues) => ({ types: q.type === undefined ? null : [q.type], leagues, eventIds: q.event_id ?? null, minProfit: q.min_profit }),
+  }));
 
   const edges = defineRoute({
     path: EDGES_PATH,
@@ -135,17 +145,15 @@ export function signalRoutes(services: Services): AnyRoute[] {
     summary: 'DFS pick\'em lines against the no-vig fair value of the sharp books.',
     description:
       'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed).',
-    cache: { validity: (req, now) => edgeTokens.get(req.query.devig)!.of(signals.edgesVersion(now, req.query.devig), SeasonCalendar.dayOf(now)) },
+    cache: { validity: (req, now) => edgePlans.of(req.query, req.query, now).tokenOf(signals.edgesVersion(now, req.query.devig)) },
     handle: (req): DataResult => {
       const q = req.query;
-      const walk = keysetWalk(services.cursors, EDGES_PATH, { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig }, q.cursor, isRankKey);
-      const { leagues, note } = leaguesOf(q.league, req.now);
+      const plan = edgePlans.of(q, q, req.now);
       const emptyAt = edgesSeen.seen(signals.edgesVersion(req.now, q.devig), req.now);
-      if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
-      const query = { leagues, sources: q.source ?? null, eventIds: q.event_id ?? null, minEdge: q.min_edge, devig: q.devig };
-      const page = signals.edgesPage(query, afterOf(walk.after), q.limit, req.now);
-      const next = page.hasMore && page.last !== null ? nextCursor(services.cursors, walk.fingerprint, [page.last.score, page.last.id]) : null;
-      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
+      if (plan.none) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note: plan.note };
+      const page = signals.edgesPage(plan.query, afterOf(plan.after), q.limit, req.now);
+      const next = page.hasMore && page.last !== null ? plan.nextCursor([page.last.score, page.last.id]) : null;
+      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note: plan.note };
     },
   });
 
@@ -157,17 +165,15 @@ export function signalRoutes(services: Services): AnyRoute[] {
     summary: 'Cross-book arbitrage (two-way and three-way), best price per side.',
     description:
       'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1. Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1. Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note.',
-    cache: { validity: (_req, now) => arbitrageTokens.of(signals.arbitrageVersion(), SeasonCalendar.dayOf(now)) },
+    cache: { validity: (req, now) => arbitragePlans.of(req.query, req.query, now).tokenOf(signals.arbitrageVersion()) },
     handle: (req): DataResult => {
       const q = req.query;
-      const walk = keysetWalk(services.cursors, ARBITRAGE_PATH, { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit }, q.cursor, isRankKey);
-      const { leagues, note } = leaguesOf(q.league, req.now);
+      const plan = arbitragePlans.of(q, q, req.now);
       const emptyAt = arbitrageSeen.seen(signals.arbitrageVersion(), req.now);
-      if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
-      const query = { types: q.type === undefined ? null : [q.type], leagues, eventIds: q.event_id ?? null, minProfit: q.min_profit };
-      const page = signals.arbitragePage(query, afterOf(walk.after), q.limit);
-      const next = page.hasMore && page.last !== null ? nextCursor(services.cursors, walk.fingerprint, [page.last.score, page.last.id]) : null;
-      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
+      if (plan.none) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note: plan.note };
+      const page = signals.arbitragePage(plan.query, afterOf(plan.after), q.limit);
+      const next = page.hasMore && page.last !== null ? plan.nextCursor([page.last.score, page.last.id]) : null;
+      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note: plan.note };
     },
   });
 
