@@ -32,7 +32,7 @@
 // engine.rings (HistoryRings, handle per row in store.ring), engine.eventTable,
 // engine.indexes (posting lists), engine.keys (id -> slot).
 // Elsewhere: loadBoard(engine, board) in loadBoard.ts; Simulator in simulator.ts;
-// rowObject/rowJsonText/isoTime/minuteTime in rowJson.ts.
+// rowObject/rowJsonText in rowJson.ts, the time texts in timeFormat.ts.
 // Pages: OddsPage.slots is a reused buffer, valid until the next page/delta call;
 // render() returns a fresh Buffer. Filters: empty arrays mean "no filter".
 // Tombstones stay >= 10 min (tombstoneRetentionMs), then their slots are reused and

@@ -8,7 +8,7 @@ import type { DataVersions } from './dataVersion.ts';
 import { checkLimit, PersistenceError } from './errors.ts';
 import type { EventBoxScore, EventDetailRow, EventKey, EventRow, Page } from './rows.ts';
 import { StatementCache } from './statementCache.ts';
-import { formatEventStartTime } from './timeFormat.ts';
+import { isoMinutesZ } from '../engine/timeFormat.ts';
 import { PLAYER_BOX_COLUMNS, TEAM_BOX_COLUMNS, toPlayerBoxRow, toTeamBoxRow } from './boxRows.ts';
 
 export interface EventListQuery {
@@ -91,7 +91,7 @@ function toEventRow(r: RawEvent): EventRow {
     homeTeamName: r[2],
     awayTeamId: r[3],
     awayTeamName: r[4],
-    startTime: formatEventStartTime(r[5]),
+    startTime: isoMinutesZ(r[5]),
     status: r[6],
     league: r[7],
     hasOdds: r[8] === 1,

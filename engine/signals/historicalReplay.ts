@@ -18,7 +18,7 @@ import { SIDES, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import { americanToDecimal } from '../model.ts';
 import { evaluateAt, type QuoteAt } from './historical.ts';
 import type { ArbitrageRecord } from './records.ts';
-import { formatInstant } from './timeFormat.ts';
+import { isoMillis } from '../timeFormat.ts';
 import { groupInputOf } from './groupInput.ts';
 
 /** D6. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
@@ -97,7 +97,7 @@ export function historicalOdds(engine: OddsEngine, eventId: string, at: number):
       selection: s.labels.get(s.selection[slot]),
       side: SIDES[s.side[slot]],
       priceAmerican: pa === 0 ? null : pa,
-      asOf: formatInstant(firstSeen),
+      asOf: isoMillis(firstSeen),
       suspended: engine.rings.su(handle, i) === 1,
     };
     if (!Number.isNaN(line)) row.line = line;

@@ -3,7 +3,7 @@
 // a small fraction of the board), keyset pages after a (score, id) cursor, and
 // filtered pages that walk the order instead of sorting per read.
 
-import { growFloat64, growInt32 } from './grow.ts';
+import { grown } from '../columns.ts';
 
 export interface RankCursor {
   score: number;
@@ -175,7 +175,7 @@ export class RankedSet<V> {
   }
 
   private insertAt(rank: number, ref: number): void {
-    if (this.count === this.order.length) this.order = growInt32(this.order, this.count * 2);
+    if (this.count === this.order.length) this.order = grown(this.order, this.count + 1);
     this.order.copyWithin(rank + 1, rank, this.count);
     this.order[rank] = ref;
     this.count++;
@@ -195,7 +195,7 @@ export class RankedSet<V> {
       this.leagues.push('');
       this.events.push('');
       this.tags.push('');
-      if (ref === this.scores.length) this.scores = growFloat64(this.scores, ref * 2);
+      if (ref === this.scores.length) this.scores = grown(this.scores, ref + 1);
     } else {
       this.ids[ref] = id;
     }

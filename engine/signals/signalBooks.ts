@@ -25,7 +25,7 @@ import { MarketGroups, NONE as NO_REF, type GroupRowInput } from './marketGroups
 import { QuoteBatch } from './quoteBatch.ts';
 import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
-import { growFloat64, growInt32 } from './grow.ts';
+import { grown } from '../columns.ts';
 import { outcomeIndex as importedOutcomeIndex } from './sides.ts';
 
 // Imported bindings used per tick or per quote, held locally: under tsx an imported
@@ -201,7 +201,7 @@ export class SignalBooks {
    * faster than reading every ref's record in a pass of its own at the end).
    */
   noteTick(i: number, ref: number): void {
-    if (2 * i + 1 >= this.warmRoles.length) this.warmRoles = growInt32(this.warmRoles, 2 * this.warmRoles.length);
+    if (2 * i + 1 >= this.warmRoles.length) this.warmRoles = grown(this.warmRoles, 2 * i + 2);
     const at = 2 * ref;
     const inside = at < this.refInts.length;
     this.warmRoles[2 * i] = inside ? this.refInts[at] - 1 : -1;
@@ -347,10 +347,9 @@ export class SignalBooks {
 
   private setRef(ref: number, g: number, role: number, line: number): void {
     if (2 * ref >= this.refInts.length) {
-      let capacity = this.refLines.length;
-      while (capacity <= ref) capacity *= 2;
-      this.refInts = growInt32(this.refInts, 2 * capacity);
-      this.refLines = growFloat64(this.refLines, capacity);
+      // both double from 1024 lines and 2048 ints, so refInts stays twice refLines
+      this.refInts = grown(this.refInts, 2 * ref + 2);
+      this.refLines = grown(this.refLines, ref + 1);
     }
     this.refInts[2 * ref] = g + 1;
     this.refInts[2 * ref + 1] = role;
