@@ -99,7 +99,7 @@ export interface EngineOptions {
   fragmentBytesPerFormat?: number;
 }
 
-export const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
+const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
 
 export class OddsEngine {
   readonly store: OddsStore;

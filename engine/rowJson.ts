@@ -23,9 +23,9 @@ import {
 export type OddsFormat = 'all' | 'american' | 'decimal' | 'probability';
 export const ODDS_FORMATS: readonly OddsFormat[] = ['all', 'american', 'decimal', 'probability'];
 export const FORMAT_ALL = 0;
-export const FORMAT_AMERICAN = 1;
-export const FORMAT_DECIMAL = 2;
-export const FORMAT_PROBABILITY = 3;
+const FORMAT_AMERICAN = 1;
+const FORMAT_DECIMAL = 2;
+const FORMAT_PROBABILITY = 3;
 
 export function formatCode(format: OddsFormat): number {
   const code = ODDS_FORMATS.indexOf(format);
@@ -34,7 +34,7 @@ export function formatCode(format: OddsFormat): number {
 }
 
 /** priceProbability: 1/decimal rounded to 4 places (4.1). */
-export function impliedProbability(american: number): number {
+function impliedProbability(american: number): number {
   return Math.round((1 / americanToDecimal(american)) * 10000) / 10000;
 }
 

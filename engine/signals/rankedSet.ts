@@ -46,28 +46,15 @@ export class RankedSet<V> {
     return this.count;
   }
 
-  has(id: string): boolean {
-    return this.refs.has(id);
-  }
-
   get(id: string): V | undefined {
     const ref = this.refs.get(id);
     return ref === undefined ? undefined : this.values[ref];
-  }
-
-  scoreOf(id: string): number | undefined {
-    const ref = this.refs.get(id);
-    return ref === undefined ? undefined : this.scores[ref];
   }
 
   /** Position in serving order, -1 when absent. */
   rankOf(id: string): number {
     const ref = this.refs.get(id);
     return ref === undefined ? -1 : this.lowerBound(this.scores[ref], id);
-  }
-
-  idAt(rank: number): string {
-    return this.ids[this.order[rank]];
   }
 
   scoreAt(rank: number): number {
