@@ -51,7 +51,7 @@ import { EventTable, STATUS_CANCELLED, STATUS_FINAL, isAllowedTransition, status
 import { FragmentCache } from './fragmentCache.ts';
 import { HistoryRings, NO_RING, historyEntry, type HistoryEntry } from './historyRing.ts';
 import { Indexes } from './indexes.ts';
-import { MainLines } from './isMain.ts';
+import { MainLines } from './mainLines.ts';
 import { EVENT_STATUSES, type EventRecord, type EventStatus, type HistoryBuffer, type OddsInput } from './model.ts';
 import { OddsQuery, type DeltaFilter, type OddsPage } from './oddsQuery.ts';
 import { NO_PRICE, OddsStore, SLOT_LIVE, SLOT_TOMBSTONE } from './oddsStore.ts';

@@ -201,7 +201,7 @@ export class EventsRepository {
   /**
    * Every event's start (epoch ms, futures anchors included), ascending: which events a
    * time window holds is decided by where its bounds fall among these, so a window
-   * that moves with the clock can tell when its result changes (http/routes/eventWindow.ts).
+   * that moves with the clock can tell when its result changes (http/routes/eventStarts.ts).
    */
   startTimes(): Float64Array {
     return Float64Array.from(this.startTimesStatement.all() as number[]);

@@ -33,7 +33,11 @@ import { outcomeIndex as importedOutcomeIndex } from './sides.ts';
 const NONE = NO_REF;
 const outcomeIndex = importedOutcomeIndex;
 
-const ROLE_OUTCOME = 3;
+// A ref's role word: bits 0-1 its outcome index k in the group (ROLE_NO_OUTCOME when its
+// side is none of the group's outcomes), bit 2 set for a DFS row, bits 3-7 its sharp
+// slot + 1 (0: not a sharp book), and above ROLE_PICK_SHIFT a DFS row's pick index.
+const ROLE_OUTCOME_MASK = 3;
+/** The outcome field's value for a ref outside the group's outcomes (k is 0..2). */
 const ROLE_NO_OUTCOME = 3;
 const ROLE_DFS = 4;
 const ROLE_SLOT_SHIFT = 3;
@@ -180,7 +184,7 @@ export class SignalBooks {
   }
 
   private pricedIn(g: number, ref: number, role: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
-    const k = role & ROLE_OUTCOME;
+    const k = role & ROLE_OUTCOME_MASK;
     if (k === ROLE_NO_OUTCOME) return;
     let settled: boolean;
     if ((role & ROLE_DFS) === 0) {
@@ -229,7 +233,7 @@ export class SignalBooks {
     for (let i = 0; i < count; i++) {
       const g = gr[2 * i];
       const role = gr[2 * i + 1];
-      const k = role & ROLE_OUTCOME;
+      const k = role & ROLE_OUTCOME_MASK;
       if (g < 0 || k === ROLE_NO_OUTCOME) continue;
       if ((role & ROLE_DFS) === 0) sink += this.arbitrage.warm(g, k);
       if ((role & (ROLE_DFS | ROLE_SLOT_MASK)) !== 0) sink += this.edges.warmGroup(g);
@@ -243,7 +247,7 @@ export class SignalBooks {
     for (let i = 0; i < count; i++) {
       const g = gr[2 * i];
       const role = gr[2 * i + 1];
-      const k = role & ROLE_OUTCOME;
+      const k = role & ROLE_OUTCOME_MASK;
       if (g < 0 || k === ROLE_NO_OUTCOME || (role & (ROLE_DFS | ROLE_SLOT_MASK)) === 0) continue;
       const dfs = (role & ROLE_DFS) !== 0;
       sink += this.edges.warmQuote(g, dfs ? -1 : ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1, k, dfs ? role >> ROLE_PICK_SHIFT : -1);
@@ -297,7 +301,7 @@ export class SignalBooks {
     let runnerUp = 0;
     for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
       const role = this.refInts[2 * ref + 1];
-      if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME) !== k) continue;
+      if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME_MASK) !== k) continue;
       const price = source.usablePrice!(ref);
       if (price > bestPrice) {
         runnerUp = bestPrice;

@@ -15,8 +15,8 @@ import type { QueryOf } from '../schemas.ts';
 import { keysetWalk, nextCursor } from './catalogCursor.ts';
 import { ACTIVE_EVENTS_QUERY, EVENTS_QUERY } from './catalogParams.ts';
 import type { AppContext } from './context.ts';
-import { EventStarts, WINDOW_MS } from './eventWindow.ts';
-import { SeasonCalendar } from './seasonNote.ts';
+import { EventStarts, WINDOW_MS } from './eventStarts.ts';
+import { SeasonCalendar } from './seasonCalendar.ts';
 import { TokenMemo } from './tokenMemo.ts';
 
 const EVENTS_PATH = '/api/v1/events';

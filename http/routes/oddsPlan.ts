@@ -7,7 +7,7 @@ import type { OddsFilter } from '../../engine/oddsQuery.ts';
 import type { OddsFormat } from '../../engine/rowJson.ts';
 import { decodeCursor, encodeCursor, fingerprintOf } from '../cursor.ts';
 import { invalidCursor } from '../errors.ts';
-import { SeasonCalendar } from './seasonNote.ts';
+import { SeasonCalendar } from './seasonCalendar.ts';
 
 export interface PlanSpec {
   /** Route path template: part of the fingerprint. */

@@ -8,7 +8,7 @@ import { defineRoute, type AnyRoute } from '../router.ts';
 import { SEASONS_QUERY } from './catalogParams.ts';
 import { BoardMembership } from './boardMembership.ts';
 import type { AppContext } from './context.ts';
-import { SeasonCalendar } from './seasonNote.ts';
+import { SeasonCalendar } from './seasonCalendar.ts';
 import { TokenMemo } from './tokenMemo.ts';
 
 /** The latest season start or end at or before now: when a status or the active set last turned. */

@@ -20,7 +20,7 @@ import { COMMON_PARAMS, type ParamDef } from '../schemas.ts';
 import { keysetWalk, nextCursor } from './catalogCursor.ts';
 import type { AppContext } from './context.ts';
 import { EVENT_ID, LEAGUE } from './oddsParams.ts';
-import { SeasonCalendar } from './seasonNote.ts';
+import { SeasonCalendar } from './seasonCalendar.ts';
 import { TokenMemo } from './tokenMemo.ts';
 
 const EDGES_PATH = '/api/v1/edges';
