@@ -54,11 +54,6 @@ export class ChangeLog {
     if (time > this.coveredAfter) this.coveredAfter = time;
   }
 
-  /** Drops entries older than `time`. */
-  trimBefore(time: number): void {
-    while (this.count > 0 && this.times[this.head] < time) this.dropOldest();
-  }
-
   /** Logical index of the first entry with time >= `time` (count when none). */
   firstAtOrAfter(time: number): number {
     let lo = 0;

@@ -32,7 +32,7 @@
 // engine.rings (HistoryRings, handle per row in store.ring), engine.eventTable,
 // engine.indexes (posting lists), engine.keys (id -> slot).
 // Elsewhere: loadBoard(engine, board) in loadBoard.ts; Simulator in simulator.ts;
-// rowObject/rowJsonText/isoTime/minuteTime in rowJson.ts.
+// rowObject/rowJsonText in rowJson.ts, the time texts in timeFormat.ts.
 // Pages: OddsPage.slots is a reused buffer, valid until the next page/delta call;
 // render() returns a fresh Buffer. Filters: empty arrays mean "no filter".
 // Tombstones stay >= 10 min (tombstoneRetentionMs), then their slots are reused and
@@ -51,7 +51,7 @@ import { EventTable, STATUS_CANCELLED, STATUS_FINAL, isAllowedTransition, status
 import { FragmentCache } from './fragmentCache.ts';
 import { HistoryRings, NO_RING, historyEntry, type HistoryEntry } from './historyRing.ts';
 import { Indexes } from './indexes.ts';
-import { MainLines } from './isMain.ts';
+import { MainLines } from './mainLines.ts';
 import { EVENT_STATUSES, type EventRecord, type EventStatus, type HistoryBuffer, type OddsInput, type SourceRecord } from './model.ts';
 import { SourceRegistry } from './sourceRegistry.ts';
 import { OddsQuery, type DeltaFilter, type OddsPage } from './oddsQuery.ts';
@@ -127,7 +127,7 @@ export interface EngineCounters {
   firstLoadedAt: number;
 }
 
-export const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
+const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
 
 export class OddsEngine {
   readonly store: OddsStore;

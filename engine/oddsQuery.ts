@@ -9,7 +9,7 @@ import { grown } from './columns.ts';
 import type { EventTable } from './eventTable.ts';
 import type { FragmentCache } from './fragmentCache.ts';
 import type { Indexes } from './indexes.ts';
-import type { MainLines } from './isMain.ts';
+import type { MainLines } from './mainLines.ts';
 import type { ChangeLog } from './changeLog.ts';
 import { NONE, SCOPE_EVENT, SLOT_LIVE, SLOT_TOMBSTONE, type OddsStore } from './oddsStore.ts';
 import type { PostingList } from './postingList.ts';

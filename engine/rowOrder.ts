@@ -23,7 +23,7 @@ export function compareColonTerminated(a: string, b: string): number {
 }
 
 /** Compares `text` with part0:part1:part2:part3 as plain strings, without concatenating. */
-export function compareToJoined(text: string, p0: string, p1: string, p2: string, p3: string): number {
+function compareToJoined(text: string, p0: string, p1: string, p2: string, p3: string): number {
   let at = 0;
   for (let part = 0; part < 4; part++) {
     if (part > 0) {

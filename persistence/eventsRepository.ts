@@ -9,7 +9,7 @@ import { checkLimit, PersistenceError } from './errors.ts';
 import type { EventBoxScore, EventDetailRow, EventKey, EventRow, Page } from './rows.ts';
 import { EventStatusUpdate } from './eventStatusUpdate.ts';
 import { StatementCache } from './statementCache.ts';
-import { formatEventStartTime } from './timeFormat.ts';
+import { isoMinutesZ } from '../engine/timeFormat.ts';
 import { PLAYER_BOX_COLUMNS, TEAM_BOX_COLUMNS, toPlayerBoxRow, toTeamBoxRow } from './boxRows.ts';
 
 export interface EventListQuery {
@@ -92,7 +92,7 @@ function toEventRow(r: RawEvent): EventRow {
     homeTeamName: r[2],
     awayTeamId: r[3],
     awayTeamName: r[4],
-    startTime: formatEventStartTime(r[5]),
+    startTime: isoMinutesZ(r[5]),
     status: r[6],
     league: r[7],
     hasOdds: r[8] === 1,
@@ -200,7 +200,7 @@ export class EventsRepository {
   /**
    * Every event's start (epoch ms, futures anchors included), ascending: which events a
    * time window holds is decided by where its bounds fall among these, so a window
-   * that moves with the clock can tell when its result changes (http/routes/eventWindow.ts).
+   * that moves with the clock can tell when its result changes (http/routes/eventStarts.ts).
    */
   startTimes(): Float64Array {
     return Float64Array.from(this.startTimesStatement.all() as number[]);

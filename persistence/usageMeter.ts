@@ -9,7 +9,8 @@ import type { Statement } from 'better-sqlite3';
 import type { ApiKeyRecord } from './apiKeys.ts';
 import type { Db } from './database.ts';
 import type { PlanName } from './plans.ts';
-import { monthKey, startOfNextMinute, startOfNextMonth } from './timeFormat.ts';
+import { isoMonth } from '../engine/timeFormat.ts';
+import { startOfNextMinute, startOfNextMonth } from './usagePeriods.ts';
 
 export interface UsageCheck {
   allowed: boolean;
@@ -182,7 +183,7 @@ export class UsageMeter {
   }
 
   private freshCounter(keyHash: string, now: number): Counter {
-    const month = monthKey(now);
+    const month = isoMonth(now);
     const d = new Date(now);
     let stored = (this.readMonth.get(keyHash, month) as number | undefined) ?? 0;
     for (const c of this.carried) if (c.keyHash === keyHash && c.month === month) stored += c.count;

@@ -7,7 +7,7 @@ import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import type { ArbitrageLeg, ArbitrageRecord } from './records.ts';
 import { OUTCOME_COUNT, outcomeIndex, SIDE_NAMES } from './sides.ts';
-import { formatInstant } from './timeFormat.ts';
+import { isoMillis } from '../timeFormat.ts';
 
 /** What the last evaluate found; reused between calls. */
 export class ArbitrageScratch {
@@ -85,7 +85,7 @@ export function arbitrageRecord(groups: MarketGroups, g: number, batch: QuoteBat
       priceAmerican: batch.priceAmerican[b],
       priceDecimal: d,
       stake: 1 / d / s.impliedSum,
-      updated: formatInstant(batch.updated[b]),
+      updated: isoMillis(batch.updated[b]),
     };
   }
   return {
@@ -101,7 +101,7 @@ export function arbitrageRecord(groups: MarketGroups, g: number, batch: QuoteBat
     impliedSum: s.impliedSum,
     legs,
     eventStartTime: groups.eventStartTime[g],
-    updated: formatInstant(s.updated),
+    updated: isoMillis(s.updated),
   };
 }
 
@@ -124,8 +124,8 @@ export function requotedRecord(record: ArbitrageRecord, k: number, batch: QuoteB
       priceAmerican: j === k ? batch.priceAmerican[i] : leg.priceAmerican,
       priceDecimal: d,
       stake: 1 / d / impliedSum,
-      updated: j === k ? formatInstant(batch.updated[i]) : leg.updated,
+      updated: j === k ? isoMillis(batch.updated[i]) : leg.updated,
     };
   }
-  return { ...record, profit: 1 / impliedSum - 1, impliedSum, legs, updated: formatInstant(latest) };
+  return { ...record, profit: 1 / impliedSum - 1, impliedSum, legs, updated: isoMillis(latest) };
 }

@@ -12,7 +12,7 @@
 // (legRequoted); the full re-evaluation is left for changes of legs.
 
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, requotedRecord, sameArbitrage } from './arbitrage.ts';
-import { growFloat64 } from './grow.ts';
+import { grown } from '../columns.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
@@ -279,6 +279,6 @@ export class ArbitrageBook {
   private ensure(g: number): void {
     if (g < this.best.capacity) return;
     this.best.ensure(g);
-    this.legUpdated = growFloat64(this.legUpdated, this.best.capacity * LEGS);
+    this.legUpdated = grown(this.legUpdated, this.best.capacity * LEGS, 0, 'exact');
   }
 }

@@ -33,7 +33,7 @@ import type { RankCursor, RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, EdgeRecord, SignalsConfig } from './records.ts';
 import { SignalBooks, type QuoteSource } from './signalBooks.ts';
 import { sideCode } from './sides.ts';
-import { growInt32 } from './grow.ts';
+import { grown } from '../columns.ts';
 import { blankGroupInput, groupInputOf } from './groupInput.ts';
 
 export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
@@ -79,7 +79,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
 
   rowChanged(slot: number, kind: ChangeKind): void {
     if (kind === 'price') {
-      if (this.pendingCount === this.pending.length) this.pending = growInt32(this.pending, 2 * this.pending.length);
+      if (this.pendingCount === this.pending.length) this.pending = grown(this.pending, this.pendingCount + 1);
       this.books.noteTick(this.pendingCount, slot);
       this.pending[this.pendingCount++] = slot;
       return;
@@ -197,11 +197,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   sourceOfSlot(slot: number): number {
     const s = this.engine.store;
     const book = s.book[slot];
-    if (book >= this.sourceOfBook.length) {
-      const grown = new Int32Array(Math.max(book + 1, this.sourceOfBook.length * 2)).fill(-1);
-      grown.set(this.sourceOfBook);
-      this.sourceOfBook = grown;
-    }
+    if (book >= this.sourceOfBook.length) this.sourceOfBook = grown(this.sourceOfBook, book + 1, -1);
     let source = this.sourceOfBook[book];
     if (source < 0) {
       const kind: SourceKind = Number.isNaN(s.dfsMultiplier[slot]) ? 'retail' : 'dfs';

@@ -24,7 +24,7 @@ export interface GroupKeyInput {
   marketScope: string | null;
 }
 
-export const GAME_SCOPE = 'game';
+const GAME_SCOPE = 'game';
 
 /** The group's line for a quote on `side` at `line` (null for none). */
 export function groupLineOf(side: string, line: number | null): number | null {
@@ -39,7 +39,7 @@ export function groupScopeOf(side: string, teamSide: string, playerId: string | 
   return GAME_SCOPE;
 }
 
-export function encodeLineKey(line: number | null): string {
+function encodeLineKey(line: number | null): string {
   if (line === null) return 'none';
   return line < 0 ? `m${-line}` : String(line);
 }

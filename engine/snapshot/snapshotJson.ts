@@ -9,7 +9,8 @@
 import type { OddsEngine } from '../engine.ts';
 import { americanToDecimal, createHistoryBuffer, EVENT_STATUSES } from '../model.ts';
 import { NONE } from '../oddsStore.ts';
-import { FORMAT_ALL, isoTime, minuteTime } from '../rowJson.ts';
+import { FORMAT_ALL } from '../rowJson.ts';
+import { isoMillis as isoTime, isoMinutes as minuteTime } from '../timeFormat.ts';
 import type { ByteSink } from './byteSink.ts';
 
 export const EVENT_CLOSE = ']}';

@@ -14,7 +14,7 @@ import type { RowsResult } from '../request.ts';
 import type { QueryOf } from '../schemas.ts';
 import { ACTIVE_EVENTS_QUERY, EVENTS_QUERY } from './catalogParams.ts';
 import type { Services } from './services.ts';
-import { EventStarts, WINDOW_MS } from './eventWindow.ts';
+import { EventStarts, WINDOW_MS } from './eventStarts.ts';
 import { ListPlans, type ListPlan, type ListPlanSpec } from './listPlan.ts';
 
 const EVENTS_PATH = '/api/v1/events';

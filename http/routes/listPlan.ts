@@ -13,7 +13,7 @@
 // lookup and a few number comparisons, and allocates nothing.
 import type { CursorCodec } from '../cursor.ts';
 import { keysetWalk, nextCursor } from './catalogCursor.ts';
-import { SeasonCalendar } from './seasonNote.ts';
+import { SeasonCalendar } from './seasonCalendar.ts';
 import { TokenMemo } from './tokenMemo.ts';
 
 /** What a route says about one request; read once per plan built. */

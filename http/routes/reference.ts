@@ -7,7 +7,7 @@ import type { SeasonRecord } from '../../engine/model.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import { SEASONS_QUERY } from './catalogParams.ts';
 import type { Services } from './services.ts';
-import { SeasonCalendar } from './seasonNote.ts';
+import { SeasonCalendar } from './seasonCalendar.ts';
 import { TokenMemo } from './tokenMemo.ts';
 
 /** The latest season start or end at or before now: when a status or the active set last turned. */

@@ -3,9 +3,9 @@
 // every row for the brute-force reference.
 
 import { americanToDecimal, oddsId, type OddsInput } from '../../engine/model.ts';
-import type { OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import type { OddsRowJson } from './bruteForce.ts';
 import type { SignalsConfig } from '../../engine/signals/records.ts';
-import { RowQuoteSource } from '../../engine/signals/rowQuoteSource.ts';
+import { RowQuoteSource } from './rowQuoteSource.ts';
 import { SignalBooks } from '../../engine/signals/signalBooks.ts';
 
 import { NOW } from './now.ts';

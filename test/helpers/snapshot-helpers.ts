@@ -4,7 +4,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { isoTime, minuteTime } from '../../engine/rowJson.ts';
+import { isoMillis, isoMinutesZ } from '../../engine/timeFormat.ts';
 import type { SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { NOW, boardOf, liveSlots, makeTestBoard, newEngine, referenceSort } from './engine-helpers.ts';
@@ -61,7 +61,7 @@ export function referenceDoc(engine: OddsEngine, withHistory: boolean): Snapshot
     events.push({
       id: info.id,
       league: info.league,
-      startTime: `${minuteTime(info.startTime)}Z`,
+      startTime: isoMinutesZ(info.startTime),
       status: info.status,
       homeTeamId: info.homeTeamId,
       awayTeamId: info.awayTeamId,
@@ -71,7 +71,7 @@ export function referenceDoc(engine: OddsEngine, withHistory: boolean): Snapshot
   const startOf = (e: SnapshotEvent): number => engine.event(e.id)!.startTime;
   events.sort((a, b) => startOf(a) - startOf(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const asOf = engine.asOf();
-  return { updated: isoTime(asOf), syncToken: String(asOf), count, events };
+  return { updated: isoMillis(asOf), syncToken: String(asOf), count, events };
 }
 
 export function referenceText(engine: OddsEngine, withHistory: boolean): string {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Clock } from '../../engine/clock.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { oddsId, type Board, type OddsInput } from '../../engine/model.ts';
-import { minuteTime } from '../../engine/rowJson.ts';
+import { isoMinutes } from '../../engine/timeFormat.ts';
 import { DurableBoard } from '../../ingest/durableBoard.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 
@@ -56,7 +56,7 @@ export function oddsChange(row: OddsInput): Record<string, unknown> {
     teamSide: row.teamSide,
     teamName: row.teamName,
     suspended: row.suspended,
-    eventStartTime: minuteTime(row.eventStartTime),
+    eventStartTime: isoMinutes(row.eventStartTime),
     teamId: row.teamId,
   };
   if (row.priceAmerican !== null) out.priceAmerican = row.priceAmerican;

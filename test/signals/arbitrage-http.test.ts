@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { americanToDecimal, decimalToAmerican } from '../../engine/model.ts';
-import { bruteForceArbitrage, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, type OddsRowJson } from '../helpers/bruteForce.ts';
 import type { ArbitrageRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { boardRows } from '../helpers/oddsReference.ts';

@@ -4,7 +4,7 @@
 // sharp quotes (and the cached page with them), suspended sharp quotes not counting.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { bruteForceEdges, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceEdges, type OddsRowJson } from '../helpers/bruteForce.ts';
 import { DEVIG_METHODS, type DevigMethod } from '../../engine/signals/devig.ts';
 import type { EdgeRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oddsId, type OddsInput } from '../../engine/model.ts';
-import { bruteForceEdges } from '../../engine/signals/bruteForce.ts';
+import { bruteForceEdges } from '../helpers/bruteForce.ts';
 import { DEVIG_METHODS, type DevigMethod } from '../../engine/signals/devig.ts';
 import type { EdgeQuery } from '../../engine/signals/edgeBook.ts';
 import type { SignalsConfig } from '../../engine/signals/records.ts';

@@ -13,7 +13,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChangeKind } from '../../engine/engine.ts';
-import { bruteForceArbitrage, bruteForceEdges, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, bruteForceEdges, type OddsRowJson } from '../helpers/bruteForce.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { DEFAULT_SIGNALS_CONFIG, type ArbitrageRecord, type EdgeRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';

@@ -5,7 +5,7 @@
 // The clock moves in whole seconds here because ring times are whole seconds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { bruteForceArbitrage, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, type OddsRowJson } from '../helpers/bruteForce.ts';
 import type { ArbitrageRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { boardRows, compareRows, type Row } from '../helpers/oddsReference.ts';

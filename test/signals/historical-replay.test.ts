@@ -11,7 +11,7 @@ import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { Simulator } from '../../engine/simulator.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
-import { historicalArbitrage } from '../../engine/signals/historicalReplay.ts';
+import { historicalArbitrage } from '../helpers/historicalArbitrage.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 
 test('ArbitrageReplay equals the regrouping replay for random windows; at now it equals the live book', () => {

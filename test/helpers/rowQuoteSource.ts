@@ -2,11 +2,11 @@
 // adapter implements over its columns, used by tests and the bench (and handy for
 // anything that holds rows as objects).
 
-import { americanToDecimal, oddsId, type OddsInput } from '../model.ts';
-import type { QuoteBatch } from './quoteBatch.ts';
-import type { QuoteSource } from './signalBooks.ts';
-import { sideCode } from './sides.ts';
-import type { SourceTable } from './sourceTable.ts';
+import { americanToDecimal, oddsId, type OddsInput } from '../../engine/model.ts';
+import type { QuoteBatch } from '../../engine/signals/quoteBatch.ts';
+import type { QuoteSource } from '../../engine/signals/signalBooks.ts';
+import { sideCode } from '../../engine/signals/sides.ts';
+import type { SourceTable } from '../../engine/signals/sourceTable.ts';
 
 export class RowQuoteSource implements QuoteSource {
   readonly rows: (OddsInput | undefined)[] = [];

@@ -4,9 +4,9 @@
 // devig formulas and the record builders, so comparing the two checks the bookkeeping
 // and the rules, not one piece of code against itself.
 
-import { devig, type DevigMethod } from './devig.ts';
-import { breakevenProbability, edgeRecord } from './edges.ts';
-import { baseLegDecimalOf, signalsConfig, type ArbitrageRecord, type EdgeRecord, type SignalsConfig } from './records.ts';
+import { devig, type DevigMethod } from '../../engine/signals/devig.ts';
+import { breakevenProbability, edgeRecord } from '../../engine/signals/edges.ts';
+import { baseLegDecimalOf, signalsConfig, type ArbitrageRecord, type EdgeRecord, type SignalsConfig } from '../../engine/signals/records.ts';
 
 /** An odds row as served (format all), optionally a delta-feed tombstone. */
 export interface OddsRowJson {
