@@ -88,7 +88,7 @@ export function evaluateAt(quotesAt: Iterable<QuoteAt>, options: HistoricalArbit
 }
 
 /**
- * Arbitrage as it stood at `to` (H5): every non-DFS, non-futures selection's price in
+ * Arbitrage as it stood at `to`: every non-DFS, non-futures selection's price in
  * force at `to`, kept only if that price was last seen at or after `from` (to the
  * second), grouped and evaluated like the live book.
  */
