@@ -1,0 +1,15 @@
+import { openBrowser } from '../test/helpers/browser.ts';
+const b = await openBrowser();
+const page = await b.page(18080);
+await page.goto('http://127.0.0.1:18080/');
+await page.waitForSelector('.grid-row[data-line]');
+await page.waitForTimeout(1500);
+await page.click('.grid-row[data-line]');
+await page.waitForSelector('.chart[data-state="drawn"]', { timeout: 10000 });
+await page.screenshot({ path: '/tmp/board.png' });
+const p2 = await b.page(18080);
+await p2.goto('http://127.0.0.1:18080/docs');
+await p2.waitForTimeout(4000);
+await p2.screenshot({ path: '/tmp/docs.png' });
+console.log(b.problems);
+await b.close();
