@@ -26,6 +26,9 @@ export class HealthBar {
   private lastChanges = 0;
   private lastAt = performance.now();
   private rate = 0;
+  /** The board's as-of time at the last poll (epoch ms) and when the page got it (performance.now()). */
+  private asOf = Number.NaN;
+  private asOfAt = 0;
 
   constructor(private readonly store: BoardStore) {
     this.element = document.createElement('div');
@@ -44,6 +47,8 @@ export class HealthBar {
     if (state.kind === 'live') {
       feed.textContent = 'live';
       const instant = instantOf(state.updated);
+      this.asOf = instant;
+      this.asOfAt = performance.now();
       this.values['sync point']!.textContent = Number.isFinite(instant) ? new Date(instant).toISOString().slice(11, 23) : state.updated;
     } else if (state.kind === 'loading') feed.textContent = 'loading board…';
     else if (state.kind === 'needs-key') feed.textContent = `API key needed (${state.error})`;
@@ -63,9 +68,11 @@ export class HealthBar {
     this.lastChanges = this.store.changes;
     this.lastAt = now;
     this.values['updates/s']!.textContent = this.rate.toFixed(0);
-    // freshness: how long ago (by this browser's clock) the newest row the page holds changed
+    // freshness on the service's clock (which may be simulated): the board's as-of time at
+    // the last poll, moved on by the time since, against the newest row the page holds
     const newest = this.store.newest;
-    this.values['newest change']!.textContent = newest === 0 ? '–' : `${Math.max(0, (Date.now() - newest) / 1000).toFixed(1)} s ago`;
+    const age = (this.asOf - newest + (now - this.asOfAt)) / 1000;
+    this.values['newest change']!.textContent = newest === 0 || !Number.isFinite(age) ? '–' : `${Math.max(0, age).toFixed(1)} s ago`;
     this.render();
   }
 }
