@@ -79,11 +79,6 @@ export class OddsGrid {
     this.invalidate();
   }
 
-  /** The lines shown under the current filters, in order. */
-  visibleLines(): readonly Line[] {
-    return this.lines;
-  }
-
   /** Scrolls so that the first line of an event is at the top. */
   scrollToEvent(eventId: string): void {
     this.refilter(true);

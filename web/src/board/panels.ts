@@ -24,7 +24,7 @@ abstract class ListPanel<T extends { id: string }> {
   protected readonly list: HTMLOListElement;
   protected readonly status: HTMLSpanElement;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private lastIds = '';
+  private lastSignature = '';
 
   constructor(title: string, className: string) {
     this.element = document.createElement('section');
@@ -50,9 +50,10 @@ abstract class ListPanel<T extends { id: string }> {
     this.timer = null;
     try {
       const body = await getJson<Envelope<T>>(this.path());
-      const ids = body.data.map((entry) => entry.id + JSON.stringify(entry)).join('\n');
-      if (ids !== this.lastIds) {
-        this.lastIds = ids;
+      // redraw only when the list changed (a 304 gives the same body back)
+      const signature = JSON.stringify(body.data);
+      if (signature !== this.lastSignature) {
+        this.lastSignature = signature;
         this.list.replaceChildren(...body.data.map((entry) => this.item(entry)));
       }
       this.status.textContent = `${body.data.length}${body.nextCursor === null ? '' : '+'}`;
