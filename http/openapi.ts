@@ -23,6 +23,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], extraSchemas: Record<s
   const schemas: Record<string, unknown> = { ...COMPONENT_SCHEMAS, ...extraSchemas };
   const paths: Record<string, unknown> = {};
   for (const route of routes) {
+    if (route.documented === false) continue;
     if (!(route.response in schemas)) throw new Error(`route ${route.path}: unknown response schema ${route.response}`);
     paths[openApiPath(route.path)] = { get: operationOf(route) };
   }

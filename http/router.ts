@@ -51,6 +51,8 @@ export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
   responseKind?: ResponseKind;
   summary?: string;
   description?: string;
+  /** false: left out of the OpenAPI document (the web pages and their assets are not API). Default true. */
+  documented?: boolean;
   /**
    * false: the facade does not call the authenticator for this route, so it never
    * answers 401/429, counts nothing and adds no X-RateLimit headers; the route reads

@@ -6,7 +6,8 @@ import { oddsRoutes } from './odds.ts';
 import type { Services } from './services.ts';
 import { signalRoutes } from './signals.ts';
 import { snapshotRoutes } from './snapshot.ts';
+import { webRoutes } from './web.ts';
 
 export function buildRoutes(services: Services): AnyRoute[] {
-  return [...oddsRoutes(services), ...catalogRoutes(services), ...snapshotRoutes(services), ...signalRoutes(services)];
+  return [...oddsRoutes(services), ...catalogRoutes(services), ...snapshotRoutes(services), ...signalRoutes(services), ...webRoutes()];
 }
