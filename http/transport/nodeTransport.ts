@@ -316,7 +316,7 @@ class NodeSockets {
       return;
     }
     server.handleUpgrade(req, socket, head, (client) => {
-      const connection = new WsConnection(client, socket, decision.data, route, this.topics);
+      const connection = new WsConnection(client, decision.data, route, this.topics);
       this.open.add(connection);
       wire(connection, client, socket, route.handlers, () => this.open.delete(connection));
     });
@@ -347,9 +347,6 @@ function wire(connection: WsConnection, client: WebSocket, socket: Duplex, handl
     const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
     handlers.message?.(connection, bytes, isBinary);
   });
-  socket.on('drain', () => {
-    if (!connection.closed) handlers.drain?.(connection);
-  });
   client.on('close', (code: number, reason: Buffer) => {
     connection.closed = true;
     connection.leaveAll();
@@ -363,10 +360,16 @@ function wire(connection: WsConnection, client: WebSocket, socket: Duplex, handl
 class WsConnection implements SocketConnection {
   closed = false;
   private readonly subscribed = new Set<string>();
+  /** A send reported backpressure: call drain once everything queued is written. */
+  private awaitingDrain = false;
+  private readonly written = () => {
+    if (!this.awaitingDrain || this.closed || this.client.bufferedAmount > 0) return;
+    this.awaitingDrain = false;
+    this.route.handlers.drain?.(this);
+  };
 
   constructor(
     private readonly client: WebSocket,
-    private readonly socket: Duplex,
     readonly data: unknown,
     readonly route: TransportSocketRoute,
     private readonly topics: Map<string, Set<WsConnection>>,
@@ -375,10 +378,12 @@ class WsConnection implements SocketConnection {
   send(message: Buffer | string, isBinary: boolean): SendResult {
     if (this.closed || this.client.readyState !== this.client.OPEN) return 'dropped';
     if (this.client.bufferedAmount > this.route.maxBackpressureBytes) return 'dropped';
-    this.client.send(message, { binary: isBinary });
-    // The socket buffers beyond its high-water mark only when the peer reads slower
-    // than we send: that is backpressure (a 'drain' follows), as with uWS.
-    return this.socket.writableNeedDrain ? 'backpressure' : 'sent';
+    this.client.send(message, { binary: isBinary }, this.written);
+    // Bytes the socket could not write at once stay queued: that is backpressure, and
+    // drain follows when the queue is written (the send callbacks run in order).
+    if (this.client.bufferedAmount === 0) return 'sent';
+    this.awaitingDrain = true;
+    return 'backpressure';
   }
 
   getBufferedAmount(): number {
