@@ -11,6 +11,7 @@ import { HttpError } from '../../http/errors.ts';
 import { defineRoute } from '../../http/router.ts';
 import { defineSocketRoute, type SocketConnection } from '../../http/socketRoute.ts';
 import type { Authenticator } from '../../http/auth.ts';
+import { loadUws } from '../../http/transport/loadUws.ts';
 import { startTestServer, httpRequest, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/eventually.ts';
 
@@ -325,7 +326,11 @@ describe('transport interface', () => {
   });
 
   describe('requests the parser rejects', () => {
-    const nodeOnly = process.env.TRANSPORT === 'uws' ? 'uWS closes these connections without an answer' : false;
+    // The server runs on uWS unless TRANSPORT=node or no native binary loads (selectTransport.ts).
+    const uws = loadUws();
+    const onUws = process.env.TRANSPORT !== 'node' && uws.ok;
+    const nodeOnly = onUws ? 'uWS closes these connections without an answer' : false;
+    const oldUws = onUws && (uws.version[0] < 20 || (uws.version[0] === 20 && uws.version[1] < 57));
 
     it('answers 414 uri_too_long for a 200 KB URL', { skip: nodeOnly }, async () => {
       const reply = await rawExchange(t.port, `GET /api/v1/status?x=${'a'.repeat(200_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
@@ -357,6 +362,17 @@ describe('transport interface', () => {
     it('answers an HTTP/1.0 request without Host', { skip: nodeOnly }, async () => {
       const reply = await rawExchange(t.port, 'GET /api/v1/status HTTP/1.0\r\n\r\n');
       assert.match(reply, /^HTTP\/1\.[01] 200 /);
+    });
+
+    // uWS before 20.57 routes `any` to a fixed list of nine methods and closes the
+    // connection on any other; from 20.57 `any` matches every method.
+    it('answers 405 method_not_allowed with Allow for PROPFIND and other extension methods', { skip: oldUws ? 'uWS 20.30 closes the connection without an answer' : false }, async () => {
+      for (const method of ['PROPFIND', 'MKCOL', 'PURGE']) {
+        const reply = await rawExchange(t.port, `${method} /api/v1/odds HTTP/1.1\r\nHost: x\r\n\r\n`);
+        assert.match(reply, /^HTTP\/1\.1 405 /, method);
+        assert.match(reply, /\r\nAllow: GET, HEAD, OPTIONS\r\n/i, method);
+        assert.match(reply, /"code":"method_not_allowed"/, method);
+      }
     });
 
     it('answers 405 with Allow for a method the parser does not know', { skip: nodeOnly }, async () => {
