@@ -12,7 +12,7 @@
 //      16, 18 and 20, old glibc.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type * as UwsModule from 'uws-btc-vision';
 
 export type Uws = typeof UwsModule;
@@ -76,15 +76,12 @@ function findUws(): UwsLoad {
   const nodeMajor = process.versions.node.split('.')[0]!;
   const attempts: string[] = [];
   for (const candidate of CANDIDATES) {
-    let packageJson: string;
-    try {
-      packageJson = require.resolve(`${candidate.installedAs}/package.json`);
-    } catch {
+    const dir = packageDir(require, candidate.installedAs);
+    if (dir === null) {
       attempts.push(`${candidate.label}: not installed (as ${candidate.installedAs})`);
       continue;
     }
-    const dir = dirname(packageJson);
-    const version = versionOf(packageJson);
+    const version = versionOf(join(dir, 'package.json'));
     const label = `${candidate.label} ${version}`;
     const file = [join(dir, binary), join(dir, 'binaries', binary)].find((path) => existsSync(path));
     if (file === undefined) {
@@ -121,6 +118,19 @@ function findUws(): UwsLoad {
   }
   const where = glibc === null ? `${process.platform}-${process.arch}` : `glibc ${glibc}`;
   return { ok: false, summary: `no uWebSockets.js binary for Node ${nodeMajor} / ${where}`, attempts };
+}
+
+/**
+ * The package's folder in the node_modules the resolver would search. Not
+ * require.resolve('<name>/package.json'): a package whose `exports` does not list
+ * ./package.json (@btc-vision/uwebsockets.js) makes that throw although it is installed.
+ */
+function packageDir(require: NodeJS.Require, name: string): string | null {
+  for (const folder of require.resolve.paths(name) ?? []) {
+    const dir = join(folder, name);
+    if (existsSync(join(dir, 'package.json'))) return dir;
+  }
+  return null;
 }
 
 function versionOf(packageJson: string): string {
