@@ -228,7 +228,8 @@ class Facade {
     const route = match.route;
     const maxBytes = route.def.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     const declared = x.req.getHeader('content-length');
-    if (declared !== '' && !(Number(declared) <= maxBytes)) return this.writeError(x, payloadTooLarge(maxBytes), undefined, true);
+    // A malformed Content-Length never gets here (both parsers reject it); a chunked body has none.
+    if (declared !== '' && Number(declared) > maxBytes) return this.writeError(x, payloadTooLarge(maxBytes), undefined, true);
     if (!this.authenticate(x, route)) return;
     x.done = true;
     this.transport.readBody(x.res, maxBytes, (result) => {
