@@ -3,8 +3,8 @@
 // benchmarks compare against these. wrk runs pinned to core 1 and the server process
 // to core 0, so client and server do not fight over a core.
 import { execFileSync, spawn } from 'node:child_process';
-import uWS from 'uWebSockets.js';
-import type { us_listen_socket } from 'uWebSockets.js';
+import type { TemplatedApp, us_listen_socket } from 'uws-btc-vision';
+import { loadUws, type Uws } from '../http/transport/loadUws.ts';
 import { createServer } from '../http/server.ts';
 import { defineRoute } from '../http/router.ts';
 
@@ -13,7 +13,15 @@ export interface BenchServer {
   close(): void;
 }
 
-function listen(app: uWS.TemplatedApp): Promise<BenchServer> {
+/** The native uWS binary the transport would load (the baselines need one). */
+function nativeUws(): Uws {
+  const loaded = loadUws();
+  if (!loaded.ok) throw new Error(`the uWS baselines need a native uWebSockets.js binary: ${loaded.summary}`);
+  return loaded.uws;
+}
+
+function listen(app: TemplatedApp): Promise<BenchServer> {
+  const uWS = nativeUws();
   return new Promise((resolve, reject) => {
     app.listen('127.0.0.1', 0, (socket: us_listen_socket | false) => {
       if (socket === false) return reject(new Error('listen failed'));
@@ -21,7 +29,7 @@ function listen(app: uWS.TemplatedApp): Promise<BenchServer> {
         port: uWS.us_socket_local_port(socket),
         close: () => {
           uWS.us_listen_socket_close(socket);
-          (app as unknown as { close(): void }).close();
+          app.close();
         },
       });
     });
@@ -30,7 +38,7 @@ function listen(app: uWS.TemplatedApp): Promise<BenchServer> {
 
 /** (a) The floor: uWS answering a constant string. */
 export function startHelloWorld(): Promise<BenchServer> {
-  const app = uWS.App();
+  const app = nativeUws().App();
   app.get('/*', (res) => {
     res.end('Hello World!');
   });
@@ -39,7 +47,7 @@ export function startHelloWorld(): Promise<BenchServer> {
 
 /** (b) uWS writing a given prebuilt Buffer with the headers a JSON answer carries. */
 export function startBufferServer(body: Buffer, contentType = 'application/json; charset=utf-8'): Promise<BenchServer> {
-  const app = uWS.App();
+  const app = nativeUws().App();
   app.get('/*', (res) => {
     res.cork(() => {
       res.writeHeader('Content-Type', contentType).writeHeader('ETag', '"baseline"').writeHeader('Access-Control-Allow-Origin', '*').end(body);

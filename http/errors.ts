@@ -13,6 +13,11 @@ export const ERROR_CODES = [
   'missing_api_key',
   'rate_limited',
   'internal_error',
+  // what the transport answers before a route runs
+  'bad_request',
+  'uri_too_long',
+  'headers_too_large',
+  'payload_too_large',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,6 +1,6 @@
 // What a route handler sees of a request and what it answers. Handlers are
 // synchronous (the engine and SQLite answer synchronously), so everything is read
-// from the uWS request before the handler runs and nothing outlives it.
+// from the transport's request before the handler runs and nothing outlives it.
 
 export interface RouteRequest<Q = Record<string, unknown>> {
   /** The request path as received (not decoded). */
@@ -15,6 +15,8 @@ export interface RouteRequest<Q = Record<string, unknown>> {
   apiKey: string | null;
   /** Clock time of this request, epoch ms. */
   now: number;
+  /** POST routes: the whole request body (at most the route's maxBodyBytes). Absent on GET. */
+  body?: Buffer;
 }
 
 /**

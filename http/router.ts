@@ -44,6 +44,13 @@ export interface RouteCacheOptions<Q> {
 export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
   /** e.g. '/api/v1/events/:eventId/odds' */
   path: string;
+  /**
+   * GET (default: also HEAD) or POST. A POST route gets the request body in req.body,
+   * read whole before handle runs; it is never cached.
+   */
+  method?: 'GET' | 'POST';
+  /** POST only: the largest body accepted; a bigger one answers 413 payload_too_large. Default 1 MiB. */
+  maxBodyBytes?: number;
   auth: RouteAuth;
   query: Q;
   /** OpenAPI component schema name: of each data item (envelope) or of the whole body. */

@@ -1,14 +1,16 @@
-// The HTTP facade over uWebSockets.js. One catch-all handler: everything is read
-// from the uWS request synchronously (it is invalid once the handler returns), the
-// route answers synchronously, and bodies are prebuilt Buffers written in one corked
-// pass. No exception leaves the handler: the unexpected ones become 500
-// internal_error with a request id, logged, and the process keeps serving.
-import uWS from 'uWebSockets.js';
-import type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
+// The HTTP facade over a transport (http/transport/: uWebSockets.js when a native
+// binary loads, else node:http). One catch-all handler: everything is read from the
+// request synchronously (uWS invalidates it once the handler returns), the route
+// answers synchronously, and bodies are prebuilt Buffers written in one corked pass.
+// POST routes answer once their body has arrived; WebSocket routes (socketRoute.ts)
+// are authenticated here and handed to the transport. No exception leaves a handler:
+// the unexpected ones become 500 internal_error with a request id, logged, and the
+// process keeps serving.
+import { STATUS_CODES } from 'node:http';
 import { SystemClock, type Clock } from '../engine/clock.ts';
 import { anonymousAuthenticator, apiKeyFrom, type Authenticator } from './auth.ts';
 import { envelopeFromData, envelopeFromRows } from './envelope.ts';
-import { errorBody, HttpError, internalError, methodNotAllowed, notFound, statusLine } from './errors.ts';
+import { errorBody, HttpError, type ErrorCode, internalError, methodNotAllowed, notFound, STATUS_LINE } from './errors.ts';
 import { ifNoneMatchHits } from './etag.ts';
 import { writeBody } from './largeBody.ts';
 import { wantsGzip, wantsMsgpack } from './negotiate.ts';
@@ -16,6 +18,20 @@ import { openApiRoute } from './openapi.ts';
 import { newEntry, selectVariant, VARIANT_CONTENT_TYPE, type CacheEntry, type ResponseCache } from './responseCache.ts';
 import { Router, type AnyRoute, type CompiledRoute } from './router.ts';
 import type { RouteRequest, RouteResult } from './request.ts';
+import type { AnySocketRoute } from './socketRoute.ts';
+import { selectTransport, transportChoiceFromEnv } from './transport/selectTransport.ts';
+import type {
+  HeaderBlock,
+  PlainReply,
+  ProtocolFault,
+  Transport,
+  TransportChoice,
+  TransportKind,
+  TransportRequest,
+  TransportResponse,
+  TransportSocketRoute,
+  UpgradeDecision,
+} from './transport/transport.ts';
 
 export interface ServerOptions {
   routes: readonly AnyRoute[];
@@ -30,11 +46,20 @@ export interface ServerOptions {
   openapi?: boolean | { schemas?: Record<string, unknown> };
   /** Where 500s are logged (default stderr). */
   log?: (line: string) => void;
+  /** WebSocket endpoints (socketRoute.ts). */
+  sockets?: readonly AnySocketRoute[];
+  /** uws, node, or auto (a native uWS binary when one loads). Default: TRANSPORT from the environment, else auto. */
+  transport?: TransportChoice;
 }
 
 export interface RunningServer {
   port: number;
   router: Router;
+  /** Which transport serves, and why: 'uWebSockets.js 20.57 native', 'node:http (no uWebSockets.js binary for Node 24 / glibc 2.36)'. */
+  transport: string;
+  transportKind: TransportKind;
+  /** Sends to every WebSocket subscribed to topic; false when nobody is. */
+  publish(topic: string, message: Buffer | string, isBinary: boolean): boolean;
   close(): Promise<void>;
 }
 
@@ -44,29 +69,34 @@ const CORS_EXPOSE: readonly [string, string] = [
   'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
 ];
 const ALLOW = 'GET, HEAD, OPTIONS';
+const ALLOW_POST = 'POST, OPTIONS';
+/** A POST route's body cap unless it says otherwise. */
+const DEFAULT_MAX_BODY_BYTES = 1 << 20;
 const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NO_HEADERS: [string, string][] = [];
-
-/**
- * Headers that never change, as one writeHeader call: uWS writes each call as
- * `name: value\r\n`, and every call crosses into C++, which is a measurable share of a
- * 304 (a 304 with two calls fewer served ~6% more requests/s here). The first header's
- * value carries the others as CRLF-joined lines; the bytes on the wire are the same.
- */
-function headerBlock(headers: readonly (readonly [string, string])[]): readonly [string, string] {
-  let value = headers[0]![1];
-  for (let i = 1; i < headers.length; i++) value += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
-  return [headers[0]![0], value];
-}
-
-const CORS_BLOCK = headerBlock([CORS_ORIGIN, CORS_EXPOSE]);
+const CORS_HEADERS: readonly (readonly [string, string])[] = [CORS_ORIGIN, CORS_EXPOSE];
 /** What every cached variant answers with besides its ETag (and Content-Type on a 200). */
-const CACHEABLE_BLOCK = headerBlock([['Vary', VARY], ['Cache-Control', 'no-cache'], CORS_ORIGIN, CORS_EXPOSE]);
+const CACHEABLE_HEADERS: readonly (readonly [string, string])[] = [['Vary', VARY], ['Cache-Control', 'no-cache'], CORS_ORIGIN, CORS_EXPOSE];
+
+/** What the transport parser rejects, answered with the usual error body. */
+const FAULTS: Readonly<Record<ProtocolFault, { status: number; code: ErrorCode }>> = {
+  bad_request: { status: 400, code: 'bad_request' },
+  uri_too_long: { status: 414, code: 'uri_too_long' },
+  header_fields_too_large: { status: 431, code: 'headers_too_large' },
+  method_not_allowed: { status: 405, code: 'method_not_allowed' },
+};
+
+/** Status lines are written verbatim ('413 Payload Too Large'). */
+function statusLine(status: number): string {
+  return STATUS_LINE[status] ?? `${status} ${STATUS_CODES[status] ?? ''}`;
+}
 
 /** Everything the handler needs from one request, read before answering. */
 interface Exchange {
-  res: HttpResponse;
+  res: TransportResponse;
+  /** Only during the synchronous handler call (uWS invalidates it afterwards). */
+  req: TransportRequest;
   method: string;
   url: string;
   rawQuery: string;
@@ -78,55 +108,57 @@ interface Exchange {
   now: number;
   authHeaders: [string, string][];
   done: boolean;
+  /** Set when the answer closes the connection (a request body left unread). */
+  closeConnection: boolean;
+  /** The Allow header of a 405: the GET set, or POST on a POST route. */
+  allow: string;
 }
 
 export async function createServer(options: ServerOptions): Promise<RunningServer> {
   const routes = [...options.routes];
   if (options.openapi !== false) {
     const schemas = typeof options.openapi === 'object' ? options.openapi.schemas : undefined;
-    routes.push(openApiRoute(options.routes, schemas));
+    // The document describes the GET API; POST routes are not in it yet.
+    routes.push(openApiRoute(options.routes.filter((route) => (route.method ?? 'GET') === 'GET'), schemas));
   }
-  const facade = new Facade(new Router(routes), options);
-  const app = uWS.App();
-  app.any('/*', (res, req) => facade.onRequest(res, req));
-  return new Promise((resolve, reject) => {
-    app.listen(options.host ?? '127.0.0.1', options.port ?? 0, (listenSocket: us_listen_socket | false) => {
-      if (listenSocket === false) {
-        reject(new Error(`cannot listen on ${options.host ?? '127.0.0.1'}:${options.port ?? 0}`));
-        return;
-      }
-      let closed = false;
-      resolve({
-        port: uWS.us_socket_local_port(listenSocket),
-        router: facade.router,
-        close: async () => {
-          if (closed) return;
-          closed = true;
-          uWS.us_listen_socket_close(listenSocket);
-          // Also drops open keep-alive connections so the process can exit (present in
-          // this uWS build, missing from its typings).
-          (app as unknown as { close(): void }).close();
-        },
-      });
-    });
+  const transport = selectTransport(options.transport ?? transportChoiceFromEnv());
+  const facade = new Facade(new Router(routes), transport, options);
+  const listening = await transport.listen(options.host ?? '127.0.0.1', options.port ?? 0, {
+    request: (res, req) => facade.onRequest(res, req),
+    protocolFault: (fault, detail) => facade.protocolFault(fault, detail),
+    sockets: (options.sockets ?? []).map((route) => facade.socketRoute(route)),
   });
+  return {
+    port: listening.port,
+    router: facade.router,
+    transport: transport.description,
+    transportKind: transport.kind,
+    publish: (topic, message, isBinary) => listening.publish(topic, message, isBinary),
+    close: () => listening.close(),
+  };
 }
 
 class Facade {
   readonly router: Router;
+  private readonly transport: Transport;
   private readonly authenticator: Authenticator;
   private readonly clock: Clock;
   private readonly log: (line: string) => void;
+  private readonly corsBlock: HeaderBlock;
+  private readonly cacheableBlock: HeaderBlock;
   private requestCount = 0;
 
-  constructor(router: Router, options: ServerOptions) {
+  constructor(router: Router, transport: Transport, options: ServerOptions) {
     this.router = router;
+    this.transport = transport;
     this.authenticator = options.authenticator ?? anonymousAuthenticator;
     this.clock = options.clock ?? new SystemClock();
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.corsBlock = transport.headerBlock(CORS_HEADERS);
+    this.cacheableBlock = transport.headerBlock(CACHEABLE_HEADERS);
   }
 
-  onRequest(res: HttpResponse, req: HttpRequest): void {
+  onRequest(res: TransportResponse, req: TransportRequest): void {
     const x = this.read(res, req);
     try {
       this.answer(x);
@@ -135,10 +167,11 @@ class Facade {
     }
   }
 
-  private read(res: HttpResponse, req: HttpRequest): Exchange {
+  private read(res: TransportResponse, req: TransportRequest): Exchange {
     const method = req.getMethod();
     return {
       res,
+      req,
       method,
       url: req.getUrl(),
       rawQuery: req.getQuery() ?? '',
@@ -150,26 +183,115 @@ class Facade {
       now: 0,
       authHeaders: NO_HEADERS,
       done: false,
+      closeConnection: false,
+      allow: ALLOW,
     };
   }
 
   private answer(x: Exchange): void {
     if (x.method === 'options') return this.writePreflight(x);
+    if (x.method === 'post') return this.answerPost(x);
     if (x.method !== 'get' && x.method !== 'head') return this.writeError(x, methodNotAllowed(x.method));
     const match = this.router.match(x.url);
     if (match === null) return this.writeError(x, notFound(`no such path: ${x.url}`));
-    x.now = this.clock.now();
-    if (match.route.def.authenticate !== false) {
-      const auth = this.authenticator.check(x.apiKey, match.route.def.auth, x.now);
-      if (!auth.ok) {
-        const error = new HttpError(auth.status, auth.code, auth.detail);
-        if (auth.retryAfter !== undefined) x.authHeaders = [['Retry-After', String(auth.retryAfter)]];
-        return this.writeError(x, error);
-      }
-      x.authHeaders = auth.headers;
+    if (match.route.def.method === 'POST') {
+      x.allow = ALLOW_POST;
+      return this.writeError(x, postOnly(x.method));
     }
+    if (!this.authenticate(x, match.route)) return;
     if (match.route.cache !== null) this.serveCached(x, match.route, match.route.cache, match.params);
     else this.serveFresh(x, match.route, match.params);
+  }
+
+  /** false when the authenticator refused (the error is written). */
+  private authenticate(x: Exchange, route: CompiledRoute): boolean {
+    x.now = this.clock.now();
+    if (route.def.authenticate === false) return true;
+    const auth = this.authenticator.check(x.apiKey, route.def.auth, x.now);
+    if (!auth.ok) {
+      if (auth.retryAfter !== undefined) x.authHeaders = [['Retry-After', String(auth.retryAfter)]];
+      this.writeError(x, new HttpError(auth.status, auth.code, auth.detail));
+      return false;
+    }
+    x.authHeaders = auth.headers;
+    return true;
+  }
+
+  /**
+   * A POST route answers once its whole body is read (at most maxBodyBytes: a declared
+   * Content-Length over it answers 413 at once, a body that grows past it as soon as it
+   * does; either way the connection closes, since the rest of the body is not read).
+   */
+  private answerPost(x: Exchange): void {
+    const match = this.router.match(x.url);
+    if (match === null || match.route.def.method !== 'POST') return this.writeError(x, methodNotAllowed(x.method));
+    const route = match.route;
+    const maxBytes = route.def.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const declared = x.req.getHeader('content-length');
+    // A malformed Content-Length never gets here (both parsers reject it); a chunked body has none.
+    if (declared !== '' && Number(declared) > maxBytes) return this.writeError(x, payloadTooLarge(maxBytes), undefined, true);
+    if (!this.authenticate(x, route)) return;
+    x.done = true;
+    this.transport.readBody(x.res, maxBytes, (result) => {
+      if (!result.ok) {
+        if (result.reason === 'too_large') this.writeError(x, payloadTooLarge(maxBytes), undefined, true);
+        return;
+      }
+      x.done = false;
+      try {
+        const parsed = route.parser.parse(x.rawQuery);
+        const request: RouteRequest = { path: x.url, params: match.params, query: parsed.values, warnings: parsed.warnings, apiKey: x.apiKey, now: x.now, body: result.body };
+        const answer = route.def.handle(request);
+        if (answer.kind === 'large') return this.writeLarge(x, answer);
+        if (answer.kind === 'pending') return this.writePending(x, answer);
+        this.writeEntry(x, null, newEntry(request, 0, bodyOf(answer, request.warnings)));
+      } catch (error) {
+        this.fail(x, error);
+      }
+    });
+  }
+
+  /** The transport's side of a WebSocket route: the handshake is authenticated like any request. */
+  socketRoute(def: AnySocketRoute): TransportSocketRoute {
+    return {
+      path: def.path,
+      maxPayloadBytes: def.maxPayloadBytes ?? 64 * 1024,
+      maxBackpressureBytes: def.maxBackpressureBytes ?? 1 << 20,
+      idleTimeoutSeconds: def.idleTimeoutSeconds ?? 120,
+      handlers: def,
+      upgrade: (req) => this.upgrade(def, req),
+    };
+  }
+
+  private upgrade(def: AnySocketRoute, req: TransportRequest): UpgradeDecision {
+    const apiKey = apiKeyFrom(req.getHeader('x-api-key'), req.getHeader('authorization'));
+    const now = this.clock.now();
+    const path = req.getUrl();
+    const query = req.getQuery() ?? '';
+    try {
+      const auth = this.authenticator.check(apiKey, def.auth, now);
+      if (!auth.ok) {
+        const headers: [string, string][] = auth.retryAfter === undefined ? [] : [['Retry-After', String(auth.retryAfter)]];
+        return { accept: false, reply: this.plainError(new HttpError(auth.status, auth.code, auth.detail), headers) };
+      }
+      return { accept: true, data: def.accept({ path, query, apiKey, now }) };
+    } catch (error) {
+      if (error instanceof HttpError) return { accept: false, reply: this.plainError(error) };
+      const requestId = this.logFailure('UPGRADE', `${path}${query === '' ? '' : `?${query}`}`, error);
+      return { accept: false, reply: this.plainError(internalError(requestId), [['X-Request-Id', requestId]]) };
+    }
+  }
+
+  /** The answer to a request the transport's parser rejected. */
+  protocolFault(fault: ProtocolFault, detail: string): PlainReply {
+    const { status, code } = FAULTS[fault];
+    return this.plainError(new HttpError(status, code, detail));
+  }
+
+  private plainError(error: HttpError, extra: readonly (readonly [string, string])[] = []): PlainReply {
+    const headers: (readonly [string, string])[] = [['Content-Type', JSON_TYPE], ...CORS_HEADERS, ...extra];
+    if (error.status === 405) headers.push(['Allow', ALLOW]);
+    return { status: statusLine(error.status), headers, body: errorBody(error) };
   }
 
   private serveFresh(x: Exchange, route: CompiledRoute, params: Record<string, string>): void {
@@ -230,7 +352,7 @@ class Facade {
     res.cork(() => {
       if (ifNoneMatchHits(x.ifNoneMatch, etag)) {
         res.writeStatus('304 Not Modified').writeHeader('ETag', etag);
-        this.writeCommonHeaders(x, CACHEABLE_BLOCK);
+        this.writeCommonHeaders(x, this.cacheableBlock);
         res.endWithoutBody();
         return;
       }
@@ -238,7 +360,7 @@ class Facade {
       res.writeHeader('Content-Type', VARIANT_CONTENT_TYPE[variant]!);
       if ((variant & 1) === 1) res.writeHeader('Content-Encoding', 'gzip');
       res.writeHeader('ETag', etag);
-      this.writeCommonHeaders(x, CACHEABLE_BLOCK);
+      this.writeCommonHeaders(x, this.cacheableBlock);
       this.end(x, bytes);
     });
   }
@@ -265,7 +387,7 @@ class Facade {
       });
       return;
     }
-    res.cork(() => writeBody(res, result.chunks as Buffer[], { status: '200 OK', headers }));
+    res.cork(() => writeBody(this.transport, res, result.chunks, { status: '200 OK', headers }));
   }
 
   /** Keeps the request open until the body is ready; the client may leave meanwhile. */
@@ -294,42 +416,46 @@ class Facade {
   }
 
   private writePreflight(x: Exchange): void {
+    // A POST route's preflight allows POST and a body type; every other path the GET set.
+    const post = this.router.match(x.url)?.route.def.method === 'POST';
+    const allow = post ? ALLOW_POST : ALLOW;
     x.done = true;
     x.res.cork(() => {
       x.res
         .writeStatus('204 No Content')
         .writeHeader(CORS_ORIGIN[0], CORS_ORIGIN[1])
-        .writeHeader('Access-Control-Allow-Methods', ALLOW)
-        .writeHeader('Access-Control-Allow-Headers', 'X-Api-Key, Authorization, If-None-Match, Accept')
+        .writeHeader('Access-Control-Allow-Methods', allow)
+        .writeHeader('Access-Control-Allow-Headers', post ? 'X-Api-Key, Authorization, Content-Type' : 'X-Api-Key, Authorization, If-None-Match, Accept')
         .writeHeader('Access-Control-Max-Age', '86400')
-        .writeHeader('Allow', ALLOW)
+        .writeHeader('Allow', allow)
         .endWithoutBody();
     });
   }
 
-  private writeError(x: Exchange, error: HttpError, requestId?: string): void {
+  private writeError(x: Exchange, error: HttpError, requestId?: string, closeConnection = false): void {
     const res = x.res;
     const body = errorBody(error);
     x.done = true;
+    x.closeConnection = closeConnection;
     res.cork(() => {
       res.writeStatus(statusLine(error.status)).writeHeader('Content-Type', JSON_TYPE);
-      if (error.status === 405) res.writeHeader('Allow', ALLOW);
+      if (error.status === 405) res.writeHeader('Allow', x.allow);
       if (requestId !== undefined) res.writeHeader('X-Request-Id', requestId);
       this.writeCommonHeaders(x);
       this.end(x, body);
     });
   }
 
-  /** CORS (in `block`, one call) plus whatever the authenticator added (rate-limit headers, Retry-After). */
-  private writeCommonHeaders(x: Exchange, block: readonly [string, string] = CORS_BLOCK): void {
-    x.res.writeHeader(block[0], block[1]);
+  /** CORS (a prepared block) plus whatever the authenticator added (rate-limit headers, Retry-After). */
+  private writeCommonHeaders(x: Exchange, block: HeaderBlock = this.corsBlock): void {
+    for (let i = 0; i < block.length; i++) x.res.writeHeader(block[i]![0], block[i]![1]);
     for (let i = 0; i < x.authHeaders.length; i++) x.res.writeHeader(x.authHeaders[i]![0], x.authHeaders[i]![1]);
   }
 
   /** HEAD: the same headers and Content-Length, no body (uWS would send one with end()). */
   private end(x: Exchange, bytes: Buffer): void {
     if (x.head) x.res.writeHeader('Content-Length', String(bytes.length)).endWithoutBody();
-    else x.res.end(bytes);
+    else x.res.end(bytes, x.closeConnection);
   }
 
   private fail(x: Exchange, error: unknown): void {
@@ -337,9 +463,7 @@ class Facade {
       if (!x.done) this.writeError(x, error);
       return;
     }
-    const requestId = `${process.pid.toString(36)}-${(++this.requestCount).toString(36)}`;
-    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    this.log(`[http] internal_error ${requestId} ${x.method.toUpperCase()} ${x.url}${x.rawQuery === '' ? '' : `?${x.rawQuery}`}: ${text}`);
+    const requestId = this.logFailure(x.method.toUpperCase(), `${x.url}${x.rawQuery === '' ? '' : `?${x.rawQuery}`}`, error);
     if (x.done) return;
     try {
       this.writeError(x, internalError(requestId), requestId);
@@ -347,6 +471,23 @@ class Facade {
       this.log(`[http] ${requestId}: could not answer: ${String(writeFailure)}`);
     }
   }
+
+  /** Logs an unexpected error with a new request id, and returns the id. */
+  private logFailure(method: string, target: string, error: unknown): string {
+    const requestId = `${process.pid.toString(36)}-${(++this.requestCount).toString(36)}`;
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    this.log(`[http] internal_error ${requestId} ${method} ${target}: ${text}`);
+    return requestId;
+  }
+}
+
+function payloadTooLarge(maxBytes: number): HttpError {
+  return new HttpError(413, 'payload_too_large', `the request body is larger than ${maxBytes} bytes`);
+}
+
+/** 405 for GET/HEAD on a POST route. */
+function postOnly(method: string): HttpError {
+  return new HttpError(405, 'method_not_allowed', `method ${method.toUpperCase()} is not allowed; use POST`);
 }
 
 function bodyOf(result: Exclude<RouteResult, { kind: 'large' | 'pending' }>, warnings: readonly string[]): Buffer {

@@ -6,8 +6,9 @@
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { MIGRATIONS } from './schema.ts';
+import { sqliteDriver } from './sqliteDriver.ts';
 
 export type Db = Database.Database;
 
@@ -20,7 +21,7 @@ export function dbPathFromEnv(env: NodeJS.ProcessEnv = process.env): string {
 /** Opens (creating the file and its folder if needed) and migrates the database. */
 export function openDatabase(path: string = dbPathFromEnv()): Db {
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-  const db = new Database(path);
+  const db = new (sqliteDriver().Database)(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');

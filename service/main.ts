@@ -28,7 +28,8 @@ async function main(): Promise<void> {
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   process.stdout.write(
     `odds-engine: ${board.size} board (seed ${board.seed}, ${app.engine.liveRows.toLocaleString('en-US')} live rows) ` +
-      `ready in ${seconds}s on http://${process.env.HOST ?? '0.0.0.0'}:${app.port}/api/v1/status\n`,
+      `ready in ${seconds}s on http://${process.env.HOST ?? '0.0.0.0'}:${app.port}/api/v1/status; ` +
+      `transport: ${app.server.transport}\n`,
   );
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,6 +1,7 @@
 // Starts the real process composition (service/app.ts startApp) for HTTP tests: a
 // generated board (small by default), a ManualClock frozen at NOW, a SQLite file in a
-// fresh temp dir and an ephemeral port; plus a client whose every reply is validated
+// fresh temp dir and an ephemeral port, served on the transport TRANSPORT names (test/run.ts
+// runs every HTTP test file on both); plus a client whose every reply is validated
 // against the OpenAPI document the app itself serves (test/helpers/server.ts).
 //
 //   const t = await startTestApp();                 // small board, simulator off

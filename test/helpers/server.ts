@@ -1,4 +1,5 @@
-// Test helpers for the HTTP facade: a real server on an ephemeral port, a raw
+// Test helpers for the HTTP facade: a real server on an ephemeral port (on the transport
+// TRANSPORT names; test/run.ts runs every HTTP test file on uWS and on node:http), a raw
 // node:http client (no transparent decompression, so variants are visible), and an
 // ajv validator compiled from the OpenAPI document the server itself serves.
 import http, { type IncomingHttpHeaders } from 'node:http';

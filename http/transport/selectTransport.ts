@@ -1,0 +1,30 @@
+// Picks the transport at start-up: a native uWebSockets.js binary when one loads here
+// (loadUws.ts), else node:http. TRANSPORT=uws|node forces one; a forced uws that cannot
+// load is a start-up error that lists why each binary was passed over.
+import { loadUws } from './loadUws.ts';
+import { NodeTransport } from './nodeTransport.ts';
+import type { Transport, TransportChoice } from './transport.ts';
+import { UwsTransport } from './uwsTransport.ts';
+
+/** TRANSPORT from the environment: 'uws', 'node', or unset/'auto'. */
+export function transportChoiceFromEnv(env: NodeJS.ProcessEnv = process.env): TransportChoice {
+  const value = (env.TRANSPORT ?? '').trim().toLowerCase();
+  if (value === '' || value === 'auto') return 'auto';
+  if (value === 'uws' || value === 'node') return value;
+  throw new Error(`TRANSPORT must be uws or node (or unset to pick automatically), got ${env.TRANSPORT}`);
+}
+
+let uwsTransport: UwsTransport | undefined;
+
+export function selectTransport(choice: TransportChoice): Transport {
+  if (choice === 'node') return new NodeTransport('node:http (TRANSPORT=node)');
+  const uws = loadUws();
+  if (uws.ok) {
+    uwsTransport ??= new UwsTransport(uws.uws, uws.description);
+    return uwsTransport;
+  }
+  if (choice === 'uws') {
+    throw new Error(`TRANSPORT=uws but no native uWebSockets.js binary loads here (${uws.summary}):\n  ${uws.attempts.join('\n  ')}`);
+  }
+  return new NodeTransport(`node:http (${uws.summary})`);
+}
