@@ -154,7 +154,7 @@ export function parseScores(body: unknown): ProviderScore[] {
   const list = arrayOf(body, 'scores');
   list.forEach((score, i) => {
     checkEvent(score, `scores[${i}]`);
-    need(typeof (score as Record<string, unknown>).completed === 'boolean', `scores[${i}].completed`, 'expected a boolean');
+    need(typeof (score as unknown as Record<string, unknown>).completed === 'boolean', `scores[${i}].completed`, 'expected a boolean');
   });
   return list as ProviderScore[];
 }
