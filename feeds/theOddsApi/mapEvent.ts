@@ -254,7 +254,7 @@ function formatLine(line: number): string {
 
 function outcomeShape(outcome: ProviderOutcome, meaning: MarketKeyMeaning, m: Matchup, skip: (reason: string) => void): OutcomeShape | null {
   const period = meaning.period;
-  const teamSideOf = (name: string | undefined): TeamSide | null => (name === m.home ? 'HOME' : name === m.away ? 'AWAY' : null);
+  const teamSideOf = (name: string | undefined): 'HOME' | 'AWAY' | null => (name === m.home ? 'HOME' : name === m.away ? 'AWAY' : null);
   const point = outcome.point;
   const halfPoint = point === undefined || Number.isInteger(point * 2);
   if (!halfPoint) {
