@@ -53,11 +53,11 @@ const NEWS_PER_CHANGE = 0.004;
 const NEWS_SIZE = 0.006;
 /** ... and one in STEAM_SHARE of them is steam: a move this large, one way. */
 const STEAM_SIZE = 0.02;
-const STEAM_SHARE = 0.08;
+const STEAM_SHARE = 0.05;
 /** Share of the previous fair move each news item takes back (keeps the fair value near where it started). */
 const FAIR_REVERSION = 0.3;
 /** A book's own noise around its level (implied probability, uniform +-). */
-const BOOK_NOISE = 0.0015;
+const BOOK_NOISE = 0.0008;
 /** Lags: sharp books take a fair move in within SHARP_LAG_MS, retail ones after RETAIL_LAG_MS (+ up to as much again, per book). */
 const SHARP_LAG_MS = 250;
 const RETAIL_LAG_MS = 2000;
@@ -188,8 +188,8 @@ export class Simulator {
       const slot = this.randomLiveSlot();
       if (slot < 0) break;
       const r = this.rand();
-      if (r < 0.01) this.addAlternate(slot, batch);
-      else if (r < 0.02) this.pull(slot, batch);
+      if (r < 0.013) this.addAlternate(slot, batch);
+      else if (r < 0.023) this.pull(slot, batch);
       else if (r < this.suspendChance(slot)) this.toggleSuspension(slot, batch);
       else this.movePrice(slot, batch);
     }
@@ -228,7 +228,7 @@ export class Simulator {
 
   private suspendChance(slot: number): number {
     const live = this.engine.eventTable.status[this.engine.store.event[slot]] === STATUS_IN_PROGRESS;
-    return 0.02 + (live ? 0.04 : 0.004);
+    return 0.023 + (live ? 0.04 : 0.004);
   }
 
   /** The other side of a two-way selection (OVER/UNDER at the same line, HOME/AWAY at the mirrored line), or -1. */
