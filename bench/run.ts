@@ -18,6 +18,7 @@ const SECTIONS: Section[] = [
   { name: 'persistence', load: async () => (await import('./persistence.bench.ts')).benchPersistence },
   { name: 'http', load: async () => (await import('./http.bench.ts')).benchHttp },
   { name: 'web', load: async () => (await import('./web.bench.ts')).benchWeb },
+  { name: 'feeds', load: async () => (await import('./feeds.bench.ts')).benchFeeds },
 ];
 
 function formatValue(value: number | string): string {
