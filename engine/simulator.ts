@@ -50,9 +50,9 @@ export interface SimulatorStats {
 /** News per simulated change: on the small board about one news item per group every minute of simulated time at 2,000 changes/s. */
 const NEWS_PER_CHANGE = 0.004;
 /** Fair moves (implied probability): news is a jump of this standard deviation ... */
-const NEWS_SIZE = 0.006;
+const NEWS_SIZE = 0.005;
 /** ... and one in STEAM_SHARE of them is steam: a move this large, one way. */
-const STEAM_SIZE = 0.02;
+const STEAM_SIZE = 0.016;
 const STEAM_SHARE = 0.05;
 /** Share of the previous fair move each news item takes back (keeps the fair value near where it started). */
 const FAIR_REVERSION = 0.3;
@@ -301,15 +301,19 @@ export class Simulator {
     const kind = this.kindOf(s.book[slot]);
     const now = this.clock.now();
     if (s.priceAmerican[slot] === NO_PRICE) {
+      // a pick whose multiplier does not step sends nothing (a repeated price is no tick)
       const dm = s.dfsMultiplier[slot];
-      batch.push({ op: 'price', slot, priceAmerican: null, dfsMultiplier: dm === dm ? this.dfsStep(slot, dm) : null, suspended });
+      const next = dm === dm ? this.dfsStep(slot, dm) : dm;
+      if (next !== dm) batch.push({ op: 'price', slot, priceAmerican: null, dfsMultiplier: next, suspended });
       return;
     }
-    batch.push({ op: 'price', slot, priceAmerican: this.quoted(slot, now, kind), suspended });
+    const price = this.quoted(slot, now, kind);
+    if (price !== s.priceAmerican[slot]) batch.push({ op: 'price', slot, priceAmerican: price, suspended });
     const partner = this.partnerOf(slot);
     if (partner >= 0 && s.priceAmerican[partner] !== NO_PRICE) {
       this.anchorOf(partner);
-      batch.push({ op: 'price', slot: partner, priceAmerican: this.quoted(partner, now, kind), suspended: s.suspended[partner] === 1 });
+      const other = this.quoted(partner, now, kind);
+      if (other !== s.priceAmerican[partner]) batch.push({ op: 'price', slot: partner, priceAmerican: other, suspended: s.suspended[partner] === 1 });
     }
   }
 
