@@ -21,6 +21,8 @@ import { createServer, type RunningServer } from '../http/server.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
+import { startFeedFromEnv } from '../feeds/startFeed.ts';
+import type { Ingest } from '../ingest/ingest.ts';
 
 export interface AppOptions {
   clock: Clock;
@@ -38,6 +40,8 @@ export interface AppOptions {
   /** Where the settings are read (DB_PATH, RATE_LIMIT_ENFORCE, REQUIRE_KEY, CURSOR_SECRET); default process.env. */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** The write path of `engine`; with FEED=the-odds-api in env, the feed submits through it in process. */
+  ingest?: Ingest;
 }
 
 export interface App {
@@ -101,6 +105,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     seed: options.simulatorSeed ?? board.options.seed,
   });
   if ((options.simulatorRate ?? 0) > 0) simulator.start();
+  const feed = options.ingest === undefined ? null : startFeedFromEnv(options.ingest, env, log);
 
   let closed = false;
   return {
@@ -113,6 +118,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     async close() {
       if (closed) return;
       closed = true;
+      feed?.stop();
       simulator.stop();
       await server.close();
       try {

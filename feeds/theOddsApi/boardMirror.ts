@@ -1,0 +1,176 @@
+// What the feed has put on the board (every change the ingest path acknowledged), so
+// that each poll sends only the difference: a new outcome is an odds upsert, a new
+// price a price tick on the same id, an outcome its bookmaker stopped listing a
+// remove, a game that started or finished a status change. An unchanged poll yields
+// no change at all. Only acknowledged changes enter the mirror: a refused or lost
+// batch is simply diffed again at the next poll.
+
+import type { EventStatus } from '../../engine/model.ts';
+import type { IngestChange } from '../../ingest/changes.ts';
+import type { MappedEvent } from './mapEvent.ts';
+
+interface MirrorRow {
+  eventId: string;
+  marketKey: string;
+  /** priceAmerican for books, dfsMultiplier for DFS apps. */
+  price: number;
+  dfs: boolean;
+}
+
+interface MirrorEvent {
+  /** null: the board holds the event but we do not know its status (it refused our record). */
+  status: EventStatus | null;
+  startTime: number;
+  sportKey: string;
+}
+
+export class BoardMirror {
+  private readonly rows = new Map<string, MirrorRow>();
+  private readonly rowsOfEvent = new Map<string, Set<string>>();
+  private readonly events = new Map<string, MirrorEvent>();
+  private readonly teams = new Set<string>();
+  private readonly players = new Set<string>();
+  private readonly sources = new Set<string>();
+  /** marketKey of rows sent but not yet acknowledged (an odds change carries no provider key). */
+  private readonly pendingKeys = new Map<string, string>();
+
+  get rowCount(): number {
+    return this.rows.size;
+  }
+
+  eventStatus(id: string): EventStatus | null | undefined {
+    return this.events.get(id)?.status;
+  }
+
+  /** Events of a sport the board may still show as not finished. */
+  openEvents(sportKey: string): { id: string; status: EventStatus | null; startTime: number }[] {
+    const out: { id: string; status: EventStatus | null; startTime: number }[] = [];
+    for (const [id, e] of this.events) {
+      if (e.sportKey === sportKey && e.status !== 'final' && e.status !== 'cancelled') out.push({ id, status: e.status, startTime: e.startTime });
+    }
+    return out;
+  }
+
+  /**
+   * The changes that bring the board from what it holds to `mapped`, for the market keys
+   * this answer covers (rows of other keys come from other requests and are left alone).
+   */
+  diffEvent(mapped: MappedEvent, sportKey: string, coveredKeys: ReadonlySet<string>, now: number, out: IngestChange[]): void {
+    for (const source of mapped.sources) if (!this.sources.has(source.id)) out.push({ op: 'source', source });
+    for (const team of mapped.teams) if (!this.teams.has(team.id)) out.push({ op: 'team', team });
+    for (const player of mapped.players) if (!this.players.has(player.id)) out.push({ op: 'player', player });
+    const id = mapped.event.id;
+    const known = this.events.get(id);
+    if (known === undefined) {
+      out.push({ op: 'event', event: { ...mapped.event, status: 'scheduled' } });
+      this.events.set(id, { status: null, startTime: Number(mapped.event.startTime), sportKey });
+    }
+    const status = known === undefined ? 'scheduled' : known.status;
+    if (status === 'final' || status === 'cancelled') return;
+    if (status === 'scheduled' && Number(mapped.event.startTime) <= now) out.push({ op: 'status', eventId: id, status: 'in_progress' });
+    const seen = new Set<string>();
+    for (const { row, marketKey } of mapped.rows) {
+      if (seen.has(row.id)) continue; // a book listing one outcome twice: the first wins
+      seen.add(row.id);
+      const held = this.rows.get(row.id);
+      const dfs = row.dfsMultiplier !== undefined && row.dfsMultiplier !== null;
+      const price = (dfs ? row.dfsMultiplier : row.priceAmerican) as number;
+      if (held === undefined) {
+        out.push({ op: 'odds', row });
+        this.pendingKeys.set(row.id, marketKey);
+      } else if (held.price !== price) {
+        out.push(dfs ? { op: 'price', id: row.id, dfsMultiplier: price } : { op: 'price', id: row.id, priceAmerican: price });
+      }
+    }
+    this.pullMissing(id, coveredKeys, seen, out);
+  }
+
+  /** Removes for the rows of `eventId` under the covered keys that the answer no longer lists. */
+  pullMissing(eventId: string, coveredKeys: ReadonlySet<string>, seen: ReadonlySet<string>, out: IngestChange[]): void {
+    const ids = this.rowsOfEvent.get(eventId);
+    if (ids === undefined) return;
+    for (const rowId of ids) {
+      const row = this.rows.get(rowId)!;
+      if (coveredKeys.has(row.marketKey) && !seen.has(rowId)) out.push({ op: 'remove', id: rowId });
+    }
+  }
+
+  /** Status changes that take the event to `target` through the allowed transitions. */
+  statusTo(eventId: string, target: 'in_progress' | 'final', out: IngestChange[]): void {
+    const status = this.events.get(eventId)?.status;
+    if (status === undefined || status === null || status === target || status === 'final' || status === 'cancelled') return;
+    if (status === 'scheduled' || status === 'suspended') out.push({ op: 'status', eventId, status: 'in_progress' });
+    if (target === 'final') out.push({ op: 'status', eventId, status: 'final' });
+  }
+
+  /** Records what an acknowledged batch did. */
+  acknowledged(changes: readonly IngestChange[]): void {
+    for (const change of changes) {
+      switch (change.op) {
+        case 'source':
+          this.sources.add(change.source.id);
+          break;
+        case 'team':
+          this.teams.add(change.team.id);
+          break;
+        case 'player':
+          this.players.add(change.player.id);
+          break;
+        case 'event': {
+          const e = this.events.get(change.event.id);
+          if (e !== undefined) e.status = change.event.status;
+          break;
+        }
+        case 'status': {
+          const e = this.events.get(change.eventId);
+          if (e !== undefined) e.status = change.status;
+          // closing a game tombstones its rows on the board
+          if (change.status === 'final' || change.status === 'cancelled') for (const id of this.rowsOfEvent.get(change.eventId) ?? []) this.forget(id);
+          break;
+        }
+        case 'odds': {
+          const dfs = change.row.dfsMultiplier !== undefined && change.row.dfsMultiplier !== null;
+          const marketKey = this.pendingKeys.get(change.row.id) ?? '';
+          this.pendingKeys.delete(change.row.id);
+          this.rows.set(change.row.id, { eventId: change.row.eventId, marketKey, price: (dfs ? change.row.dfsMultiplier : change.row.priceAmerican) as number, dfs });
+          let ids = this.rowsOfEvent.get(change.row.eventId);
+          if (ids === undefined) this.rowsOfEvent.set(change.row.eventId, (ids = new Set()));
+          ids.add(change.row.id);
+          break;
+        }
+        case 'price': {
+          const row = this.rows.get(change.id);
+          if (row !== undefined) row.price = (row.dfs ? change.dfsMultiplier : change.priceAmerican) ?? row.price;
+          break;
+        }
+        case 'remove':
+          this.forget(change.id);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  /** Changes the ingest path refused: an event record it would not take is treated as known with an unknown status, so it is not sent again each poll. */
+  refused(changes: readonly IngestChange[]): void {
+    for (const change of changes) {
+      if (change.op === 'odds') this.pendingKeys.delete(change.row.id);
+    }
+  }
+
+  /** Unacknowledged new events are forgotten again (the next poll sends their record anew). */
+  unsent(changes: readonly IngestChange[]): void {
+    for (const change of changes) {
+      if (change.op === 'event' && this.events.get(change.event.id)?.status === null) this.events.delete(change.event.id);
+      if (change.op === 'odds') this.pendingKeys.delete(change.row.id);
+    }
+  }
+
+  private forget(rowId: string): void {
+    const row = this.rows.get(rowId);
+    if (row === undefined) return;
+    this.rows.delete(rowId);
+    this.rowsOfEvent.get(row.eventId)?.delete(rowId);
+  }
+}

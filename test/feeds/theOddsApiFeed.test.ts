@@ -1,0 +1,197 @@
+// The Odds API feed against a stub of the provider (test/feeds/stubProvider.ts) serving
+// events built from the small fixture board, submitting in process to a durable board:
+// first poll, unchanged poll, price tick, pulled outcome, started and finished games,
+// and each fault: 401, 429 with Retry-After, 500, a malformed body, the credit budget.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../engine/clock.ts';
+import { generateBoard } from '../../fixtures/generateBoard.ts';
+import { InProcessSink } from '../../feeds/batchSink.ts';
+import { ApiKeyRejected, ProviderClient } from '../../feeds/theOddsApi/providerClient.ts';
+import { TheOddsApiFeed, type TheOddsApiFeedOptions } from '../../feeds/theOddsApi/theOddsApiFeed.ts';
+import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
+import { NOW } from '../helpers/now.ts';
+import { filterOf, walkAll } from '../helpers/engine-helpers.ts';
+import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
+
+const board = generateBoard({ seed: 42, size: 'small', now: NOW });
+let opened: OpenedBoard;
+let clock: ManualClock;
+
+before(async () => {
+  clock = new ManualClock(NOW);
+  opened = await openBoard(tempDataDir('feeds-'), clock, board, { fsync: false });
+});
+after(async () => {
+  await opened.close();
+});
+
+let stubs = 0;
+/** A stub whose events are new to the board (the tests share one board). */
+async function withStub(run: (stub: StubProvider) => Promise<void>, sportEvents = 2): Promise<void> {
+  const stub = new StubProvider();
+  stub.addSport('basketball_nba', providerEventsFrom(board, 'nba', sportEvents, `toa${++stubs}x`));
+  await stub.start();
+  try {
+    await run(stub);
+  } finally {
+    await stub.close();
+  }
+}
+
+function feedFor(stub: StubProvider, overrides: Partial<TheOddsApiFeedOptions> & { apiKey?: string; backoffBaseMs?: number } = {}) {
+  const lines: string[] = [];
+  const log = (line: string) => lines.push(line);
+  const client = new ProviderClient({ baseUrl: stub.url, apiKey: overrides.apiKey ?? STUB_API_KEY, backoffBaseMs: overrides.backoffBaseMs ?? 20, log, now: overrides.now });
+  const feed = new TheOddsApiFeed({
+    client,
+    sink: new InProcessSink(opened.durable.ingest),
+    sports: ['basketball_nba'],
+    regions: 'us',
+    markets: ['h2h', 'spreads', 'totals', 'team_totals', 'spreads_h1', 'player_points'],
+    intervalMs: 1000,
+    now: () => clock.now(),
+    log,
+    ...overrides,
+  });
+  return { feed, client, lines };
+}
+
+const engine = () => opened.durable.engine;
+const row = (id: string) => engine().rowObject(engine().slotOf(id), 'american') as Record<string, unknown>;
+
+test('a poll maps every market kind onto the board; an unchanged poll submits nothing', async () => {
+  await withStub(async (stub) => {
+    const { feed } = feedFor(stub);
+    const sent = await feed.pollOnce();
+    assert.ok(sent > 100, `${sent} changes`);
+    const event = stub.sports.get('basketball_nba')!.events[0];
+    const e = engine().event(event.id)!;
+    assert.equal(e.status, 'scheduled');
+    assert.equal(e.league, 'nba');
+    // every requested market key, and only those, is on the board (as market/period pairs)
+    const onBoard = new Set(walkAll(engine(), filterOf({ eventIds: [event.id] }), 500).map((slot) => {
+      const r = engine().rowObject(slot, 'american');
+      return `${r.marketSubtype}/${r.period}`;
+    }));
+    assert.deepEqual([...onBoard].sort(), ['MONEYLINE/FULL', 'PLAYER_TOTAL_POINTS/FULL', 'SPREAD/1H', 'SPREAD/FULL', 'TEAM_TOTAL/FULL', 'TOTAL/FULL']);
+    // one row per provider outcome, read back from the board
+    const h2h = event.bookmakers.find((b) => b.key === 'pinnacle')!.markets.find((m) => m.key === 'h2h')!;
+    const home = h2h.outcomes.find((o) => o.name === event.home_team)!;
+    assert.equal(row(`${event.id}:pinnacle:MONEYLINE:FULL-HOME`).priceAmerican, home.price);
+    const tt = event.bookmakers.flatMap((b) => b.markets.filter((m) => m.key === 'team_totals').map((m) => ({ book: b.key, outcome: m.outcomes[0] })))[0];
+    assert.ok(tt !== undefined, 'the stub serves team totals');
+    const pp = event.bookmakers.find((b) => b.key === 'prizepicks');
+    if (pp !== undefined) {
+      const pick = pp.markets[0].outcomes[0];
+      const id = `${event.id}:prizepicks:PLAYER_TOTAL_POINTS:FULL-${pick.name.toUpperCase()}-${pick.point}-nba-p-${pick.description!.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+      assert.equal(typeof row(id).dfsMultiplier, 'number');
+    }
+    const seq = engine().seq;
+    assert.equal(await feed.pollOnce(), 0, 'an unchanged poll submits nothing');
+    assert.equal(engine().seq, seq);
+    assert.match(feed.progressLine(), /poll 2 · credits left [\d,]+/);
+  });
+});
+
+test('a moved price is a tick on the same id; a pulled outcome becomes a tombstone; games start and finish', async () => {
+  await withStub(async (stub) => {
+    const { feed } = feedFor(stub);
+    await feed.pollOnce();
+    const [first, second] = stub.sports.get('basketball_nba')!.events;
+    const market = first.bookmakers.find((b) => b.key === 'pinnacle')!.markets.find((m) => m.key === 'totals')!;
+    const over = market.outcomes.find((o) => o.name === 'Over')!;
+    const id = `${first.id}:pinnacle:TOTAL:FULL-OVER-${over.point}`;
+    const slot = engine().slotOf(id);
+    const historyBefore = [...engine().history(slot)].length;
+    over.price = nudged(over.price, 0.03);
+    const under = market.outcomes.find((o) => o.name === 'Under')!;
+    market.outcomes.splice(market.outcomes.indexOf(under), 1);
+    const underId = `${first.id}:pinnacle:TOTAL:FULL-UNDER-${under.point}`;
+    assert.ok(engine().isLive(engine().slotOf(underId)));
+    assert.equal(await feed.pollOnce(), 2, 'one tick and one remove');
+    assert.equal(engine().slotOf(id), slot, 'the same row');
+    assert.equal(row(id).priceAmerican, over.price);
+    assert.equal([...engine().history(slot)].length, historyBefore + 1, 'the tick is one more history entry of the same row');
+    assert.ok(engine().isTombstone(engine().slotOf(underId)), 'the pulled outcome is a tombstone');
+
+    // the first game starts: a status change, then the scores call finds it finished
+    clock.set(Date.parse(first.commence_time) + 60_000);
+    await feed.pollOnce();
+    assert.equal(engine().event(first.id)!.status, 'in_progress');
+    assert.ok(stub.requests.some((r) => r.path.endsWith('/scores') && r.query.get('daysFrom') === '1'));
+    stub.scores.set(first.id, { completed: true, scores: [{ name: first.home_team!, score: '101' }, { name: first.away_team!, score: '99' }] });
+    await feed.pollOnce();
+    assert.equal(engine().event(first.id)!.status, 'final');
+    assert.ok(engine().isTombstone(slot), 'a finished game leaves the board');
+    assert.notEqual(engine().event(second.id)!.status, 'final');
+  });
+});
+
+test('401 stops the feed with a clear message', async () => {
+  await withStub(async (stub) => {
+    const { feed } = feedFor(stub, { apiKey: 'wrong' });
+    await assert.rejects(feed.run(), (error: Error) => error instanceof ApiKeyRejected && /refused the API key \(401: API key is not valid\)/.test(error.message));
+    assert.equal(stub.requests.length, 1, 'no request after the refusal');
+    assert.ok(feed.stopped);
+  });
+});
+
+test('429 with Retry-After holds back every later call; 500 is retried; a malformed body is skipped without touching the board', async () => {
+  await withStub(async (stub) => {
+    const { feed, lines } = feedFor(stub);
+    stub.fault(/\/events$/, 429, '{"message":"Too many requests"}', { 'retry-after': '1' });
+    assert.ok((await feed.pollOnce()) > 0);
+    const refused = stub.requests.find((r) => r.status === 429)!;
+    const later = stub.requests.slice(stub.requests.indexOf(refused) + 1);
+    assert.ok(later.length >= 3, 'the refused call and the per-event calls after it');
+    // Retry-After is a floor on the gap, for every call (a few ms of timer slack allowed)
+    for (const r of later) assert.ok(r.at - refused.at >= 990, `${r.path} came ${r.at - refused.at} ms after the 429`);
+    assert.ok(lines.some((l) => /429 .*every call waits 1 s/.test(l)));
+
+    const [first] = stub.sports.get('basketball_nba')!.events;
+    const h2h = first.bookmakers.find((b) => b.key === 'pinnacle')!.markets.find((m) => m.key === 'h2h')!;
+    h2h.outcomes[0].price = nudged(h2h.outcomes[0].price, 0.02);
+    stub.fault(/\/odds$/, 500, '{"message":"internal"}');
+    assert.equal(await feed.pollOnce(), 1, 'the 500 was retried and the tick arrived');
+    assert.ok(lines.some((l) => /500 .*retrying in/.test(l)));
+
+    h2h.outcomes[0].price = nudged(h2h.outcomes[0].price, 0.02);
+    const seq = engine().seq;
+    stub.fault(/basketball_nba\/odds$/, 200, '[{"id": "nofields"}]');
+    const skippedBefore = feed.stats.skippedAnswers;
+    assert.equal(await feed.pollOnce(), 0);
+    assert.equal(engine().seq, seq, 'nothing applied from a malformed answer');
+    assert.equal(feed.stats.skippedAnswers, skippedBefore + 1);
+    assert.ok(lines.some((l) => /skipped basketball_nba odds: odds\[0\]\.sport_key/.test(l)), lines.join('\n'));
+    stub.fault(/basketball_nba\/odds$/, 200, 'not json at all');
+    await feed.pollOnce();
+    assert.ok(lines.some((l) => /the body is not JSON/.test(l)));
+    assert.equal(await feed.pollOnce(), 1, 'the next good answer brings the tick');
+  });
+});
+
+test('the credit budget spaces the polls: no simulated day spends more than the budget', async () => {
+  await withStub(async (stub) => {
+    let fakeNow = NOW;
+    const budget = 120;
+    const { feed, client } = feedFor(stub, {
+      markets: ['h2h', 'spreads', 'totals'],
+      budgetPerDay: budget,
+      intervalMs: 60_000,
+      now: () => fakeNow,
+      sleep: async (ms) => {
+        fakeNow += ms;
+        if (fakeNow >= NOW + 86_400_000) feed.stop();
+      },
+    });
+    await feed.run();
+    // a poll costs 3 credits (three featured markets, one region), 5 once a game has
+    // started (the scores call with daysFrom costs 2)
+    assert.ok(feed.stats.polls >= 24 && feed.stats.polls <= 40, `${feed.stats.polls} polls`);
+    assert.ok(client.creditsSpent <= budget, `${client.creditsSpent} credits in a day`);
+    assert.ok(client.creditsSpent >= budget - 5, `the budget is used, not wasted: ${client.creditsSpent}`);
+    assert.equal(feed.nextDelayMs(), Math.ceil((feed.stats.lastPollCost * 86_400_000) / budget));
+    assert.equal(stub.used, client.creditsSpent, 'the provider counted what the feed counted');
+  });
+});
