@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'missing_api_key',
   'rate_limited',
   'internal_error',
+  'not_ready',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -76,6 +77,7 @@ export const STATUS_LINE: Readonly<Record<number, string>> = {
   405: '405 Method Not Allowed',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
 };
 
 export function statusLine(status: number): string {

@@ -11,11 +11,13 @@ import { envelopeFromData, envelopeFromRows } from './envelope.ts';
 import { errorBody, HttpError, internalError, methodNotAllowed, notFound, statusLine } from './errors.ts';
 import { ifNoneMatchHits } from './etag.ts';
 import { writeBody } from './largeBody.ts';
+import type { RequestObserver } from './metrics.ts';
 import { wantsGzip, wantsMsgpack } from './negotiate.ts';
 import { openApiRoute } from './openapi.ts';
 import { newEntry, selectVariant, VARIANT_CONTENT_TYPE, type CacheEntry, type ResponseCache } from './responseCache.ts';
 import { Router, type AnyRoute, type CompiledRoute } from './router.ts';
 import type { RouteRequest, RouteResult } from './request.ts';
+import { RequestIds } from './requestId.ts';
 
 export interface ServerOptions {
   routes: readonly AnyRoute[];
@@ -28,8 +30,10 @@ export interface ServerOptions {
   clock?: Clock;
   /** Serve /api/v1/openapi.json built from the routes (default true); extra component schemas may be added. */
   openapi?: boolean | { schemas?: Record<string, unknown> };
-  /** Where 500s are logged (default stderr). */
-  log?: (line: string) => void;
+  /** Where 500s are logged (default stderr); fields carry the request id. */
+  log?: (line: string, fields?: { requestId: string }) => void;
+  /** Told of every answered request (metrics, access log). */
+  observer?: RequestObserver;
 }
 
 export interface RunningServer {
@@ -41,12 +45,14 @@ export interface RunningServer {
 const CORS_ORIGIN: readonly [string, string] = ['Access-Control-Allow-Origin', '*'];
 const CORS_EXPOSE: readonly [string, string] = [
   'Access-Control-Expose-Headers',
-  'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
+  'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id',
 ];
 const ALLOW = 'GET, HEAD, OPTIONS';
 const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NO_HEADERS: [string, string][] = [];
+/** Appended to the one-call header block (see headerBlock): the request id costs no extra call into uWS. */
+const REQUEST_ID_LINE = '\r\nX-Request-Id: ';
 
 /**
  * Headers that never change, as one writeHeader call: uWS writes each call as
@@ -78,6 +84,13 @@ interface Exchange {
   now: number;
   authHeaders: [string, string][];
   done: boolean;
+  /** X-Request-Id of the answer: the client's, or one made here. */
+  requestId: string;
+  route: CompiledRoute | null;
+  /** Status written, 0 until then. */
+  status: number;
+  /** performance.now() at read, when an observer wants durations. */
+  startedAt: number;
 }
 
 export async function createServer(options: ServerOptions): Promise<RunningServer> {
@@ -116,14 +129,16 @@ class Facade {
   readonly router: Router;
   private readonly authenticator: Authenticator;
   private readonly clock: Clock;
-  private readonly log: (line: string) => void;
-  private requestCount = 0;
+  private readonly log: (line: string, fields?: { requestId: string }) => void;
+  private readonly observer: RequestObserver | null;
+  private readonly requestIds = new RequestIds();
 
   constructor(router: Router, options: ServerOptions) {
     this.router = router;
     this.authenticator = options.authenticator ?? anonymousAuthenticator;
     this.clock = options.clock ?? new SystemClock();
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.observer = options.observer ?? null;
   }
 
   onRequest(res: HttpResponse, req: HttpRequest): void {
@@ -133,6 +148,12 @@ class Facade {
     } catch (error) {
       this.fail(x, error);
     }
+    this.finish(x);
+  }
+
+  /** Tells the observer of an answered request; a pending body tells it when written. */
+  private finish(x: Exchange): void {
+    if (this.observer !== null && x.status !== 0) this.observer.requestDone(x);
   }
 
   private read(res: HttpResponse, req: HttpRequest): Exchange {
@@ -150,6 +171,10 @@ class Facade {
       now: 0,
       authHeaders: NO_HEADERS,
       done: false,
+      requestId: this.requestIds.next(req.getHeader('x-request-id')),
+      route: null,
+      status: 0,
+      startedAt: this.observer === null ? 0 : performance.now(),
     };
   }
 
@@ -158,6 +183,7 @@ class Facade {
     if (x.method !== 'get' && x.method !== 'head') return this.writeError(x, methodNotAllowed(x.method));
     const match = this.router.match(x.url);
     if (match === null) return this.writeError(x, notFound(`no such path: ${x.url}`));
+    x.route = match.route;
     x.now = this.clock.now();
     if (match.route.def.authenticate !== false) {
       const auth = this.authenticator.check(x.apiKey, match.route.def.auth, x.now);
@@ -229,11 +255,13 @@ class Facade {
     x.done = true;
     res.cork(() => {
       if (ifNoneMatchHits(x.ifNoneMatch, etag)) {
+        x.status = 304;
         res.writeStatus('304 Not Modified').writeHeader('ETag', etag);
         this.writeCommonHeaders(x, CACHEABLE_BLOCK);
         res.endWithoutBody();
         return;
       }
+      x.status = 200;
       const bytes = entry.bytes[variant]!;
       res.writeHeader('Content-Type', VARIANT_CONTENT_TYPE[variant]!);
       if ((variant & 1) === 1) res.writeHeader('Content-Encoding', 'gzip');
@@ -247,6 +275,7 @@ class Facade {
     const res = x.res;
     x.done = true;
     if (ifNoneMatchHits(x.ifNoneMatch, result.etag)) {
+      x.status = 304;
       res.cork(() => {
         res.writeStatus('304 Not Modified').writeHeader('ETag', result.etag);
         this.writeCommonHeaders(x);
@@ -254,7 +283,8 @@ class Facade {
       });
       return;
     }
-    const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ...x.authHeaders];
+    x.status = 200;
+    const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ['X-Request-Id', x.requestId], ...x.authHeaders];
     if (result.contentEncoding !== undefined) headers.push(['Content-Encoding', result.contentEncoding]);
     if (x.head) {
       let length = 0;
@@ -282,6 +312,7 @@ class Facade {
       } catch (error) {
         this.fail(x, error);
       }
+      this.finish(x);
     };
     pending.body.then(
       (result) => settle(() => this.writeLarge(x, result)),
@@ -295,6 +326,7 @@ class Facade {
 
   private writePreflight(x: Exchange): void {
     x.done = true;
+    x.status = 204;
     x.res.cork(() => {
       x.res
         .writeStatus('204 No Content')
@@ -303,26 +335,27 @@ class Facade {
         .writeHeader('Access-Control-Allow-Headers', 'X-Api-Key, Authorization, If-None-Match, Accept')
         .writeHeader('Access-Control-Max-Age', '86400')
         .writeHeader('Allow', ALLOW)
+        .writeHeader('X-Request-Id', x.requestId)
         .endWithoutBody();
     });
   }
 
-  private writeError(x: Exchange, error: HttpError, requestId?: string): void {
+  private writeError(x: Exchange, error: HttpError): void {
     const res = x.res;
     const body = errorBody(error);
     x.done = true;
+    x.status = error.status;
     res.cork(() => {
       res.writeStatus(statusLine(error.status)).writeHeader('Content-Type', JSON_TYPE);
       if (error.status === 405) res.writeHeader('Allow', ALLOW);
-      if (requestId !== undefined) res.writeHeader('X-Request-Id', requestId);
       this.writeCommonHeaders(x);
       this.end(x, body);
     });
   }
 
-  /** CORS (in `block`, one call) plus whatever the authenticator added (rate-limit headers, Retry-After). */
+  /** CORS and the request id (in `block`, one call) plus whatever the authenticator added (rate-limit headers, Retry-After). */
   private writeCommonHeaders(x: Exchange, block: readonly [string, string] = CORS_BLOCK): void {
-    x.res.writeHeader(block[0], block[1]);
+    x.res.writeHeader(block[0], block[1] + REQUEST_ID_LINE + x.requestId);
     for (let i = 0; i < x.authHeaders.length; i++) x.res.writeHeader(x.authHeaders[i]![0], x.authHeaders[i]![1]);
   }
 
@@ -337,14 +370,14 @@ class Facade {
       if (!x.done) this.writeError(x, error);
       return;
     }
-    const requestId = `${process.pid.toString(36)}-${(++this.requestCount).toString(36)}`;
+    const requestId = x.requestId;
     const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    this.log(`[http] internal_error ${requestId} ${x.method.toUpperCase()} ${x.url}${x.rawQuery === '' ? '' : `?${x.rawQuery}`}: ${text}`);
+    this.log(`[http] internal_error ${requestId} ${x.method.toUpperCase()} ${x.url}${x.rawQuery === '' ? '' : `?${x.rawQuery}`}: ${text}`, { requestId });
     if (x.done) return;
     try {
-      this.writeError(x, internalError(requestId), requestId);
+      this.writeError(x, internalError(requestId));
     } catch (writeFailure) {
-      this.log(`[http] ${requestId}: could not answer: ${String(writeFailure)}`);
+      this.log(`[http] ${requestId}: could not answer: ${String(writeFailure)}`, { requestId });
     }
   }
 }
