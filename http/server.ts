@@ -89,7 +89,7 @@ interface Exchange {
   route: CompiledRoute | null;
   /** Status written, 0 until then. */
   status: number;
-  /** performance.now() at read, when an observer wants durations. */
+  /** The observer's timingStart() at read (performance.now() for a timed request, else -1). */
   startedAt: number;
 }
 
@@ -174,7 +174,7 @@ class Facade {
       requestId: this.requestIds.next(req.getHeader('x-request-id')),
       route: null,
       status: 0,
-      startedAt: this.observer === null ? 0 : performance.now(),
+      startedAt: this.observer === null ? -1 : this.observer.timingStart(),
     };
   }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../engine/clock.ts';
 import { startApp, type App } from '../../service/app.ts';
+import { TIMING_EVERY } from '../../http/metrics.ts';
 import { Operations } from '../../service/operations.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -107,9 +108,15 @@ describe('health, readiness and metrics of a started app', () => {
     assert.equal(count(afterwards, '304') - count(before, '304'), 1);
     assert.equal(afterwards.value('odds_http_requests_total', { route: '/metrics', status: '200' }), undefined, 'the operations listener records no HTTP metrics of its own');
     assert.ok((afterwards.value('odds_board_updates_total', { kind: 'price' }) ?? 0) > updatesBefore, 'price updates counted');
-    assert.ok((afterwards.value('odds_http_request_duration_seconds_count', { route: '/api/v1/odds' }) ?? 0) >= 2);
-    assert.equal(afterwards.value('odds_http_request_duration_seconds_bucket', { route: '/api/v1/odds', le: '+Inf' }), afterwards.value('odds_http_request_duration_seconds_count', { route: '/api/v1/odds' }));
     assert.ok((afterwards.value('odds_http_not_modified_ratio') ?? 0) > 0);
+
+    // one request in TIMING_EVERY is timed: of that many requests in a row to one route, exactly one
+    const timed = (e: typeof before) => e.value('odds_http_request_duration_seconds_count', { route: '/api/v1/odds' }) ?? 0;
+    for (let i = 0; i < 2 * TIMING_EVERY; i++) await httpRequest(app.port, ODDS, { headers: { 'if-none-match': String(first.headers.etag) } });
+    const timedAfter = await scrape();
+    assert.equal(timed(timedAfter) - timed(afterwards), 2);
+    assert.equal(timedAfter.value('odds_http_request_duration_seconds_bucket', { route: '/api/v1/odds', le: '+Inf' }), timed(timedAfter));
+    assert.ok((timedAfter.value('odds_http_request_duration_seconds_sum', { route: '/api/v1/odds' }) ?? 0) > 0);
   });
 
   it('answers /readyz 503 once shutdown starts, while the operations listener still serves', async () => {
