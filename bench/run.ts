@@ -2,6 +2,7 @@
 // table per section. Sections are modules exporting one async function that returns
 // named measurements; a section that fails is reported and the rest still run.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { startProgress } from '../service/progress.ts';
 
 type Measurements = Record<string, number | string>;
 interface Section {
@@ -17,6 +18,7 @@ const SECTIONS: Section[] = [
   { name: 'snapshot', load: async () => (await import('./snapshot.bench.ts')).benchSnapshot },
   { name: 'persistence', load: async () => (await import('./persistence.bench.ts')).benchPersistence },
   { name: 'http', load: async () => (await import('./http.bench.ts')).benchHttp },
+  { name: 'metrics', load: async () => (await import('./metrics.bench.ts')).benchMetrics },
   { name: 'web', load: async () => (await import('./web.bench.ts')).benchWeb },
   { name: 'transports', load: async () => (await import('./http-transports.bench.ts')).benchTransports },
   { name: 'feeds', load: async () => (await import('./feeds.bench.ts')).benchFeeds },
@@ -31,8 +33,11 @@ function formatValue(value: number | string): string {
 async function main(): Promise<void> {
   const wanted = new Set(process.argv.slice(2));
   const results: Record<string, Measurements | { error: string }> = {};
-  for (const section of SECTIONS) {
-    if (wanted.size > 0 && !wanted.has(section.name)) continue;
+  const chosen = SECTIONS.filter((section) => wanted.size === 0 || wanted.has(section.name));
+  // progress of the whole run on stderr (a bar on a terminal, a line per section otherwise); the tables stay on stdout
+  const progress = startProgress('bench', chosen.length, { unit: 'sections' });
+  for (const [done, section] of chosen.entries()) {
+    progress.phase(`section ${section.name} (${done + 1} of ${chosen.length})`);
     process.stdout.write(`\n## ${section.name}\n`);
     try {
       const run = await section.load();
@@ -46,7 +51,9 @@ async function main(): Promise<void> {
       results[section.name] = { error: message };
       process.stdout.write(`FAILED: ${message}\n`);
     }
+    progress.update(done + 1);
   }
+  progress.finish();
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.json', JSON.stringify(results, null, 2));
   process.stdout.write('\nwritten bench/results/latest.json\n');

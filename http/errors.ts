@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'uri_too_long',
   'headers_too_large',
   'payload_too_large',
+  'not_ready',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -81,6 +82,7 @@ export const STATUS_LINE: Readonly<Record<number, string>> = {
   405: '405 Method Not Allowed',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
 };
 
 export function statusLine(status: number): string {

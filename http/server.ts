@@ -13,6 +13,7 @@ import { envelopeFromData, envelopeFromRows } from './envelope.ts';
 import { errorBody, HttpError, type ErrorCode, internalError, methodNotAllowed, notFound, STATUS_LINE } from './errors.ts';
 import { ifNoneMatchHits } from './etag.ts';
 import { writeBody } from './largeBody.ts';
+import type { RequestObserver } from './metrics.ts';
 import { wantsGzip, wantsMsgpack } from './negotiate.ts';
 import { openApiRoute } from './openapi.ts';
 import { newEntry, selectVariant, VARIANT_CONTENT_TYPE, type CacheEntry, type ResponseCache } from './responseCache.ts';
@@ -32,6 +33,7 @@ import type {
   TransportSocketRoute,
   UpgradeDecision,
 } from './transport/transport.ts';
+import { RequestIds } from './requestId.ts';
 
 export interface ServerOptions {
   routes: readonly AnyRoute[];
@@ -44,12 +46,14 @@ export interface ServerOptions {
   clock?: Clock;
   /** Serve /api/v1/openapi.json built from the routes (default true); extra component schemas may be added. */
   openapi?: boolean | { schemas?: Record<string, unknown> };
-  /** Where 500s are logged (default stderr). */
-  log?: (line: string) => void;
   /** WebSocket endpoints (socketRoute.ts). */
   sockets?: readonly AnySocketRoute[];
   /** uws, node, or auto (a native uWS binary when one loads). Default: TRANSPORT from the environment, else auto. */
   transport?: TransportChoice;
+  /** Where 500s are logged (default stderr); fields carry the request id. */
+  log?: (line: string, fields?: { requestId: string }) => void;
+  /** Told of every answered request (metrics, access log). */
+  observer?: RequestObserver;
 }
 
 export interface RunningServer {
@@ -66,7 +70,7 @@ export interface RunningServer {
 const CORS_ORIGIN: readonly [string, string] = ['Access-Control-Allow-Origin', '*'];
 const CORS_EXPOSE: readonly [string, string] = [
   'Access-Control-Expose-Headers',
-  'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
+  'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id',
 ];
 const ALLOW = 'GET, HEAD, OPTIONS';
 const ALLOW_POST = 'POST, OPTIONS';
@@ -112,6 +116,13 @@ interface Exchange {
   closeConnection: boolean;
   /** The Allow header of a 405: the GET set, or POST on a POST route. */
   allow: string;
+  /** X-Request-Id of the answer: the client's, or one made here. */
+  requestId: string;
+  route: CompiledRoute | null;
+  /** Status written, 0 until then. */
+  status: number;
+  /** The observer's timingStart() at read (performance.now() for a timed request, else -1). */
+  startedAt: number;
 }
 
 export async function createServer(options: ServerOptions): Promise<RunningServer> {
@@ -143,10 +154,11 @@ class Facade {
   private readonly transport: Transport;
   private readonly authenticator: Authenticator;
   private readonly clock: Clock;
-  private readonly log: (line: string) => void;
+  private readonly log: (line: string, fields?: { requestId: string }) => void;
   private readonly corsBlock: HeaderBlock;
   private readonly cacheableBlock: HeaderBlock;
-  private requestCount = 0;
+  private readonly observer: RequestObserver | null;
+  private readonly requestIds = new RequestIds();
 
   constructor(router: Router, transport: Transport, options: ServerOptions) {
     this.router = router;
@@ -156,6 +168,7 @@ class Facade {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.corsBlock = transport.headerBlock(CORS_HEADERS);
     this.cacheableBlock = transport.headerBlock(CACHEABLE_HEADERS);
+    this.observer = options.observer ?? null;
   }
 
   onRequest(res: TransportResponse, req: TransportRequest): void {
@@ -165,6 +178,12 @@ class Facade {
     } catch (error) {
       this.fail(x, error);
     }
+    this.finish(x);
+  }
+
+  /** Tells the observer of an answered request; a pending body tells it when written. */
+  private finish(x: Exchange): void {
+    if (this.observer !== null && x.status !== 0) this.observer.requestDone(x);
   }
 
   private read(res: TransportResponse, req: TransportRequest): Exchange {
@@ -185,6 +204,10 @@ class Facade {
       done: false,
       closeConnection: false,
       allow: ALLOW,
+      requestId: this.requestIds.next(req.getHeader('x-request-id')),
+      route: null,
+      status: 0,
+      startedAt: this.observer === null ? -1 : this.observer.timingStart(),
     };
   }
 
@@ -194,6 +217,7 @@ class Facade {
     if (x.method !== 'get' && x.method !== 'head') return this.writeError(x, methodNotAllowed(x.method));
     const match = this.router.match(x.url);
     if (match === null) return this.writeError(x, notFound(`no such path: ${x.url}`));
+    x.route = match.route;
     if (match.route.def.method === 'POST') {
       x.allow = ALLOW_POST;
       return this.writeError(x, postOnly(x.method));
@@ -229,12 +253,12 @@ class Facade {
     const maxBytes = route.def.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     const declared = x.req.getHeader('content-length');
     // A malformed Content-Length never gets here (both parsers reject it); a chunked body has none.
-    if (declared !== '' && Number(declared) > maxBytes) return this.writeError(x, payloadTooLarge(maxBytes), undefined, true);
+    if (declared !== '' && Number(declared) > maxBytes) return this.writeError(x, payloadTooLarge(maxBytes), true);
     if (!this.authenticate(x, route)) return;
     x.done = true;
     this.transport.readBody(x.res, maxBytes, (result) => {
       if (!result.ok) {
-        if (result.reason === 'too_large') this.writeError(x, payloadTooLarge(maxBytes), undefined, true);
+        if (result.reason === 'too_large') this.writeError(x, payloadTooLarge(maxBytes), true);
         return;
       }
       x.done = false;
@@ -351,11 +375,13 @@ class Facade {
     x.done = true;
     res.cork(() => {
       if (ifNoneMatchHits(x.ifNoneMatch, etag)) {
+        x.status = 304;
         res.writeStatus('304 Not Modified').writeHeader('ETag', etag);
         this.writeCommonHeaders(x, this.cacheableBlock);
         res.endWithoutBody();
         return;
       }
+      x.status = 200;
       const bytes = entry.bytes[variant]!;
       res.writeHeader('Content-Type', VARIANT_CONTENT_TYPE[variant]!);
       if ((variant & 1) === 1) res.writeHeader('Content-Encoding', 'gzip');
@@ -369,6 +395,7 @@ class Facade {
     const res = x.res;
     x.done = true;
     if (ifNoneMatchHits(x.ifNoneMatch, result.etag)) {
+      x.status = 304;
       res.cork(() => {
         res.writeStatus('304 Not Modified').writeHeader('ETag', result.etag);
         this.writeCommonHeaders(x);
@@ -376,7 +403,8 @@ class Facade {
       });
       return;
     }
-    const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ...x.authHeaders];
+    x.status = 200;
+    const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ['X-Request-Id', x.requestId], ...x.authHeaders];
     if (result.contentEncoding !== undefined) headers.push(['Content-Encoding', result.contentEncoding]);
     if (x.head) {
       let length = 0;
@@ -404,6 +432,7 @@ class Facade {
       } catch (error) {
         this.fail(x, error);
       }
+      this.finish(x);
     };
     pending.body.then(
       (result) => settle(() => this.writeLarge(x, result)),
@@ -420,6 +449,7 @@ class Facade {
     const post = this.router.match(x.url)?.route.def.method === 'POST';
     const allow = post ? ALLOW_POST : ALLOW;
     x.done = true;
+    x.status = 204;
     x.res.cork(() => {
       x.res
         .writeStatus('204 No Content')
@@ -428,27 +458,28 @@ class Facade {
         .writeHeader('Access-Control-Allow-Headers', post ? 'X-Api-Key, Authorization, Content-Type' : 'X-Api-Key, Authorization, If-None-Match, Accept')
         .writeHeader('Access-Control-Max-Age', '86400')
         .writeHeader('Allow', allow)
+        .writeHeader('X-Request-Id', x.requestId)
         .endWithoutBody();
     });
   }
 
-  private writeError(x: Exchange, error: HttpError, requestId?: string, closeConnection = false): void {
+  private writeError(x: Exchange, error: HttpError, closeConnection = false): void {
     const res = x.res;
     const body = errorBody(error);
     x.done = true;
+    x.status = error.status;
     x.closeConnection = closeConnection;
     res.cork(() => {
       res.writeStatus(statusLine(error.status)).writeHeader('Content-Type', JSON_TYPE);
       if (error.status === 405) res.writeHeader('Allow', x.allow);
-      if (requestId !== undefined) res.writeHeader('X-Request-Id', requestId);
       this.writeCommonHeaders(x);
       this.end(x, body);
     });
   }
 
-  /** CORS (a prepared block) plus whatever the authenticator added (rate-limit headers, Retry-After). */
+  /** CORS and the request id (in `block`, one call) plus whatever the authenticator added (rate-limit headers, Retry-After). */
   private writeCommonHeaders(x: Exchange, block: HeaderBlock = this.corsBlock): void {
-    for (let i = 0; i < block.length; i++) x.res.writeHeader(block[i]![0], block[i]![1]);
+    this.transport.writeHeaderBlock(x.res, block, 'X-Request-Id', x.requestId);
     for (let i = 0; i < x.authHeaders.length; i++) x.res.writeHeader(x.authHeaders[i]![0], x.authHeaders[i]![1]);
   }
 
@@ -463,18 +494,20 @@ class Facade {
       if (!x.done) this.writeError(x, error);
       return;
     }
-    const requestId = this.logFailure(x.method.toUpperCase(), `${x.url}${x.rawQuery === '' ? '' : `?${x.rawQuery}`}`, error);
+    const requestId = x.requestId;
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    this.log(`[http] internal_error ${requestId} ${x.method.toUpperCase()} ${x.url}${x.rawQuery === '' ? '' : `?${x.rawQuery}`}: ${text}`, { requestId });
     if (x.done) return;
     try {
-      this.writeError(x, internalError(requestId), requestId);
+      this.writeError(x, internalError(requestId));
     } catch (writeFailure) {
-      this.log(`[http] ${requestId}: could not answer: ${String(writeFailure)}`);
+      this.log(`[http] ${requestId}: could not answer: ${String(writeFailure)}`, { requestId });
     }
   }
 
   /** Logs an unexpected error with a new request id, and returns the id. */
   private logFailure(method: string, target: string, error: unknown): string {
-    const requestId = `${process.pid.toString(36)}-${(++this.requestCount).toString(36)}`;
+    const requestId = this.requestIds.next('');
     const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
     this.log(`[http] internal_error ${requestId} ${method} ${target}: ${text}`);
     return requestId;

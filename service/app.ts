@@ -3,7 +3,8 @@
 // uWebSockets.js facade over them. Everything the process runs is built here, in the
 // order it starts, and close() stops it in the reverse order; the route modules only
 // read what is built (http/routes/services.ts). main.ts starts it from the
-// environment; tests start it on an ephemeral port over a small board.
+// environment; tests start it on an ephemeral port over a small board. The settings it
+// reads from `env` are parsed by service/config.ts, like main's.
 import { BoardMembership } from '../engine/boardMembership.ts';
 import type { Clock } from '../engine/clock.ts';
 import { OddsEngine } from '../engine/engine.ts';
@@ -15,14 +16,21 @@ import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
+import { HttpMetrics } from '../http/metrics.ts';
+import { healthRoutes } from '../http/routes/health.ts';
 import { buildRoutes } from '../http/routes/index.ts';
 import type { Services } from '../http/routes/services.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+import { readConfig, type Config } from './config.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeedFromEnv } from '../feeds/startFeed.ts';
 import type { Ingest } from '../ingest/ingest.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { Operations } from './operations.ts';
+import { startProgress } from './progress.ts';
+import { registerBoardMetrics, UpdateCounter } from './serviceMetrics.ts';
 
 export interface AppOptions {
   clock: Clock;
@@ -37,15 +45,25 @@ export interface AppOptions {
   /** Simulated updates per second; 0 leaves the board still. */
   simulatorRate?: number;
   simulatorSeed?: number;
-  /** Where the settings are read (DB_PATH, RATE_LIMIT_ENFORCE, REQUIRE_KEY, CURSOR_SECRET); default process.env. */
+  /** Where the settings are read (DB_PATH, RATE_LIMIT_ENFORCE, REQUIRE_KEY, CURSOR_SECRET, ACCESS_LOG, LOG_LEVEL), through readConfig; default process.env. */
   env?: NodeJS.ProcessEnv;
-  log?: (line: string) => void;
   /** The write path of `engine`; with FEED=the-odds-api in env, the feed submits through it in process. */
   ingest?: Ingest;
+  /** Where 500s are logged as text (tests collect them); default: the structured logger. */
+  log?: (line: string, fields?: { requestId: string }) => void;
+  /** Structured log (default: pino on stdout at LOG_LEVEL). */
+  logger?: Logger;
+  /** Metrics registry and readiness checks, made before the app when its listener must answer during loading (main.ts); default: new ones, no listener. */
+  operations?: Operations;
+  /** Print the progress of loading the board (service/progress.ts); default off. */
+  progress?: boolean;
 }
 
 export interface App {
+  config: Config;
   engine: OddsEngine;
+  operations: Operations;
+  httpMetrics: HttpMetrics;
   persistence: Persistence;
   simulator: Simulator;
   server: RunningServer;
@@ -58,15 +76,34 @@ function isBoard(value: BoardOptions | Board): value is Board {
   return typeof (value as Board).forEachOdds === 'function';
 }
 
+/** The board, its rows' one pass reported as a progress bar. */
+function withLoadProgress(board: Board): Board {
+  return {
+    ...board,
+    forEachOdds(visit) {
+      const bar = startProgress('loading odds rows', board.oddsCount);
+      let done = 0;
+      board.forEachOdds((row, history) => {
+        visit(row, history);
+        bar.update(++done);
+      });
+      bar.finish();
+    },
+  };
+}
+
 export async function startApp(options: AppOptions): Promise<App> {
-  const env = options.env ?? process.env;
+  const config = readConfig(options.env ?? process.env);
   const clock = options.clock;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
+  const operations = options.operations ?? new Operations();
+  operations.readiness.expect('board', 'loading the board');
   const board = isBoard(options.board) ? options.board : generateBoard(options.board);
   const engine = options.engine ?? new OddsEngine(clock);
-  if (options.engine === undefined) loadBoard(engine, board);
+  if (options.engine === undefined) loadBoard(engine, options.progress === true ? withLoadProgress(board) : board);
 
-  const persistence = openPersistence({ path: options.dbPath, env });
+  const persistence = openPersistence({ path: options.dbPath ?? config.dbPath, enforce: config.rateLimitEnforce });
   if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
@@ -80,36 +117,49 @@ export async function startApp(options: AppOptions): Promise<App> {
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);
   const signals = listeners.own('signal books', new EngineSignals(engine));
+  const updates = listeners.subscribe('update counter', new UpdateCounter());
+  registerBoardMetrics(operations.registry, engine, updates, snapshot);
+  const httpMetrics = new HttpMetrics(operations.registry, {
+    accessLog: config.accessLog
+      ? (request, seconds) =>
+          logger.info({ requestId: request.requestId, method: request.method.toUpperCase(), path: request.url, query: request.rawQuery, status: request.status, ms: Math.round(seconds * 1e6) / 1e3 }, 'request')
+      : null,
+  });
 
   const services: Services = {
     engine,
     persistence,
     clock,
-    cursors: new CursorCodec(env.CURSOR_SECRET),
+    cursors: new CursorCodec(config.cursorSecret),
     membership,
     snapshot,
     signals,
     syncEvents: () => statusWriter.flush(),
   };
   const server = await createServer({
-    routes: buildRoutes(services),
+    routes: [...buildRoutes(services), ...healthRoutes(operations.readiness)],
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
-    authenticator: new KeyAuthenticator(persistence.keyChecker, { requireKey: env.REQUIRE_KEY === '1' }),
+    authenticator: new KeyAuthenticator(persistence.keyChecker, { requireKey: config.requireKey }),
     clock,
     log,
+    observer: httpMetrics,
   });
+  operations.readiness.pass('board');
 
   const simulator = new Simulator(engine, clock, {
     ratePerSecond: options.simulatorRate ?? 0,
     seed: options.simulatorSeed ?? board.options.seed,
   });
   if ((options.simulatorRate ?? 0) > 0) simulator.start();
-  const feed = options.ingest === undefined ? null : startFeedFromEnv(options.ingest, env, log);
+  const feed = options.ingest === undefined ? null : startFeedFromEnv(options.ingest, options.env ?? process.env, log);
 
   let closed = false;
   return {
+    config,
     engine,
+    operations,
+    httpMetrics,
     persistence,
     simulator,
     server,
@@ -119,6 +169,7 @@ export async function startApp(options: AppOptions): Promise<App> {
       if (closed) return;
       closed = true;
       feed?.stop();
+      operations.readiness.fail('shutdown', 'the process is shutting down');
       simulator.stop();
       await server.close();
       try {

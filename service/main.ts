@@ -1,48 +1,92 @@
-// `npm start`: the medium fixture board with the live simulator on :8080.
-// PORT, HOST, BOARD (small|medium|large), SEED, NOW (freezes the clock: simulated
-// time), SIM_RATE (updates/s, 0 = still board) and DB_PATH override the defaults;
-// startApp reads the rest of its settings (REQUIRE_KEY, RATE_LIMIT_ENFORCE,
-// CURSOR_SECRET) from the same process environment.
-import { clockFromEnv } from '../engine/clock.ts';
-import { boardOptionsFromEnv } from '../fixtures/boardFromEnv.ts';
+// `npm start`: the fixture board with the live simulator, the public API on PORT and
+// the operations listener (/metrics, /healthz, /readyz) on METRICS_PORT. Every setting
+// comes from the environment through service/config.ts, checked before anything
+// starts; `npm start -- --help` lists them with their defaults. Notable events are JSON
+// lines on stdout (service/logger.ts); progress bars go to stderr.
+import { ManualClock, SystemClock, type Clock } from '../engine/clock.ts';
+import type { Board } from '../engine/model.ts';
+import { generateBoard } from '../fixtures/generateBoard.ts';
 import { startApp } from './app.ts';
+import { ConfigError, helpText, readConfig, type Config } from './config.ts';
+import { createLogger, loggableConfig } from './logger.ts';
+import { Operations } from './operations.ts';
+import { startProgress } from './progress.ts';
 
-function intFromEnv(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  if (!/^\d+$/.test(text)) throw new Error(`${name} must be a non-negative integer, got ${text}`);
-  return Number(text);
+function configOrExit(): Config {
+  try {
+    return readConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`odds-engine: cannot start: bad settings\n${error.message}\nrun \`npm start -- --help\` for every setting and what it allows\n`);
+    process.exit(2);
+  }
 }
 
 async function main(): Promise<void> {
-  const clock = clockFromEnv(process.env);
-  const board = boardOptionsFromEnv(process.env, clock.now());
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(helpText());
+    return;
+  }
+  const config = configOrExit();
+  const logger = createLogger(config.logLevel);
   const started = performance.now();
+  logger.info({ event: 'start', pid: process.pid, config: loggableConfig(config) }, 'starting');
+
+  const operations = new Operations();
+  operations.readiness.expect('board', 'loading the board');
+  if (config.metricsPort !== null) {
+    // The API does not depend on this listener: a taken port is reported and the process
+    // serves on (the public port has /healthz and /readyz too); METRICS_PORT=off silences it.
+    try {
+      const port = await operations.listen(config.metricsHost, config.metricsPort);
+      logger.info({ event: 'operations_listening', host: config.metricsHost, port }, `operations listener on http://${config.metricsHost}:${port} (/metrics, /healthz, /readyz)`);
+    } catch (error) {
+      logger.warn({ event: 'operations_listener_failed', host: config.metricsHost, port: config.metricsPort, err: error }, 'the operations listener could not listen; serving without /metrics');
+    }
+  }
+
+  const clock: Clock = config.now === null ? new SystemClock() : new ManualClock(config.now);
+  const generating = startProgress(`generating the ${config.board} board`, null);
+  const board: Board = generateBoard({ size: config.board, seed: config.seed, now: clock.now() });
+  generating.finish(`${board.oddsCount.toLocaleString('en-US')} odds rows`);
+
   const app = await startApp({
     clock,
     board,
-    host: process.env.HOST ?? '0.0.0.0',
-    port: intFromEnv('PORT', 8080),
-    simulatorRate: intFromEnv('SIM_RATE', 200),
+    env: process.env,
+    host: config.host,
+    port: config.port,
+    dbPath: config.dbPath,
+    simulatorRate: config.simRate,
+    simulatorSeed: config.seed,
+    logger,
+    operations,
+    progress: true,
   });
-  const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  process.stdout.write(
-    `odds-engine: ${board.size} board (seed ${board.seed}, ${app.engine.liveRows.toLocaleString('en-US')} live rows) ` +
-      `ready in ${seconds}s on http://${process.env.HOST ?? '0.0.0.0'}:${app.port}/api/v1/status; ` +
-      `transport: ${app.server.transport}\n`,
+  const seconds = (performance.now() - started) / 1000;
+  logger.info(
+    { event: 'ready', board: config.board, seed: config.seed, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, metricsPort: operations.port, transport: app.server.transport },
+    `${config.board} board (seed ${config.seed}, ${app.engine.liveRows.toLocaleString('en-US')} live rows) ready in ${seconds.toFixed(1)}s on http://${config.host}:${app.port}/api/v1/status; transport: ${app.server.transport}`,
   );
+
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`\n${signal}: stopping\n`);
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        process.stderr.write(`shutdown failed: ${String(error)}\n`);
-        process.exit(1);
-      },
-    );
+    logger.info({ event: 'shutdown', signal }, `${signal}: stopping`);
+    app
+      .close()
+      .then(() => operations.close())
+      .then(
+        () => {
+          logger.info({ event: 'stopped' }, 'stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ event: 'shutdown_failed', err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

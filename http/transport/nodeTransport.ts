@@ -39,6 +39,11 @@ export class NodeTransport implements Transport {
     return headers;
   }
 
+  writeHeaderBlock(res: TransportResponse, block: HeaderBlock, name: string, value: string): void {
+    for (let i = 0; i < block.length; i++) res.writeHeader(block[i]![0], block[i]![1]);
+    res.writeHeader(name, value);
+  }
+
   streamBody(res: TransportResponse, chunks: readonly Buffer[], total: number, events: BodyStreamEvents): void {
     const exchange = res as NodeExchange;
     const out = exchange.startBody(total);

@@ -143,6 +143,8 @@ export interface Transport {
   readonly description: string;
   /** Prepares constant headers to be written with one writeHeader call per entry. */
   headerBlock(headers: readonly (readonly [string, string])[]): HeaderBlock;
+  /** Writes a prepared block and one more header (the per-response request id) in as few calls as the transport allows. */
+  writeHeaderBlock(res: TransportResponse, block: HeaderBlock, name: string, value: string): void;
   /**
    * After status and headers were written: streams `chunks` (total bytes) with
    * backpressure, never copying more than the socket accepts.

@@ -41,6 +41,12 @@ export class UwsTransport implements Transport {
     return [[headers[0]![0], value]];
   }
 
+  /** The block is one joined header (headerBlock): the extra header rides on its value, so the whole set is one call into uWS. */
+  writeHeaderBlock(res: TransportResponse, block: HeaderBlock, name: string, value: string): void {
+    const joined = block[0]!;
+    res.writeHeader(joined[0], `${joined[1]}\r\n${name}: ${value}`);
+  }
+
   streamBody(res: TransportResponse, chunks: readonly Buffer[], total: number, events: BodyStreamEvents): void {
     const uwsRes = res as unknown as HttpResponse;
     const stream = new UwsBodyStream(uwsRes, chunks, total, events);

@@ -1,0 +1,88 @@
+// Liveness and readiness probes, as a route set any listener can mount (the public
+// API port and the operations listener; the ingest port once it exists):
+//
+//   GET /healthz  200 {"status":"ok"} whenever the process answers at all
+//   GET /readyz   200 {"status":"ready","checks":{...}} when every readiness check
+//                 passes; otherwise 503 not_ready naming each check that does not,
+//                 with its reason (the board is still loading, the log is still
+//                 replaying, the process is shutting down)
+//
+// Neither needs a key nor counts as API usage (the authenticator is not called), and
+// neither is cached: each answer is the state at that request. They are not in the
+// OpenAPI document: they describe the process, not the data service.
+import { HttpError } from '../errors.ts';
+import { defineRoute, type AnyRoute } from '../router.ts';
+import type { DocumentResult } from '../request.ts';
+
+interface Check {
+  ready: boolean;
+  reason: string;
+}
+
+/** Named conditions the process must meet before it takes traffic; each starts not ready. */
+export class Readiness {
+  private readonly checks = new Map<string, Check>();
+
+  /** Declares a check, not ready for `reason` until pass(name). */
+  expect(name: string, reason: string): void {
+    this.checks.set(name, { ready: false, reason });
+  }
+
+  pass(name: string): void {
+    this.checks.set(name, { ready: true, reason: '' });
+  }
+
+  fail(name: string, reason: string): void {
+    this.checks.set(name, { ready: false, reason });
+  }
+
+  get ready(): boolean {
+    for (const check of this.checks.values()) if (!check.ready) return false;
+    return true;
+  }
+
+  /** Each check's name and its reason, for those not ready. */
+  problems(): string[] {
+    const out: string[] = [];
+    for (const [name, check] of this.checks) if (!check.ready) out.push(`${name}: ${check.reason}`);
+    return out;
+  }
+
+  snapshot(): Record<string, 'ok' | string> {
+    const out: Record<string, string> = {};
+    for (const [name, check] of this.checks) out[name] = check.ready ? 'ok' : check.reason;
+    return out;
+  }
+}
+
+export const HEALTH_PATH = '/healthz';
+export const READY_PATH = '/readyz';
+
+const OK_BODY = Buffer.from(JSON.stringify({ status: 'ok' }));
+
+export function healthRoutes(readiness: Readiness): AnyRoute[] {
+  const healthz = defineRoute({
+    path: HEALTH_PATH,
+    auth: 'none',
+    authenticate: false,
+    documented: false,
+    response: 'OpenApiDocument',
+    responseKind: 'document',
+    query: [],
+    handle: (): DocumentResult => ({ kind: 'document', body: OK_BODY }),
+  });
+  const readyz = defineRoute({
+    path: READY_PATH,
+    auth: 'none',
+    authenticate: false,
+    documented: false,
+    response: 'OpenApiDocument',
+    responseKind: 'document',
+    query: [],
+    handle: (): DocumentResult => {
+      if (!readiness.ready) throw new HttpError(503, 'not_ready', `not ready: ${readiness.problems().join('; ')}`);
+      return { kind: 'document', body: Buffer.from(JSON.stringify({ status: 'ready', checks: readiness.snapshot() })) };
+    },
+  });
+  return [healthz, readyz];
+}

@@ -1,0 +1,195 @@
+// Every setting the process reads from its environment, in one table: its name, its
+// default, what it allows and how its text becomes a value. readConfig(env) reads them
+// all at start-up and throws ConfigError naming every variable whose value is not
+// allowed (the variable, the value as given, and what would be accepted), so a bad
+// BOARD or NOW stops the start with one clear message instead of surfacing later deep
+// in the code that uses it. `npm start -- --help` prints the same table (helpText).
+//
+// An empty value counts as unset (`PORT= npm start` takes the default). Secrets
+// (CURSOR_SECRET, INGEST_TOKEN) are never echoed: an error names the variable only.
+import { existsSync, statSync } from 'node:fs';
+import { parseInstant } from '../engine/clock.ts';
+import type { BoardSize } from '../engine/model.ts';
+import { DEFAULT_DB_PATH } from '../persistence/database.ts';
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+export type TransportName = 'uws' | 'node';
+
+export interface Config {
+  /** Public API listener. */
+  port: number;
+  host: string;
+  board: BoardSize;
+  seed: number;
+  /** Epoch ms the clock is frozen at (simulated time), or null for the system clock. */
+  now: number | null;
+  /** Simulated updates per second; 0 leaves the board still. */
+  simRate: number;
+  dbPath: string;
+  /** Undefined: the cursor codec's fixed default (cursors survive restarts). */
+  cursorSecret: string | undefined;
+  requireKey: boolean;
+  rateLimitEnforce: boolean;
+  /** Where the durable board (checkpoints and the batch log) lives; null: the board is generated and kept in memory only. */
+  dataDir: string | null;
+  ingestPort: number;
+  ingestHost: string;
+  /** Bearer token the ingest listener requires; null: none configured. */
+  ingestToken: string | null;
+  walFsync: boolean;
+  checkpointIntervalMs: number;
+  checkpointLogBytes: number;
+  transport: TransportName;
+  accessLog: boolean;
+  logLevel: LogLevel;
+  /** The operations listener (/metrics, /healthz, /readyz); 0 picks an ephemeral port, null turns it off. */
+  metricsPort: number | null;
+  metricsHost: string;
+}
+
+interface Setting<K extends keyof Config> {
+  key: K;
+  name: string;
+  /** The default as it would be written in the environment ('' for none). */
+  fallback: string;
+  /** What is allowed, in the words of an error message and of --help. */
+  allowed: string;
+  help: string;
+  secret?: boolean;
+  /** The value, or undefined when text is not allowed. text is trimmed and non-empty, or null when unset. */
+  parse(text: string | null): Config[K] | undefined;
+}
+
+function setting<K extends keyof Config>(s: Setting<K>): Setting<K> {
+  return s;
+}
+
+function intIn(min: number, max: number) {
+  return (text: string | null, fallback: number): number | undefined => {
+    if (text === null) return fallback;
+    if (!/^\d+$/.test(text)) return undefined;
+    const n = Number(text);
+    return n >= min && n <= max ? n : undefined;
+  };
+}
+
+const BOOLEAN_TEXT: Record<string, boolean> = { '1': true, true: true, yes: true, on: true, '0': false, false: false, no: false, off: false };
+
+function flag(fallback: boolean) {
+  return (text: string | null): boolean | undefined => (text === null ? fallback : BOOLEAN_TEXT[text.toLowerCase()]);
+}
+
+function oneOf<T extends string>(values: readonly T[], fallback: T) {
+  return (text: string | null): T | undefined => {
+    if (text === null) return fallback;
+    const lower = text.toLowerCase();
+    return values.includes(lower as T) ? (lower as T) : undefined;
+  };
+}
+
+const port = intIn(0, 65535);
+
+function isDirectory(path: string): boolean {
+  return existsSync(path) && statSync(path).isDirectory();
+}
+const FLAG_ALLOWED = '1, true, yes, on / 0, false, no, off';
+const BOARD_SIZES = ['small', 'medium', 'large'] as const;
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+const TRANSPORTS = ['uws', 'node'] as const;
+const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
+const DEFAULT_CHECKPOINT_LOG_BYTES = 256 * 1024 * 1024;
+
+export const SETTINGS = [
+  setting({ key: 'port', name: 'PORT', fallback: '8080', allowed: 'an integer from 0 to 65535 (0: any free port)', help: 'port of the public API', parse: (t) => port(t, 8080) }),
+  setting({ key: 'host', name: 'HOST', fallback: '0.0.0.0', allowed: 'a host name or IP address', help: 'address the public API listens on', parse: (t) => (t === null ? '0.0.0.0' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
+  setting({ key: 'board', name: 'BOARD', fallback: 'medium', allowed: BOARD_SIZES.join(', '), help: 'size of the generated fixture board', parse: oneOf(BOARD_SIZES, 'medium') }),
+  setting({ key: 'seed', name: 'SEED', fallback: '42', allowed: 'an integer', help: 'seed of the fixture board (and of the simulator)', parse: (t) => (t === null ? 42 : /^-?\d+$/.test(t) ? Number(t) >>> 0 : undefined) }),
+  setting({
+    key: 'now',
+    name: 'NOW',
+    fallback: '',
+    allowed: 'an ISO-8601 instant (2026-11-21T12:00:00Z) or epoch milliseconds',
+    help: 'freezes the clock at this instant (simulated time); unset: the system clock',
+    parse: (t) => (t === null ? null : (parseInstant(t) ?? undefined)),
+  }),
+  setting({ key: 'simRate', name: 'SIM_RATE', fallback: '200', allowed: 'an integer from 0 to 1000000', help: 'simulated odds updates per second (0: a still board)', parse: (t) => intIn(0, 1_000_000)(t, 200) }),
+  setting({ key: 'dbPath', name: 'DB_PATH', fallback: DEFAULT_DB_PATH, allowed: 'a file path (not a directory) or :memory:', help: 'SQLite file of cold data, API keys and usage', parse: (t) => (t === null ? DEFAULT_DB_PATH : isDirectory(t) ? undefined : t) }),
+  setting({ key: 'cursorSecret', name: 'CURSOR_SECRET', fallback: '', allowed: 'any text', help: 'secret signing list cursors; unset: a fixed default', secret: true, parse: (t) => t ?? undefined }),
+  setting({ key: 'requireKey', name: 'REQUIRE_KEY', fallback: '0', allowed: FLAG_ALLOWED, help: 'routes designated for a key refuse requests without one', parse: flag(false) }),
+  setting({ key: 'rateLimitEnforce', name: 'RATE_LIMIT_ENFORCE', fallback: '0', allowed: FLAG_ALLOWED, help: 'answer 429 past a plan limit (otherwise only counted)', parse: flag(false) }),
+  setting({ key: 'dataDir', name: 'DATA_DIR', fallback: '', allowed: 'a directory path (created if missing; not a file)', help: 'durable board: checkpoints and the batch log; unset: memory only', parse: (t) => (t === null || !existsSync(t) || isDirectory(t) ? t : undefined) }),
+  setting({ key: 'ingestPort', name: 'INGEST_PORT', fallback: '8081', allowed: 'an integer from 0 to 65535 (0: any free port)', help: 'port of the ingest listener (write path)', parse: (t) => port(t, 8081) }),
+  setting({ key: 'ingestHost', name: 'INGEST_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the ingest listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
+  setting({ key: 'ingestToken', name: 'INGEST_TOKEN', fallback: '', allowed: 'any text', help: 'bearer token the ingest listener requires', secret: true, parse: (t) => t }),
+  setting({ key: 'walFsync', name: 'WAL_FSYNC', fallback: '1', allowed: FLAG_ALLOWED, help: 'fsync the batch log before acknowledging a batch', parse: flag(true) }),
+  setting({
+    key: 'checkpointIntervalMs',
+    name: 'CHECKPOINT_INTERVAL_MS',
+    fallback: String(DEFAULT_CHECKPOINT_INTERVAL_MS),
+    allowed: 'a non-negative integer (0: no timer)',
+    help: 'checkpoint the durable board this often',
+    parse: (t) => intIn(0, Number.MAX_SAFE_INTEGER)(t, DEFAULT_CHECKPOINT_INTERVAL_MS),
+  }),
+  setting({
+    key: 'checkpointLogBytes',
+    name: 'CHECKPOINT_LOG_BYTES',
+    fallback: String(DEFAULT_CHECKPOINT_LOG_BYTES),
+    allowed: 'a positive integer',
+    help: 'checkpoint once the log since the last one is this large',
+    parse: (t) => intIn(1, Number.MAX_SAFE_INTEGER)(t, DEFAULT_CHECKPOINT_LOG_BYTES),
+  }),
+  setting({ key: 'transport', name: 'TRANSPORT', fallback: 'uws', allowed: TRANSPORTS.join(', '), help: 'HTTP implementation of the public listener', parse: oneOf(TRANSPORTS, 'uws') }),
+  setting({ key: 'accessLog', name: 'ACCESS_LOG', fallback: '0', allowed: FLAG_ALLOWED, help: 'one JSON log line per request (costs throughput)', parse: flag(false) }),
+  setting({ key: 'logLevel', name: 'LOG_LEVEL', fallback: 'info', allowed: LOG_LEVELS.join(', '), help: 'lowest level of the JSON log lines written to stdout', parse: oneOf(LOG_LEVELS, 'info') }),
+  setting({
+    key: 'metricsPort',
+    name: 'METRICS_PORT',
+    fallback: '9464',
+    allowed: 'an integer from 0 to 65535, or off',
+    help: 'operations listener: /metrics, /healthz, /readyz',
+    parse: (t) => (t !== null && t.toLowerCase() === 'off' ? null : port(t, 9464)),
+  }),
+  setting({ key: 'metricsHost', name: 'METRICS_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the operations listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
+] as const;
+
+export interface ConfigProblem {
+  name: string;
+  /** The value as given, or null for a secret. */
+  value: string | null;
+  allowed: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly ConfigProblem[]) {
+    super(problems.map((p) => `${p.name}=${p.value === null ? '(hidden)' : JSON.stringify(p.value)} is not allowed: expected ${p.allowed}`).join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and checks every setting; throws ConfigError listing each one whose value is not allowed. */
+export function readConfig(env: NodeJS.ProcessEnv): Config {
+  const config: Partial<Record<keyof Config, unknown>> = {};
+  const problems: ConfigProblem[] = [];
+  for (const s of SETTINGS as readonly Setting<keyof Config>[]) {
+    const raw = env[s.name];
+    const text = raw === undefined || raw.trim() === '' ? null : raw.trim();
+    const value = s.parse(text);
+    if (value === undefined && text !== null) problems.push({ name: s.name, value: s.secret === true ? null : raw!, allowed: s.allowed });
+    else config[s.key] = value;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config as Config;
+}
+
+/** What `npm start -- --help` prints: every variable with its default and what it allows. */
+export function helpText(): string {
+  const lines = ['odds-engine: the in-memory odds service (npm start). Settings come from the environment:', ''];
+  const width = Math.max(...SETTINGS.map((s) => s.name.length));
+  for (const s of SETTINGS) {
+    const fallback = s.fallback === '' ? '(unset)' : s.fallback;
+    lines.push(`  ${s.name.padEnd(width)}  ${s.help}`);
+    lines.push(`  ${''.padEnd(width)}  default ${fallback}; allowed: ${s.allowed}`);
+  }
+  lines.push('', 'Example: BOARD=small NOW=2026-11-21T12:00:00Z SIM_RATE=0 npm start');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,136 @@
+// Start-up settings: readConfig takes every variable's default, reads good values, and
+// refuses a bad value of each variable with a message naming it, the value and what is
+// allowed; `npm start` (service/main.ts) with a bad value stops before listening, with
+// that message, and `--help` lists every variable.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, readConfig, SETTINGS } from '../../service/config.ts';
+
+let dir: string;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'odds-config-'));
+  writeFileSync(join(dir, 'a-file'), 'not a directory');
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A value each variable must refuse (paths resolved in `before`). */
+function badValues(): Record<string, string> {
+  return {
+    PORT: '70000',
+    HOST: 'not a host!',
+    BOARD: 'huge',
+    SEED: '4x2',
+    NOW: 'yesterday',
+    SIM_RATE: '-5',
+    DB_PATH: dir,
+    REQUIRE_KEY: 'maybe',
+    RATE_LIMIT_ENFORCE: '2',
+    DATA_DIR: join(dir, 'a-file'),
+    INGEST_PORT: 'eighty',
+    INGEST_HOST: 'a b',
+    WAL_FSYNC: 'sometimes',
+    CHECKPOINT_INTERVAL_MS: '1.5',
+    CHECKPOINT_LOG_BYTES: '0',
+    TRANSPORT: 'carrier-pigeon',
+    ACCESS_LOG: 'verbose',
+    LOG_LEVEL: 'loud',
+    METRICS_PORT: '-1',
+    METRICS_HOST: 'x/y',
+  };
+}
+
+/** Free text: any value is allowed, so there is no bad one to test. */
+const FREE_TEXT = new Set(['CURSOR_SECRET', 'INGEST_TOKEN']);
+
+function runMain(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts', ...args], {
+      env: { PATH: process.env.PATH ?? '', PORT: '0', METRICS_PORT: 'off', BOARD: 'small', DB_PATH: join(dir, 'odds.db'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe('readConfig', () => {
+  it('gives every default for an empty environment, and empty values count as unset', () => {
+    const config = readConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.board, 'medium');
+    assert.equal(config.seed, 42);
+    assert.equal(config.now, null);
+    assert.equal(config.simRate, 200);
+    assert.equal(config.requireKey, false);
+    assert.equal(config.walFsync, true);
+    assert.equal(config.metricsPort, 9464);
+    assert.equal(config.logLevel, 'info');
+    assert.deepEqual(readConfig({ PORT: '', BOARD: ' ' }), config);
+  });
+
+  it('reads good values', () => {
+    const config = readConfig({ PORT: '0', BOARD: 'Large', SEED: '7', NOW: '2026-11-21T12:00:00Z', REQUIRE_KEY: 'true', WAL_FSYNC: '0', METRICS_PORT: 'off', CURSOR_SECRET: 's', LOG_LEVEL: 'warn' });
+    assert.equal(config.port, 0);
+    assert.equal(config.board, 'large');
+    assert.equal(config.seed, 7);
+    assert.equal(config.now, Date.parse('2026-11-21T12:00:00Z'));
+    assert.equal(config.requireKey, true);
+    assert.equal(config.walFsync, false);
+    assert.equal(config.metricsPort, null);
+    assert.equal(config.cursorSecret, 's');
+    assert.equal(config.logLevel, 'warn');
+  });
+
+  it('has a bad value for every variable that has one, and refuses each naming the variable, the value and what is allowed', () => {
+    const bad = badValues();
+    for (const s of SETTINGS) assert.ok(s.name in bad || FREE_TEXT.has(s.name), `no bad value tested for ${s.name}`);
+    for (const [name, value] of Object.entries(bad)) {
+      const allowed = SETTINGS.find((s) => s.name === name)!.allowed;
+      assert.throws(
+        () => readConfig({ [name]: value }),
+        (error: unknown) => error instanceof ConfigError && error.problems.length === 1 && error.message.includes(name) && error.message.includes(JSON.stringify(value)) && error.message.includes(allowed),
+        name,
+      );
+    }
+  });
+
+  it('names every bad variable at once and never echoes a secret', () => {
+    assert.throws(
+      () => readConfig({ BOARD: 'huge', NOW: 'yesterday' }),
+      (error: unknown) => error instanceof ConfigError && error.problems.map((p) => p.name).join() === 'BOARD,NOW',
+    );
+  });
+});
+
+describe('npm start with bad settings', () => {
+  it('stops before starting for a bad value of each variable, naming it', async () => {
+    // one process per variable, two at a time (the machine is shared)
+    const entries = Object.entries(badValues());
+    for (let i = 0; i < entries.length; i += 2) {
+      await Promise.all(
+        entries.slice(i, i + 2).map(async ([name, value]) => {
+          const { code, output } = await runMain({ [name]: value });
+          assert.equal(code, 2, `${name}=${value}: ${output}`);
+          assert.match(output, new RegExp(`${name}=${JSON.stringify(value).replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')} is not allowed`), output);
+          assert.doesNotMatch(output, /ready in/);
+        }),
+      );
+    }
+  });
+
+  it('--help lists every variable with its default', async () => {
+    const { code, output } = await runMain({}, ['--help']);
+    assert.equal(code, 0);
+    for (const s of SETTINGS) {
+      assert.match(output, new RegExp(`^  ${s.name} `, 'm'), s.name);
+    }
+    assert.match(output, /default 8080/);
+    assert.match(output, /default medium; allowed: small, medium, large/);
+  });
+});
