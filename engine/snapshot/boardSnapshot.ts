@@ -304,6 +304,7 @@ export class BoardSnapshot implements ChangeListener {
   }
 
   private async refreshLoop(state: VariantState, stepMs: number): Promise<void> {
+    await nextTurn(); // never inside the poll (or the apply) that asked for it
     for (;;) {
       if (this.closed || !this.isKept(state)) return;
       const variant = state.variant;
