@@ -7,7 +7,7 @@
 //   of joining fragments (arena copy into a fresh Buffer, into a reused buffer, vs
 //   string join + Buffer.from). Measured: the copies take ~1 µs per 100 rows; a fresh
 //   42 KB Buffer costs ~20 µs, string join + Buffer.from ~50 µs.
-// Targets (issue 2): >= 2M updates/s, <= 400 bytes/row without history, < 2 GB RSS
+// Targets: >= 2M updates/s, <= 400 bytes/row without history, < 2 GB RSS
 // for the large board with full history.
 
 import { execFileSync } from 'node:child_process';

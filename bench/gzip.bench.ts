@@ -1,6 +1,6 @@
 // Snapshot compression: which deflater builds the per-event pieces, and what the
-// joining machinery costs. Pieces are ~64 KB of snapshot JSON (odds rows as in spec
-// 2.8, with and without priceHistory 2.13) from a deterministic row generator here,
+// joining machinery costs. Pieces are ~64 KB of snapshot JSON (odds rows as /odds serves them,
+// with and without priceHistory) from a deterministic row generator here,
 // because fixtures/generateBoard.ts had not landed when this was written.
 //
 // Compared: node:zlib deflateRawSync (Z_SYNC_FLUSH) at levels 1 and 6; fflate 0.8
@@ -56,7 +56,7 @@ function historyJson(random: () => number, american: number, dfs: boolean): stri
   return `[${parts.join(',')}]`;
 }
 
-/** One odds row (2.8) as the snapshot serializes it, priceHistory included. */
+/** One odds row as the snapshot serializes it, priceHistory included. */
 function rowJson(random: () => number, eventId: string, withHistory: boolean): string {
   const book = SOURCES[Math.floor(random() * SOURCES.length)];
   const dfs = book.kind === 'dfs';
@@ -109,7 +109,7 @@ function rowJson(random: () => number, eventId: string, withHistory: boolean): s
   );
 }
 
-/** One event of the snapshot (decisions E1), its odds filled until it reaches ~target bytes. */
+/** One event of the snapshot (the OpenAPI Snapshot schema), its odds filled until it reaches ~target bytes. */
 export function snapshotEventJson(seed: number, targetBytes: number, withHistory: boolean): Buffer {
   const random = mulberry32(seed);
   const eventId = `nfl-2026-w12-${seed}`;

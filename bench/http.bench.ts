@@ -1,4 +1,4 @@
-// The HTTP load run (issue 3): the real app on the large board (BOARD overrides;
+// The HTTP load run: the real app on the large board (BOARD overrides;
 // simulator off so every run sees the same bytes), wrk with 64 connections on
 // 127.0.0.1, the server process pinned to core 0 and wrk to core 1. Each scenario
 // is measured next to its reference, in the same run: uWS writing the identical
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
-import { startApp, type App } from '../http/app.ts';
+import { startApp, type App } from '../service/app.ts';
 import { runWrk, startBufferServer, startHelloWorld, type BenchServer, type WrkResult } from './http-baseline.bench.ts';
 import type { Scenario, ScenarioModule } from './scenarios/scenario.ts';
 import { scenarios as oddsScenarios } from './scenarios/odds.ts';

@@ -17,6 +17,7 @@ const SECTIONS: Section[] = [
   { name: 'snapshot', load: async () => (await import('./snapshot.bench.ts')).benchSnapshot },
   { name: 'persistence', load: async () => (await import('./persistence.bench.ts')).benchPersistence },
   { name: 'http', load: async () => (await import('./http.bench.ts')).benchHttp },
+  { name: 'web', load: async () => (await import('./web.bench.ts')).benchWeb },
 ];
 
 function formatValue(value: number | string): string {

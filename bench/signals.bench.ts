@@ -203,8 +203,26 @@ function nsPerCall(iterations: number, fn: (i: number) => void): number {
 export async function benchSignals(): Promise<Record<string, number | string>> {
   const rand = mulberry32(7);
   const board = buildBoard(rand);
-  const { books, source } = board;
   const out: Record<string, number | string> = {};
+  describeBoard(board, out);
+  const draws = drawTicks(rand);
+  const ticks = tickPaths(board, draws);
+  benchGroupReevaluation(board, draws, out);
+  benchSyntheticTicks(board, draws, ticks, out);
+  benchFixtureTicks(draws, out);
+  benchChanged(board, draws, ticks, out);
+  benchDevig(draws, out);
+  await benchPages(board, draws, ticks, out);
+  benchRankedSets(rand, draws, out);
+  // on the real engine (large board): apply throughput with signals on/off, reads, history replay
+  Object.assign(out, await benchSignalsOnEngine());
+  return out;
+}
+
+type Results = Record<string, number | string>;
+
+function describeBoard(board: SyntheticBoard, out: Results): void {
+  const { books, source } = board;
   out['board: market groups'] = books.groups.liveCount;
   out['board: quotes'] = source.count;
   out['bulk load: load() per row, ns'] = round((board.loadMs * 1e6) / source.count);
@@ -212,14 +230,60 @@ export async function benchSignals(): Promise<Record<string, number | string>> {
   out['board: arbitrage records'] = books.arbitrage.size;
   out['board: edge records (multiplicative, >= 0)'] = books.edges.set.size;
   out['board: DFS picks'] = PROP_GROUPS * DFS.length * 2;
+}
 
-  // pre-drawn random choices so the timed loops measure signals, not the PRNG
-  const N = 400_000;
-  const picks = new Int32Array(N);
-  const ticks = new Int32Array(N);
-  for (let i = 0; i < N; i++) { picks[i] = Math.floor(rand() * 1e9); ticks[i] = Math.floor(rand() * 7) - 3; }
+/** Pre-drawn random choices, so the timed loops measure signals, not the PRNG. */
+interface Draws {
+  /** Calls per timed loop. */
+  n: number;
+  /** Which row a call ticks (modulo the row set's size). */
+  picks: Int32Array;
+  /** How many notches the tick moves the price, -3..3. */
+  ticks: Int32Array;
+}
 
-  // 1. one group re-evaluation from an already filled batch
+function drawTicks(rand: () => number): Draws {
+  const n = 400_000;
+  const picks = new Int32Array(n);
+  const ticks = new Int32Array(n);
+  for (let i = 0; i < n; i++) { picks[i] = Math.floor(rand() * 1e9); ticks[i] = Math.floor(rand() * 7) - 3; }
+  return { n, picks, ticks };
+}
+
+/**
+ * The per-tick path as the engine adapter drives it: the engine writes a price, then
+ * books.priced(...). A tick is a few cents either way around the row's loaded price (no
+ * random walk); a DFS tick moves the multiplier a notch. The write alone is timed too
+ * and subtracted.
+ */
+interface TickPaths {
+  pickOf(refs: Int32Array, i: number): number;
+  /** The i-th drawn write to a row of `refs`. */
+  move(refs: Int32Array): (i: number) => void;
+  /** priced(): the adapter hands over the values it just wrote (no column reads). */
+  priced(ref: number): void;
+}
+
+function tickPaths(board: SyntheticBoard, draws: Draws): TickPaths {
+  const { books, source } = board;
+  const base = Float64Array.from(source.decimal);
+  const baseMultiplier = Float64Array.from(source.multiplier);
+  const pickOf = (refs: Int32Array, i: number) => refs[draws.picks[i] % refs.length];
+  const move = (refs: Int32Array) => (i: number) => {
+    const ref = pickOf(refs, i);
+    if (Number.isNaN(base[ref])) source.multiplier[ref] = baseMultiplier[ref] + 0.01 * draws.ticks[i];
+    else source.setPrice(ref, decimalToAmerican(base[ref] * (1 + 0.001 * draws.ticks[i])), NOW);
+  };
+  const priced = (ref: number) => {
+    books.priced(ref, source.decimal[ref], source.suspended[ref] === 1, source.updated[ref], source.multiplier[ref], source);
+  };
+  return { pickOf, move, priced };
+}
+
+/** One group re-evaluation from an already filled batch. */
+function benchGroupReevaluation(board: SyntheticBoard, draws: Draws, out: Results): void {
+  const { books, source } = board;
+  const N = draws.n;
   const gameGroup = books.groups.groupOf(board.gameRefs[0]);
   const propGroup = books.groups.groupOf(board.propRefs[0]);
   const fill = (g: number) => {
@@ -235,21 +299,11 @@ export async function benchSignals(): Promise<Record<string, number | string>> {
   out['re-eval prop group (28 quotes): arbitrage, ns'] = round(nsPerCall(N, () => books.arbitrage.updateGroup(propGroup, books.batch)));
   out['re-eval prop group (28 quotes): edges + re-price, ns'] = round(nsPerCall(N, () => { books.edges.updateGroup(propGroup, books.batch); books.edges.refresh(NOW); }));
   out['refill batch, prop group (28 quotes), ns'] = round(nsPerCall(N, () => fill(propGroup)));
+}
 
-  // 2. the per-tick path as the adapter will drive it: the engine writes a price, then
-  // books.priced(...). A tick is a few cents either way around the row's loaded price
-  // (no random walk); a DFS tick moves the multiplier a notch. The write alone is
-  // timed too and subtracted.
-  const base = Float64Array.from(source.decimal);
-  const baseMultiplier = Float64Array.from(source.multiplier);
-  const pickOf = (refs: Int32Array, i: number) => refs[picks[i] % refs.length];
-  const move = (refs: Int32Array) => (i: number) => {
-    const ref = pickOf(refs, i);
-    if (Number.isNaN(base[ref])) source.multiplier[ref] = baseMultiplier[ref] + 0.01 * ticks[i];
-    else source.setPrice(ref, decimalToAmerican(base[ref] * (1 + 0.001 * ticks[i])), NOW);
-  };
-  // priced(): the adapter hands over the values it just wrote (no column reads)
-  const priced = (ref: number) => books.priced(ref, source.decimal[ref], source.suspended[ref] === 1, source.updated[ref], source.multiplier[ref], source);
+/** priced() per kind of row of the synthetic board, and their mix by row count. */
+function benchSyntheticTicks(board: SyntheticBoard, draws: Draws, paths: TickPaths, out: Results): void {
+  const N = draws.n;
   const kinds: [string, Int32Array][] = [
     ['game-line row', board.gameRefs],
     ['prop, retail book row', board.propRetailRefs],
@@ -258,61 +312,74 @@ export async function benchSignals(): Promise<Record<string, number | string>> {
   ];
   let mix = 0;
   for (const [name, refs] of kinds) {
-    const moveOnly = move(refs);
+    const moveOnly = paths.move(refs);
     const base = nsPerCall(N, moveOnly);
-    const cost = nsPerCall(N, (i) => { moveOnly(i); priced(pickOf(refs, i)); }) - base;
+    const cost = nsPerCall(N, (i) => { moveOnly(i); paths.priced(paths.pickOf(refs, i)); }) - base;
     out[`per tick priced(), ${name}, ns`] = round(cost);
-    mix += cost * refs.length / source.count;
+    mix += cost * refs.length / board.source.count;
   }
   out['per tick priced(), board mix by row count, ns'] = round(mix);
-  const moveGame = move(board.gameRefs);
-  const moveSharp = move(board.propSharpRefs);
+}
 
-  // the realistic mix: random rows of the medium fixture board
-  {
-    const fixture = fixtureBoard();
-    const fb = fixture.books;
-    const fs = fixture.source;
-    out['medium fixture: rows'] = fs.count;
-    out['medium fixture: market groups'] = fb.groups.liveCount;
-    out['medium fixture: load() per row, ns'] = round((fixture.loadMs * 1e6) / fs.count);
-    out['medium fixture: evaluateAll, ms'] = Math.round(fixture.evaluateMs);
-    out['medium fixture: arbitrage records'] = fb.arbitrage.size;
-    out['medium fixture: edge records (>= 0)'] = fb.edges.set.size;
-    const all = Int32Array.from({ length: fs.count }, (_, i) => i);
-    const fixtureBase = Float64Array.from(fs.decimal);
-    const fixtureMultiplier = Float64Array.from(fs.multiplier);
-    const moveRow = (i: number) => {
-      const ref = pickOf(all, i);
-      if (Number.isNaN(fixtureBase[ref])) fs.multiplier[ref] = fixtureMultiplier[ref] + 0.01 * ticks[i];
-      else fs.setPrice(ref, decimalToAmerican(fixtureBase[ref] * (1 + 0.001 * ticks[i])), NOW);
-    };
-    const base = nsPerCall(N, moveRow);
-    const perTick = nsPerCall(N, (i) => {
-      moveRow(i);
-      const ref = pickOf(all, i);
-      fb.priced(ref, fs.decimal[ref], fs.suspended[ref] === 1, fs.updated[ref], fs.multiplier[ref], fs);
-    }) - base;
-    out['medium fixture: per tick priced(), random rows, ns'] = round(perTick);
-    const readStart = performance.now();
-    fb.edges.refresh(NOW);
-    out['medium fixture: first /edges read after the ticks, ms'] = round(performance.now() - readStart, 3);
-    out['medium fixture: arbitrage records after ticks'] = fb.arbitrage.size;
-  }
+/** The realistic mix: random rows of the medium fixture board. */
+function benchFixtureTicks(draws: Draws, out: Results): void {
+  const N = draws.n;
+  const fixture = fixtureBoard();
+  const fb = fixture.books;
+  const fs = fixture.source;
+  out['medium fixture: rows'] = fs.count;
+  out['medium fixture: market groups'] = fb.groups.liveCount;
+  out['medium fixture: load() per row, ns'] = round((fixture.loadMs * 1e6) / fs.count);
+  out['medium fixture: evaluateAll, ms'] = Math.round(fixture.evaluateMs);
+  out['medium fixture: arbitrage records'] = fb.arbitrage.size;
+  out['medium fixture: edge records (>= 0)'] = fb.edges.set.size;
+  const all = Int32Array.from({ length: fs.count }, (_, i) => i);
+  const pickOf = (i: number) => all[draws.picks[i] % all.length];
+  const fixtureBase = Float64Array.from(fs.decimal);
+  const fixtureMultiplier = Float64Array.from(fs.multiplier);
+  const moveRow = (i: number) => {
+    const ref = pickOf(i);
+    if (Number.isNaN(fixtureBase[ref])) fs.multiplier[ref] = fixtureMultiplier[ref] + 0.01 * draws.ticks[i];
+    else fs.setPrice(ref, decimalToAmerican(fixtureBase[ref] * (1 + 0.001 * draws.ticks[i])), NOW);
+  };
+  const base = nsPerCall(N, moveRow);
+  const perTick = nsPerCall(N, (i) => {
+    moveRow(i);
+    const ref = pickOf(i);
+    fb.priced(ref, fs.decimal[ref], fs.suspended[ref] === 1, fs.updated[ref], fs.multiplier[ref], fs);
+  }) - base;
+  out['medium fixture: per tick priced(), random rows, ns'] = round(perTick);
+  const readStart = performance.now();
+  fb.edges.refresh(NOW);
+  out['medium fixture: first /edges read after the ticks, ms'] = round(performance.now() - readStart, 3);
+  out['medium fixture: arbitrage records after ticks'] = fb.arbitrage.size;
+}
+
+/** changed(): the books read the row from the source themselves (game lines). */
+function benchChanged(board: SyntheticBoard, draws: Draws, paths: TickPaths, out: Results): void {
+  const { books, source } = board;
+  const N = draws.n;
+  const moveGame = paths.move(board.gameRefs);
   const baseGame = nsPerCall(N, moveGame);
-  out['per tick changed() (reads the source), game-line, ns'] = round(nsPerCall(N, (i) => { moveGame(i); books.changed(pickOf(board.gameRefs, i), source); }) - baseGame);
+  out['per tick changed() (reads the source), game-line, ns'] = round(nsPerCall(N, (i) => { moveGame(i); books.changed(paths.pickOf(board.gameRefs, i), source); }) - baseGame);
   out['board: arbitrage records after ticks'] = books.arbitrage.size;
   out['board: edge records after ticks'] = books.edges.set.size;
+}
 
-  // 3. devig per call (two-way)
+/** devig per call (two-way). */
+function benchDevig(draws: Draws, out: Results): void {
   const pair = new Float64Array([1.8, 2.05]);
   const fair = new Float64Array(3);
   for (const method of DEVIG_METHODS) {
     const code = devigMethodCode(method);
-    out[`devig ${method}, 2-way, ns`] = round(nsPerCall(N, () => devigInto(code, pair, 0, 2, fair, 0)));
+    out[`devig ${method}, 2-way, ns`] = round(nsPerCall(draws.n, () => devigInto(code, pair, 0, 2, fair, 0)));
   }
+}
 
-  // 4. /edges pages: incremental (multiplicative) vs per request (other methods)
+/** /edges pages: incremental (multiplicative) vs per request (other methods); an /arbitrage page. */
+async function benchPages(board: SyntheticBoard, draws: Draws, paths: TickPaths, out: Results): Promise<void> {
+  const { books } = board;
+  const N = draws.n;
   const query = (devig: EdgeQuery['devig']): EdgeQuery => ({ leagues: null, sources: null, eventIds: null, minEdge: 0.02, devig });
   const bench = new Bench({ time: 300, warmupTime: 50 });
   for (const method of DEVIG_METHODS) bench.add(`edges page ${method}`, () => { books.edges.page(query(method), null, 100, NOW); });
@@ -323,35 +390,36 @@ export async function benchSignals(): Promise<Record<string, number | string>> {
     if (result.state === 'completed') out[`${task.name} (limit 100), ms`] = round(result.latency.mean, 4);
   }
   // the first per-request page after a tick pays for re-devigging the changed group only
+  const moveSharp = paths.move(board.propSharpRefs);
   const afterTick = new Bench({ time: 300, warmupTime: 50 });
   let tick = 0;
+  const hundredTicks = () => {
+    for (let j = 0; j < 100; j++, tick++) { moveSharp(tick % N); paths.priced(paths.pickOf(board.propSharpRefs, tick % N)); }
+  };
   afterTick.add('edges page power after 100 ticks', () => {
-    for (let j = 0; j < 100; j++, tick++) { moveSharp(tick % N); priced(pickOf(board.propSharpRefs, tick % N)); }
+    hundredTicks();
     books.edges.page(query('power'), null, 100, NOW);
   });
   afterTick.add('edges page multiplicative after 100 ticks', () => {
-    for (let j = 0; j < 100; j++, tick++) { moveSharp(tick % N); priced(pickOf(board.propSharpRefs, tick % N)); }
+    hundredTicks();
     books.edges.page(query('multiplicative'), null, 100, NOW);
   });
-  afterTick.add('100 ticks alone', () => {
-    for (let j = 0; j < 100; j++, tick++) { moveSharp(tick % N); priced(pickOf(board.propSharpRefs, tick % N)); }
-  });
+  afterTick.add('100 ticks alone', hundredTicks);
   await afterTick.run();
   const [powerPage, multiplicativePage, alone] = afterTick.tasks.map((t) => (t.result.state === 'completed' ? t.result.latency.mean : NaN));
   out['edges page power, 100 sharp ticks since last read, ms'] = round(powerPage - alone, 4);
   out['edges page mult., 100 sharp ticks since last read, ms'] = round(multiplicativePage - alone, 4);
+}
 
-  // 5. RankedSet upsert that moves an entry, at result-set sizes
+/** RankedSet upsert that moves an entry, at result-set sizes. */
+function benchRankedSets(rand: () => number, draws: Draws, out: Results): void {
   for (const size of [1_000, 10_000]) {
     const set = new RankedSet<number>();
     const ids = Array.from({ length: size }, (_, i) => `id-${i}`);
     ids.forEach((id, i) => set.upsert(id, rand(), i, 'nba', 'e', 't'));
-    const scores = Float64Array.from({ length: N }, () => rand());
-    out[`RankedSet upsert (move) at size ${size}, ns`] = round(nsPerCall(N / 4, (i) => set.upsert(ids[picks[i] % size], scores[i], i, 'nba', 'e', 't')));
+    const scores = Float64Array.from({ length: draws.n }, () => rand());
+    out[`RankedSet upsert (move) at size ${size}, ns`] = round(nsPerCall(draws.n / 4, (i) => set.upsert(ids[draws.picks[i] % size], scores[i], i, 'nba', 'e', 't')));
   }
-  // 6. on the real engine (large board): apply throughput with signals on/off, reads, history replay
-  Object.assign(out, await benchSignalsOnEngine());
-  return out;
 }
 
 function round(value: number, digits = 1): number {

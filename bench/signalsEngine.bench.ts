@@ -1,4 +1,4 @@
-// Signals on the real engine (issue 6), large board by default
+// Signals on the real engine, large board by default
 // (SIGNALS_BENCH_SIZE=small|medium|large):
 //   - apply throughput with and without EngineSignals subscribed (price ticks in
 //     batches of 100 as the simulator sends them, and the simulator's own mix), so
@@ -15,7 +15,7 @@ import { decimalToAmerican, americanToDecimal } from '../engine/model.ts';
 import { NO_PRICE } from '../engine/oddsStore.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
-import { historicalArbitrage } from '../engine/signals/historicalReplay.ts';
+import { historicalArbitrage } from '../test/helpers/historicalArbitrage.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { mulberry32 } from '../engine/random.ts';
 

@@ -8,11 +8,8 @@
 // cost follows N, not the board), staleness from a change to a poll that shows it,
 // memory, and over HTTP (the real route, wrk pinned to core 1) 304 polls against a
 // uWS hello world and full-body MB/s.
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createGunzip } from 'node:zlib';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ManualClock } from '../engine/clock.ts';
 import type { Change, OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
@@ -23,7 +20,6 @@ import { Simulator } from '../engine/simulator.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { snapshotRoutes } from '../http/routes/snapshot.ts';
 import { createServer } from '../http/server.ts';
-import { openPersistence } from '../persistence/persistence.ts';
 import { runWrk, startHelloWorld } from './http-baseline.bench.ts';
 import { mulberry32 } from '../engine/random.ts';
 
@@ -147,11 +143,10 @@ async function staleness(snapshot: BoardSnapshot, sim: Simulator, pollMs: number
 }
 
 async function httpRuns(engine: OddsEngine, out: Out): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'odds-bench-snapshot-'));
-  const persistence = openPersistence({ path: join(dir, 'odds.db'), env: {} });
-  const teardowns: Array<() => void> = [];
-  const routes = snapshotRoutes({ engine, persistence, clock: engine.clock, env: {}, syncEvents: () => {}, onClose: (fn) => void teardowns.push(fn) });
-  const server = await createServer({ routes, port: 0, log: (line) => process.stderr.write(`${line}\n`) });
+  // As the composition root does: the variant without history is built before the server listens.
+  const snapshot = new BoardSnapshot(engine, { clock: engine.clock });
+  snapshot.current(false);
+  const server = await createServer({ routes: snapshotRoutes({ snapshot }), port: 0, log: (line) => process.stderr.write(`${line}\n`) });
   const hello = await startHelloWorld();
   try {
     const url = `http://127.0.0.1:${server.port}/api/v1/snapshot`;
@@ -200,9 +195,7 @@ async function httpRuns(engine: OddsEngine, out: Out): Promise<void> {
   } finally {
     hello.close();
     await server.close();
-    for (const teardown of teardowns) teardown();
-    persistence.close();
-    rmSync(dir, { recursive: true, force: true });
+    snapshot.close();
   }
 }
 
@@ -243,11 +236,10 @@ function syncTokenOf(res: http.IncomingMessage): Promise<number> {
  * threadpool, the simulator and the server) per second of wall time.
  */
 async function livePolls(engine: OddsEngine, clock: ManualClock, rate: number, seconds: number, out: Out): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'odds-bench-snapshot-live-'));
-  const persistence = openPersistence({ path: join(dir, 'odds.db'), env: {} });
-  const teardowns: Array<() => void> = [];
-  const routes = snapshotRoutes({ engine, persistence, clock, env: {}, syncEvents: () => {}, onClose: (fn) => void teardowns.push(fn) });
-  const server = await createServer({ routes, port: 0, log: () => {} });
+  // As the composition root does: the variant without history is built before the server listens.
+  const snapshot = new BoardSnapshot(engine, { clock });
+  snapshot.current(false);
+  const server = await createServer({ routes: snapshotRoutes({ snapshot }), port: 0, log: () => {} });
   const base = `http://127.0.0.1:${server.port}/api/v1/snapshot`;
   const sim = new Simulator(engine, clock, { ratePerSecond: rate, seed: 31 });
   try {
@@ -304,9 +296,7 @@ async function livePolls(engine: OddsEngine, clock: ManualClock, rate: number, s
   } finally {
     sim.stop();
     await server.close();
-    for (const teardown of teardowns) teardown();
-    persistence.close();
-    rmSync(dir, { recursive: true, force: true });
+    snapshot.close();
   }
 }
 

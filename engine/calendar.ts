@@ -1,6 +1,6 @@
 // League season calendars: real month/day windows, computed for any year. A season
 // that spans New Year belongs to the year it starts (NBA 2026-27 is 'nba-2026').
-// Pure functions: "now" is always passed in (decisions A4).
+// Pure functions: "now" is always passed in (it comes from the one clock, engine/clock.ts).
 
 import type { LeagueRecord, SeasonRecord, Sport } from './model.ts';
 
@@ -30,6 +30,29 @@ const RULES: readonly SeasonRule[] = [
 ];
 
 const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+
+/**
+ * How long a game lasts from its start to its final whistle, per league: the fixture
+ * schedule marks games in progress and final by it, and the simulator ends live games
+ * after it, so both agree on when a game is over.
+ */
+const GAME_DURATION_MS: Record<string, number> = {
+  nfl: 210 * MINUTE_MS,
+  ncaaf: 220 * MINUTE_MS,
+  nba: 150 * MINUTE_MS,
+  ncaab: 120 * MINUTE_MS,
+  wnba: 120 * MINUTE_MS,
+  nhl: 165 * MINUTE_MS,
+  mlb: 180 * MINUTE_MS,
+  epl: 115 * MINUTE_MS,
+  ucl: 115 * MINUTE_MS,
+  mls: 115 * MINUTE_MS,
+};
+
+export function gameDurationMs(league: string): number {
+  return GAME_DURATION_MS[league] ?? 180 * MINUTE_MS;
+}
 
 export function leagueCatalog(): LeagueRecord[] {
   return RULES.map((r) => ({ code: r.code, name: r.name, sport: r.sport }));
@@ -63,7 +86,7 @@ export function seasonEndMs(season: Pick<SeasonRecord, 'endDate'>): number {
   return Date.parse(`${season.endDate}T00:00:00Z`) + DAY_MS;
 }
 
-/** Futures settle on the season's last day; the anchor event's startTime (rule 5). */
+/** Futures settle on the season's last day; the anchor event's startTime and futures rows' eventStartTime. */
 export function seasonSettlementMs(season: Pick<SeasonRecord, 'endDate'>): number {
   return Date.parse(`${season.endDate}T00:00:00Z`);
 }

@@ -54,11 +54,6 @@ export class ChangeLog {
     if (time > this.coveredAfter) this.coveredAfter = time;
   }
 
-  /** Drops entries older than `time`. */
-  trimBefore(time: number): void {
-    while (this.count > 0 && this.times[this.head] < time) this.dropOldest();
-  }
-
   /** Logical index of the first entry with time >= `time` (count when none). */
   firstAtOrAfter(time: number): number {
     let lo = 0;
@@ -77,6 +72,33 @@ export class ChangeLog {
 
   bytes(): number {
     return this.slots.byteLength + this.times.byteLength;
+  }
+
+  saveState(): ChangeLogState {
+    const slots = new Int32Array(this.count);
+    const times = new Float64Array(this.count);
+    for (let i = 0; i < this.count; i++) {
+      const at = (this.head + i) & this.mask;
+      slots[i] = this.slots[at];
+      times[i] = this.times[at];
+    }
+    return { slots, times, coveredAfter: this.coveredAfter, appended: this.appended };
+  }
+
+  /** Replaces the log with a saved one (entries oldest first). */
+  restoreState(state: ChangeLogState): void {
+    const count = state.slots.length;
+    let length = this.slots.length;
+    while (length < count) length *= 2;
+    this.slots = new Int32Array(length);
+    this.times = new Float64Array(length);
+    this.slots.set(state.slots);
+    this.times.set(state.times);
+    this.mask = length - 1;
+    this.head = 0;
+    this.count = count;
+    this.coveredAfter = state.coveredAfter;
+    this.appended = state.appended;
   }
 
   private dropOldest(): void {
@@ -100,6 +122,19 @@ export class ChangeLog {
     this.head = 0;
     this.mask = length - 1;
   }
+}
+
+export interface ChangeLogState {
+  slots: Int32Array;
+  times: Float64Array;
+  coveredAfter: number;
+  appended: number;
+}
+
+export interface TombstoneQueueState {
+  slots: Int32Array;
+  seqs: Float64Array;
+  times: Float64Array;
 }
 
 /** Tombstones in removal order; each is recycled once its retention has passed. */
@@ -150,6 +185,22 @@ export class TombstoneQueue {
 
   bytes(): number {
     return this.slots.byteLength + this.seqs.byteLength + this.times.byteLength;
+  }
+
+  saveState(): TombstoneQueueState {
+    return { slots: this.slots.slice(this.head, this.tail), seqs: this.seqs.slice(this.head, this.tail), times: this.times.slice(this.head, this.tail) };
+  }
+
+  restoreState(state: TombstoneQueueState): void {
+    const length = Math.max(64, state.slots.length);
+    this.slots = new Int32Array(length);
+    this.seqs = new Float64Array(length);
+    this.times = new Float64Array(length);
+    this.slots.set(state.slots);
+    this.seqs.set(state.seqs);
+    this.times.set(state.times);
+    this.head = 0;
+    this.tail = state.slots.length;
   }
 
   private compact(): void {

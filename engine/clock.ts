@@ -1,4 +1,4 @@
-// One clock for every "now" in the process (decisions A4). With NOW set the clock is
+// One clock for every "now" in the process (windows, seasons, staleness). With NOW set the clock is
 // frozen at that instant and only moves when something (the simulator, a test)
 // advances it, so runs are reproducible; without NOW it follows the system clock.
 

@@ -1,4 +1,4 @@
-// OddsEngine: the in-memory odds board (issue 2) and the query side that the HTTP
+// OddsEngine: the in-memory odds board and the query side that the HTTP
 // routes, the snapshot and the signals call.
 //
 // Write side
@@ -7,7 +7,7 @@
 //                                      a tombstoned id comes back to life in its old slot
 //     { op: 'price', slot, priceAmerican, dfsMultiplier?, suspended }   hot path (simulator, bench)
 //     { op: 'remove', id }             live row -> tombstone (kept >= 10 min for the delta feed)
-//     { op: 'status', eventId, status } D8 transitions only; final/cancelled tombstone the event's rows
+//     { op: 'status', eventId, status } allowed transitions only (eventTable.ts); final/cancelled tombstone the event's rows
 //   Every applied change: seq += 1 and updated = clock time (never moving backwards).
 //   A new price (pa, dm or su differ) appends a history entry; the same price again only
 //   refreshes the newest entry's ls (and the row's updated).
@@ -23,7 +23,7 @@
 //                                       (write rows straight into one response buffer)
 //   engine.delta(filter, since, afterId, limit)   tombstones included ("removed": true)
 //   engine.deltaVersion(filter), engine.seq, engine.asOf(), engine.tombstoneHorizon()
-//   engine.status(), bookCounts(), marketCounts()  (D9: live rows, tombstones excluded)
+//   engine.status(), bookCounts(), marketCounts()  (live rows, suspended included, tombstones excluded)
 //   engine.hasEvent(id), event(id), eventIdsWithLiveRows(), knownLeagues()
 //   engine.slotOf(id), idOf(slot), isLive(slot), history(slot), historyInto(slot, buf), rowObject(slot, format)
 //
@@ -32,7 +32,7 @@
 // engine.rings (HistoryRings, handle per row in store.ring), engine.eventTable,
 // engine.indexes (posting lists), engine.keys (id -> slot).
 // Elsewhere: loadBoard(engine, board) in loadBoard.ts; Simulator in simulator.ts;
-// rowObject/rowJsonText/isoTime/minuteTime in rowJson.ts.
+// rowObject/rowJsonText in rowJson.ts, the time texts in timeFormat.ts.
 // Pages: OddsPage.slots is a reused buffer, valid until the next page/delta call;
 // render() returns a fresh Buffer. Filters: empty arrays mean "no filter".
 // Tombstones stay >= 10 min (tombstoneRetentionMs), then their slots are reused and
@@ -46,15 +46,16 @@
 // engine.syncVersions() first.
 
 import type { Clock } from './clock.ts';
-import { ChangeLog, TombstoneQueue } from './changeLog.ts';
+import { ChangeLog, TombstoneQueue, type TombstoneQueueState } from './changeLog.ts';
 import { EventTable, STATUS_CANCELLED, STATUS_FINAL, isAllowedTransition, statusCode, type EventInfo } from './eventTable.ts';
 import { FragmentCache } from './fragmentCache.ts';
 import { HistoryRings, NO_RING, historyEntry, type HistoryEntry } from './historyRing.ts';
 import { Indexes } from './indexes.ts';
-import { MainLines } from './isMain.ts';
-import { EVENT_STATUSES, type EventRecord, type EventStatus, type HistoryBuffer, type OddsInput } from './model.ts';
+import { MainLines } from './mainLines.ts';
+import { EVENT_STATUSES, type EventRecord, type EventStatus, type HistoryBuffer, type OddsInput, type SourceRecord } from './model.ts';
+import { SourceRegistry } from './sourceRegistry.ts';
 import { OddsQuery, type DeltaFilter, type OddsPage } from './oddsQuery.ts';
-import { NO_PRICE, OddsStore, SLOT_LIVE, SLOT_TOMBSTONE } from './oddsStore.ts';
+import { NO_PRICE, OddsStore, SLOT_FREE, SLOT_LIVE, SLOT_TOMBSTONE } from './oddsStore.ts';
 import { RowKeyTable } from './rowKeyTable.ts';
 import { RowOrder, compareStrings } from './rowOrder.ts';
 import { rowObject, type OddsFormat } from './rowJson.ts';
@@ -81,8 +82,27 @@ export interface ChangeListener {
 export type Change =
   | { op: 'upsert'; row: OddsInput }
   | { op: 'price'; slot: number; priceAmerican: number | null; dfsMultiplier?: number | null; suspended: boolean }
+  | PriceByIdChange
   | { op: 'remove'; id: string }
-  | { op: 'status'; eventId: string; status: EventStatus };
+  | { op: 'status'; eventId: string; status: EventStatus }
+  | { op: 'event'; event: EventHotFields }
+  | { op: 'source'; source: SourceRecord };
+
+/**
+ * A price tick addressed by odds id (what a feed knows; slots are internal). An absent
+ * dfsMultiplier or suspended keeps the row's current value.
+ */
+export interface PriceByIdChange {
+  op: 'priceById';
+  id: string;
+  /** undefined keeps the current price (a suspension toggle). */
+  priceAmerican?: number | null;
+  dfsMultiplier?: number | null;
+  suspended?: boolean;
+}
+
+/** The fields of an event the engine holds hot (the rest is cold, in SQLite). */
+export type EventHotFields = Pick<EventRecord, 'id' | 'league' | 'homeTeamId' | 'awayTeamId' | 'startTime' | 'status' | 'isFutures'>;
 
 export interface ApplyResult {
   applied: number;
@@ -90,7 +110,7 @@ export interface ApplyResult {
 }
 
 export interface EngineOptions {
-  /** How long a tombstone stays in the delta feed (F3: at least 10 minutes). */
+  /** How long a tombstone stays in the delta feed (at least 10 minutes). */
   tombstoneRetentionMs?: number;
   initialCapacity?: number;
   /** Entries the change log keeps at most (older deltas walk the lists instead). */
@@ -99,7 +119,15 @@ export interface EngineOptions {
   fragmentBytesPerFormat?: number;
 }
 
-export const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
+/** What a checkpoint keeps of the engine's own fields. */
+export interface EngineCounters {
+  seq: number;
+  lastChangeAt: number;
+  horizon: number;
+  firstLoadedAt: number;
+}
+
+const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
 
 export class OddsEngine {
   readonly store: OddsStore;
@@ -111,8 +139,12 @@ export class OddsEngine {
   readonly mainLines: MainLines;
   readonly fragments: FragmentCache;
   readonly odds: OddsQuery;
+  /** Sportsbooks and DFS sources with their kind (seeded with the built-in ones; the 'source' op adds more). */
+  readonly sources = new SourceRegistry();
 
   private lastSeq = 0;
+  /** Clock time when the first board load finished: the delta feed cannot vouch for anything before it. */
+  private firstLoadedAt = -Infinity;
   private lastChangeAt = 0;
   private horizon = 0;
   private live = 0;
@@ -159,8 +191,13 @@ export class OddsEngine {
 
   // ---- write side ----------------------------------------------------------------
 
-  apply(batch: readonly Change[]): ApplyResult {
-    const now = this.now();
+  /**
+   * Applies a batch at the clock's time, or at `at` when given (a replayed batch uses
+   * the time it was first applied at, so replay rebuilds the same state; the time never
+   * moves before the last applied change either way).
+   */
+  apply(batch: readonly Change[], at?: number): ApplyResult {
+    const now = at === undefined ? this.now() : Math.max(at, this.lastChangeAt);
     this.sweepTombstones(now);
     let applied = 0;
     for (let i = 0; i < batch.length; i++) {
@@ -179,6 +216,27 @@ export class OddsEngine {
         case 'status':
           ok = this.applyStatus(change.eventId, change.status, now);
           break;
+        case 'priceById': {
+          const slot = this.keys.findId(change.id);
+          if (slot < 0) {
+            ok = false;
+            break;
+          }
+          const s = this.store;
+          const american = change.priceAmerican !== undefined ? change.priceAmerican : s.priceAmerican[slot] === NO_PRICE ? null : s.priceAmerican[slot];
+          ok = this.applyPrice(slot, american, change.dfsMultiplier, change.suspended ?? s.suspended[slot] === 1, now);
+          break;
+        }
+        case 'event':
+          this.upsertEvent(change.event);
+          ++this.lastSeq;
+          ok = true;
+          break;
+        case 'source':
+          this.sources.register(change.source);
+          ++this.lastSeq;
+          ok = true;
+          break;
         default:
           ok = false;
       }
@@ -196,7 +254,7 @@ export class OddsEngine {
    * Adds or replaces an event's hot fields; team lists follow a change of home/away.
    * Listeners hear eventChanged (the snapshot renders the event's head from these fields).
    */
-  upsertEvent(record: Pick<EventRecord, 'id' | 'league' | 'homeTeamId' | 'awayTeamId' | 'startTime' | 'status' | 'isFutures'>): void {
+  upsertEvent(record: EventHotFields): void {
     const ix = this.store.events.lookup(record.id);
     const list = ix >= 0 ? this.indexes.byEvent[ix] : undefined;
     if (list === undefined || list.length === 0) {
@@ -284,7 +342,7 @@ export class OddsEngine {
     return true;
   }
 
-  /** D8: a final or cancelled event's rows all become tombstones, with linear list updates. */
+  /** A final or cancelled event's rows all become tombstones, with linear list updates. */
   private dropEventRows(ev: number, now: number): void {
     const list = this.indexes.byEvent[ev];
     if (list === undefined || list.length === 0) return;
@@ -463,6 +521,7 @@ export class OddsEngine {
       for (let i = 0; i < count; i++) this.indexes.insert(slots[i], seq);
     }
     if (maxUpdated > this.lastChangeAt) this.lastChangeAt = maxUpdated;
+    if (this.firstLoadedAt === -Infinity && count > 0) this.firstLoadedAt = this.lastChangeAt;
     this.changeLog.coverFrom(maxUpdated);
   }
 
@@ -473,27 +532,91 @@ export class OddsEngine {
     this.indexes.touch(slot, seq);
   }
 
+  // ---- checkpoint (engine/checkpoint.ts holds the format) -----------------------------
+
+  /** The engine's own counters, for a checkpoint (the parts' state is saved by the parts). */
+  counters(): EngineCounters {
+    return { seq: this.lastSeq, lastChangeAt: this.lastChangeAt, horizon: this.horizon, firstLoadedAt: this.firstLoadedAt };
+  }
+
+  tombstoneState(): TombstoneQueueState {
+    return this.tombstoneQueue.saveState();
+  }
+
+  /**
+   * Finishes a restore into this fresh engine after the store, rings, event table and
+   * change log were filled: the counters come back, and what is derived from the rows
+   * (id table, posting lists, live counts) is rebuilt in one pass over the slots.
+   */
+  restored(counters: EngineCounters, tombstones: TombstoneQueueState, sortLive: (slots: Int32Array, count: number) => void): void {
+    const s = this.store;
+    this.lastSeq = counters.seq;
+    this.lastChangeAt = counters.lastChangeAt;
+    this.horizon = counters.horizon;
+    this.firstLoadedAt = counters.firstLoadedAt;
+    this.tombstoneQueue.restoreState(tombstones);
+    this.keys.reserve(s.size);
+    let liveCount = 0;
+    let deadCount = 0;
+    for (let slot = 0; slot < s.size; slot++) {
+      if (s.state[slot] === SLOT_LIVE) liveCount++;
+      else if (s.state[slot] === SLOT_TOMBSTONE) deadCount++;
+    }
+    const live = new Int32Array(liveCount);
+    const dead = new Int32Array(deadCount);
+    liveCount = 0;
+    deadCount = 0;
+    for (let slot = 0; slot < s.size; slot++) {
+      const state = s.state[slot];
+      if (state === SLOT_FREE) continue;
+      this.keys.add(slot);
+      if (state === SLOT_LIVE) {
+        live[liveCount++] = slot;
+        this.countLive(slot, 1);
+      } else dead[deadCount++] = slot;
+    }
+    sortLive(live, liveCount);
+    this.indexes.appendSorted(live, liveCount, this.lastSeq);
+    this.indexes.trim();
+    dead.sort(this.indexes.order.compare);
+    this.indexes.tombstones.mergeSorted(dead, deadCount, this.indexes.order);
+    this.indexes.tombstones.version = this.lastSeq;
+    this.versionCursor = this.changeLog.appended;
+  }
+
   // ---- read side -----------------------------------------------------------------
 
+  // Reads never recycle tombstones (only apply does, at the batch's time): the board
+  // and its seq are then a function of the applied batches alone, which is what lets a
+  // restart or a replica replay the log into the same state. A tombstone past its
+  // retention stays in the feed until the next apply, which the contract allows (it
+  // promises at least the retention, not at most).
   delta(filter: DeltaFilter, since: number, afterId: string | null, limit: number): OddsPage {
-    this.sweepTombstones(this.now());
     return this.odds.delta(filter, since, afterId, limit);
   }
 
   /** Version of a delta query (its driving lists and the tombstones); unchanged iff its result is. */
   deltaVersion(filter: DeltaFilter): number {
-    this.sweepTombstones(this.now()); // a tombstone past retention changes the result
     return this.odds.deltaVersion(filter);
   }
 
-  /** Clock time of the last applied change (the next poll's since, C7). */
+  /** Clock time of the last applied change (the delta feed's meta.updated: the next poll's since). */
   asOf(): number {
     return this.lastChangeAt;
   }
 
-  /** A since before this may have missed tombstones that were since recycled (F3). */
+  /** A since before this may have missed tombstones that were since recycled (the re-bootstrap note). */
   tombstoneHorizon(): number {
     return this.horizon;
+  }
+
+  /**
+   * The oldest since the delta feed answers completely: not before the newest recycled
+   * tombstone (tombstoneHorizon), nor before the board's first load (the as-of of the
+   * loaded rows), since removals from before the load were never seen here.
+   */
+  deltaHorizon(): number {
+    return this.horizon > this.firstLoadedAt ? this.horizon : this.firstLoadedAt;
   }
 
   status(): { totalMarkets: number; sportsbooks: number } {

@@ -16,7 +16,7 @@ export interface EventInfo {
   isFutures: boolean;
 }
 
-/** D8: which status changes are allowed. */
+/** Which status changes are allowed. */
 const TRANSITIONS: Record<EventStatus, readonly EventStatus[]> = {
   scheduled: ['in_progress', 'postponed', 'cancelled'],
   in_progress: ['final', 'suspended'],

@@ -1,4 +1,4 @@
-// Price history per selection (2.13): the last 50 {fs, ls, pa, dm, su} entries, oldest
+// Price history per selection (the snapshot's priceHistory): the last 50 {fs, ls, pa, dm, su} entries, oldest
 // first. Rings live in typed-array slabs and are allocated on demand in three capacity
 // classes (4, 16, 50): most selections change a few times, so giving every row 50
 // slots up front would triple the memory of a full board. A ring that fills its class
@@ -79,6 +79,31 @@ class RingPool {
   slabBytes(): number {
     return this.words.length * RINGS_PER_SLAB * this.capacity * BYTES_PER_ENTRY;
   }
+
+  saveState(): RingPoolState {
+    return { words: this.words, dm: this.dm, meta: this.meta, free: this.freeRings.slice(0, this.freeCount), rings: this.rings };
+  }
+
+  restoreState(state: RingPoolState): void {
+    this.words.length = 0;
+    this.dm.length = 0;
+    this.words.push(...state.words);
+    this.dm.push(...state.dm);
+    this.meta = new Uint8Array(state.meta);
+    this.freeRings = grown(new Int32Array(64), state.free.length);
+    this.freeRings.set(state.free);
+    this.freeCount = state.free.length;
+    this.rings = state.rings;
+  }
+}
+
+/** One capacity class of rings as a checkpoint holds it: the slabs as they are in memory. */
+export interface RingPoolState {
+  words: Uint32Array[];
+  dm: Float64Array[];
+  meta: Uint8Array;
+  free: Int32Array;
+  rings: number;
 }
 
 export class HistoryRings {
@@ -207,6 +232,17 @@ export class HistoryRings {
     this.pools[handle >>> CLASS_SHIFT].release(handle & RING_MASK);
   }
 
+  /** Every ring slab, by capacity class (the arrays themselves, not copies: save before the next append). */
+  saveState(): RingPoolState[] {
+    return this.pools.map((pool) => pool.saveState());
+  }
+
+  /** Replaces every ring with a saved state (handles in the store's ring column stay valid). */
+  restoreState(state: readonly RingPoolState[]): void {
+    if (state.length !== this.pools.length) throw new Error(`saved rings have ${state.length} classes, expected ${this.pools.length}`);
+    this.pools.forEach((pool, i) => pool.restoreState(state[i]));
+  }
+
   /** Bytes held by slabs (allocated, used or not). */
   allocatedBytes(): number {
     let total = 0;
@@ -247,7 +283,7 @@ export class HistoryRings {
   }
 }
 
-/** An entry as plain data (snapshot, historical odds, tests); keys absent when not applicable (E1). */
+/** An entry as plain data (snapshot, historical odds, tests); keys absent when not applicable. */
 export interface HistoryEntry {
   fs: number;
   ls: number;

@@ -2,7 +2,7 @@
 // tombstones (for the delta feed). Every list is in (sportsbook, id) order, so a query
 // is a walk over one list (or a merge of a few) and a page is a slice.
 //
-// Team lists (D10) hold game rows only: rows of non-futures events, without a
+// Team lists hold game rows only (futures anchors have no teams): rows of non-futures events, without a
 // marketScope, under both the home and the away team of the event.
 
 import { PostingList } from './postingList.ts';

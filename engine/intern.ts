@@ -42,6 +42,18 @@ export class StringPool {
     return form;
   }
 
+  /** Every string in id order (a checkpoint saves the pool as this list). */
+  all(): readonly string[] {
+    return this.strings;
+  }
+
+  /** Fills an empty pool with `strings`, id i for strings[i] (restoring a checkpoint). */
+  restore(strings: readonly string[]): void {
+    if (this.strings.length > 0) throw new Error('restore needs an empty pool');
+    for (const text of strings) this.intern(text);
+    if (this.strings.length !== strings.length) throw new Error('a saved string pool holds duplicates');
+  }
+
   /** Ids ordered by their strings under `compare` (used to build sort ranks at load). */
   ranks(compare: (a: string, b: string) => number): Int32Array {
     const order = Array.from({ length: this.strings.length }, (_, i) => i);

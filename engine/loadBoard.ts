@@ -3,6 +3,7 @@
 // over the rows sorted once by integer ranks of their id parts (no per-row binary
 // insert, no per-row seq/log entry).
 
+import { grown } from './columns.ts';
 import type { Board } from './model.ts';
 import type { OddsEngine } from './engine.ts';
 import { compareColonTerminated, compareStrings } from './rowOrder.ts';
@@ -32,11 +33,7 @@ export function loadBoard(engine: OddsEngine, board: Board): LoadResult {
       engine.touchLoaded(-1 - slot);
       return;
     }
-    if (count === slots.length) {
-      const next = new Int32Array(slots.length * 2);
-      next.set(slots);
-      slots = next;
-    }
+    if (count === slots.length) slots = grown(slots, count + 1);
     slots[count++] = slot;
   });
   if (wasEmpty) sortByOrder(engine, slots, count);
@@ -49,7 +46,7 @@ export function loadBoard(engine: OddsEngine, board: Board): LoadResult {
  * give the same order as comparing the id strings (see rowOrder.ts); falls back to
  * the string comparator if the combined rank would not fit a double exactly.
  */
-function sortByOrder(engine: OddsEngine, slots: Int32Array, count: number): void {
+export function sortByOrder(engine: OddsEngine, slots: Int32Array, count: number): void {
   const store = engine.store;
   const bookRank = store.books.ranks(compareStrings);
   const eventRank = store.events.ranks(compareColonTerminated);

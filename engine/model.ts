@@ -4,7 +4,7 @@
 
 export type Sport = 'football' | 'basketball' | 'hockey' | 'baseball' | 'soccer' | 'golf';
 
-/** decisions D8. */
+/** Event statuses (transitions are in eventTable.ts). */
 export const EVENT_STATUSES = ['scheduled', 'in_progress', 'final', 'postponed', 'cancelled', 'suspended'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
@@ -19,7 +19,7 @@ export interface SourceRecord {
   kind: SourceKind;
 }
 
-/** About 20 sources (issue 2). Order here is not the /odds order: that is by id. */
+/** About 20 sources. Order here is not the /odds order: that is by id. */
 export const SOURCES: readonly SourceRecord[] = [
   { id: 'pinnacle', name: 'Pinnacle', kind: 'sharp' },
   { id: 'circa', name: 'Circa Sports', kind: 'sharp' },
@@ -41,12 +41,12 @@ export const SOURCES: readonly SourceRecord[] = [
 ];
 
 export interface LeagueRecord {
-  code: string; // lower case (decisions A2)
+  code: string; // lower case, like every league and sportsbook code
   name: string;
   sport: Sport;
 }
 
-/** decisions D1. Dates are 'YYYY-MM-DD' (UTC). */
+/** A league season. Dates are 'YYYY-MM-DD' (UTC). */
 export interface SeasonRecord {
   id: string;
   league: string;
@@ -84,8 +84,8 @@ export interface VenueRecord {
 }
 
 /**
- * An event (2.9/2.10). Futures anchors (synthetic season events and golf
- * tournaments) have isFutures true and null home/away (decisions C8, D10).
+ * An event (the OpenAPI Event and EventDetail records). Futures anchors (synthetic season events and golf
+ * tournaments) have isFutures true and null home/away.
  */
 export interface EventRecord {
   id: string;
@@ -94,7 +94,7 @@ export interface EventRecord {
   homeTeamName: string | null;
   awayTeamId: string | null;
   awayTeamName: string | null;
-  /** Epoch ms, minute aligned. For a futures anchor: its settlement date (rule 5). */
+  /** Epoch ms, minute aligned. For a futures anchor: its settlement date, never a kickoff. */
   startTime: number;
   status: EventStatus;
   venueId: string | null;
@@ -104,7 +104,7 @@ export interface EventRecord {
 }
 
 /**
- * Team box stat row (2.11), one per team per final event. `teamId` (an addition,
+ * Team box stat row, one per team per final event. `teamId` (beside homeId/awayId,
  * documented in OpenAPI) says whose row it is; `result` is from that team's view:
  * 1 win, 0 draw/tie, -1 loss.
  */
@@ -120,7 +120,7 @@ export interface TeamBoxRow {
   stats: Record<string, unknown>;
 }
 
-/** Player box stat row (2.12). `date` is 'YYYY-MM-DD' of the event. */
+/** Player box stat row. `date` is 'YYYY-MM-DD' of the event. */
 export interface PlayerBoxRow {
   eventId: string;
   playerId: string;
@@ -130,8 +130,8 @@ export interface PlayerBoxRow {
 }
 
 /**
- * One odds row as ingested (2.8). The engine interns every string once.
- * id = `${eventId}:${sportsbook}:${marketSubtype}:${selectionId}` (decisions A3);
+ * One odds row as ingested (the OpenAPI OddsRow record). The engine interns every string once.
+ * id = `${eventId}:${sportsbook}:${marketSubtype}:${selectionId}` (no ':' inside a part);
  * selectionId encodes period, side, line and the player/team it is about.
  */
 export interface OddsInput {
@@ -169,7 +169,7 @@ export function oddsId(row: Pick<OddsInput, 'eventId' | 'sportsbook' | 'marketSu
 }
 
 /**
- * A selection's past prices, oldest first (2.13), in a reusable columnar buffer so
+ * A selection's past prices, oldest first (the snapshot's priceHistory), in a reusable columnar buffer so
  * that generating a million rows allocates no per-entry objects. fs/ls are epoch
  * seconds; pa is 0 where absent (DFS rows); dm is 0 where absent (book rows);
  * su is 1 for a suspended span.
@@ -199,7 +199,7 @@ export type BoardSize = 'small' | 'medium' | 'large';
 export interface BoardOptions {
   seed: number;
   size: BoardSize;
-  /** Epoch ms: the board's NOW (decisions A4). */
+  /** Epoch ms: the board's NOW (the instant the clock is frozen at). */
   now: number;
 }
 

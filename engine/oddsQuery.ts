@@ -9,7 +9,7 @@ import { grown } from './columns.ts';
 import type { EventTable } from './eventTable.ts';
 import type { FragmentCache } from './fragmentCache.ts';
 import type { Indexes } from './indexes.ts';
-import type { MainLines } from './isMain.ts';
+import type { MainLines } from './mainLines.ts';
 import type { ChangeLog } from './changeLog.ts';
 import { NONE, SCOPE_EVENT, SLOT_LIVE, SLOT_TOMBSTONE, type OddsStore } from './oddsStore.ts';
 import type { PostingList } from './postingList.ts';
@@ -22,12 +22,12 @@ export interface OddsFilter {
   leagues: string[] | null;
   /** Lower-case ids, any-of. */
   sportsbooks: string[] | null;
-  /** Upper-case tokens, each a substring of market OR marketSubtype (C5), any-of. */
+  /** Upper-case tokens, each a case-insensitive substring of market OR marketSubtype, any-of. */
   markets: string[] | null;
-  /** Any-of (C4). */
+  /** One id or a comma list of at most 20, any-of. */
   eventIds: string[] | null;
   playerId: string | null;
-  /** Home or away team of the event; game rows only (D10). */
+  /** Home or away team of the event; game rows only (futures anchors have no teams). */
   teamId: string | null;
   scope: 'event' | 'season' | 'tournament' | null;
   isMain: boolean;

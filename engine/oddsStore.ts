@@ -1,4 +1,4 @@
-// The odds board as columns: one typed array per field of an odds row (2.8), strings
+// The odds board as columns: one typed array per field of an odds row, strings
 // interned to Int32 ids in per-domain pools, nulls as sentinels (-1 for references,
 // 0 for priceAmerican since American prices never fall in (-100, 100), NaN for
 // numbers). Slots are stable for a row's life; freed slots go on a free list and are
@@ -102,31 +102,31 @@ export class OddsStore {
       while (doubled < capacity) doubled *= 2;
       capacity = doubled;
     }
-    this.state = grown(this.state, capacity, 0, true);
-    this.event = grown(this.event, capacity, 0, true);
-    this.book = grown(this.book, capacity, 0, true);
-    this.league = grown(this.league, capacity, 0, true);
-    this.market = grown(this.market, capacity, 0, true);
-    this.subtype = grown(this.subtype, capacity, 0, true);
-    this.period = grown(this.period, capacity, 0, true);
-    this.selectionId = grown(this.selectionId, capacity, 0, true);
-    this.selection = grown(this.selection, capacity, 0, true);
-    this.side = grown(this.side, capacity, 0, true);
-    this.teamSide = grown(this.teamSide, capacity, 0, true);
-    this.teamName = grown(this.teamName, capacity, 0, true);
-    this.priceAmerican = grown(this.priceAmerican, capacity, 0, true);
-    this.dfsMultiplier = grown(this.dfsMultiplier, capacity, 0, true);
-    this.line = grown(this.line, capacity, 0, true);
-    this.player = grown(this.player, capacity, 0, true);
-    this.playerName = grown(this.playerName, capacity, 0, true);
-    this.team = grown(this.team, capacity, 0, true);
-    this.suspended = grown(this.suspended, capacity, 0, true);
-    this.eventStartTime = grown(this.eventStartTime, capacity, 0, true);
-    this.updated = grown(this.updated, capacity, 0, true);
-    this.scope = grown(this.scope, capacity, 0, true);
-    this.segment = grown(this.segment, capacity, 0, true);
-    this.seq = grown(this.seq, capacity, 0, true);
-    this.ring = grown(this.ring, capacity, NO_RING, true);
+    this.state = grown(this.state, capacity, 0, 'exact');
+    this.event = grown(this.event, capacity, 0, 'exact');
+    this.book = grown(this.book, capacity, 0, 'exact');
+    this.league = grown(this.league, capacity, 0, 'exact');
+    this.market = grown(this.market, capacity, 0, 'exact');
+    this.subtype = grown(this.subtype, capacity, 0, 'exact');
+    this.period = grown(this.period, capacity, 0, 'exact');
+    this.selectionId = grown(this.selectionId, capacity, 0, 'exact');
+    this.selection = grown(this.selection, capacity, 0, 'exact');
+    this.side = grown(this.side, capacity, 0, 'exact');
+    this.teamSide = grown(this.teamSide, capacity, 0, 'exact');
+    this.teamName = grown(this.teamName, capacity, 0, 'exact');
+    this.priceAmerican = grown(this.priceAmerican, capacity, 0, 'exact');
+    this.dfsMultiplier = grown(this.dfsMultiplier, capacity, 0, 'exact');
+    this.line = grown(this.line, capacity, 0, 'exact');
+    this.player = grown(this.player, capacity, 0, 'exact');
+    this.playerName = grown(this.playerName, capacity, 0, 'exact');
+    this.team = grown(this.team, capacity, 0, 'exact');
+    this.suspended = grown(this.suspended, capacity, 0, 'exact');
+    this.eventStartTime = grown(this.eventStartTime, capacity, 0, 'exact');
+    this.updated = grown(this.updated, capacity, 0, 'exact');
+    this.scope = grown(this.scope, capacity, 0, 'exact');
+    this.segment = grown(this.segment, capacity, 0, 'exact');
+    this.seq = grown(this.seq, capacity, 0, 'exact');
+    this.ring = grown(this.ring, capacity, NO_RING, 'exact');
     this.capacity = this.state.length;
   }
 
@@ -200,6 +200,20 @@ export class OddsStore {
       marketScope: SCOPES[this.scope[slot]],
       segment: ref(this.labels, this.segment[slot]),
     };
+  }
+
+  /** The free list (slots released and not yet reused), oldest first: a checkpoint saves it. */
+  freeList(): Int32Array {
+    return this.freeSlots.slice(0, this.freeCount);
+  }
+
+  /** Restores size and free list saved by a checkpoint (the columns are set by the caller). */
+  restoreSlots(size: number, free: Int32Array): void {
+    this.reserve(size);
+    this.size = size;
+    this.freeSlots = grown(this.freeSlots, free.length);
+    this.freeSlots.set(free);
+    this.freeCount = free.length;
   }
 
   isLive(slot: number): boolean {

@@ -104,10 +104,6 @@ export class PostingList {
     this.length = total;
   }
 
-  clear(): void {
-    this.length = 0;
-  }
-
   /** Releases unused capacity (after a bulk build). */
   trim(): void {
     if (this.items.length > this.length) this.items = this.items.slice(0, Math.max(this.length, 4));

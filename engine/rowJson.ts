@@ -1,4 +1,4 @@
-// An odds row as JSON (2.8), in two renderers that must agree byte for byte:
+// An odds row as JSON (the OpenAPI OddsRow record), in two renderers that must agree byte for byte:
 // rowObject() builds a plain object for JSON.stringify (the reference, also used by
 // tests and small callers) and rowJsonText() concatenates cached JSON-escaped pool
 // strings (the fast path that fills the fragment cache). Field order and presence:
@@ -9,6 +9,7 @@
 // (when present), then "removed": true on tombstones.
 
 import { americanToDecimal } from './model.ts';
+import { isoMillis, isoMinutes } from './timeFormat.ts';
 import {
   NONE,
   NO_PRICE,
@@ -22,9 +23,9 @@ import {
 export type OddsFormat = 'all' | 'american' | 'decimal' | 'probability';
 export const ODDS_FORMATS: readonly OddsFormat[] = ['all', 'american', 'decimal', 'probability'];
 export const FORMAT_ALL = 0;
-export const FORMAT_AMERICAN = 1;
-export const FORMAT_DECIMAL = 2;
-export const FORMAT_PROBABILITY = 3;
+const FORMAT_AMERICAN = 1;
+const FORMAT_DECIMAL = 2;
+const FORMAT_PROBABILITY = 3;
 
 export function formatCode(format: OddsFormat): number {
   const code = ODDS_FORMATS.indexOf(format);
@@ -32,19 +33,9 @@ export function formatCode(format: OddsFormat): number {
   return code;
 }
 
-/** priceProbability: 1/decimal rounded to 4 places (4.1). */
-export function impliedProbability(american: number): number {
+/** priceProbability: 1/decimal rounded to 4 places (odds_format=probability). */
+function impliedProbability(american: number): number {
   return Math.round((1 / americanToDecimal(american)) * 10000) / 10000;
-}
-
-/** 'YYYY-MM-DDTHH:mm' in UTC (A1, odds-row eventStartTime). */
-export function minuteTime(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 16);
-}
-
-/** ISO-8601 with milliseconds and Z (A1). */
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 /** JSON.stringify of a number. */
@@ -80,8 +71,8 @@ export function rowObject(store: OddsStore, slot: number, format: OddsFormat): R
   if (s.player[slot] !== NONE) row.playerId = s.players.get(s.player[slot]);
   if (s.playerName[slot] !== NONE) row.playerName = s.labels.get(s.playerName[slot]);
   row.suspended = s.suspended[slot] === 1;
-  row.eventStartTime = minuteTime(s.eventStartTime[slot]);
-  row.updated = isoTime(s.updated[slot]);
+  row.eventStartTime = isoMinutes(s.eventStartTime[slot]);
+  row.updated = isoMillis(s.updated[slot]);
   if (s.scope[slot] !== 0) row.marketScope = SCOPES[s.scope[slot]];
   if (s.segment[slot] !== NONE) row.segment = s.labels.get(s.segment[slot]);
   if (s.state[slot] === SLOT_TOMBSTONE) row.removed = true;
@@ -132,9 +123,9 @@ export function rowJsonText(store: OddsStore, slot: number, code: number): strin
   text +=
     (s.suspended[slot] === 1 ? ',"suspended":true' : ',"suspended":false') +
     ',"eventStartTime":"' +
-    minuteTime(s.eventStartTime[slot]) +
+    isoMinutes(s.eventStartTime[slot]) +
     '","updated":"' +
-    isoTime(s.updated[slot]) +
+    isoMillis(s.updated[slot]) +
     '"' +
     SCOPE_JSON[s.scope[slot]];
   if (s.segment[slot] !== NONE) text += ',"segment":' + s.labels.json(s.segment[slot]);

@@ -2,7 +2,7 @@
 // plain JS string comparison (UTF-16 code units). Ids are never stored; they are
 // compared through their interned parts. Within one sportsbook, comparing
 // "e1:book:s1:x1" with "e2:book:s2:x2" reduces to comparing e1 and e2 as if each ended
-// with ':' (ids contain no ':' inside a part, decisions A3), then s1/s2 the same way,
+// with ':' (ids contain no ':' inside a part), then s1/s2 the same way,
 // then x1/x2 plainly, which gives exactly the string order of the full ids.
 
 import type { OddsStore } from './oddsStore.ts';
@@ -23,7 +23,7 @@ export function compareColonTerminated(a: string, b: string): number {
 }
 
 /** Compares `text` with part0:part1:part2:part3 as plain strings, without concatenating. */
-export function compareToJoined(text: string, p0: string, p1: string, p2: string, p3: string): number {
+function compareToJoined(text: string, p0: string, p1: string, p2: string, p3: string): number {
   let at = 0;
   for (let part = 0; part < 4; part++) {
     if (part > 0) {

@@ -5,16 +5,16 @@
 // drifting off as a random walk would), some suspension toggles (more on live
 // events), alternate lines added and pulled, and the event lifecycle: scheduled
 // events whose start has passed go in_progress, in-progress games past their sport's
-// duration go final (the engine then tombstones their rows, D8).
+// duration go final (the engine then tombstones their rows).
 // Driven by an unref'd setInterval (every intervalMs, rate * intervalMs / 1000
 // changes); with a ManualClock each tick also advances the clock by the interval.
 
+import { gameDurationMs } from './calendar.ts';
 import { ManualClock, type Clock } from './clock.ts';
 import type { ApplyResult, Change, OddsEngine } from './engine.ts';
 import { STATUS_IN_PROGRESS, STATUS_SCHEDULED } from './eventTable.ts';
 import { americanToDecimal, decimalToAmerican, type OddsInput } from './model.ts';
 import { NO_PRICE, SIDES, SIDE_OVER, SIDE_UNDER } from './oddsStore.ts';
-import { gameDurationMs } from '../fixtures/events.ts';
 import { mulberry32 } from './random.ts';
 import { grown } from './columns.ts';
 
@@ -22,7 +22,7 @@ export interface SimulatorOptions {
   ratePerSecond: number;
   seed: number;
   intervalMs?: number;
-  /** How long a game of this league lasts (default: the fixture calendar's durations). */
+  /** How long a game of this league lasts (default: the league calendar's durations). */
   durationMs?: (league: string) => number;
 }
 

@@ -1,12 +1,16 @@
-// The authentication hook (service-spec 5, decisions G). The facade extracts the key
-// and asks an Authenticator; the real one (SQLite keys, usage metering) lives in
-// persistence/ and matches this interface structurally. Without one, every request
-// is anonymous and allowed.
+// The authentication hook (X-Api-Key or Bearer keys, usage limits). The facade extracts the key
+// and asks an Authenticator what to answer. KeyAuthenticator is the real one: it asks
+// persistence about the key (persistence/keyCheck.ts: found or not, the usage window
+// with its limit, remaining requests and reset, exceeded or not) and turns those facts
+// into statuses, error codes and headers. Without an authenticator, every request is
+// anonymous and allowed.
+import type { KeyChecker } from '../persistence/keyCheck.ts';
 import type { RouteAuth } from './router.ts';
+import type { ErrorCode } from './errors.ts';
 
 export type AuthResult =
   | { ok: true; headers: [string, string][] }
-  | { ok: false; status: 401 | 429; code: string; detail: string; retryAfter?: number };
+  | { ok: false; status: 401 | 429; code: ErrorCode; detail: string; retryAfter?: number };
 
 export interface Authenticator {
   /** key: the presented API key or null; now: epoch ms. Synchronous (runs on the request path). */
@@ -18,6 +22,53 @@ const ALLOWED: AuthResult = { ok: true, headers: [] };
 export const anonymousAuthenticator: Authenticator = {
   check: () => ALLOWED,
 };
+
+export interface KeyAuthenticatorOptions {
+  /** REQUIRE_KEY=1: key-designated routes refuse requests without a key. */
+  requireKey: boolean;
+}
+
+export class KeyAuthenticator implements Authenticator {
+  constructor(
+    private readonly keys: KeyChecker,
+    private readonly options: KeyAuthenticatorOptions,
+  ) {}
+
+  /**
+   * No key: anonymous, allowed (unless REQUIRE_KEY=1 on a 'key' route). A key that is
+   * sent must be valid on every route, public ones included (else 401 invalid_api_key); it is then
+   * counted, and refused with 429 once its window is exceeded under enforcement.
+   */
+  check(key: string | null, routeAuth: RouteAuth, now: number): AuthResult {
+    if (key === null || key === '') {
+      if (this.options.requireKey && routeAuth === 'key') {
+        return { ok: false, status: 401, code: 'missing_api_key', detail: 'This endpoint needs an API key: send it in X-Api-Key or Authorization: Bearer.' };
+      }
+      return ALLOWED;
+    }
+    const usage = this.keys.check(key, now);
+    if (usage === null) {
+      return { ok: false, status: 401, code: 'invalid_api_key', detail: 'The API key is unknown or has been revoked.' };
+    }
+    if (!usage.allowed) {
+      return {
+        ok: false,
+        status: 429,
+        code: 'rate_limited',
+        detail: `Rate limit of ${usage.limit} requests per ${usage.window} reached; retry in ${usage.retryAfter} s.`,
+        retryAfter: usage.retryAfter,
+      };
+    }
+    return {
+      ok: true,
+      headers: [
+        ['X-RateLimit-Limit', String(usage.limit)],
+        ['X-RateLimit-Remaining', String(usage.remaining)],
+        ['X-RateLimit-Reset', String(usage.reset)],
+      ],
+    };
+  }
+}
 
 /** X-Api-Key wins over Authorization: Bearer; blank values count as absent. */
 export function apiKeyFrom(xApiKey: string, authorization: string): string | null {

@@ -1,10 +1,12 @@
-// The response envelope (service-spec 2.1) written around rows the engine has
+// The response envelope (the OpenAPI Envelope schema) written around rows the engine has
 // already rendered: the row bytes are copied once into the body and never parsed
 // or re-serialized. Small results (catalogs, single lookups) go through JSON.stringify.
 
+import { isoMillis } from '../engine/timeFormat.ts';
+
 export interface EnvelopeMeta {
   count: number;
-  /** Epoch ms; written as ISO-8601 UTC with milliseconds (decisions A1). */
+  /** Epoch ms; written as ISO-8601 UTC with milliseconds. */
   updated: number;
   nextCursor?: string | null;
   note?: string | null;
@@ -36,9 +38,4 @@ function tailText(meta: EnvelopeMeta): string {
   if (meta.note != null) text += `,"note":${JSON.stringify(meta.note)}`;
   if (meta.warnings !== undefined && meta.warnings.length > 0) text += `,"warnings":${JSON.stringify(meta.warnings)}`;
   return `${text}}}`;
-}
-
-/** decisions A1: 2026-11-21T18:04:05.123Z. */
-export function isoMillis(epochMs: number): string {
-  return new Date(epochMs).toISOString();
 }

@@ -1,26 +1,30 @@
-// Every failure the facade answers is an HttpError with a named code (decisions B).
+// Every failure the facade answers is an HttpError with a named code.
 // Route handlers throw these; the server turns them into the one error body shape:
 // {"success":false,"code":"...","detail":"...","param":null|"name","validValues"?:[...]}.
 
-export type ErrorCode =
-  | 'invalid_parameter'
-  | 'missing_parameter'
-  | 'invalid_cursor'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'invalid_api_key'
-  | 'missing_api_key'
-  | 'rate_limited'
-  | 'internal_error';
+/** Every code an error body can carry; the OpenAPI ErrorBody schema lists the same array. */
+export const ERROR_CODES = [
+  'invalid_parameter',
+  'missing_parameter',
+  'invalid_cursor',
+  'not_found',
+  'method_not_allowed',
+  'invalid_api_key',
+  'missing_api_key',
+  'rate_limited',
+  'internal_error',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class HttpError extends Error {
   readonly status: number;
-  readonly code: ErrorCode | string;
+  readonly code: ErrorCode;
   readonly detail: string;
   readonly param: string | null;
   readonly validValues: readonly string[] | undefined;
 
-  constructor(status: number, code: ErrorCode | string, detail: string, param: string | null = null, validValues?: readonly string[]) {
+  constructor(status: number, code: ErrorCode, detail: string, param: string | null = null, validValues?: readonly string[]) {
     super(detail);
     this.name = 'HttpError';
     this.status = status;

@@ -1,4 +1,4 @@
-// Content negotiation (decisions A5): Accept: application/msgpack selects MessagePack,
+// Content negotiation: Accept: application/msgpack selects MessagePack,
 // Accept-Encoding: gzip selects gzip for bodies over 1 KiB. Tokens with q=0 are refusals.
 
 export const GZIP_MIN_BYTES = 1024;

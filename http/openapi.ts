@@ -1,4 +1,4 @@
-// The OpenAPI 3.1 document (decisions E3), generated from the route table: every
+// The OpenAPI 3.1 document (served at /api/v1/openapi.json), generated from the route table: every
 // path, its query parameters with the constraints the validator enforces, its
 // response schema by component name, and the error responses it can give.
 import { COMPONENT_SCHEMAS } from './openapiSchemas.ts';
@@ -9,7 +9,7 @@ import type { DocumentResult } from './request.ts';
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
 const INFO_DESCRIPTION = [
-  'Read-only sportsbook and DFS odds service (service-spec.md; open choices decided in decisions.md).',
+  'Read-only sportsbook and DFS odds service. This document is the contract: every route, parameter, record and error.',
   'Every path answers GET and HEAD (HEAD: same headers, no body); OPTIONS answers a 204 CORS preflight; other methods 405 method_not_allowed with Allow: GET, HEAD, OPTIONS.',
   'Every response carries Access-Control-Allow-Origin: * and exposes ETag, X-RateLimit-* and Retry-After.',
   'JSON is application/json; charset=utf-8. Accept: application/msgpack returns the same envelope as MessagePack (ETag suffix -mp); Accept-Encoding: gzip compresses bodies over 1 KiB (ETag suffix -gz). Error bodies are always JSON.',
@@ -23,6 +23,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], extraSchemas: Record<s
   const schemas: Record<string, unknown> = { ...COMPONENT_SCHEMAS, ...extraSchemas };
   const paths: Record<string, unknown> = {};
   for (const route of routes) {
+    if (route.documented === false) continue;
     if (!(route.response in schemas)) throw new Error(`route ${route.path}: unknown response schema ${route.response}`);
     paths[openApiPath(route.path)] = { get: operationOf(route) };
   }

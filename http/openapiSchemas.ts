@@ -1,6 +1,8 @@
 // Shared OpenAPI 3.1 component schemas (JSON Schema 2020-12). Response bodies are
 // validated against these in tests, so they state the presence rules exactly, and
-// they carry in their descriptions the choices service-spec leaves open (decisions.md).
+// they carry in their descriptions the rules a client needs (this is the contract).
+
+import { ERROR_CODES } from './errors.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -13,21 +15,9 @@ const ID = '^[^:\\s]+$';
 const dateTime = (description: string): Schema => ({ type: 'string', format: 'date-time', pattern: ISO_MILLIS, description });
 const int32 = (description: string, minimum?: number): Schema => ({ type: 'integer', format: 'int32', ...(minimum !== undefined && { minimum }), description });
 
-export const ERROR_CODES = [
-  'invalid_parameter',
-  'missing_parameter',
-  'invalid_cursor',
-  'not_found',
-  'method_not_allowed',
-  'invalid_api_key',
-  'missing_api_key',
-  'rate_limited',
-  'internal_error',
-] as const;
-
 const Envelope: Schema = {
   type: 'object',
-  description: 'The response envelope of every JSON endpoint except the snapshot (service-spec 2.1). Single-item lookups also return an array.',
+  description: 'The response envelope of every JSON endpoint except the snapshot. Single-item lookups also return an array.',
   required: ['success', 'data', 'nextCursor', 'meta'],
   additionalProperties: false,
   properties: {
@@ -45,14 +35,14 @@ const Envelope: Schema = {
       properties: {
         count: int32('Rows in data.', 0),
         updated: dateTime(
-          'On /odds/updated: the board as-of time when the walk\'s first page was read (pass it as the next since). Elsewhere: the latest updated among the page rows, or when their source data last changed (decisions C7).',
+          'On /odds/updated: the board as-of time when the walk\'s first page was read (pass it as the next since). Elsewhere: the latest updated among the page rows, or when their source data last changed.',
         ),
         note: { type: 'string', description: 'Explanations such as an out-of-season league (200 with empty data) or a since older than the tombstone horizon.' },
         warnings: {
           type: 'array',
           items: { type: 'string' },
           minItems: 1,
-          description: 'Present only when something was ignored, e.g. unknown query parameters (decisions B).',
+          description: 'Present only when something was ignored, e.g. unknown query parameters.',
         },
       },
     },
@@ -62,7 +52,7 @@ const Envelope: Schema = {
 const ErrorSchema: Schema = {
   type: 'object',
   description:
-    'Every error body (decisions B). 400 invalid_parameter | missing_parameter | invalid_cursor; 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed; 429 rate_limited (with Retry-After); 500 internal_error (detail carries a request id, also in X-Request-Id).',
+    'Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor; 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed; 429 rate_limited (with Retry-After); 500 internal_error (detail carries a request id, also in X-Request-Id).',
   required: ['success', 'code', 'detail', 'param'],
   additionalProperties: false,
   properties: {
@@ -79,14 +69,14 @@ const PRICE_FIELDS = ['priceAmerican', 'priceDecimal'];
 const OddsRow: Schema = {
   type: 'object',
   description:
-    'One price at one book (service-spec 2.8). Presence rules: priceAmerican/priceDecimal per odds_format (all: both; american or decimal: that one; probability: neither, priceProbability instead); DFS pick\'em rows carry dfsMultiplier and no price fields; line is absent on pure moneylines and categorical futures; playerId and playerName only on player props; marketScope only on futures, segment only on segment-scoped futures; removed: true only on delta-feed tombstones (decisions F3).',
+    'One price at one book. Presence rules: priceAmerican/priceDecimal per odds_format (all: both; american or decimal: that one; probability: neither, priceProbability instead); DFS pick\'em rows carry dfsMultiplier and no price fields; line is absent on pure moneylines and categorical futures; playerId and playerName only on player props; marketScope only on futures, segment only on segment-scoped futures; removed: true only on delta-feed tombstones (kept at least 10 minutes).',
   required: ['id', 'sportsbook', 'league', 'eventId', 'market', 'marketSubtype', 'period', 'selection', 'side', 'teamSide', 'teamName', 'suspended', 'eventStartTime', 'updated'],
   additionalProperties: false,
   properties: {
     id: {
       type: 'string',
       pattern: '^[^:]+:[^:]+:[^:]+:[^:]+$',
-      description: 'Stable composite key {eventId}:{sportsbook}:{marketSubtype}:{selectionId}; selectionId encodes period, side, line and player/team, so a price move never changes it (decisions A3). Upsert on it.',
+      description: 'Stable composite key {eventId}:{sportsbook}:{marketSubtype}:{selectionId}; selectionId encodes period, side, line and player/team, so a price move never changes it. Upsert on it.',
     },
     sportsbook: { type: 'string', pattern: CODE, description: 'Source id, lower case.' },
     league: { type: 'string', pattern: CODE, description: 'League code, lower case.' },
@@ -109,7 +99,7 @@ const OddsRow: Schema = {
     eventStartTime: {
       type: 'string',
       pattern: MINUTE_NO_ZONE,
-      description: 'UTC, minute precision, no seconds or zone (decisions A1). On futures: the season anchor\'s settlement date.',
+      description: 'UTC, minute precision, no seconds or zone. On futures: the season anchor\'s settlement date.',
     },
     updated: dateTime('When the line last refreshed (UTC, milliseconds). /odds/updated compares since against it.'),
     marketScope: { type: 'string', enum: ['SEASON', 'TOURNAMENT'], description: 'Present only on futures.' },
@@ -125,7 +115,7 @@ const OddsRow: Schema = {
 
 const Team: Schema = {
   type: 'object',
-  description: 'service-spec 2.2. conference and division are additions (null where a league has none).',
+  description: 'A team. conference and division are null where a league has none.',
   required: ['id', 'name', 'abbreviation', 'league'],
   additionalProperties: false,
   properties: {
@@ -141,7 +131,7 @@ const Team: Schema = {
 
 const Player: Schema = {
   type: 'object',
-  description: 'service-spec 2.3.',
+  description: 'A player.',
   required: ['id', 'name', 'league', 'teamId', 'position'],
   additionalProperties: false,
   properties: {
@@ -155,7 +145,7 @@ const Player: Schema = {
 
 const Sportsbook: Schema = {
   type: 'object',
-  description: 'service-spec 2.4 (also DFS sources). marketCount counts live odds rows of the source, suspended included, tombstones excluded (decisions D9). name and kind are additions.',
+  description: 'A sportsbook or DFS source. marketCount counts live odds rows of the source, suspended included, tombstones excluded.',
   required: ['id', 'marketCount'],
   additionalProperties: false,
   properties: {
@@ -168,7 +158,7 @@ const Sportsbook: Schema = {
 
 const MarketType: Schema = {
   type: 'object',
-  description: 'service-spec 2.5. /markets aggregates across subtypes and omits marketSubtype; /markets/active lists (marketType, marketSubtype) pairs. liveCount counts live odds rows (decisions D9).',
+  description: 'A market type. /markets aggregates across subtypes and omits marketSubtype; /markets/active lists (marketType, marketSubtype) pairs. liveCount counts live odds rows (suspended included, tombstones excluded).',
   required: ['marketType', 'liveCount'],
   additionalProperties: false,
   properties: {
@@ -180,7 +170,7 @@ const MarketType: Schema = {
 
 const Status: Schema = {
   type: 'object',
-  description: 'service-spec 2.6. totalMarkets = live odds rows (suspended included, tombstones excluded) = sum of marketCount over sportsbooks; sportsbooks = sources with live rows (decisions D9).',
+  description: 'totalMarkets = live odds rows (suspended included, tombstones excluded) = sum of marketCount over sportsbooks; sportsbooks = sources with live rows.',
   required: ['totalMarkets', 'sportsbooks'],
   additionalProperties: false,
   properties: {
@@ -192,15 +182,15 @@ const Status: Schema = {
 const MINUTE_Z = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}Z$';
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 const nullableString = { type: ['string', 'null'] };
-const EVENT_STATUS = { type: 'string', enum: ['scheduled', 'in_progress', 'final', 'postponed', 'cancelled', 'suspended'], description: 'decisions D8.' };
+const EVENT_STATUS = { type: 'string', enum: ['scheduled', 'in_progress', 'final', 'postponed', 'cancelled', 'suspended'], description: 'Transitions: scheduled -> in_progress -> final; scheduled -> postponed -> scheduled; scheduled or postponed -> cancelled; in_progress <-> suspended. A final or cancelled event drops its game lines from the board.' };
 
 const eventProperties: Record<string, unknown> = {
   id: { type: 'string', pattern: ID },
-  homeTeamId: { ...nullableString, description: 'null on a futures anchor (decisions C8, D10).' },
+  homeTeamId: { ...nullableString, description: 'null on a futures anchor.' },
   homeTeamName: nullableString,
   awayTeamId: nullableString,
   awayTeamName: nullableString,
-  startTime: { type: 'string', pattern: MINUTE_Z, description: 'UTC, minute precision, ending in Z (decisions A1). On a futures anchor: its settlement date.' },
+  startTime: { type: 'string', pattern: MINUTE_Z, description: 'UTC, minute precision, ending in Z. On a futures anchor: its settlement date.' },
   status: EVENT_STATUS,
   league: { type: 'string', pattern: CODE },
   hasOdds: { type: 'boolean' },
@@ -212,7 +202,7 @@ const EVENT_REQUIRED = ['id', 'homeTeamId', 'homeTeamName', 'awayTeamId', 'awayT
 
 const Event: Schema = {
   type: 'object',
-  description: 'Event list row (service-spec 2.9). Futures anchors are left out of lists unless status or include_futures=true asks (decisions C8).',
+  description: 'Event list row. Futures anchors are left out of lists unless status or include_futures=true asks.',
   required: EVENT_REQUIRED,
   additionalProperties: false,
   properties: eventProperties,
@@ -220,7 +210,7 @@ const Event: Schema = {
 
 const EventDetail: Schema = {
   type: 'object',
-  description: 'Single-event lookup (service-spec 2.10): the event plus homeScore and awayScore once a box score exists (decisions D2).',
+  description: 'Single-event lookup: the event plus homeScore and awayScore once a box score exists.',
   required: EVENT_REQUIRED,
   additionalProperties: false,
   properties: { ...eventProperties, homeScore: int32('Final home score.'), awayScore: int32('Final away score.') },
@@ -229,7 +219,7 @@ const EventDetail: Schema = {
 
 const Season: Schema = {
   type: 'object',
-  description: 'decisions D1. Dates are YYYY-MM-DD (UTC).',
+  description: 'A league season. Dates are YYYY-MM-DD (UTC).',
   required: ['id', 'league', 'year', 'name', 'startDate', 'endDate', 'status', 'futuresEventId'],
   additionalProperties: false,
   properties: {
@@ -246,7 +236,7 @@ const Season: Schema = {
 
 const TeamBoxRow: Schema = {
   type: 'object',
-  description: 'Team box stat row (service-spec 2.11). teamId (an addition) says whose row it is; result is from that team\'s view: 1 win, 0 draw, -1 loss.',
+  description: 'Team box stat row. teamId says whose row it is; result is from that team\'s view: 1 win, 0 draw, -1 loss.',
   required: ['eventId', 'teamId', 'homeId', 'awayId', 'league', 'homeScore', 'awayScore', 'result', 'stats'],
   additionalProperties: false,
   properties: {
@@ -264,7 +254,7 @@ const TeamBoxRow: Schema = {
 
 const PlayerBoxRow: Schema = {
   type: 'object',
-  description: 'Player box stat row (service-spec 2.12). date is YYYY-MM-DD of the event.',
+  description: 'Player box stat row. date is YYYY-MM-DD of the event.',
   required: ['eventId', 'playerId', 'teamId', 'date', 'data'],
   additionalProperties: false,
   properties: {
@@ -278,7 +268,7 @@ const PlayerBoxRow: Schema = {
 
 const EventBoxScore: Schema = {
   type: 'object',
-  description: '/events/{id}/stats, unpaginated: one object per event (decisions D3).',
+  description: '/events/{id}/stats, unpaginated: one object per event.',
   required: ['eventId', 'league', 'teams', 'players'],
   additionalProperties: false,
   properties: {
@@ -293,7 +283,7 @@ const probability = (description: string): Schema => ({ type: 'number', minimum:
 
 const Edge: Schema = {
   type: 'object',
-  description: 'A DFS line against sharp-book no-vig fair value (decisions D4, H1, H2). Sorted by edge descending, then id. A screening signal, not a guarantee.',
+  description: 'A DFS line against sharp-book no-vig fair value. Sorted by edge descending, then id. A screening signal, not a guarantee.',
   required: ['id', 'eventId', 'league', 'source', 'market', 'marketSubtype', 'period', 'playerId', 'playerName', 'selection', 'side', 'line', 'dfsMultiplier', 'breakevenProbability', 'fairProbability', 'fairPriceAmerican', 'edge', 'sharpBooks', 'devig', 'eventStartTime', 'updated'],
   additionalProperties: false,
   properties: {
@@ -339,7 +329,7 @@ const ArbitrageLeg: Schema = {
 
 const Arbitrage: Schema = {
   type: 'object',
-  description: 'A cross-book opportunity (decisions D5, H3): best non-suspended price per side across non-DFS books, same line; middles and futures never appear. Sorted by profit descending, then id.',
+  description: 'A cross-book opportunity: best non-suspended price per side across non-DFS books, same line; middles and futures never appear. Sorted by profit descending, then id.',
   required: ['id', 'type', 'eventId', 'league', 'market', 'marketSubtype', 'period', 'line', 'profit', 'impliedSum', 'legs', 'eventStartTime', 'updated'],
   additionalProperties: false,
   properties: {
@@ -361,7 +351,7 @@ const Arbitrage: Schema = {
 
 const HistoricalOddsRow: Schema = {
   type: 'object',
-  description: 'A selection\'s price in force at the requested time, rebuilt from price history (decisions D6). No player attribution. Selections with no history at or before date are left out.',
+  description: 'A selection\'s price in force at the requested time, rebuilt from price history. No player attribution. Selections with no history at or before date are left out.',
   required: ['id', 'eventId', 'sportsbook', 'market', 'marketSubtype', 'period', 'selection', 'side', 'priceAmerican', 'asOf', 'suspended'],
   additionalProperties: false,
   properties: {
@@ -382,7 +372,7 @@ const HistoricalOddsRow: Schema = {
 
 const AccountUsage: Schema = {
   type: 'object',
-  description: 'decisions D7. Anonymous callers: plan ENTERPRISE and every other field null. Never errors.',
+  description: 'The calling key\'s plan and usage. Anonymous callers: plan ENTERPRISE and every other field null. Never errors.',
   required: ['plan', 'monthlyUsed', 'monthlyCap', 'rateLimitPerMinute', 'key'],
   additionalProperties: false,
   properties: {
@@ -396,7 +386,7 @@ const AccountUsage: Schema = {
 
 const PriceHistoryEntry: Schema = {
   type: 'object',
-  description: 'service-spec 2.13: fs/ls first- and last-seen (epoch seconds), pa American, pd decimal, dm DFS multiplier, su true on a suspended span. Keys absent when not applicable.',
+  description: 'fs/ls first- and last-seen (epoch seconds), pa American, pd decimal, dm DFS multiplier, su true on a suspended span. Keys absent when not applicable.',
   required: ['fs', 'ls'],
   additionalProperties: false,
   properties: {
@@ -421,7 +411,7 @@ const SnapshotOddsRow: Schema = {
 
 const Snapshot: Schema = {
   type: 'object',
-  description: 'The full live board, gzip JSON, not the envelope (decisions E1). syncToken is the since for the next /odds/updated poll.',
+  description: 'The full live board, gzip JSON, not the envelope. syncToken is the since for the next /odds/updated poll.',
   required: ['updated', 'syncToken', 'count', 'events'],
   additionalProperties: false,
   properties: {
@@ -448,7 +438,7 @@ const Snapshot: Schema = {
   },
 };
 
-const League: Schema = { type: 'string', pattern: CODE, description: 'A league code (service-spec 2.7), lower case.' };
+const League: Schema = { type: 'string', pattern: CODE, description: 'A league code, lower case.' };
 
 const OpenApiDocument: Schema = { type: 'object', required: ['openapi', 'info', 'paths'], description: 'This document.' };
 

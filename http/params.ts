@@ -1,7 +1,7 @@
 // Query-string parsing for one route, compiled once at start-up: per parameter a
 // coercer (text -> typed value, syntax errors) and one ajv validator over the typed
 // object (ranges, enums, token counts, required). Unknown parameters are ignored and
-// reported as warnings (decisions B). A repeated parameter: the last one wins.
+// reported in meta.warnings, so typos are visible. A repeated parameter: the last one wins.
 // An empty value (`league=`) counts as absent, so a default applies or a required
 // parameter answers missing_parameter.
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -166,7 +166,7 @@ const UNENCODED_PLUS_OFFSET = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1
 const EPOCH_MILLIS = /^\d{1,16}$/;
 
 /**
- * C3: epoch milliseconds (digits only) or an ISO-8601 date/date-time. A date-time
+ * An instant: epoch milliseconds (digits only) or an ISO-8601 date/date-time. A date-time
  * without a zone is read as UTC. A '+' offset sent unencoded arrives as a space
  * ("12:00:00 01:00"), which is taken back as '+'.
  */

@@ -57,6 +57,8 @@ export interface LargeBodyResult {
   etag: string;
   contentType: string;
   contentEncoding?: 'gzip';
+  /** Default no-cache (revalidate with the ETag); content-named static assets may be cached for good. */
+  cacheControl?: string;
 }
 
 /**

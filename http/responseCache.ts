@@ -1,4 +1,4 @@
-// Per-route response cache (decisions E2). Entries are keyed by the raw path+query
+// Per-route response cache (a 304 never serializes the body). Entries are keyed by the raw path+query
 // as received (a repeated poll does no parsing) and by the canonical request (path +
 // normalized query), both pointing at one entry. An entry holds the validity token
 // its body was built under, the identity body and its strong ETag, and lazily the

@@ -3,7 +3,7 @@
 //
 //   const eventOdds = defineRoute({
 //     path: '/api/v1/events/:eventId/odds',
-//     auth: 'key',                       // service-spec 5 designation
+//     auth: 'key',                       // 'key': designated as needing a key
 //     response: 'OddsRow',               // component schema of one data item (openapiSchemas.ts)
 //     query: [{ name: 'odds_format', kind: 'enum', values: FORMATS, default: 'all' }, { name: 'is_main', kind: 'boolean', default: false }],
 //     cache: { validity: (req) => engine.odds.version(filterOf(req)) },
@@ -19,7 +19,7 @@ import { ResponseCache } from './responseCache.ts';
 import type { ParamDef, QueryOf } from './schemas.ts';
 import type { RouteRequest, RouteResult } from './request.ts';
 
-/** service-spec 5: reference endpoints need no key; all others are designated 'key'. */
+/** Reference endpoints need no key; all others are designated 'key' (x-auth-designation in the OpenAPI description). */
 export type RouteAuth = 'none' | 'key';
 
 /** How the 200 body is shaped, for the OpenAPI document. */
@@ -51,11 +51,13 @@ export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
   responseKind?: ResponseKind;
   summary?: string;
   description?: string;
+  /** false: left out of the OpenAPI document (the web pages and their assets are not API). Default true. */
+  documented?: boolean;
   /**
    * false: the facade does not call the authenticator for this route, so it never
    * answers 401/429, counts nothing and adds no X-RateLimit headers; the route reads
-   * req.apiKey itself. Only for /account/usage, which must never error (service-spec
-   * 4.9, decisions D7). Default true.
+   * req.apiKey itself. Only for /account/usage, which must never error (an unknown
+   * or revoked key answers the anonymous plan). Default true.
    */
   authenticate?: boolean;
   /** Opt-in response cache; only for responses that depend on nothing but path and query. */

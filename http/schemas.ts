@@ -1,4 +1,4 @@
-// Declarative query parameters (decisions C) and the JSON Schema each one maps to.
+// Declarative query parameters and the JSON Schema each one maps to.
 // The same schema drives the ajv validator compiled at start-up (params.ts) and the
 // parameter's description in the OpenAPI document (openapi.ts), so the constraints a
 // client reads are exactly the ones enforced.
@@ -19,7 +19,7 @@ export interface StringParam extends ParamCommon {
   readonly default?: string;
 }
 
-/** Comma-separated tokens, any-of (4.1): at most maxItems (default 20) after dropping empty tokens. */
+/** Comma-separated tokens, any-of: at most maxItems (default 20) after dropping empty tokens. */
 export interface ListParam extends ParamCommon {
   readonly kind: 'list';
   readonly case?: Casing;
@@ -33,7 +33,7 @@ export interface EnumParam extends ParamCommon {
   readonly default?: string;
 }
 
-/** C1: true/false/1/0, case-insensitive. */
+/** true/false/1/0, case-insensitive; anything else is 400. */
 export interface BooleanParam extends ParamCommon {
   readonly kind: 'boolean';
   readonly default?: boolean;
@@ -53,7 +53,7 @@ export interface NumberParam extends ParamCommon {
   readonly default?: number;
 }
 
-/** C3: ISO-8601 instant or epoch milliseconds (digits only); parsed to epoch ms. */
+/** ISO-8601 instant or epoch milliseconds (digits only); parsed to epoch ms. */
 export interface InstantParam extends ParamCommon {
   readonly kind: 'instant';
   readonly default?: number;
@@ -78,7 +78,7 @@ export type QueryOf<Ds extends readonly ParamDef[]> = {
   [D in Ds[number] as D['name']]: AlwaysPresent<D> extends true ? ValueOf<D> : ValueOf<D> | undefined;
 };
 
-/** Parameters most routes share (4.1, C2). */
+/** Parameters most routes share (cursor; limit 1..1000, default 100). */
 export const COMMON_PARAMS = {
   limit: {
     name: 'limit',

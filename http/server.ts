@@ -254,7 +254,7 @@ class Facade {
       });
       return;
     }
-    const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ...x.authHeaders];
+    const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ...x.authHeaders];
     if (result.contentEncoding !== undefined) headers.push(['Content-Encoding', result.contentEncoding]);
     if (x.head) {
       let length = 0;

@@ -1,4 +1,4 @@
-// API keys (decisions G1). The plain key is shown once, at creation; the database
+// API keys. The plain key is shown once, at creation; the database
 // keeps only its SHA-256. Lookups run on every keyed request, so they are answered
 // from an in-memory cache, which must never let a revoked key through:
 //  - revoke() in this process updates the cache itself;

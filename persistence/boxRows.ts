@@ -1,5 +1,5 @@
 // Column lists and row mappers for box-score rows, shared by every repository that
-// returns them so the JSON shape (2.11 + teamId, 2.12) is defined once.
+// returns them so the JSON shape (TeamBoxRow with teamId, PlayerBoxRow) is defined once.
 
 import type { PlayerBoxStatRow, TeamBoxStatRow } from './rows.ts';
 

@@ -25,7 +25,7 @@ export class DataVersions {
 
   /**
    * Epoch ms of the last change of a data set, for meta.updated on lists whose rows
-   * carry no time of their own (decisions C7).
+   * carry no time of their own (so an unchanged page keeps its body and ETag).
    */
   changedAt(set: DataSet): number {
     return this.changed[SLOT[set]]!;

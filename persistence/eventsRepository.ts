@@ -1,4 +1,4 @@
-// Events (2.9, 2.10, D2, D3): keyset pages over (startTime, id), single-event detail,
+// Events: keyset pages over (startTime, id), single-event detail,
 // the full box score, and the status writes the engine flushes in batches.
 
 import type { Statement } from 'better-sqlite3';
@@ -7,8 +7,9 @@ import type { Db } from './database.ts';
 import type { DataVersions } from './dataVersion.ts';
 import { checkLimit, PersistenceError } from './errors.ts';
 import type { EventBoxScore, EventDetailRow, EventKey, EventRow, Page } from './rows.ts';
+import { EventStatusUpdate } from './eventStatusUpdate.ts';
 import { StatementCache } from './statementCache.ts';
-import { formatEventStartTime } from './timeFormat.ts';
+import { isoMinutesZ } from '../engine/timeFormat.ts';
 import { PLAYER_BOX_COLUMNS, TEAM_BOX_COLUMNS, toPlayerBoxRow, toTeamBoxRow } from './boxRows.ts';
 
 export interface EventListQuery {
@@ -21,7 +22,7 @@ export interface EventListQuery {
   startsAfter: number | null;
   /** Epoch ms, exclusive; null for no upper bound. The route defaults it to now + 14 days. */
   startsBefore: number | null;
-  /** Futures anchors are left out unless this is true or status is given (decisions C8). */
+  /** Futures anchors are left out unless this is true or status is given. */
   includeFutures?: boolean;
   /** true: only events with live markets (/events/active); false: only those without. */
   hasOdds?: boolean;
@@ -55,7 +56,7 @@ const NO_FUTURES = 16;
 const HAS_ODDS = 32;
 const JSON_ROWS = 64;
 
-// The 2.9 row as SQLite JSON, field for field what JSON.stringify(toEventRow(...))
+// The event list row as SQLite JSON, field for field what JSON.stringify(toEventRow(...))
 // writes: context is stored minified by JSON.stringify, and json() passes it through.
 const EVENT_JSON = `json_object('id', id, 'homeTeamId', home_team_id, 'homeTeamName', home_team_name,
   'awayTeamId', away_team_id, 'awayTeamName', away_team_name,
@@ -91,7 +92,7 @@ function toEventRow(r: RawEvent): EventRow {
     homeTeamName: r[2],
     awayTeamId: r[3],
     awayTeamName: r[4],
-    startTime: formatEventStartTime(r[5]),
+    startTime: isoMinutesZ(r[5]),
     status: r[6],
     league: r[7],
     hasOdds: r[8] === 1,
@@ -108,8 +109,7 @@ export class EventsRepository {
   private readonly teamBoxStatement: Statement;
   private readonly playerBoxStatement: Statement;
   private readonly startTimesStatement: Statement;
-  private readonly setStatus: Statement;
-  private readonly setHasOdds: Statement;
+  private readonly statusUpdate: EventStatusUpdate;
 
   constructor(
     private readonly db: Db,
@@ -131,8 +131,7 @@ export class EventsRepository {
       .prepare(`SELECT ${PLAYER_BOX_COLUMNS} FROM player_box WHERE event_id = ? ORDER BY player_id`)
       .raw(true);
     this.startTimesStatement = db.prepare('SELECT start_time FROM events ORDER BY start_time').pluck();
-    this.setStatus = db.prepare('UPDATE events SET status = ? WHERE id = ? AND status <> ?');
-    this.setHasOdds = db.prepare('UPDATE events SET has_odds = ? WHERE id = ? AND has_odds <> ?');
+    this.statusUpdate = new EventStatusUpdate(db);
   }
 
   list(q: EventListQuery): Page<EventRow, EventKey> {
@@ -201,13 +200,13 @@ export class EventsRepository {
   /**
    * Every event's start (epoch ms, futures anchors included), ascending: which events a
    * time window holds is decided by where its bounds fall among these, so a window
-   * that moves with the clock can tell when its result changes (http/routes/eventWindow.ts).
+   * that moves with the clock can tell when its result changes (http/routes/eventStarts.ts).
    */
   startTimes(): Float64Array {
     return Float64Array.from(this.startTimesStatement.all() as number[]);
   }
 
-  /** 2.10 + D2, or null for an unknown id. Futures anchors are real events here (C8). */
+  /** The event detail (scores once a box score exists), or null for an unknown id. Futures anchors are real events here. */
   detail(id: string): EventDetailRow | null {
     const r = this.detailStatement.get({ id }) as [...RawEvent, number | null, number | null] | undefined;
     if (r === undefined) return null;
@@ -219,7 +218,7 @@ export class EventsRepository {
     return row;
   }
 
-  /** D3: the whole box score (home team row first), or null for an unknown event. */
+  /** The whole box score (home team row first), or null for an unknown event. */
   boxScore(id: string): EventBoxScore | null {
     const league = this.leagueOfStatement.get(id) as string | undefined;
     if (league === undefined) return null;
@@ -244,15 +243,7 @@ export class EventsRepository {
     }
     const changed = this.db.transaction(() => {
       let n = 0;
-      for (const c of changes) {
-        let touched = 0;
-        if (c.status !== undefined) touched += this.setStatus.run(c.status, c.id, c.status).changes;
-        if (c.hasOdds !== undefined) {
-          const has = c.hasOdds ? 1 : 0;
-          touched += this.setHasOdds.run(has, c.id, has).changes;
-        }
-        if (touched > 0) n++;
-      }
+      for (const c of changes) if (this.statusUpdate.run(c.id, c.status, c.hasOdds)) n++;
       return n;
     })();
     if (changed > 0) this.versions.bump(['events'], now);

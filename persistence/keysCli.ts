@@ -1,4 +1,4 @@
-// API key administration (decisions G1):
+// API key administration (keys live in SQLite as SHA-256 hashes):
 //   npm run keys -- create --plan PRO --label me
 //   npm run keys -- list
 //   npm run keys -- revoke <id|last4|hash prefix>
@@ -10,7 +10,7 @@ import { ApiKeys, type ApiKeyRecord } from './apiKeys.ts';
 import { dbPathFromEnv, openDatabase } from './database.ts';
 import { PersistenceError } from './errors.ts';
 import { PLAN_NAMES, PLANS } from './plans.ts';
-import { formatInstant } from './timeFormat.ts';
+import { isoMillis, isoSeconds } from '../engine/timeFormat.ts';
 import { UsageMeter } from './usageMeter.ts';
 
 const USAGE = `usage: npm run keys -- <command>
@@ -92,8 +92,8 @@ function list(keys: ApiKeys, meter: UsageMeter, io: CliIo, path: string, now: nu
     String(r.rateLimitPerMinute),
     String(r.monthlyCap),
     String(meter.monthlyUsed(r, now)),
-    formatInstant(r.createdAt).slice(0, 19) + 'Z',
-    r.revokedAt === null ? '-' : formatInstant(r.revokedAt).slice(0, 19) + 'Z',
+    isoSeconds(r.createdAt),
+    r.revokedAt === null ? '-' : isoSeconds(r.revokedAt),
     r.label,
   ]);
   for (const line of table([header, ...rows])) io.out(line);
@@ -107,7 +107,7 @@ function revoke(keys: ApiKeys, args: readonly string[], io: CliIo, now: number):
     return 2;
   }
   const { record, alreadyRevoked } = keys.revoke(ref, now);
-  const when = formatInstant(record.revokedAt ?? now);
+  const when = isoMillis(record.revokedAt ?? now);
   if (alreadyRevoked) io.out(`key #${record.id} (…${record.last4}) was already revoked at ${when}`);
   else io.out(`revoked key #${record.id} (…${record.last4}, ${record.plan}) at ${when}`);
   return 0;

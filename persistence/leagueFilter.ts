@@ -1,5 +1,5 @@
 // The league filter of the team and player lists: one code, any-of several, or none.
-// Codes are lower case (decisions A2); matching is case-insensitive.
+// Codes are lower case; matching is case-insensitive.
 
 export const ONE_LEAGUE = 1;
 export const MANY_LEAGUES = 2;

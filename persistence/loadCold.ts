@@ -7,6 +7,7 @@
 import type { Board, EventRecord } from '../engine/model.ts';
 import { BatchInserter } from './batchInsert.ts';
 import type { Db } from './database.ts';
+import { EventStatusUpdate } from './eventStatusUpdate.ts';
 
 export interface LoadColdOptions {
   /**
@@ -137,16 +138,8 @@ function insertCold(db: Db, board: Board, withOdds: ReadonlySet<string>): Record
 }
 
 function reconcileEvents(db: Db, events: readonly EventRecord[], withOdds: ReadonlySet<string> | undefined): number {
-  const setStatus = db.prepare('UPDATE events SET status = ? WHERE id = ? AND status <> ?');
-  const setHasOdds = db.prepare('UPDATE events SET has_odds = ? WHERE id = ? AND has_odds <> ?');
+  const update = new EventStatusUpdate(db);
   let changed = 0;
-  for (const e of events) {
-    let touched = setStatus.run(e.status, e.id, e.status).changes;
-    if (withOdds) {
-      const has = withOdds.has(e.id) ? 1 : 0;
-      touched += setHasOdds.run(has, e.id, has).changes;
-    }
-    if (touched > 0) changed++;
-  }
+  for (const e of events) if (update.run(e.id, e.status, withOdds?.has(e.id))) changed++;
   return changed;
 }

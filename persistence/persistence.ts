@@ -1,13 +1,14 @@
 // One handle on everything persistence/ offers, opened once by the server: the
 // database, the repositories, the data versions the response cache reads, API keys,
-// usage metering and the Authenticator built from them.
+// usage metering and the key check built from them.
 
 import type { Board } from '../engine/model.ts';
 import { ApiKeys } from './apiKeys.ts';
+import { ColdWrites, type ColdRecordChange } from './coldWrites.ts';
 import { dbPathFromEnv, openDatabase, type Db } from './database.ts';
 import { DATA_SETS, DataVersions, type DataSet } from './dataVersion.ts';
 import { EventsRepository, type EventStatusChange } from './eventsRepository.ts';
-import { KeyAuthenticator } from './keyAuthenticator.ts';
+import { KeyChecker } from './keyCheck.ts';
 import { loadCold, loadedAt, type LoadColdOptions, type LoadColdResult } from './loadCold.ts';
 import { PlayersRepository } from './playersRepository.ts';
 import { SeasonsRepository } from './seasonsRepository.ts';
@@ -18,12 +19,10 @@ import { UsageMeter } from './usageMeter.ts';
 export interface OpenPersistenceOptions {
   /** Database file; default DB_PATH, else ./data/odds.db. */
   path?: string;
-  /** Where DB_PATH, RATE_LIMIT_ENFORCE and REQUIRE_KEY are read; default process.env. */
+  /** Where DB_PATH and RATE_LIMIT_ENFORCE are read; default process.env. */
   env?: NodeJS.ProcessEnv;
   /** Override RATE_LIMIT_ENFORCE=1. */
   enforce?: boolean;
-  /** Override REQUIRE_KEY=1. */
-  requireKey?: boolean;
   /** Usage flush period in ms (default 5000; 0 = only on flush()/close()). */
   flushIntervalMs?: number;
 }
@@ -36,12 +35,15 @@ export class Persistence {
   readonly seasons: SeasonsRepository;
   readonly apiKeys: ApiKeys;
   readonly usage: UsageMeter;
-  readonly authenticator: KeyAuthenticator;
+  /** Whether a presented API key is live, counting the request against it. */
+  readonly keyChecker: KeyChecker;
+  /** Upserts from the write path, and the look-ups its validator makes. */
+  readonly coldWrites: ColdWrites;
   private readonly versions: DataVersions;
 
   constructor(
     readonly db: Db,
-    options: { enforce: boolean; requireKey: boolean; flushIntervalMs?: number },
+    options: { enforce: boolean; flushIntervalMs?: number },
   ) {
     this.versions = new DataVersions(loadedAt(db) ?? 0);
     this.events = new EventsRepository(db, this.versions);
@@ -51,7 +53,14 @@ export class Persistence {
     this.seasons = new SeasonsRepository(db);
     this.apiKeys = new ApiKeys(db);
     this.usage = new UsageMeter(db, { enforce: options.enforce, flushIntervalMs: options.flushIntervalMs });
-    this.authenticator = new KeyAuthenticator(this.apiKeys, this.usage, { requireKey: options.requireKey });
+    this.keyChecker = new KeyChecker(this.apiKeys, this.usage);
+    this.coldWrites = new ColdWrites(db);
+  }
+
+  /** Cold records from the write path, in one transaction; the caches of what they touched move. */
+  applyColdChanges(changes: readonly ColdRecordChange[], now: number): void {
+    if (changes.length === 0) return;
+    this.versions.bump(this.coldWrites.apply(changes), now);
   }
 
   /** Loads the board's cold data unless this database already holds it (see loadCold.ts). */
@@ -89,7 +98,6 @@ export function openPersistence(options: OpenPersistenceOptions = {}): Persisten
   const db = openDatabase(options.path ?? dbPathFromEnv(env));
   return new Persistence(db, {
     enforce: options.enforce ?? env.RATE_LIMIT_ENFORCE === '1',
-    requireKey: options.requireKey ?? env.REQUIRE_KEY === '1',
     flushIntervalMs: options.flushIntervalMs,
   });
 }

@@ -1,4 +1,4 @@
-// Plan tiers (decisions G1/G2; the spec leaves the numbers open). A key copies its
+// Plan tiers (the numbers are this project's choice). A key copies its
 // plan's limits when it is created, so changing this table does not silently change
 // what existing customers were given.
 

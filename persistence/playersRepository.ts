@@ -1,4 +1,4 @@
-// Players (2.3): keyset pages over id, one player, and the player's box stat rows (2.12).
+// Players: keyset pages over id, one player, and the player's box stat rows.
 // The route resolves the team/team_id alias; this takes teamId only.
 
 import type { Statement } from 'better-sqlite3';

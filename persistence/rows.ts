@@ -1,15 +1,15 @@
-// The JSON records the repositories return, declared in the field order the spec
+// The JSON records the repositories return, declared in the field order the OpenAPI description
 // lists them, which is the order JSON.stringify will write them.
 import type { PlayerBoxRow, PlayerRecord, TeamBoxRow } from '../engine/model.ts';
 
-/** 2.9: an event list row. Futures anchors have null team fields (D10). */
+/** An event list row. Futures anchors have null team fields. */
 export interface EventRow {
   id: string;
   homeTeamId: string | null;
   homeTeamName: string | null;
   awayTeamId: string | null;
   awayTeamName: string | null;
-  /** 'YYYY-MM-DDTHH:mmZ' (decisions A1). */
+  /** 'YYYY-MM-DDTHH:mmZ': minute precision, UTC. */
   startTime: string;
   status: string;
   league: string;
@@ -19,13 +19,13 @@ export interface EventRow {
   context: Record<string, unknown>;
 }
 
-/** 2.10 + D2: the event plus final scores, present only once a box score exists. */
+/** The event detail: the event plus final scores, present only once a box score exists. */
 export interface EventDetailRow extends EventRow {
   homeScore?: number;
   awayScore?: number;
 }
 
-/** 2.2 */
+/** A team. */
 export interface TeamRow {
   id: string;
   name: string;
@@ -33,16 +33,16 @@ export interface TeamRow {
   league: string;
 }
 
-/** 2.3: the player record as stored. */
+/** The player record as stored. */
 export type PlayerRow = PlayerRecord;
 
-/** 2.11 plus teamId (whose row it is). */
+/** A team box stat row plus teamId (whose row it is). */
 export type TeamBoxStatRow = TeamBoxRow;
 
-/** 2.12 */
+/** A player box stat row. */
 export type PlayerBoxStatRow = PlayerBoxRow;
 
-/** D3: the one object /events/{id}/stats returns in its data array. */
+/** The one object /events/{id}/stats returns in its data array. */
 export interface EventBoxScore {
   eventId: string;
   league: string;

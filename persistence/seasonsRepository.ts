@@ -1,4 +1,4 @@
-// Seasons (decisions D1) come from the league calendar (engine/calendar.ts), which
+// Seasons come from the league calendar (engine/calendar.ts), which
 // computes them for any year with their status at `now`; the database only decides
 // futuresEventId: it is kept where that synthetic anchor event exists and set to null
 // where it does not (a past season, or a league the board has no futures for), so it

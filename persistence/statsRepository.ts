@@ -1,6 +1,6 @@
-// /stats/players: player box stat rows (2.12) filtered by any of event, team and
+// /stats/players: player box stat rows filtered by any of event, team and
 // player, keyset over (eventId, playerId). The route requires at least one filter
-// (decisions B: missing_parameter); here no filter simply walks every row.
+// (400 missing_parameter); here no filter simply walks every row.
 
 import { PLAYER_BOX_COLUMNS, toPlayerBoxRow } from './boxRows.ts';
 import type { Db } from './database.ts';

@@ -1,4 +1,4 @@
-// Teams (2.2): keyset pages over id, one team, and its box stat rows (2.11 + teamId).
+// Teams: keyset pages over id, one team, and its box stat rows (with teamId).
 
 import type { Statement } from 'better-sqlite3';
 import { TEAM_BOX_COLUMNS, toTeamBoxRow } from './boxRows.ts';

@@ -1,4 +1,4 @@
-// Usage metering (decisions G2, D7). Every keyed request is counted in memory, per
+// Usage metering. Every keyed request is counted in memory, per
 // UTC minute and per UTC month; nothing touches SQLite on the request path except the
 // first request of a key in a month, which reads that month's stored count. Month
 // deltas are added to SQLite in one transaction by an unref'd timer and by flush() on
@@ -9,7 +9,8 @@ import type { Statement } from 'better-sqlite3';
 import type { ApiKeyRecord } from './apiKeys.ts';
 import type { Db } from './database.ts';
 import type { PlanName } from './plans.ts';
-import { monthKey, startOfNextMinute, startOfNextMonth } from './timeFormat.ts';
+import { isoMonth } from '../engine/timeFormat.ts';
+import { startOfNextMinute, startOfNextMonth } from './usagePeriods.ts';
 
 export interface UsageCheck {
   allowed: boolean;
@@ -24,7 +25,7 @@ export interface UsageCheck {
   retryAfter?: number;
 }
 
-/** D7. Field order as listed there. */
+/** The /account/usage record, fields in served order. */
 export interface AccountUsage {
   plan: PlanName;
   monthlyUsed: number | null;
@@ -115,7 +116,7 @@ export class UsageMeter {
     return this.counterAt(key.keyHash, now).monthCount;
   }
 
-  /** D7 for a key, or the anonymous plan for null. Does not count a request. */
+  /** The usage record for a key, or the anonymous plan for null. Does not count a request. */
   accountUsage(key: ApiKeyRecord | null, now: number): AccountUsage {
     if (key === null) return { ...ANONYMOUS_USAGE };
     return {
@@ -182,7 +183,7 @@ export class UsageMeter {
   }
 
   private freshCounter(keyHash: string, now: number): Counter {
-    const month = monthKey(now);
+    const month = isoMonth(now);
     const d = new Date(now);
     let stored = (this.readMonth.get(keyHash, month) as number | undefined) ?? 0;
     for (const c of this.carried) if (c.keyHash === keyHash && c.month === month) stored += c.count;

@@ -1,9 +1,9 @@
-// Catalog route scenarios for the HTTP bench (issue 4): the events page of one league
+// Catalog route scenarios for the HTTP bench: the events page of one league
 // and one event's detail, both measured against the uWS hello world (target: 40% or
 // more of it), plus the 304 path of the league page. Both are cache hits: the response
 // cache keyed on the raw path+query, validity from the events data version (and, for
 // the clock-relative window, where the window falls among event starts).
-import type { App } from '../../http/app.ts';
+import type { App } from '../../service/app.ts';
 import type { Scenario } from './scenario.ts';
 
 /** A game with the richest detail row (context and final score), ties by id: a realistic worst case. */

@@ -1,7 +1,7 @@
-// Odds route scenarios for the HTTP bench (issue 3): the smallest route (/status),
+// Odds route scenarios for the HTTP bench: the smallest route (/status),
 // an event-scoped read of about 300 rows, a league page of 100 and of 1000 rows, and
 // the 304 path of the event read.
-import type { App } from '../../http/app.ts';
+import type { App } from '../../service/app.ts';
 import type { Scenario } from './scenario.ts';
 
 /** The event whose row count is closest to `target` (ties: the smaller id). */

@@ -1,7 +1,7 @@
 // One load-test target of the HTTP bench (bench/http.bench.ts). A scenario module
 // exports `scenarios(app)` returning these; the bench fetches each path once,
 // then runs wrk against the app and against the scenario's reference server.
-import type { App } from '../../http/app.ts';
+import type { App } from '../../service/app.ts';
 
 export interface Scenario {
   /** Short label used in the result keys, e.g. 'odds league=nba limit=100'. */

@@ -1,4 +1,4 @@
-// Cross-book arbitrage in one market group (H3): the best non-suspended price per
+// Cross-book arbitrage in one market group: the best non-suspended price per
 // outcome across non-DFS books; an arb when the implied probabilities of those best
 // prices sum below 1. Ties on price go to the smaller odds id (so, within one group,
 // the alphabetically first sportsbook), which keeps legs deterministic.
@@ -7,7 +7,7 @@ import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import type { ArbitrageLeg, ArbitrageRecord } from './records.ts';
 import { OUTCOME_COUNT, outcomeIndex, SIDE_NAMES } from './sides.ts';
-import { formatInstant } from './timeFormat.ts';
+import { isoMillis } from '../timeFormat.ts';
 
 /** What the last evaluate found; reused between calls. */
 export class ArbitrageScratch {
@@ -70,7 +70,7 @@ export function keepLegTimes(batch: QuoteBatch, s: ArbitrageScratch, legUpdated:
   for (let k = 0; k < OUTCOME_COUNT[s.outcomes]; k++) legUpdated[at + k] = batch.updated[s.best[k]];
 }
 
-/** The D5 record for what evaluateArbitrage found in group g. */
+/** The Arbitrage record (as /arbitrage serves it) for what evaluateArbitrage found in group g. */
 export function arbitrageRecord(groups: MarketGroups, g: number, batch: QuoteBatch, s: ArbitrageScratch): ArbitrageRecord {
   const n = OUTCOME_COUNT[s.outcomes];
   const legs: ArbitrageLeg[] = new Array(n);
@@ -85,7 +85,7 @@ export function arbitrageRecord(groups: MarketGroups, g: number, batch: QuoteBat
       priceAmerican: batch.priceAmerican[b],
       priceDecimal: d,
       stake: 1 / d / s.impliedSum,
-      updated: formatInstant(batch.updated[b]),
+      updated: isoMillis(batch.updated[b]),
     };
   }
   return {
@@ -101,7 +101,7 @@ export function arbitrageRecord(groups: MarketGroups, g: number, batch: QuoteBat
     impliedSum: s.impliedSum,
     legs,
     eventStartTime: groups.eventStartTime[g],
-    updated: formatInstant(s.updated),
+    updated: isoMillis(s.updated),
   };
 }
 
@@ -124,8 +124,8 @@ export function requotedRecord(record: ArbitrageRecord, k: number, batch: QuoteB
       priceAmerican: j === k ? batch.priceAmerican[i] : leg.priceAmerican,
       priceDecimal: d,
       stake: 1 / d / impliedSum,
-      updated: j === k ? formatInstant(batch.updated[i]) : leg.updated,
+      updated: j === k ? isoMillis(batch.updated[i]) : leg.updated,
     };
   }
-  return { ...record, profit: 1 / impliedSum - 1, impliedSum, legs, updated: formatInstant(latest) };
+  return { ...record, profit: 1 / impliedSum - 1, impliedSum, legs, updated: isoMillis(latest) };
 }

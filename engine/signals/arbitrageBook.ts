@@ -1,5 +1,5 @@
 // The live arbitrage result book: one record per market group that currently arbs,
-// kept in serving order (profit desc, id asc, D5). updateGroup re-evaluates one group
+// kept in serving order (profit desc, id asc). updateGroup re-evaluates one group
 // from all its quotes. priceChanged (and quoteChanged, its batch form) is the per-tick
 // fast path: it keeps each group's best price per outcome and settles most ticks in
 // O(1) (a quote that is not and does not become the best changes nothing). The
@@ -12,7 +12,7 @@
 // (legRequoted); the full re-evaluation is left for changes of legs.
 
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, requotedRecord, sameArbitrage } from './arbitrage.ts';
-import { growFloat64 } from './grow.ts';
+import { grown } from '../columns.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
@@ -279,6 +279,6 @@ export class ArbitrageBook {
   private ensure(g: number): void {
     if (g < this.best.capacity) return;
     this.best.ensure(g);
-    this.legUpdated = growFloat64(this.legUpdated, this.best.capacity * LEGS);
+    this.legUpdated = grown(this.legUpdated, this.best.capacity * LEGS, 0, 'exact');
   }
 }

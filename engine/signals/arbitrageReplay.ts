@@ -1,6 +1,6 @@
-// Historical arbitrage (H5) over the live market groups: the same answer as
-// historicalArbitrage() in historicalReplay.ts (which regroups every quote from
-// strings through evaluateAt), without building a quote object or a group key per
+// Historical arbitrage over the live market groups: the same answer as
+// the tests' reference (test/helpers/historicalArbitrage.ts, which regroups every quote
+// from strings), without building a quote object or a group key per
 // row. First every slot's leg at `to` is found in slot order (findLegs: its price in
 // force then, when last seen at or after `from`, to the second; legs carry
 // min(lastSeen, to) as updated). Then live groups are walked through the live books'

@@ -11,6 +11,8 @@
 //                       up to a float32 so it stays a bound
 //   i32[16g + 12]       1 while the group has a listed arbitrage record
 
+import { grown } from '../columns.ts';
+
 export const NO_BEST = -1;
 export const UNTRACKED = -2;
 export const UNSURE = -3;
@@ -48,8 +50,7 @@ export class BestPrices {
     let capacity = this.capacity;
     if (g < capacity) return;
     while (capacity <= g) capacity *= 2;
-    const f64 = new Float64Array(8 * capacity);
-    f64.set(this.f64);
+    const f64 = grown(this.f64, 8 * capacity, 0, 'exact');
     const from = this.capacity;
     this.f64 = f64;
     this.i32 = new Int32Array(f64.buffer);

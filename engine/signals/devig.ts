@@ -6,21 +6,17 @@ export const DEVIG_METHODS = ['multiplicative', 'additive', 'power', 'shin', 'wo
 export type DevigMethod = (typeof DEVIG_METHODS)[number];
 
 export const DEVIG_MULTIPLICATIVE = 0;
-export const DEVIG_ADDITIVE = 1;
-export const DEVIG_POWER = 2;
-export const DEVIG_SHIN = 3;
-export const DEVIG_WORST = 4;
+const DEVIG_ADDITIVE = 1;
+const DEVIG_POWER = 2;
+const DEVIG_SHIN = 3;
+const DEVIG_WORST = 4;
 
 export function devigMethodCode(name: string): number {
   return (DEVIG_METHODS as readonly string[]).indexOf(name);
 }
 
-export function isDevigMethod(name: string): name is DevigMethod {
-  return devigMethodCode(name) >= 0;
-}
-
-/** Largest market the methods accept (H3 three-way). */
-export const MAX_OUTCOMES = 3;
+/** Largest market the methods accept (three-way: HOME, DRAW, AWAY). */
+const MAX_OUTCOMES = 3;
 
 /** Additive can push a longshot to zero or below; it is floored here, then renormalized. */
 const ADDITIVE_FLOOR = 1e-6;

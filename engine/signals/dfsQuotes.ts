@@ -2,7 +2,7 @@
 // (so a staleness expiry or a per-request devig method can re-price them without the
 // engine). Overwritten in place on every update of the group.
 
-import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import { grown } from '../columns.ts';
 
 const NONE: readonly string[] = Object.freeze([]);
 
@@ -67,11 +67,11 @@ export class DfsQuotes {
   }
 
   private grow(capacity: number): void {
-    this.book = growInt32(this.book, capacity);
-    this.outcome = growInt32(this.outcome, capacity);
-    this.side = growUint8(this.side, capacity);
-    this.line = growFloat64(this.line, capacity);
-    this.tick = growFloat64(this.tick, capacity * 3);
+    this.book = grown(this.book, capacity, 0, 'exact');
+    this.outcome = grown(this.outcome, capacity, 0, 'exact');
+    this.side = grown(this.side, capacity, 0, 'exact');
+    this.line = grown(this.line, capacity, 0, 'exact');
+    this.tick = grown(this.tick, capacity * 3, 0, 'exact');
   }
 }
 

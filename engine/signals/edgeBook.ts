@@ -1,4 +1,4 @@
-// The live edge result book (H1, H2, D4). Per market group with DFS rows it keeps the
+// The live edge result book (the Edge records of /edges). Per market group with DFS rows it keeps the
 // sharp books' current prices and the DFS rows; the multiplicative edges (the route's
 // default) are maintained incrementally in serving order (edge desc, id asc), holding
 // only edges >= 0 since min_edge is never negative. A tick only writes the kept
@@ -15,7 +15,7 @@ import { DfsQuotes, NO_LISTED } from './dfsQuotes.ts';
 import { EdgeEntry } from './edgeEntry.ts';
 import { breakevenProbability } from './edges.ts';
 import { ExpiryHeap } from './expiryHeap.ts';
-import { growInt32 } from './grow.ts';
+import { grown } from '../columns.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { SharpQuotes } from './sharpQuotes.ts';
@@ -380,7 +380,7 @@ export class EdgeBook {
     const state = new DfsQuotes(g);
     this.dfs[g] = state;
     const local = this.dfsGroupCount++;
-    if (local === this.dfsGroups.length) this.dfsGroups = growInt32(this.dfsGroups, local * 2);
+    if (local === this.dfsGroups.length) this.dfsGroups = grown(this.dfsGroups, local + 1);
     this.sharp.ensure(local);
     state.listPosition = local;
     this.dfsGroups[local] = g;
@@ -418,13 +418,7 @@ export class EdgeBook {
   }
 
   private setPickOfRef(ref: number, e: number): void {
-    if (ref >= this.pickOfRef.length) {
-      let capacity = this.pickOfRef.length;
-      while (capacity <= ref) capacity *= 2;
-      const grown = new Int32Array(capacity).fill(-1);
-      grown.set(this.pickOfRef);
-      this.pickOfRef = grown;
-    }
+    if (ref >= this.pickOfRef.length) this.pickOfRef = grown(this.pickOfRef, ref + 1, -1);
     this.pickOfRef[ref] = e;
   }
 }

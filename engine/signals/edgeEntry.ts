@@ -1,12 +1,12 @@
 // One priced DFS pick as the edge book keeps it: numbers and label references only,
-// updated in place on every re-price; the D4 record is built when a read needs it
+// updated in place on every re-price; the Edge record is built when a read needs it
 // and kept until the entry changes.
 
 import type { DevigMethod } from './devig.ts';
 import { edgeRecord } from './edges.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { EdgeRecord } from './records.ts';
-import { formatInstant } from './timeFormat.ts';
+import { isoMillis } from '../timeFormat.ts';
 
 export class EdgeEntry {
   g = -1;
@@ -58,7 +58,7 @@ export class EdgeEntry {
         fairProbability: this.fair,
         sharpBooks: this.sharpBooks,
         devig: this.devig,
-        updated: formatInstant(this.updated),
+        updated: isoMillis(this.updated),
       },
     );
     return this.record;

@@ -1,10 +1,10 @@
-// DFS pick'em value against sharp-book fair value (H1, H2): the per-leg math and the
-// D4 record. The books and the brute-force reference both build records here.
+// DFS pick'em value against sharp-book fair value: the per-leg math and the
+// Edge record. The books and the brute-force reference both build records here.
 
 import { decimalToAmerican } from '../model.ts';
 import type { EdgeRecord } from './records.ts';
 
-/** H2: the probability a leg must hit for the pick'em payout to break even. */
+/** 1 / (baseLegDecimal * dfsMultiplier): the probability a leg must hit for the pick'em payout to break even. */
 export function breakevenProbability(baseLegDecimal: number, dfsMultiplier: number): number {
   return 1 / (baseLegDecimal * dfsMultiplier);
 }

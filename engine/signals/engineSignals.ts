@@ -1,6 +1,6 @@
 // The engine adapter of the signal books: SignalBooks fed from the engine's columns.
-// Created once (by the signals route module) after the board is loaded: it places
-// every live row, evaluates every group once, then follows engine.subscribe:
+// Created once (by the composition root, service/app.ts) after the board is loaded:
+// it places every live row, evaluates every group once, then follows engine.subscribe:
 //   insert            -> books.inserted (a new row, or a tombstone revived in its slot)
 //   price             -> books.priced with the values just written (the O(1) hot path)
 //   update, same line -> the same
@@ -33,12 +33,12 @@ import type { RankCursor, RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, EdgeRecord, SignalsConfig } from './records.ts';
 import { SignalBooks, type QuoteSource } from './signalBooks.ts';
 import { sideCode } from './sides.ts';
-import { growInt32 } from './grow.ts';
+import { grown } from '../columns.ts';
 import { blankGroupInput, groupInputOf } from './groupInput.ts';
 
 export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   readonly books: SignalBooks;
-  /** /historical/arbitrage over the live groups (H5). */
+  /** /historical/arbitrage over the live groups. */
   private readonly replay: ArbitrageReplay;
   /** engine book pool index -> SourceTable index (-1 until first seen). */
   private sourceOfBook = new Int32Array(64).fill(-1);
@@ -79,7 +79,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
 
   rowChanged(slot: number, kind: ChangeKind): void {
     if (kind === 'price') {
-      if (this.pendingCount === this.pending.length) this.pending = growInt32(this.pending, 2 * this.pending.length);
+      if (this.pendingCount === this.pending.length) this.pending = grown(this.pending, this.pendingCount + 1);
       this.books.noteTick(this.pendingCount, slot);
       this.pending[this.pendingCount++] = slot;
       return;
@@ -179,7 +179,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     return this.books.edges.versionAt(now, devig);
   }
 
-  /** Arbitrage as it stood at query.to with staleness window to - from (H5), replayed from the rings. */
+  /** Arbitrage as it stood at query.to with staleness window to - from, replayed from the rings. */
   arbitrageAt(query: HistoricalArbitrageQuery): ArbitrageRecord[] {
     this.changesApplied();
     return this.replay.at(query);
@@ -197,11 +197,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   sourceOfSlot(slot: number): number {
     const s = this.engine.store;
     const book = s.book[slot];
-    if (book >= this.sourceOfBook.length) {
-      const grown = new Int32Array(Math.max(book + 1, this.sourceOfBook.length * 2)).fill(-1);
-      grown.set(this.sourceOfBook);
-      this.sourceOfBook = grown;
-    }
+    if (book >= this.sourceOfBook.length) this.sourceOfBook = grown(this.sourceOfBook, book + 1, -1);
     let source = this.sourceOfBook[book];
     if (source < 0) {
       const kind: SourceKind = Number.isNaN(s.dfsMultiplier[slot]) ? 'retail' : 'dfs';

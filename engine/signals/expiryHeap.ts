@@ -1,7 +1,7 @@
 // Indexed binary min-heap of group -> time: which group's fair value goes stale
 // first. set/remove are O(log n) and allocation-free once grown.
 
-import { growFloat64, growInt32 } from './grow.ts';
+import { grown } from '../columns.ts';
 
 export class ExpiryHeap {
   private heap = new Int32Array(64);
@@ -28,7 +28,7 @@ export class ExpiryHeap {
     const at = this.position[g];
     this.key[g] = time;
     if (at < 0) {
-      if (this.size === this.heap.length) this.heap = growInt32(this.heap, this.size * 2);
+      if (this.size === this.heap.length) this.heap = grown(this.heap, this.size + 1);
       this.heap[this.size] = g;
       this.position[g] = this.size;
       this.up(this.size++);
@@ -87,11 +87,8 @@ export class ExpiryHeap {
 
   private ensure(g: number): void {
     if (g < this.position.length) return;
-    let capacity = this.position.length;
-    while (capacity <= g) capacity *= 2;
-    const position = new Int32Array(capacity).fill(-1);
-    position.set(this.position);
-    this.position = position;
-    this.key = growFloat64(this.key, capacity);
+    // both double from 64, so key always covers every position
+    this.position = grown(this.position, g + 1, -1);
+    this.key = grown(this.key, g + 1);
   }
 }

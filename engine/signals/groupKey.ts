@@ -1,5 +1,5 @@
 // Which quotes compete with each other. A market group is (event, subtype, period,
-// line-key, player/team scope) (H3); its id doubles as the arbitrage record id:
+// line-key, player/team scope); its id doubles as the arbitrage record id:
 //   {eventId}:{marketSubtype}:{period}:{lineKey}:{scope}
 // lineKey is the HOME side's line for HOME/AWAY markets (an AWAY +3.5 quote joins the
 // HOME -3.5 group), the line itself for OVER/UNDER, 'none' without a line; negative
@@ -7,11 +7,11 @@
 // (home -3.5 vs away +4.5, a middle) land in different groups and never meet.
 // scope is the playerId on player props, the teamSide (HOME/AWAY) on team-scoped
 // over/unders (TEAM_TOTAL), 'game' otherwise. teamSide rather than teamId because the
-// served 2.8 rows carry no team id, and within one event the two name the same team.
+// served odds rows carry no team id, and within one event the two name the same team.
 
 import { outcomeSetOf, OUTCOMES_NONE } from './sides.ts';
 
-/** The fields of an odds row that decide its group (OddsInput and 2.8 rows both fit). */
+/** The fields of an odds row that decide its group (OddsInput and served odds rows both fit). */
 export interface GroupKeyInput {
   eventId: string;
   market: string;
@@ -24,7 +24,7 @@ export interface GroupKeyInput {
   marketScope: string | null;
 }
 
-export const GAME_SCOPE = 'game';
+const GAME_SCOPE = 'game';
 
 /** The group's line for a quote on `side` at `line` (null for none). */
 export function groupLineOf(side: string, line: number | null): number | null {
@@ -39,7 +39,7 @@ export function groupScopeOf(side: string, teamSide: string, playerId: string | 
   return GAME_SCOPE;
 }
 
-export function encodeLineKey(line: number | null): string {
+function encodeLineKey(line: number | null): string {
   if (line === null) return 'none';
   return line < 0 ? `m${-line}` : String(line);
 }
@@ -48,7 +48,7 @@ export function marketGroupId(eventId: string, marketSubtype: string, period: st
   return `${eventId}:${marketSubtype}:${period}:${encodeLineKey(line)}:${scope}`;
 }
 
-/** True for rows that can never take part in a signal: futures (2.8 rule 6) and sides outside any outcome set (YES). */
+/** True for rows that can never take part in a signal: futures and sides outside any outcome set (YES). */
 export function isExcludedRow(row: GroupKeyInput): boolean {
   return row.marketScope !== null || outcomeSetOf(row.market, row.side) === OUTCOMES_NONE;
 }

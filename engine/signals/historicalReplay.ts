@@ -1,4 +1,4 @@
-// History replay from the engine's price rings (service-spec 4.7, decisions D6, H5).
+// History replay from the engine's price rings (/historical/odds and /historical/arbitrage).
 //
 // "The price in force at t" of a selection is its newest ring entry whose first-seen
 // time is at or before t. Ring times are whole seconds (fs/ls, as in the snapshot), so
@@ -9,19 +9,15 @@
 // removal) its history is gone, and so is it from the replay. A selection removed and
 // revived keeps one ring, so a replay inside the gap shows the pre-removal price.
 //
-//   historicalOdds(engine, eventId, at)           -> D6 rows, in /odds order (sportsbook, id)
-//   historicalArbitrage(engine, { from, to, ... }) -> H5 records via evaluateAt
+//   historicalOdds(engine, eventId, at) -> HistoricalOddsRow rows, in /odds order (sportsbook, id)
+// Arbitrage at a past instant is ArbitrageReplay (arbitrageReplay.ts).
 
 import type { OddsEngine } from '../engine.ts';
 import { NO_RING } from '../historyRing.ts';
 import { SIDES, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
-import { americanToDecimal } from '../model.ts';
-import { evaluateAt, type QuoteAt } from './historical.ts';
-import type { ArbitrageRecord } from './records.ts';
-import { formatInstant } from './timeFormat.ts';
-import { groupInputOf } from './groupInput.ts';
+import { isoMillis } from '../timeFormat.ts';
 
-/** D6. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
+/** A /historical/odds row. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
 export interface HistoricalOddsRow {
   id: string;
   eventId: string;
@@ -97,7 +93,7 @@ export function historicalOdds(engine: OddsEngine, eventId: string, at: number):
       selection: s.labels.get(s.selection[slot]),
       side: SIDES[s.side[slot]],
       priceAmerican: pa === 0 ? null : pa,
-      asOf: formatInstant(firstSeen),
+      asOf: isoMillis(firstSeen),
       suspended: engine.rings.su(handle, i) === 1,
     };
     if (!Number.isNaN(line)) row.line = line;
@@ -114,46 +110,3 @@ export interface HistoricalArbitrageQuery {
   minProfit: number;
   limit: number;
 }
-
-/**
- * Arbitrage as it stood at `to` (H5): every non-DFS, non-futures selection's price in
- * force at `to`, kept only if that price was last seen at or after `from` (to the
- * second), grouped and evaluated like the live book.
- */
-export function historicalArbitrage(engine: OddsEngine, query: HistoricalArbitrageQuery): ArbitrageRecord[] {
-  const quotes = quotesAt(engine, query.from, query.to);
-  return evaluateAt(quotes, { from: Math.floor(query.from / 1000) * 1000, to: query.to, minProfit: query.minProfit, limit: query.limit });
-}
-
-/** The usable quotes in force at `to` and last seen since `from` (suspended, DFS and futures rows cannot be legs). */
-export function quotesAt(engine: OddsEngine, from: number, to: number): QuoteAt[] {
-  const s = engine.store;
-  const rings = engine.rings;
-  const fromSecond = Math.floor(from / 1000);
-  const out: QuoteAt[] = [];
-  for (let slot = 0; slot < s.size; slot++) {
-    if (s.scope[slot] !== 0 || !Number.isNaN(s.dfsMultiplier[slot])) continue;
-    const handle = s.ring[slot];
-    // ls only grows along a ring: a newest entry seen before from rules out every older one
-    if (handle === NO_RING || rings.ls(handle, rings.length(handle) - 1) < fromSecond) continue;
-    const i = entryInForce(engine, slot, to);
-    if (i < 0) continue;
-    const ls = rings.ls(handle, i);
-    const pa = rings.pa(handle, i);
-    if (ls < fromSecond || rings.su(handle, i) === 1 || pa === 0 || rings.dm(handle, i) !== 0) continue;
-    out.push({
-      oddsId: s.idOf(slot),
-      sportsbook: s.books.get(s.book[slot]),
-      selection: s.labels.get(s.selection[slot]),
-      priceAmerican: pa,
-      priceDecimal: americanToDecimal(pa),
-      dfsMultiplier: null,
-      suspended: false,
-      firstSeen: rings.fs(handle, i) * 1000,
-      lastSeen: ls * 1000,
-      ...groupInputOf(s, slot),
-    });
-  }
-  return out;
-}
-

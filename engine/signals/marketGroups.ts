@@ -2,8 +2,8 @@
 // records echo, and which row refs (engine slots) belong to it. Groups are created on
 // a row's first attach (string work happens only then) and recycled once empty.
 
-import { formatEventStart } from './timeFormat.ts';
-import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import { isoMinutes } from '../timeFormat.ts';
+import { grown } from '../columns.ts';
 import { groupLineOf, isExcludedRow, marketGroupId, groupScopeOf, type GroupKeyInput } from './groupKey.ts';
 import { outcomeSetOf } from './sides.ts';
 
@@ -102,7 +102,7 @@ export class MarketGroups {
   private startTimeText(ms: number): string {
     let text = this.startTimes.get(ms);
     if (text === undefined) {
-      text = formatEventStart(ms);
+      text = isoMinutes(ms);
       this.startTimes.set(ms, text);
     }
     return text;
@@ -170,11 +170,10 @@ export class MarketGroups {
   private allocate(): number {
     const g = this.id.length;
     if (g === this.line.length) {
-      const capacity = g * 2;
-      this.line = growFloat64(this.line, capacity);
-      this.outcomes = growUint8(this.outcomes, capacity);
-      this.memberCounts = growInt32(this.memberCounts, capacity);
-      this.firstOfGroup = growInt32(this.firstOfGroup, capacity);
+      this.line = grown(this.line, g + 1);
+      this.outcomes = grown(this.outcomes, g + 1);
+      this.memberCounts = grown(this.memberCounts, g + 1);
+      this.firstOfGroup = grown(this.firstOfGroup, g + 1, NONE);
     }
     this.id.push('');
     this.eventId.push('');
@@ -190,12 +189,8 @@ export class MarketGroups {
 
   private ensureRef(ref: number): void {
     if (ref < this.groupOfRef.length) return;
-    let capacity = this.groupOfRef.length;
-    while (capacity <= ref) capacity *= 2;
-    const groups = new Int32Array(capacity).fill(NONE);
-    groups.set(this.groupOfRef);
-    this.groupOfRef = groups;
-    this.nextOfRef = growInt32(this.nextOfRef, capacity);
-    this.prevOfRef = growInt32(this.prevOfRef, capacity);
+    this.groupOfRef = grown(this.groupOfRef, ref + 1, NONE);
+    this.nextOfRef = grown(this.nextOfRef, ref + 1);
+    this.prevOfRef = grown(this.prevOfRef, ref + 1);
   }
 }

@@ -2,7 +2,7 @@
 // refills one batch per change from its own columns (strings are the engine's
 // interned references, so a refill allocates nothing); every evaluation reads it.
 
-import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import { grown } from '../columns.ts';
 import type { SourceTable } from './sourceTable.ts';
 
 export class QuoteBatch {
@@ -84,16 +84,16 @@ export class QuoteBatch {
 
   private grow(): void {
     const capacity = this.book.length * 2;
-    this.ref = growInt32(this.ref, capacity);
-    this.book = growInt32(this.book, capacity);
-    this.dfs = growUint8(this.dfs, capacity);
-    this.side = growUint8(this.side, capacity);
-    this.suspended = growUint8(this.suspended, capacity);
-    this.priceDecimal = growFloat64(this.priceDecimal, capacity);
-    this.priceAmerican = growInt32(this.priceAmerican, capacity);
-    this.dfsMultiplier = growFloat64(this.dfsMultiplier, capacity);
-    this.line = growFloat64(this.line, capacity);
-    this.updated = growFloat64(this.updated, capacity);
+    this.ref = grown(this.ref, capacity, 0, 'exact');
+    this.book = grown(this.book, capacity, 0, 'exact');
+    this.dfs = grown(this.dfs, capacity, 0, 'exact');
+    this.side = grown(this.side, capacity, 0, 'exact');
+    this.suspended = grown(this.suspended, capacity, 0, 'exact');
+    this.priceDecimal = grown(this.priceDecimal, capacity, 0, 'exact');
+    this.priceAmerican = grown(this.priceAmerican, capacity, 0, 'exact');
+    this.dfsMultiplier = grown(this.dfsMultiplier, capacity, 0, 'exact');
+    this.line = grown(this.line, capacity, 0, 'exact');
+    this.updated = grown(this.updated, capacity, 0, 'exact');
     this.oddsId.length = capacity;
     this.selection.length = capacity;
     this.oddsId.fill('', capacity / 2);

@@ -3,7 +3,7 @@
 // a small fraction of the board), keyset pages after a (score, id) cursor, and
 // filtered pages that walk the order instead of sorting per read.
 
-import { growFloat64, growInt32 } from './grow.ts';
+import { grown } from '../columns.ts';
 
 export interface RankCursor {
   score: number;
@@ -46,28 +46,15 @@ export class RankedSet<V> {
     return this.count;
   }
 
-  has(id: string): boolean {
-    return this.refs.has(id);
-  }
-
   get(id: string): V | undefined {
     const ref = this.refs.get(id);
     return ref === undefined ? undefined : this.values[ref];
-  }
-
-  scoreOf(id: string): number | undefined {
-    const ref = this.refs.get(id);
-    return ref === undefined ? undefined : this.scores[ref];
   }
 
   /** Position in serving order, -1 when absent. */
   rankOf(id: string): number {
     const ref = this.refs.get(id);
     return ref === undefined ? -1 : this.lowerBound(this.scores[ref], id);
-  }
-
-  idAt(rank: number): string {
-    return this.ids[this.order[rank]];
   }
 
   scoreAt(rank: number): number {
@@ -175,7 +162,7 @@ export class RankedSet<V> {
   }
 
   private insertAt(rank: number, ref: number): void {
-    if (this.count === this.order.length) this.order = growInt32(this.order, this.count * 2);
+    if (this.count === this.order.length) this.order = grown(this.order, this.count + 1);
     this.order.copyWithin(rank + 1, rank, this.count);
     this.order[rank] = ref;
     this.count++;
@@ -195,7 +182,7 @@ export class RankedSet<V> {
       this.leagues.push('');
       this.events.push('');
       this.tags.push('');
-      if (ref === this.scores.length) this.scores = growFloat64(this.scores, ref * 2);
+      if (ref === this.scores.length) this.scores = grown(this.scores, ref + 1);
     } else {
       this.ids[ref] = id;
     }

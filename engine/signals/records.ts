@@ -1,4 +1,4 @@
-// The derived-signal records as served (decisions D4, D5), plus the config both
+// The derived-signal records as served (the OpenAPI Edge and Arbitrage schemas), plus the config both
 // books and the brute-force reference share.
 
 import type { DevigMethod } from './devig.ts';
@@ -18,7 +18,7 @@ export interface ArbitrageLeg {
   updated: string;
 }
 
-/** D5. Legs in outcome order: HOME, AWAY | OVER, UNDER | HOME, DRAW, AWAY. */
+/** An /arbitrage record. Legs in outcome order: HOME, AWAY | OVER, UNDER | HOME, DRAW, AWAY. */
 export interface ArbitrageRecord {
   /** The market group id (see groupKey.ts): stable while the group exists. */
   id: string;
@@ -39,7 +39,7 @@ export interface ArbitrageRecord {
   updated: string;
 }
 
-/** D4. */
+/** An /edges record. */
 export interface EdgeRecord {
   /** The DFS row's odds id. */
   id: string;
@@ -68,13 +68,13 @@ export interface EdgeRecord {
 }
 
 export interface SignalsConfig {
-  /** H1: fair value comes from these, averaged (default pinnacle, circa, bookmaker). */
+  /** Fair value comes from these, averaged (default pinnacle, circa, bookmaker). */
   sharpBooks: readonly string[];
-  /** H1: sharp quotes older than this at evaluation time are ignored (default 10 min). */
+  /** Sharp quotes older than this at evaluation time are ignored (default 10 min). */
   stalenessMs: number;
-  /** H2: per-source 2-pick base leg decimal; sources not listed use defaultBaseLegDecimal. */
+  /** Per-source 2-pick base leg decimal; sources not listed use defaultBaseLegDecimal. */
   baseLegDecimal: Readonly<Record<string, number>>;
-  /** H2 default: sqrt(3), the 2-pick 3x power play. */
+  /** Default base leg decimal: sqrt(3), the 2-pick 3x power play. */
   defaultBaseLegDecimal: number;
 }
 

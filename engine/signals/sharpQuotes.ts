@@ -1,10 +1,10 @@
 // The sharp books' current quotes for the market groups that have DFS rows, in dense
-// typed arrays by the group's local slot, and the fair value they imply (H1): the mean
+// typed arrays by the group's local slot, and the fair value they imply: the mean
 // over the books whose complete market is quoted, unsuspended and fresh. Per-book fair
 // values under the non-default devig methods are cached until the slot's quotes change.
 
 import { DEVIG_MULTIPLICATIVE, devigInto } from './devig.ts';
-import { growFloat64, growInt32, growUint8 } from './grow.ts';
+import { grown } from '../columns.ts';
 
 const STRIDE = 3; // prices per (slot, sharp book): one per outcome
 
@@ -38,10 +38,10 @@ export class SharpQuotes {
     let capacity = Math.max(64, this.capacity);
     while (capacity <= local) capacity *= 2;
     const cells = capacity * this.books;
-    this.price = growFloat64(this.price, cells * STRIDE);
-    this.updated = growFloat64(this.updated, cells * STRIDE);
-    this.present = growUint8(this.present, cells);
-    this.stamp = growInt32(this.stamp, capacity);
+    this.price = grown(this.price, cells * STRIDE, 0, 'exact');
+    this.updated = grown(this.updated, cells * STRIDE, 0, 'exact');
+    this.present = grown(this.present, cells, 0, 'exact');
+    this.stamp = grown(this.stamp, capacity, 0, 'exact');
     this.capacity = capacity;
   }
 
@@ -128,8 +128,8 @@ export class SharpQuotes {
     let values = this.cachedFair[method];
     let stamps = this.cachedStamp[method];
     if (values === undefined || values.length < this.price.length) {
-      values = growFloat64(values ?? new Float64Array(0), this.price.length);
-      stamps = growInt32(stamps ?? new Int32Array(0), this.stamp.length);
+      values = grown(values ?? new Float64Array(0), this.price.length, 0, 'exact');
+      stamps = grown(stamps ?? new Int32Array(0), this.stamp.length, 0, 'exact');
       this.cachedFair[method] = values;
       this.cachedStamp[method] = stamps;
     }

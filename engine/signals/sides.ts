@@ -1,16 +1,16 @@
 // Integer codes for sides and for the outcome set a market group settles on, so the
 // per-update loops compare small ints instead of strings.
 
-export const SIDE_HOME = 0;
-export const SIDE_AWAY = 1;
-export const SIDE_DRAW = 2;
+const SIDE_HOME = 0;
+const SIDE_AWAY = 1;
+const SIDE_DRAW = 2;
 export const SIDE_OVER = 3;
 export const SIDE_UNDER = 4;
-export const SIDE_YES = 5;
+const SIDE_YES = 5;
 export const SIDE_NAMES = ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] as const;
 const SIDE_COUNT = SIDE_NAMES.length;
 
-/** -1 for anything that is not a 2.8 side. */
+/** -1 for anything that is not an odds-row side (HOME, AWAY, DRAW, OVER, UNDER, YES). */
 export function sideCode(side: string): number {
   switch (side) {
     case 'HOME': return SIDE_HOME;
@@ -32,7 +32,7 @@ export const OUTCOMES_HOME_DRAW_AWAY = 3;
 export const OUTCOME_COUNT = new Uint8Array([0, 2, 2, 3]);
 
 /** OUTCOME_SIDES[set][i]: the side code of outcome i, in leg order. */
-export const OUTCOME_SIDES: readonly (readonly number[])[] = [
+const OUTCOME_SIDES: readonly (readonly number[])[] = [
   [],
   [SIDE_HOME, SIDE_AWAY],
   [SIDE_OVER, SIDE_UNDER],
@@ -40,7 +40,7 @@ export const OUTCOME_SIDES: readonly (readonly number[])[] = [
 ];
 
 /** OUTCOME_INDEX[set * SIDE_COUNT + side]: position of a side in its set's legs, -1 if it takes no part. */
-export const OUTCOME_INDEX = new Int8Array(4 * SIDE_COUNT).fill(-1);
+const OUTCOME_INDEX = new Int8Array(4 * SIDE_COUNT).fill(-1);
 for (let set = 1; set < OUTCOME_SIDES.length; set++) {
   OUTCOME_SIDES[set].forEach((side, i) => { OUTCOME_INDEX[set * SIDE_COUNT + side] = i; });
 }

@@ -25,7 +25,7 @@ import { MarketGroups, NONE as NO_REF, type GroupRowInput } from './marketGroups
 import { QuoteBatch } from './quoteBatch.ts';
 import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
-import { growFloat64, growInt32 } from './grow.ts';
+import { grown } from '../columns.ts';
 import { outcomeIndex as importedOutcomeIndex } from './sides.ts';
 
 // Imported bindings used per tick or per quote, held locally: under tsx an imported
@@ -33,7 +33,11 @@ import { outcomeIndex as importedOutcomeIndex } from './sides.ts';
 const NONE = NO_REF;
 const outcomeIndex = importedOutcomeIndex;
 
-const ROLE_OUTCOME = 3;
+// A ref's role word: bits 0-1 its outcome index k in the group (ROLE_NO_OUTCOME when its
+// side is none of the group's outcomes), bit 2 set for a DFS row, bits 3-7 its sharp
+// slot + 1 (0: not a sharp book), and above ROLE_PICK_SHIFT a DFS row's pick index.
+const ROLE_OUTCOME_MASK = 3;
+/** The outcome field's value for a ref outside the group's outcomes (k is 0..2). */
 const ROLE_NO_OUTCOME = 3;
 const ROLE_DFS = 4;
 const ROLE_SLOT_SHIFT = 3;
@@ -180,7 +184,7 @@ export class SignalBooks {
   }
 
   private pricedIn(g: number, ref: number, role: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
-    const k = role & ROLE_OUTCOME;
+    const k = role & ROLE_OUTCOME_MASK;
     if (k === ROLE_NO_OUTCOME) return;
     let settled: boolean;
     if ((role & ROLE_DFS) === 0) {
@@ -201,7 +205,7 @@ export class SignalBooks {
    * faster than reading every ref's record in a pass of its own at the end).
    */
   noteTick(i: number, ref: number): void {
-    if (2 * i + 1 >= this.warmRoles.length) this.warmRoles = growInt32(this.warmRoles, 2 * this.warmRoles.length);
+    if (2 * i + 1 >= this.warmRoles.length) this.warmRoles = grown(this.warmRoles, 2 * i + 2);
     const at = 2 * ref;
     const inside = at < this.refInts.length;
     this.warmRoles[2 * i] = inside ? this.refInts[at] - 1 : -1;
@@ -229,7 +233,7 @@ export class SignalBooks {
     for (let i = 0; i < count; i++) {
       const g = gr[2 * i];
       const role = gr[2 * i + 1];
-      const k = role & ROLE_OUTCOME;
+      const k = role & ROLE_OUTCOME_MASK;
       if (g < 0 || k === ROLE_NO_OUTCOME) continue;
       if ((role & ROLE_DFS) === 0) sink += this.arbitrage.warm(g, k);
       if ((role & (ROLE_DFS | ROLE_SLOT_MASK)) !== 0) sink += this.edges.warmGroup(g);
@@ -243,7 +247,7 @@ export class SignalBooks {
     for (let i = 0; i < count; i++) {
       const g = gr[2 * i];
       const role = gr[2 * i + 1];
-      const k = role & ROLE_OUTCOME;
+      const k = role & ROLE_OUTCOME_MASK;
       if (g < 0 || k === ROLE_NO_OUTCOME || (role & (ROLE_DFS | ROLE_SLOT_MASK)) === 0) continue;
       const dfs = (role & ROLE_DFS) !== 0;
       sink += this.edges.warmQuote(g, dfs ? -1 : ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1, k, dfs ? role >> ROLE_PICK_SHIFT : -1);
@@ -297,7 +301,7 @@ export class SignalBooks {
     let runnerUp = 0;
     for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
       const role = this.refInts[2 * ref + 1];
-      if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME) !== k) continue;
+      if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME_MASK) !== k) continue;
       const price = source.usablePrice!(ref);
       if (price > bestPrice) {
         runnerUp = bestPrice;
@@ -347,10 +351,9 @@ export class SignalBooks {
 
   private setRef(ref: number, g: number, role: number, line: number): void {
     if (2 * ref >= this.refInts.length) {
-      let capacity = this.refLines.length;
-      while (capacity <= ref) capacity *= 2;
-      this.refInts = growInt32(this.refInts, 2 * capacity);
-      this.refLines = growFloat64(this.refLines, capacity);
+      // both double from 1024 lines and 2048 ints, so refInts stays twice refLines
+      this.refInts = grown(this.refInts, 2 * ref + 2);
+      this.refLines = grown(this.refLines, ref + 1);
     }
     this.refInts[2 * ref] = g + 1;
     this.refInts[2 * ref + 1] = role;

@@ -1,6 +1,7 @@
 // Sportsbook / DFS source ids as small ints for the signal loops. Seeded from SOURCES;
 // a source first seen later is added with the kind its rows reveal.
 
+import { grown } from '../columns.ts';
 import { SOURCES, type SourceKind } from '../model.ts';
 
 export class SourceTable {
@@ -22,11 +23,7 @@ export class SourceTable {
     const known = this.byId.get(id);
     if (known !== undefined) return known;
     const index = this.ids.length;
-    if (index === this.isDfs.length) {
-      const grown = new Uint8Array(index * 2);
-      grown.set(this.isDfs);
-      this.isDfs = grown;
-    }
+    if (index === this.isDfs.length) this.isDfs = grown(this.isDfs, index + 1);
     this.ids.push(id);
     this.isDfs[index] = kindIfNew === 'dfs' ? 1 : 0;
     this.byId.set(id, index);

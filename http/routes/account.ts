@@ -1,12 +1,12 @@
-// /api/v1/account/usage (service-spec 4.9, decisions D7): the calling key's plan,
+// /api/v1/account/usage: the calling key's plan,
 // month usage and limits. It never errors, so the facade does not authenticate it
 // (authenticate: false): an unknown or revoked key, or none, answers the anonymous
 // plan. It is not counted (reading your usage does not use it up) and not cached
 // (the answer depends on the key and on requests counted a moment ago).
 import { defineRoute, type AnyRoute } from '../router.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 
-export function accountRoutes(ctx: AppContext): AnyRoute[] {
+export function accountRoutes(ctx: Services): AnyRoute[] {
   const { apiKeys, usage } = ctx.persistence;
   const route = defineRoute({
     path: '/api/v1/account/usage',

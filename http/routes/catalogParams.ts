@@ -1,6 +1,6 @@
-// Query parameters of the cold-data routes (service-spec 4.4-4.6; decisions C). Each
-// route declares only what the spec lists for it (plus include_futures on the event
-// lists, decisions C8); anything else is ignored and named in meta.warnings.
+// Query parameters of the cold-data routes. Each
+// route declares only the parameters it documents (plus include_futures on the event
+// lists); anything else is ignored and named in meta.warnings.
 import { EVENT_STATUSES } from '../../engine/model.ts';
 import type { ParamDef } from '../schemas.ts';
 import { COMMON_PARAMS } from '../schemas.ts';
@@ -14,7 +14,7 @@ export const EVENT_LEAGUE = {
   case: 'lower',
   maxItems: 20,
   description:
-    'Comma-separated league codes, at most 20, case-insensitive exact match per token, any-of. A league without an active season today (or an unknown one) is not an error: 200 with the events of the requested leagues that are in season (none if none is) and meta.note naming the others and listing the active leagues (decisions C6).',
+    'Comma-separated league codes, at most 20, case-insensitive exact match per token, any-of. A league without an active season today (or an unknown one) is not an error: 200 with the events of the requested leagues that are in season (none if none is) and meta.note naming the others and listing the active leagues.',
 } as const satisfies ParamDef;
 
 export const CATALOG_LEAGUE = {
@@ -31,7 +31,7 @@ const ID_TEXT = { kind: 'string', maxLength: 200 } as const;
 export const EVENT_TEAM_ID = {
   name: 'team_id',
   ...ID_TEXT,
-  description: 'Events where this team is home or away. Futures anchors have no teams, so they never match (decisions D10).',
+  description: 'Events where this team is home or away. Futures anchors have no teams, so they never match.',
 } as const satisfies ParamDef;
 
 export const STATUS = {
@@ -39,7 +39,7 @@ export const STATUS = {
   kind: 'enum',
   values: EVENT_STATUSES,
   description:
-    'Only events in this status (decisions D8), as the engine holds it at the time of the request. Giving a status also lets futures anchors in (decisions C8).',
+    'Only events in this status, as the engine holds it at the time of the request. Giving a status also lets futures anchors in.',
 } as const satisfies ParamDef;
 
 export const STARTS_AFTER = {
@@ -60,7 +60,7 @@ export const INCLUDE_FUTURES = {
   name: 'include_futures',
   kind: 'boolean',
   default: false,
-  description: 'true lists the synthetic season/tournament events that anchor futures; by default they are left out unless status is given (decisions C8).',
+  description: 'true lists the synthetic season/tournament events that anchor futures; by default they are left out unless status is given.',
 } as const satisfies ParamDef;
 
 export const SEASON = {

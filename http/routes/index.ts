@@ -1,11 +1,13 @@
-// The route table: one module per family of routes.
+// The route table: one module per family of routes, each reading the services the
+// composition root built.
 import type { AnyRoute } from '../router.ts';
 import { catalogRoutes } from './catalog.ts';
-import type { AppContext } from './context.ts';
 import { oddsRoutes } from './odds.ts';
+import type { Services } from './services.ts';
 import { signalRoutes } from './signals.ts';
 import { snapshotRoutes } from './snapshot.ts';
+import { webRoutes } from './web.ts';
 
-export function buildRoutes(ctx: AppContext): AnyRoute[] {
-  return [...oddsRoutes(ctx), ...catalogRoutes(ctx), ...snapshotRoutes(ctx), ...signalRoutes(ctx)];
+export function buildRoutes(services: Services): AnyRoute[] {
+  return [...oddsRoutes(services), ...catalogRoutes(services), ...snapshotRoutes(services), ...signalRoutes(services), ...webRoutes()];
 }

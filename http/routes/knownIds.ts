@@ -1,4 +1,4 @@
-// Existence checks for path ids (404 not_found, decisions B) answered from a
+// Existence checks for path ids (404 not_found) answered from a
 // repository once per id: players and teams do not disappear while the process
 // runs, so a known id is remembered; unknown ids are asked again (they may be loaded
 // later) but never remembered, so junk ids cannot grow the set.

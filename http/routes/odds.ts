@@ -1,4 +1,4 @@
-// The odds routes (service-spec 4.2, issue 3): /odds, /odds/updated and the
+// The odds routes: /odds, /odds/updated and the
 // event, player and team odds, plus /status. Each is a cached route: the response
 // cache keys on the raw path+query, its validity token is the version of the engine
 // lists behind the request (oddsPages.ts), and a rebuild is one engine query whose
@@ -8,10 +8,11 @@ import { notFound } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { RouteRequest } from '../request.ts';
 import type { QueryOf } from '../schemas.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 import { EVENT_ODDS_QUERY, ODDS_QUERY, SUBJECT_ODDS_QUERY, UPDATED_QUERY } from './oddsParams.ts';
 import { deltaPage, deltaToken, listPage, listToken } from './oddsPages.ts';
-import { OddsPlans } from './oddsPlan.ts';
+import { ListPlans } from './listPlan.ts';
+import { oddsPlanSpec } from './oddsPlan.ts';
 import { KnownIds } from './knownIds.ts';
 import { statusRoute } from './status.ts';
 
@@ -27,27 +28,16 @@ function filterOf(parts: Partial<OddsFilter>): OddsFilter {
   return { leagues: null, sportsbooks: null, markets: null, eventIds: null, playerId: null, teamId: null, scope: null, isMain: false, ...parts };
 }
 
-export function oddsRoutes(ctx: AppContext): AnyRoute[] {
+export function oddsRoutes(ctx: Services): AnyRoute[] {
   const { engine, persistence } = ctx;
-  const plans = new OddsPlans();
   const players = new KnownIds((id) => persistence.players.get(id) !== null);
   const teams = new KnownIds((id) => persistence.teams.get(id) !== null);
 
-  const odds = defineRoute({
-    path: ODDS_PATH,
-    auth: 'key',
-    response: 'OddsRow',
-    query: ODDS_QUERY,
-    summary: 'Odds rows, filtered and keyset-paginated.',
-    description: `${ORDER_TEXT} meta.updated is the latest updated among the page rows; on an empty page, the board's as-of time when the page was first found empty (kept while it stays empty, so its ETag holds).`,
-    cache: {
-      validity: (req, now) => listToken(engine, planOf(req, now)),
-    },
-    handle: (req) => listPage(engine, planOf(req, req.now)),
-  });
-  function planOf(req: RouteRequest<QueryOf<typeof ODDS_QUERY>>, now: number) {
-    const q = req.query;
-    return plans.of(q, now, () => ({
+  // What each route asks of the engine, one plan per distinct request (listPlan.ts). The
+  // path routes key their plans on the request (path ids are not part of the parsed
+  // query) and answer 404 for an unknown id before building one.
+  const oddsPlans = new ListPlans(ctx.cursors, (q: QueryOf<typeof ODDS_QUERY>) =>
+    oddsPlanSpec({
       route: ODDS_PATH,
       filter: filterOf({
         leagues: q.league ?? null,
@@ -62,8 +52,46 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
       format: q.odds_format,
       limit: q.limit,
       cursor: q.cursor,
-    }));
-  }
+    }),
+  );
+  const updatedPlans = new ListPlans(ctx.cursors, (q: QueryOf<typeof UPDATED_QUERY>) =>
+    oddsPlanSpec({
+      route: UPDATED_PATH,
+      filter: filterOf({ leagues: q.league ?? null, sportsbooks: q.sportsbook ?? null, markets: q.market ?? null }),
+      format: q.odds_format,
+      limit: q.limit,
+      cursor: q.cursor,
+      since: q.since,
+    }),
+  );
+  const eventPlans = new ListPlans(ctx.cursors, (req: RouteRequest<QueryOf<typeof EVENT_ODDS_QUERY>>) => {
+    const id = req.params.eventId!;
+    if (!engine.hasEvent(id)) throw notFound(`no event ${id}`, 'eventId');
+    return oddsPlanSpec({ route: EVENT_PATH, filter: filterOf({ eventIds: [id], isMain: req.query.is_main }), format: req.query.odds_format, limit: 1, cursor: undefined });
+  });
+  const playerPlans = new ListPlans(ctx.cursors, (req: RouteRequest<QueryOf<typeof SUBJECT_ODDS_QUERY>>) => {
+    const id = req.params.playerId!;
+    if (!players.has(id)) throw notFound(`no player ${id}`, 'playerId');
+    return oddsPlanSpec({ route: PLAYER_PATH, filter: filterOf({ playerId: id, isMain: req.query.is_main }), format: req.query.odds_format, limit: req.query.limit, cursor: req.query.cursor });
+  });
+  const teamPlans = new ListPlans(ctx.cursors, (req: RouteRequest<QueryOf<typeof SUBJECT_ODDS_QUERY>>) => {
+    const id = req.params.teamId!;
+    if (!teams.has(id)) throw notFound(`no team ${id}`, 'teamId');
+    return oddsPlanSpec({ route: TEAM_PATH, filter: filterOf({ teamId: id, isMain: req.query.is_main }), format: req.query.odds_format, limit: req.query.limit, cursor: req.query.cursor });
+  });
+
+  const odds = defineRoute({
+    path: ODDS_PATH,
+    auth: 'key',
+    response: 'OddsRow',
+    query: ODDS_QUERY,
+    summary: 'Odds rows, filtered and keyset-paginated.',
+    description: `${ORDER_TEXT} meta.updated is the latest updated among the page rows; on an empty page, the board's as-of time when the page was first found empty (kept while it stays empty, so its ETag holds).`,
+    cache: {
+      validity: (req, now) => listToken(engine, oddsPlans.of(req.query, req.query, now)),
+    },
+    handle: (req) => listPage(engine, oddsPlans.of(req.query, req.query, req.now)),
+  });
 
   const updated = defineRoute({
     path: UPDATED_PATH,
@@ -71,22 +99,12 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
     response: 'OddsRow',
     query: UPDATED_QUERY,
     summary: 'The delta feed: rows updated at or after since, tombstones included.',
-    description: `${ORDER_TEXT} Tombstones (selections that left the board) are the row's last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board's as-of time when the walk's first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since (decisions C7, F).`,
+    description: `${ORDER_TEXT} Tombstones (selections that left the board) are the row's last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board's as-of time when the walk's first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since.`,
     cache: {
-      validity: (req, now) => deltaToken(engine, updatedPlanOf(req.query, now)),
+      validity: (req, now) => deltaToken(engine, updatedPlans.of(req.query, req.query, now)),
     },
-    handle: (req) => deltaPage(engine, updatedPlanOf(req.query, req.now)),
+    handle: (req) => deltaPage(engine, updatedPlans.of(req.query, req.query, req.now)),
   });
-  function updatedPlanOf(q: QueryOf<typeof UPDATED_QUERY>, now: number) {
-    return plans.of(q, now, () => ({
-      route: UPDATED_PATH,
-      filter: filterOf({ leagues: q.league ?? null, sportsbooks: q.sportsbook ?? null, markets: q.market ?? null }),
-      format: q.odds_format,
-      limit: q.limit,
-      cursor: q.cursor,
-      since: q.since,
-    }));
-  }
 
   const eventOdds = defineRoute({
     path: EVENT_PATH,
@@ -96,18 +114,10 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
     summary: 'Every book price for one event, in one response.',
     description: `All rows of the event (futures anchors included: their futures rows), unpaginated: cursor and limit are not parameters of this route and are ignored with a meta.warnings entry. nextCursor is always null. Unknown event: 404 not_found. ${ORDER_TEXT}`,
     cache: {
-      validity: (req, now) => listToken(engine, eventPlanOf(req, now)),
+      validity: (req, now) => listToken(engine, eventPlans.of(req, req, now)),
     },
-    handle: (req) => listPage(engine, eventPlanOf(req, req.now), Math.max(1, engine.liveRows)),
+    handle: (req) => listPage(engine, eventPlans.of(req, req, req.now), Math.max(1, engine.liveRows)),
   });
-  function eventPlanOf(req: RouteRequest<QueryOf<typeof EVENT_ODDS_QUERY>>, now: number) {
-    const q = req.query;
-    const id = req.params.eventId!;
-    return plans.of(req, now, () => {
-      if (!engine.hasEvent(id)) throw notFound(`no event ${id}`, 'eventId');
-      return { route: EVENT_PATH, filter: filterOf({ eventIds: [id], isMain: q.is_main }), format: q.odds_format, limit: 1, cursor: undefined };
-    });
-  }
 
   const playerOdds = defineRoute({
     path: PLAYER_PATH,
@@ -117,18 +127,10 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
     summary: 'Prop prices for markets that reference the player.',
     description: `Player props (game and season) whose playerId is the player. scope is not a parameter here (ignored with a warning). Unknown player: 404 not_found. ${ORDER_TEXT}`,
     cache: {
-      validity: (req, now) => listToken(engine, playerPlanOf(req, now)),
+      validity: (req, now) => listToken(engine, playerPlans.of(req, req, now)),
     },
-    handle: (req) => listPage(engine, playerPlanOf(req, req.now)),
+    handle: (req) => listPage(engine, playerPlans.of(req, req, req.now)),
   });
-  function playerPlanOf(req: RouteRequest<QueryOf<typeof SUBJECT_ODDS_QUERY>>, now: number) {
-    const q = req.query;
-    const id = req.params.playerId!;
-    return plans.of(req, now, () => {
-      if (!players.has(id)) throw notFound(`no player ${id}`, 'playerId');
-      return { route: PLAYER_PATH, filter: filterOf({ playerId: id, isMain: q.is_main }), format: q.odds_format, limit: q.limit, cursor: q.cursor };
-    });
-  }
 
   const teamOdds = defineRoute({
     path: TEAM_PATH,
@@ -136,20 +138,12 @@ export function oddsRoutes(ctx: AppContext): AnyRoute[] {
     response: 'OddsRow',
     query: SUBJECT_ODDS_QUERY,
     summary: 'Prices for markets of events where the team is home or away.',
-    description: `Game rows only: futures anchors have no home or away team (decisions D10). scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found. ${ORDER_TEXT}`,
+    description: `Game rows only: futures anchors have no home or away team. scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found. ${ORDER_TEXT}`,
     cache: {
-      validity: (req, now) => listToken(engine, teamPlanOf(req, now)),
+      validity: (req, now) => listToken(engine, teamPlans.of(req, req, now)),
     },
-    handle: (req) => listPage(engine, teamPlanOf(req, req.now)),
+    handle: (req) => listPage(engine, teamPlans.of(req, req, req.now)),
   });
-  function teamPlanOf(req: RouteRequest<QueryOf<typeof SUBJECT_ODDS_QUERY>>, now: number) {
-    const q = req.query;
-    const id = req.params.teamId!;
-    return plans.of(req, now, () => {
-      if (!teams.has(id)) throw notFound(`no team ${id}`, 'teamId');
-      return { route: TEAM_PATH, filter: filterOf({ teamId: id, isMain: q.is_main }), format: q.odds_format, limit: q.limit, cursor: q.cursor };
-    });
-  }
 
   return [odds, updated, eventOdds, playerOdds, teamOdds, statusRoute(engine)];
 }

@@ -8,46 +8,31 @@ import type { OddsPlan } from './oddsPlan.ts';
 
 export const RETENTION_NOTE = 'since is older than the retention window; re-bootstrap from /snapshot';
 
-/** Bits below the version that carry the UTC day of a league split (season notes change daily). */
-const DAY_SLOTS = 32768;
-
-/** Token of a list route: the version of the lists that drive the query (plus the day for league filters). */
+/** Token of a list route: follows the version of the lists that drive the query, read only when the engine seq moved. */
 export function listToken(engine: OddsEngine, plan: OddsPlan): number {
-  const seq = engine.seq;
-  if (plan.seenSeq !== seq) {
-    plan.seenSeq = seq;
-    const version = plan.filter === null ? 0 : engine.odds.version(plan.filter);
-    plan.token = withDay(version, plan.day);
-  }
-  return plan.token;
+  if (plan.holds(engine.seq)) return plan.lastToken;
+  return plan.tokenOf(plan.none ? 0 : engine.odds.version(plan.query.filter));
 }
 
 /**
- * Token of /odds/updated: a first page carries the board's as-of time (C7), which
+ * Token of /odds/updated: a first page carries the board's as-of time, which
  * moves with every change anywhere, so it follows the seq; a continuation page
  * repeats its cursor's as-of and follows the delta lists only.
  */
 export function deltaToken(engine: OddsEngine, plan: OddsPlan): number {
-  const seq = engine.seq;
-  if (plan.asOf === null) return withDay(seq, plan.day);
-  if (plan.seenSeq !== seq) {
-    plan.seenSeq = seq;
-    plan.token = withDay(plan.filter === null ? 0 : engine.deltaVersion(plan.filter), plan.day);
-  }
-  return plan.token;
-}
-
-function withDay(version: number, day: number): number {
-  return day < 0 ? version * DAY_SLOTS : version * DAY_SLOTS + (day % DAY_SLOTS);
+  if (plan.asOf === undefined) return plan.tokenOf(engine.seq);
+  if (plan.holds(engine.seq)) return plan.lastToken;
+  return plan.tokenOf(plan.none ? 0 : engine.deltaVersion(plan.query.filter));
 }
 
 /** A keyset page of /odds, /players/{id}/odds or /teams/{id}/odds (or, with limit = every live row, of /events/{id}/odds). */
-export function listPage(engine: OddsEngine, plan: OddsPlan, limit = plan.limit): RowsResult {
-  if (plan.filter === null) return empty(engine, plan, plan.note);
-  const page = engine.odds.page(plan.filter, plan.afterId, limit);
+export function listPage(engine: OddsEngine, plan: OddsPlan, limit = plan.query.limit): RowsResult {
+  if (plan.none) return empty(engine, plan, plan.note);
+  const { filter, format } = plan.query;
+  const page = engine.odds.page(filter, plan.after ?? null, limit);
   if (page.count === 0) return empty(engine, plan, plan.note);
   plan.emptyUpdated = null;
-  const rows = engine.odds.render(page, plan.format);
+  const rows = engine.odds.render(page, format);
   const nextCursor = page.hasMore && page.lastId !== null ? plan.nextCursor(page.lastId) : null;
   return { kind: 'rows', rows, count: page.count, nextCursor, updated: page.maxUpdated, note: plan.note };
 }
@@ -55,11 +40,12 @@ export function listPage(engine: OddsEngine, plan: OddsPlan, limit = plan.limit)
 /** A page of /odds/updated: meta.updated is the walk's as-of time, carried in the cursor. */
 export function deltaPage(engine: OddsEngine, plan: OddsPlan): RowsResult {
   const asOf = plan.asOf ?? engine.asOf();
-  const since = plan.since!;
-  const page = plan.filter === null ? null : engine.delta(plan.filter, since, plan.afterId, plan.limit);
-  const note = joinNotes(plan.note, since < engine.tombstoneHorizon() ? RETENTION_NOTE : null);
+  const { filter, format, limit } = plan.query;
+  const since = plan.query.since!;
+  const page = plan.none ? null : engine.delta(filter, since, plan.after ?? null, limit);
+  const note = joinNotes(plan.note, since < engine.deltaHorizon() ? RETENTION_NOTE : null);
   if (page === null || page.count === 0) return { kind: 'rows', rows: NO_ROWS, count: 0, nextCursor: null, updated: asOf, note };
-  const rows = engine.odds.render(page, plan.format);
+  const rows = engine.odds.render(page, format);
   const nextCursor = page.hasMore && page.lastId !== null ? plan.nextCursor(page.lastId, asOf) : null;
   return { kind: 'rows', rows, count: page.count, nextCursor, updated: asOf, note };
 }
@@ -67,7 +53,7 @@ export function deltaPage(engine: OddsEngine, plan: OddsPlan): RowsResult {
 const NO_ROWS = Buffer.alloc(0);
 
 /**
- * An empty page's meta.updated (C7: when its data last changed) is the board's as-of
+ * An empty page's meta.updated (when its data last changed) is the board's as-of
  * time when the page was first found empty, kept while it stays empty, so polling an
  * unchanged empty page keeps its body and ETag.
  */

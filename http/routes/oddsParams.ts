@@ -1,5 +1,5 @@
-// Query parameters of the odds routes (service-spec 4.1, 4.2; decisions C). Each route
-// declares only what the spec lists for it: anything else (is_main or scope on
+// Query parameters of the odds routes. Each route
+// declares only the parameters it documents: anything else (is_main or scope on
 // /odds/updated, scope on the player and team routes, cursor or limit on
 // /events/{id}/odds) is an unknown parameter, ignored and named in meta.warnings.
 import type { ParamDef } from '../schemas.ts';
@@ -14,7 +14,7 @@ export const LEAGUE = {
   case: 'lower',
   maxItems: 20,
   description:
-    'Comma-separated league codes, at most 20, case-insensitive exact match per token, any-of. A league without an active season (or an unknown one) is not an error: 200 with the rows of the requested leagues that are in season (none if none is) and meta.note naming the requested leagues without an active season and listing the active ones (decisions C6).',
+    'Comma-separated league codes, at most 20, case-insensitive exact match per token, any-of. A league without an active season (or an unknown one) is not an error: 200 with the rows of the requested leagues that are in season (none if none is) and meta.note naming the requested leagues without an active season and listing the active ones.',
 } as const satisfies ParamDef;
 
 export const SPORTSBOOK = {
@@ -30,14 +30,14 @@ export const MARKET = {
   kind: 'list',
   case: 'upper',
   maxItems: 20,
-  description: 'Comma-separated tokens, at most 20, any-of; each token matches case-insensitive substrings of market OR marketSubtype (decisions C5), e.g. TOTAL matches TOTAL, TEAM_TOTAL and PLAYER_TOTAL_*.',
+  description: 'Comma-separated tokens, at most 20, any-of; each token matches case-insensitive substrings of market OR marketSubtype, e.g. TOTAL matches TOTAL, TEAM_TOTAL and PLAYER_TOTAL_*.',
 } as const satisfies ParamDef;
 
 export const EVENT_ID = {
   name: 'event_id',
   kind: 'list',
   maxItems: 20,
-  description: 'One event id or a comma list of at most 20 (decisions C4), exact match, any-of. Unknown ids match nothing.',
+  description: 'One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing.',
 } as const satisfies ParamDef;
 
 export const PLAYER_ID = {
@@ -51,7 +51,7 @@ export const TEAM_ID = {
   name: 'team_id',
   kind: 'string',
   maxLength: 200,
-  description: 'Team id: game rows of events where the team is home or away. Futures anchors have no home or away team, so futures rows never match (decisions D10).',
+  description: 'Team id: game rows of events where the team is home or away. Futures anchors have no home or away team, so futures rows never match.',
 } as const satisfies ParamDef;
 
 export const SCOPE = {
@@ -75,7 +75,7 @@ export const IS_MAIN = {
   kind: 'boolean',
   default: false,
   description:
-    'true keeps only each market\'s primary line per book: among a book\'s OVER/UNDER lines for the same event + subtype + period + player (player props) or team (team totals), priced on both sides, the line minimizing |p_over - p_under| of its implied probabilities stays (ties: the lower line). Single lines, other markets, one-sided lines and DFS rows pass through (decisions H4).',
+    'true keeps only each market\'s primary line per book: among a book\'s OVER/UNDER lines for the same event + subtype + period + player (player props) or team (team totals), priced on both sides, the line minimizing |p_over - p_under| of its implied probabilities stays (ties: the lower line). Single lines, other markets, one-sided lines and DFS rows pass through.',
 } as const satisfies ParamDef;
 
 export const SINCE = {
@@ -83,7 +83,7 @@ export const SINCE = {
   kind: 'instant',
   required: true,
   description:
-    'Required. ISO-8601 instant or epoch milliseconds (decisions C3): rows whose updated is at or after it, tombstones ("removed": true) included. Pass the previous walk\'s meta.updated, or the snapshot\'s syncToken. A since older than the tombstone retention window still answers 200, with meta.note asking to re-bootstrap from /snapshot (decisions F3).',
+    'Required. ISO-8601 instant or epoch milliseconds: rows whose updated is at or after it, tombstones ("removed": true) included. Pass the previous walk\'s meta.updated, or the snapshot\'s syncToken. A since older than the tombstone retention window still answers 200, with meta.note asking to re-bootstrap from /snapshot.',
 } as const satisfies ParamDef;
 
 export const LIMIT = COMMON_PARAMS.limit;

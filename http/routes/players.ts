@@ -1,4 +1,4 @@
-// The player routes (service-spec 4.5, 2.3, 2.12): /players (keyset over id, team and
+// The player routes: /players (keyset over id, team and
 // team_id aliases with team_id winning), /players/{id}, /players/{id}/stats and
 // /stats/players (keyset over (eventId, playerId)), read from SQLite.
 import { HttpError, notFound } from '../errors.ts';
@@ -6,7 +6,7 @@ import { defineRoute, type AnyRoute } from '../router.ts';
 import type { PlayerBoxKey } from '../../persistence/rows.ts';
 import { isIdKey, keysetWalk, nextCursor } from './catalogCursor.ts';
 import { BOX_STATS_QUERY, PLAYERS_QUERY, STATS_PLAYERS_QUERY } from './catalogParams.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 
 const PLAYERS_PATH = '/api/v1/players';
 const STATS_PLAYERS_PATH = '/api/v1/stats/players';
@@ -15,7 +15,7 @@ function isBoxKey(key: unknown): key is [string, string] {
   return Array.isArray(key) && key.length === 2 && typeof key[0] === 'string' && typeof key[1] === 'string';
 }
 
-export function playerRoutes(ctx: AppContext): AnyRoute[] {
+export function playerRoutes(ctx: Services): AnyRoute[] {
   const { persistence } = ctx;
   const players = persistence.players;
 
@@ -30,12 +30,12 @@ export function playerRoutes(ctx: AppContext): AnyRoute[] {
     handle: (req) => {
       const q = req.query;
       const teamId = q.team_id ?? q.team;
-      const walk = keysetWalk(PLAYERS_PATH, { league: q.league, team_id: teamId }, q.cursor, isIdKey);
+      const walk = keysetWalk(ctx.cursors, PLAYERS_PATH, { league: q.league, team_id: teamId }, q.cursor, isIdKey);
       const page = players.list({ league: q.league, teamId, after: walk.after, limit: q.limit });
       return {
         kind: 'data',
         data: page.rows,
-        nextCursor: page.next === null ? null : nextCursor(walk.fingerprint, page.next),
+        nextCursor: page.next === null ? null : nextCursor(ctx.cursors, walk.fingerprint, page.next),
         updated: persistence.changedAt('players'),
       };
     },
@@ -86,13 +86,13 @@ export function playerRoutes(ctx: AppContext): AnyRoute[] {
         throw new HttpError(400, 'missing_parameter', 'at least one of event_id, team_id or player_id is required', null);
       }
       const filter = { eventId: q.event_id, teamId: q.team_id, playerId: q.player_id };
-      const walk = keysetWalk(STATS_PLAYERS_PATH, { event_id: q.event_id, team_id: q.team_id, player_id: q.player_id }, q.cursor, isBoxKey);
+      const walk = keysetWalk(ctx.cursors, STATS_PLAYERS_PATH, { event_id: q.event_id, team_id: q.team_id, player_id: q.player_id }, q.cursor, isBoxKey);
       const after: PlayerBoxKey | undefined = walk.after && { eventId: walk.after[0], playerId: walk.after[1] };
       const page = persistence.stats.players(filter, after, q.limit);
       return {
         kind: 'data',
         data: page.rows,
-        nextCursor: page.next === null ? null : nextCursor(walk.fingerprint, [page.next.eventId, page.next.playerId]),
+        nextCursor: page.next === null ? null : nextCursor(ctx.cursors, walk.fingerprint, [page.next.eventId, page.next.playerId]),
         updated: persistence.changedAt('stats'),
       };
     },

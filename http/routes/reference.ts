@@ -1,4 +1,4 @@
-// The reference routes (service-spec 4.6, 2.4, 2.5, 2.7; decisions D1, D9): /leagues
+// The reference routes: /leagues
 // and /seasons from the league calendar at the clock's now (they rotate), and
 // /sportsbooks, /markets, /markets/active counted from the engine's live rows, so
 // their totals agree with /status.
@@ -6,9 +6,8 @@ import { activeLeagues, seasonEndMs, seasonStartMs, seasonsForYear } from '../..
 import type { SeasonRecord } from '../../engine/model.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import { SEASONS_QUERY } from './catalogParams.ts';
-import { BoardMembership } from './boardMembership.ts';
-import type { AppContext } from './context.ts';
-import { SeasonCalendar } from './seasonNote.ts';
+import type { Services } from './services.ts';
+import { SeasonCalendar } from './seasonCalendar.ts';
 import { TokenMemo } from './tokenMemo.ts';
 
 /** The latest season start or end at or before now: when a status or the active set last turned. */
@@ -27,10 +26,8 @@ function yearOf(now: number): number {
   return new Date(now).getUTCFullYear();
 }
 
-export function referenceRoutes(ctx: AppContext): AnyRoute[] {
-  const { engine, persistence } = ctx;
-  const membership = new BoardMembership(engine, ctx.clock);
-  ctx.onClose(membership.unsubscribe);
+export function referenceRoutes(services: Services): AnyRoute[] {
+  const { engine, persistence, membership } = services;
   const seasonsMemo = new TokenMemo();
 
   const leagues = defineRoute({
@@ -69,7 +66,7 @@ export function referenceRoutes(ctx: AppContext): AnyRoute[] {
     response: 'Sportsbook',
     query: [],
     summary: 'Every source (sportsbooks and DFS platforms) currently ingesting, with its live row count.',
-    description: 'Sources with at least one live odds row, by id. marketCount counts live rows, suspended included, tombstones excluded (decisions D9): the counts add up to /status totalMarkets. meta.updated is when a row last joined or left the board.',
+    description: 'Sources with at least one live odds row, by id. marketCount counts live rows, suspended included, tombstones excluded: the counts add up to /status totalMarkets. meta.updated is when a row last joined or left the board.',
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: engine.bookCounts(), updated: membership.changedAt }),
   });
@@ -80,7 +77,7 @@ export function referenceRoutes(ctx: AppContext): AnyRoute[] {
     response: 'MarketType',
     query: [],
     summary: 'Distinct market types, aggregated across subtypes, with live row counts.',
-    description: 'One item per market type with live rows, by marketType; marketSubtype is omitted. liveCount counts live rows (decisions D9) and the counts add up to /status totalMarkets.',
+    description: 'One item per market type with live rows, by marketType; marketSubtype is omitted. liveCount counts live rows (suspended included, tombstones excluded) and the counts add up to /status totalMarkets.',
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: marketTypes(engine.marketCounts()), updated: membership.changedAt }),
   });
@@ -91,7 +88,7 @@ export function referenceRoutes(ctx: AppContext): AnyRoute[] {
     response: 'MarketType',
     query: [],
     summary: 'Distinct (marketType, marketSubtype) pairs currently live, with counts.',
-    description: 'Sorted by marketType, then marketSubtype. liveCount counts live rows (decisions D9); the counts add up to /status totalMarkets.',
+    description: 'Sorted by marketType, then marketSubtype. liveCount counts live rows (suspended included, tombstones excluded); the counts add up to /status totalMarkets.',
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: engine.marketCounts(), updated: membership.changedAt }),
   });

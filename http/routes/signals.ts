@@ -1,27 +1,27 @@
-// Derived and historical routes (service-spec 4.7, 4.8; decisions D4-D6, H; issue 6):
+// Derived and historical routes:
 // /edges, /arbitrage, /historical/odds, /historical/arbitrage.
 //
-// The signal books (engine/signals/engineSignals.ts) are created once here, fed by
-// engine.subscribe, and closed with the app. /edges and /arbitrage read a page of a
-// kept, sorted result; their cache validity is the book version (for /edges at the
+// The signal books (engine/signals/engineSignals.ts) are built and closed by the
+// composition root (service/app.ts); these routes only read them. /edges and
+// /arbitrage read a page of a kept, sorted result; their cache validity is the book version (for /edges at the
 // request's clock: the edge book first re-prices ticked groups and expires sharp
 // quotes older than the staleness window, so a page cached before an expiry is never
-// served after it) paired with the UTC day (league notes follow the calendar) through
-// a TokenMemo per method, so the token moves exactly when either does.
+// served after it), kept in the request's list plan (listPlan.ts); a plan with a
+// league filter is rebuilt when the UTC day turns (league notes follow the calendar),
+// so its token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
-import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
+import type { EdgeQuery } from '../../engine/signals/edgeBook.ts';
+import type { ArbitrageQuery } from '../../engine/signals/arbitrageBook.ts';
 import { invalidParameter, notFound } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { DataResult } from '../request.ts';
-import { COMMON_PARAMS, type ParamDef } from '../schemas.ts';
-import { keysetWalk, nextCursor } from './catalogCursor.ts';
-import type { AppContext } from './context.ts';
+import { COMMON_PARAMS, type ParamDef, type QueryOf } from '../schemas.ts';
+import type { Services } from './services.ts';
 import { EVENT_ID, LEAGUE } from './oddsParams.ts';
-import { SeasonCalendar } from './seasonNote.ts';
-import { TokenMemo } from './tokenMemo.ts';
+import { ListPlans, type ListPlanSpec } from './listPlan.ts';
 
 const EDGES_PATH = '/api/v1/edges';
 const ARBITRAGE_PATH = '/api/v1/arbitrage';
@@ -50,7 +50,7 @@ const DEVIG = {
   kind: 'enum',
   values: DEVIG_METHODS,
   default: 'multiplicative',
-  description: 'How the sharp books\' vig is removed (decisions H1): multiplicative (default, p_i = q_i / sum q), additive, power, shin or worst. Echoed in each row. Another value: 400 invalid_parameter with validValues.',
+  description: 'How the sharp books\' vig is removed: multiplicative (default, p_i = q_i / sum q), additive, power, shin or worst. Echoed in each row. Another value: 400 invalid_parameter with validValues.',
 } as const satisfies ParamDef;
 
 const ARB_TYPE = {
@@ -83,11 +83,14 @@ const HISTORICAL_ARBITRAGE_QUERY = [
   { name: 'limit', kind: 'integer', minimum: 1, maximum: 1000, default: 500, description: 'Records returned at most, 1..1000 (default 500). Not paginated.' },
 ] as const satisfies readonly ParamDef[];
 
-function isRankKey(key: unknown): key is [number, string] {
+/** The wire form of a ranked list's cursor key: [score, id]. */
+type RankKey = [number, string];
+
+function isRankKey(key: unknown): key is RankKey {
   return Array.isArray(key) && key.length === 2 && typeof key[0] === 'number' && typeof key[1] === 'string';
 }
 
-function afterOf(key: [number, string] | undefined): RankCursor | null {
+function afterOf(key: RankKey | undefined): RankCursor | null {
   return key === undefined ? null : { score: key[0], id: key[1] };
 }
 
@@ -113,22 +116,26 @@ class VersionClock {
   }
 }
 
-export function signalRoutes(ctx: AppContext): AnyRoute[] {
-  const { engine } = ctx;
-  const signals = new EngineSignals(engine);
-  ctx.onClose(() => signals.close());
-  const calendar = new SeasonCalendar();
+export function signalRoutes(ctx: Services): AnyRoute[] {
+  const { engine, signals } = ctx;
   const edgesSeen = new VersionClock();
   const arbitrageSeen = new VersionClock();
-  const edgeTokens = new Map(DEVIG_METHODS.map((method) => [method, new TokenMemo()]));
-  const arbitrageTokens = new TokenMemo();
-
-  /** The in-season leagues of a league filter (null: no filter) and the C6 note. */
-  function leaguesOf(requested: string[] | undefined, now: number): { leagues: string[] | null; note: string | null } {
-    if (requested === undefined) return { leagues: null, note: null };
-    const split = calendar.split(requested, now);
-    return { leagues: split.inSeason, note: split.note };
-  }
+  const edgePlans = new ListPlans(ctx.cursors, (q: QueryOf<typeof EDGES_QUERY>): ListPlanSpec<RankKey, EdgeQuery> => ({
+    route: EDGES_PATH,
+    filters: { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig },
+    leagues: q.league,
+    cursor: q.cursor,
+    isKey: isRankKey,
+    query: (leagues) => ({ leagues, sources: q.source ?? null, eventIds: q.event_id ?? null, minEdge: q.min_edge, devig: q.devig }),
+  }));
+  const arbitragePlans = new ListPlans(ctx.cursors, (q: QueryOf<typeof ARBITRAGE_QUERY>): ListPlanSpec<RankKey, ArbitrageQuery> => ({
+    route: ARBITRAGE_PATH,
+    filters: { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit },
+    leagues: q.league,
+    cursor: q.cursor,
+    isKey: isRankKey,
+    query: (leagues) => ({ types: q.type === undefined ? null : [q.type], leagues, eventIds: q.event_id ?? null, minProfit: q.min_profit }),
+  }));
 
   const edges = defineRoute({
     path: EDGES_PATH,
@@ -137,18 +144,16 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: EDGES_QUERY,
     summary: 'DFS pick\'em lines against the no-vig fair value of the sharp books.',
     description:
-      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count (decisions H1, H2). Sorted by edge descending, then id (D4); keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note (C6). meta.updated: latest updated among the page rows (empty page: when the result last changed).',
-    cache: { validity: (req, now) => edgeTokens.get(req.query.devig)!.of(signals.edgesVersion(now, req.query.devig), SeasonCalendar.dayOf(now)) },
+      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed).',
+    cache: { validity: (req, now) => edgePlans.of(req.query, req.query, now).tokenOf(signals.edgesVersion(now, req.query.devig)) },
     handle: (req): DataResult => {
       const q = req.query;
-      const walk = keysetWalk(EDGES_PATH, { league: q.league, source: q.source, event_id: q.event_id, min_edge: q.min_edge, devig: q.devig }, q.cursor, isRankKey);
-      const { leagues, note } = leaguesOf(q.league, req.now);
+      const plan = edgePlans.of(q, q, req.now);
       const emptyAt = edgesSeen.seen(signals.edgesVersion(req.now, q.devig), req.now);
-      if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
-      const query = { leagues, sources: q.source ?? null, eventIds: q.event_id ?? null, minEdge: q.min_edge, devig: q.devig };
-      const page = signals.edgesPage(query, afterOf(walk.after), q.limit, req.now);
-      const next = page.hasMore && page.last !== null ? nextCursor(walk.fingerprint, [page.last.score, page.last.id]) : null;
-      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
+      if (plan.none) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note: plan.note };
+      const page = signals.edgesPage(plan.query, afterOf(plan.after), q.limit, req.now);
+      const next = page.hasMore && page.last !== null ? plan.nextCursor([page.last.score, page.last.id]) : null;
+      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note: plan.note };
     },
   });
 
@@ -159,18 +164,16 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: ARBITRAGE_QUERY,
     summary: 'Cross-book arbitrage (two-way and three-way), best price per side.',
     description:
-      'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1 (decisions H3). Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1 (D5). Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note (C6).',
-    cache: { validity: (_req, now) => arbitrageTokens.of(signals.arbitrageVersion(), SeasonCalendar.dayOf(now)) },
+      'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1. Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1. Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note.',
+    cache: { validity: (req, now) => arbitragePlans.of(req.query, req.query, now).tokenOf(signals.arbitrageVersion()) },
     handle: (req): DataResult => {
       const q = req.query;
-      const walk = keysetWalk(ARBITRAGE_PATH, { type: q.type, league: q.league, event_id: q.event_id, min_profit: q.min_profit }, q.cursor, isRankKey);
-      const { leagues, note } = leaguesOf(q.league, req.now);
+      const plan = arbitragePlans.of(q, q, req.now);
       const emptyAt = arbitrageSeen.seen(signals.arbitrageVersion(), req.now);
-      if (leagues !== null && leagues.length === 0) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note };
-      const query = { types: q.type === undefined ? null : [q.type], leagues, eventIds: q.event_id ?? null, minProfit: q.min_profit };
-      const page = signals.arbitragePage(query, afterOf(walk.after), q.limit);
-      const next = page.hasMore && page.last !== null ? nextCursor(walk.fingerprint, [page.last.score, page.last.id]) : null;
-      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note };
+      if (plan.none) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note: plan.note };
+      const page = signals.arbitragePage(plan.query, afterOf(plan.after), q.limit);
+      const next = page.hasMore && page.last !== null ? plan.nextCursor([page.last.score, page.last.id]) : null;
+      return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note: plan.note };
     },
   });
 
@@ -181,7 +184,7 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: HISTORICAL_ODDS_QUERY,
     summary: 'Each selection of an event with its American price in force at date (default now), from price history.',
     description:
-      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution (decisions D6). asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf.',
+      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf.',
     handle: (req): DataResult => {
       const at = req.query.date ?? req.now;
       const result = historicalOdds(engine, req.query.event_id, at);
@@ -197,13 +200,13 @@ export function signalRoutes(ctx: AppContext): AnyRoute[] {
     query: HISTORICAL_ARBITRAGE_QUERY,
     summary: 'Arbitrage as it stood at to, replayed from price history.',
     description:
-      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from, decisions H5), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (service-spec 4.7: a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.',
+      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.',
     handle: (req): DataResult => {
       const q = req.query;
       const from = q.from ?? q.to ?? req.now;
       const to = q.to ?? from;
       if (from > to) throw invalidParameter('from', 'from must be at or before to');
-      // service-spec 4.7: "A single to gives a snapshot": a zero-width window is the board
+      // A single `to` gives a snapshot (OpenAPI description of /historical/arbitrage): a zero-width window is the board
       // as it stood at `to` (every price in force), not only prices confirmed in that second.
       const windowStart = from === to ? -Infinity : from;
       const records = signals.arbitrageAt({ from: windowStart, to, minProfit: q.min_profit, limit: q.limit });

@@ -1,4 +1,4 @@
-// GET /api/v1/snapshot (service-spec 4.3, decisions E1/E2/F2): the whole board as one
+// GET /api/v1/snapshot: the whole board as one
 // gzip JSON body. The route only picks the variant and hands the engine's newest
 // complete version to the facade ({ kind: 'large' }), which answers 304 on a matching
 // If-None-Match and otherwise streams the shared chunks with backpressure
@@ -7,14 +7,15 @@
 // (engine/snapshot/boardSnapshot.ts). With nothing changed, answering costs a flag
 // check: no piece is touched and nothing is copied per client.
 //
-// Start-up builds the variant without history before the server listens, so there
-// is always a version to answer with. The with-history variant is built on its first
-// request: that request (and any arriving meanwhile) gets a pending result that the
-// facade keeps open while the build runs in steps of STEP_MS between other requests.
-import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
+// The composition root (service/app.ts) builds the variant without history before the
+// server listens, so there is always a version to answer with. The with-history
+// variant is built on its first request: that request (and any arriving meanwhile)
+// gets a pending result that the facade keeps open while the build runs in steps of
+// STEP_MS between other requests.
+import type { SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { LargeBodyResult, PendingLargeBodyResult } from '../request.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 
 export const SNAPSHOT_PATH = '/api/v1/snapshot';
 /** Longest the event loop is held by one step of a first build. */
@@ -25,14 +26,12 @@ const DESCRIPTION = [
   'Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says.',
   'Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out.',
   'Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection\'s last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable).',
-  'count is the number of rows; updated is the board\'s as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response\'s meta.updated (decisions F2). A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows.',
+  'count is the number of rows; updated is the board\'s as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response\'s meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows.',
   'ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.',
 ].join(' ');
 
-export function snapshotRoutes(ctx: AppContext): AnyRoute[] {
-  const snapshot = new BoardSnapshot(ctx.engine, { clock: ctx.clock });
-  snapshot.current(false); // at start-up, before the server listens (large board: ~5 s)
-  ctx.onClose(() => snapshot.close());
+export function snapshotRoutes(services: Pick<Services, 'snapshot'>): AnyRoute[] {
+  const { snapshot } = services;
 
   const route = defineRoute({
     path: SNAPSHOT_PATH,

@@ -1,7 +1,7 @@
-// /api/v1/status (service-spec 4.6, 2.6): live odds rows and sources with live rows
-// (decisions D9). It needs no key and doubles as the readiness probe: it answers
+// /api/v1/status: live odds rows and sources with live rows
+// (suspended included, tombstones excluded). It needs no key and doubles as the readiness probe: it answers
 // only once the board is loaded and the server listens. meta.updated is the board's
-// as-of time (the rows carry no time of their own, C7).
+// as-of time (the counts carry no time of their own).
 import type { OddsEngine } from '../../engine/engine.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 
@@ -12,7 +12,7 @@ export function statusRoute(engine: OddsEngine): AnyRoute {
     response: 'Status',
     query: [],
     summary: 'Live market count and sportsbook count; also the readiness probe.',
-    description: 'totalMarkets counts live odds rows (suspended included, tombstones excluded); sportsbooks counts sources with at least one live row (decisions D9). meta.updated is the time of the last change applied to the board.',
+    description: 'totalMarkets counts live odds rows (suspended included, tombstones excluded); sportsbooks counts sources with at least one live row. meta.updated is the time of the last change applied to the board.',
     cache: { validity: () => engine.seq, capacity: 8 },
     handle: () => ({ kind: 'data', data: [engine.status()], updated: engine.asOf() }),
   });

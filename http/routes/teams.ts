@@ -1,15 +1,15 @@
-// The team routes (service-spec 4.5, 2.2, 2.11): /teams (keyset over id), /teams/{id}
+// The team routes: /teams (keyset over id), /teams/{id}
 // and /teams/{id}/stats, read from SQLite. Validity: the versions of the data sets
 // each reads (they only grow, so a sum moves exactly when one of them does).
 import { notFound } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import { isIdKey, keysetWalk, nextCursor } from './catalogCursor.ts';
 import { BOX_STATS_QUERY, TEAMS_QUERY } from './catalogParams.ts';
-import type { AppContext } from './context.ts';
+import type { Services } from './services.ts';
 
 const TEAMS_PATH = '/api/v1/teams';
 
-export function teamRoutes(ctx: AppContext): AnyRoute[] {
+export function teamRoutes(ctx: Services): AnyRoute[] {
   const { persistence } = ctx;
   const teams = persistence.teams;
 
@@ -23,12 +23,12 @@ export function teamRoutes(ctx: AppContext): AnyRoute[] {
     cache: { validity: () => persistence.version('teams') },
     handle: (req) => {
       const q = req.query;
-      const walk = keysetWalk(TEAMS_PATH, { league: q.league }, q.cursor, isIdKey);
+      const walk = keysetWalk(ctx.cursors, TEAMS_PATH, { league: q.league }, q.cursor, isIdKey);
       const page = teams.list({ league: q.league, after: walk.after, limit: q.limit });
       return {
         kind: 'data',
         data: page.rows,
-        nextCursor: page.next === null ? null : nextCursor(walk.fingerprint, page.next),
+        nextCursor: page.next === null ? null : nextCursor(ctx.cursors, walk.fingerprint, page.next),
         updated: persistence.changedAt('teams'),
       };
     },

@@ -18,7 +18,7 @@ function bookRow(board: ReturnType<typeof makeTestBoard>): OddsInput {
 
 const ALL = { leagues: null, sportsbooks: null, markets: null };
 
-test('load: one seq for the board, asOf = max updated, counts per D9', () => {
+test('load: one seq for the board, asOf = max updated, counts are live rows', () => {
   const { board, engine } = loaded();
   assert.equal(engine.seq, 1);
   assert.equal(engine.asOf(), Math.max(...board.rows.map((r) => r.updated)));
@@ -77,7 +77,7 @@ test('invalid changes are not applied and take no seq', () => {
     { op: 'price', slot, priceAmerican: 50, suspended: false },
     { op: 'price', slot: 10_000_000, priceAmerican: -110, suspended: false },
     { op: 'remove', id: 'nope:nope:nope:nope' },
-    { op: 'status', eventId: board.events.find((e) => e.status === 'scheduled')!.id, status: 'final' }, // D8: needs in_progress first
+    { op: 'status', eventId: board.events.find((e) => e.status === 'scheduled')!.id, status: 'final' }, // final needs in_progress first
     { op: 'status', eventId: 'unknown-event', status: 'in_progress' },
   ]);
   assert.deepEqual(result, { applied: 0, seq: 1 });
@@ -146,7 +146,7 @@ test('tombstones are recycled after the retention, their slot reused, and the ho
   assert.equal([...engine.history(slot)].length, 1, 'a recycled slot starts a new history');
 });
 
-test('status: D8 transitions only; final drops the event rows as tombstones; upserts into a final event are refused', () => {
+test('status: allowed transitions only; final drops the event rows as tombstones; upserts into a final event are refused', () => {
   const { board, engine, clock } = loaded();
   const event = board.events.find((e) => e.status === 'scheduled' && !e.isFutures)!;
   const rows = board.rows.filter((r) => r.eventId === event.id);

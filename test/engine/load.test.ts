@@ -1,5 +1,5 @@
 // The fixture board (fixtures/generateBoard.ts, 'small') through loadBoard: every row
-// lands, indexes equal a brute-force scan, rows render exactly as 2.8 says, histories
+// lands, indexes equal a brute-force scan, rows render exactly as OddsRow says, histories
 // keep the last 50 entries of the board's history.
 
 import { test } from 'node:test';

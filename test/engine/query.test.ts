@@ -1,6 +1,6 @@
 // Queries against brute force: every filter combination walked page by page with the
 // keyset cursor must return exactly the brute-force filtered rows in (sportsbook, id)
-// order; is_main against an independent H4 implementation; the delta feed (change-log
+// order; is_main against an independent implementation; the delta feed (change-log
 // path and list-walk path) against a scan of live rows and tombstones.
 
 import { test } from 'node:test';

@@ -5,7 +5,7 @@ import { americanToDecimal, oddsId, type OddsInput } from '../../engine/model.ts
 import { ODDS_FORMATS, type OddsFormat } from '../../engine/rowJson.ts';
 import { boardOf, filterOf, makeTestBoard, newEngine, walkAll } from '../helpers/engine-helpers.ts';
 
-/** 2.8 written out independently from an input row. */
+/** The served odds row written out independently from an input row. */
 function expectedRow(row: OddsInput, format: OddsFormat, updated: number): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: oddsId(row),
@@ -38,7 +38,7 @@ function expectedRow(row: OddsInput, format: OddsFormat, updated: number): Recor
   return out;
 }
 
-test('rowObject follows 2.8 field order and presence for every format', () => {
+test('rowObject follows the odds row field order and presence for every format', () => {
   const board = makeTestBoard(3, 12);
   const { engine } = newEngine();
   loadBoard(engine, boardOf(board));

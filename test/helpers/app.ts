@@ -1,4 +1,4 @@
-// Starts the real process composition (http/app.ts startApp) for HTTP tests: a
+// Starts the real process composition (service/app.ts startApp) for HTTP tests: a
 // generated board (small by default), a ManualClock frozen at NOW, a SQLite file in a
 // fresh temp dir and an ephemeral port; plus a client whose every reply is validated
 // against the OpenAPI document the app itself serves (test/helpers/server.ts).
@@ -13,11 +13,12 @@ import { join } from 'node:path';
 import { ManualClock } from '../../engine/clock.ts';
 import type { Board, BoardSize } from '../../engine/model.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
-import { startApp, type App } from '../../http/app.ts';
+import { startApp, type App } from '../../service/app.ts';
 import { httpRequest, loadValidator, type ApiValidator, type HttpReply, type RequestOptions } from './server.ts';
 
-/** decisions A4: the instant tests and benchmarks freeze the clock at. */
 import { NOW } from './now.ts';
+
+/** The instant tests and benchmarks freeze the clock at. */
 export { NOW };
 
 export interface TestAppOptions {

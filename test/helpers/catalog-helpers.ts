@@ -24,7 +24,7 @@ export function minuteZ(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16) + 'Z';
 }
 
-/** The 2.9 row the routes must show for a board event: status and hasOdds from the engine. */
+/** The event list row the routes must show for a board event: status and hasOdds from the engine. */
 export function expectedEventRow(engine: OddsEngine, e: EventRecord, live: ReadonlySet<string>): Json {
   return {
     id: e.id,
@@ -52,7 +52,7 @@ export interface EventOracleFilter {
   activeOnly?: boolean;
 }
 
-/** Every board event matching the filter, in (startTime, id) order, as 2.9 rows. */
+/** Every board event matching the filter, in (startTime, id) order, as event list rows. */
 export function expectedEvents(board: Board, engine: OddsEngine, f: EventOracleFilter): Json[] {
   const live = new Set(engine.eventIdsWithLiveRows());
   return board.events

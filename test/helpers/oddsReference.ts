@@ -1,6 +1,6 @@
 // Brute-force oracle for the odds routes: every row of the board through the engine's
-// reference renderer (rowObject, JSON.stringify-equivalent), filtered by the spec's
-// rules written out plainly (4.1, 4.2, C4-C6, D10, H4), sorted by (sportsbook, id).
+// reference renderer (rowObject, JSON.stringify-equivalent), filtered by the routes'
+// rules written out plainly (the OpenAPI descriptions of /odds and its parameters), sorted by (sportsbook, id).
 // No index, no posting list, no fragment: what the routes must agree with.
 import type { OddsEngine } from '../../engine/engine.ts';
 import type { OddsFormat } from '../../engine/rowJson.ts';
@@ -80,7 +80,7 @@ function matches(engine: OddsEngine, row: Row, f: ReferenceFilter): boolean {
 }
 
 /**
- * H4 by brute force: group the priced, non-DFS OVER/UNDER rows by (event, book,
+ * is_main by brute force: group the priced, non-DFS OVER/UNDER rows by (event, book,
  * subtype, period, player or team-total side); in a group where at least two lines
  * are priced on both sides, every such line but the most balanced (ties: the lower
  * line) is not main. Everything else passes.

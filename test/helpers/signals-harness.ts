@@ -1,11 +1,11 @@
 // Test support for the signals tests (not a test file): a tiny board of OddsInput rows
-// wired into SignalBooks the way the engine adapter will be, plus the 2.8 JSON form of
+// wired into SignalBooks the way the engine adapter will be, plus the served JSON form of
 // every row for the brute-force reference.
 
 import { americanToDecimal, oddsId, type OddsInput } from '../../engine/model.ts';
-import type { OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import type { OddsRowJson } from './bruteForce.ts';
 import type { SignalsConfig } from '../../engine/signals/records.ts';
-import { RowQuoteSource } from '../../engine/signals/rowQuoteSource.ts';
+import { RowQuoteSource } from './rowQuoteSource.ts';
 import { SignalBooks } from '../../engine/signals/signalBooks.ts';
 
 import { NOW } from './now.ts';
@@ -49,7 +49,7 @@ export function row(fields: Partial<OddsInput> & Pick<OddsInput, 'sportsbook' | 
   };
 }
 
-/** The 2.8 JSON object /odds would serve for a row (format all). */
+/** The JSON object /odds would serve for a row (format all). */
 export function rowJson(input: OddsInput): OddsRowJson {
   const json: OddsRowJson = {
     id: oddsId(input),

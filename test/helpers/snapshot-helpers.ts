@@ -1,10 +1,10 @@
-// Test helpers for the board snapshot: an independent reference serializer of the E1
+// Test helpers for the board snapshot: an independent reference serializer of the snapshot
 // document (plain objects from the engine's reference row renderer, JSON.stringify),
 // body decoding, and boards to run against.
 import { gunzipSync } from 'node:zlib';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { isoTime, minuteTime } from '../../engine/rowJson.ts';
+import { isoMillis, isoMinutesZ } from '../../engine/timeFormat.ts';
 import type { SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { NOW, boardOf, liveSlots, makeTestBoard, newEngine, referenceSort } from './engine-helpers.ts';
@@ -37,7 +37,7 @@ export function parseBody(body: SnapshotBody): SnapshotDoc {
 }
 
 /**
- * The E1 document built the slow, obvious way: live rows found by scanning every slot,
+ * The snapshot document built the slow, obvious way: live rows found by scanning every slot,
  * grouped by event, events sorted by (startTime, id), rows by (sportsbook, id), each
  * row from engine.rowObject plus its history entries.
  */
@@ -61,7 +61,7 @@ export function referenceDoc(engine: OddsEngine, withHistory: boolean): Snapshot
     events.push({
       id: info.id,
       league: info.league,
-      startTime: `${minuteTime(info.startTime)}Z`,
+      startTime: isoMinutesZ(info.startTime),
       status: info.status,
       homeTeamId: info.homeTeamId,
       awayTeamId: info.awayTeamId,
@@ -71,7 +71,7 @@ export function referenceDoc(engine: OddsEngine, withHistory: boolean): Snapshot
   const startOf = (e: SnapshotEvent): number => engine.event(e.id)!.startTime;
   events.sort((a, b) => startOf(a) - startOf(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const asOf = engine.asOf();
-  return { updated: isoTime(asOf), syncToken: String(asOf), count, events };
+  return { updated: isoMillis(asOf), syncToken: String(asOf), count, events };
 }
 
 export function referenceText(engine: OddsEngine, withHistory: boolean): string {

@@ -1,4 +1,4 @@
-// Response cache and strong ETags (decisions E2): the ETag changes exactly when the
+// Response cache and strong ETags: the ETag changes exactly when the
 // body changes, polls of unchanged data answer 304 without running the route, and
 // the cache stays bounded.
 import { after, before, beforeEach, describe, it } from 'node:test';

@@ -1,5 +1,5 @@
-// /events, /events/active, /events/{id}, /events/{id}/stats (service-spec 4.4, 2.9,
-// 2.10; decisions C6, C8, D2, D3, D8) over the real app and its SQLite file, against
+// /events, /events/active, /events/{id}, /events/{id}/stats (out-of-season notes,
+// futures anchors, scores, box scores, statuses) over the real app and its SQLite file, against
 // an oracle built from the board and the engine; every reply validated against the
 // served OpenAPI document.
 import { after, before, describe, it } from 'node:test';
@@ -85,7 +85,7 @@ describe('/events', () => {
     const inProgress = await walk(t, EVENTS, `${EVENTS}?status=in_progress&starts_after=0&starts_before=${now + 400 * 86_400_000}`);
     const expectedInProgress = expectedEvents(t.app.board, t.app.engine, { status: 'in_progress', from: 0, to: now + 400 * 86_400_000 });
     assert.deepEqual(inProgress.rows, expectedInProgress);
-    assert.ok(inProgress.rows.some((r) => r.homeTeamId === null), 'status lets futures anchors in (C8)');
+    assert.ok(inProgress.rows.some((r) => r.homeTeamId === null), 'status lets futures anchors in');
     await expectError(t, EVENTS, `${EVENTS}?status=live`, 400, 'invalid_parameter', 'status');
     const bad = await t.call(EVENTS, `${EVENTS}?status=live`);
     assert.deepEqual(bad.body.validValues, ['scheduled', 'in_progress', 'final', 'postponed', 'cancelled', 'suspended']);
@@ -98,7 +98,7 @@ describe('/events', () => {
     const without = await walk(t, EVENTS, `${EVENTS}?starts_after=0&starts_before=${wide.to}`);
     assert.deepEqual(without.rows, futures.rows.filter((r) => r.homeTeamId !== null));
     const anchorTeams = await walk(t, EVENTS, `${EVENTS}?include_futures=1&team_id=${team}&starts_after=0&starts_before=${wide.to}`);
-    assert.ok(anchorTeams.rows.every((r) => r.homeTeamId === team || r.awayTeamId === team), 'team_id never matches an anchor (D10)');
+    assert.ok(anchorTeams.rows.every((r) => r.homeTeamId === team || r.awayTeamId === team), 'team_id never matches an anchor');
   });
 
   it('an out-of-season league answers 200, [] and a note; a mixed list keeps the in-season rows', async () => {
@@ -204,7 +204,7 @@ describe('/events', () => {
     engine.apply([{ op: 'status', eventId: scheduled.id, status: 'final' }]);
     const final = await t.call(DETAIL, `${EVENTS}/${scheduled.id}`);
     assert.equal(final.body.data[0].status, 'final');
-    assert.equal(final.body.data[0].hasOdds, false, 'a final event drops its rows (D8): no live markets');
+    assert.equal(final.body.data[0].hasOdds, false, 'a final event drops its rows: no live markets');
     const active = await walk(t, ACTIVE, ACTIVE);
     assert.ok(!ids(active.rows).includes(scheduled.id));
     assert.deepEqual(active.rows, expectedEvents(t.app.board, engine, { activeOnly: true }));
@@ -259,7 +259,7 @@ describe('/events', () => {
     assert.ok(await eventually(() => hasOdds.get(victim) === 1), 'the write-behind sets has_odds again');
   });
 
-  it('/events/{id}: the 2.10 detail with context, final scores once a box score exists; anchors too; 404 otherwise', async () => {
+  it('/events/{id}: the event detail with context, final scores once a box score exists; anchors too; 404 otherwise', async () => {
     const engine = t.app.engine;
     const board = t.app.board;
     const live = new Set(engine.eventIdsWithLiveRows());

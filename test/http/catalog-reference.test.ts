@@ -1,5 +1,5 @@
-// /leagues, /seasons, /sportsbooks, /markets, /markets/active (service-spec 4.6, 2.4,
-// 2.5, 2.7; decisions D1, D9, C6) over the real app: the calendar rotates the leagues
+// /leagues, /seasons, /sportsbooks, /markets, /markets/active (seasons, counts,
+// out-of-season notes) over the real app: the calendar rotates the leagues
 // (November: nfl in, mlb out; July: the other way round), and the catalog counts agree
 // with a brute-force count of the board's live rows and with /status.
 import { after, before, describe, it } from 'node:test';
@@ -114,8 +114,8 @@ describe('reference catalogs: counts', () => {
     const sum = (items: Json[], field: string) => items.reduce((total, item) => total + item[field], 0);
     const total = c.status.data[0].totalMarkets;
     assert.equal(total, live.length);
-    assert.equal(sum(c.books.data, 'marketCount'), total, 'D9: sportsbook counts add up to /status');
-    assert.equal(sum(c.markets.data, 'liveCount'), total, 'D9: market type counts add up to /status');
+    assert.equal(sum(c.books.data, 'marketCount'), total, 'sportsbook counts add up to /status');
+    assert.equal(sum(c.markets.data, 'liveCount'), total, 'market type counts add up to /status');
     assert.equal(sum(c.pairs.data, 'liveCount'), total);
     assert.equal(c.books.data.length, c.status.data[0].sportsbooks);
   }
@@ -161,7 +161,7 @@ describe('reference catalogs: counts', () => {
     assert.ok(later.status.data[0].totalMarkets < pulled.status.data[0].totalMarkets);
   });
 
-  it('/seasons?year=: D1 records of every league season overlapping the year, futuresEventId only where the anchor exists', async () => {
+  it('/seasons?year=: Season records of every league season overlapping the year, futuresEventId only where the anchor exists', async () => {
     const now = t.clock.now();
     const eventIds = new Set(t.app.board.events.map((e) => e.id));
     for (const year of [2025, 2026, 2027]) {
@@ -177,7 +177,7 @@ describe('reference catalogs: counts', () => {
     for (const s of anchored) {
       assert.equal(s.status, 'in_progress');
       const anchor = await t.call('/api/v1/events/:eventId', `/api/v1/events/${s.futuresEventId}`);
-      assert.equal(anchor.reply.status, 200, `${s.futuresEventId} is a real event (C8)`);
+      assert.equal(anchor.reply.status, 200, `${s.futuresEventId} is a real event`);
     }
     assert.ok(body.data.some((s: Json) => s.status === 'completed') && body.data.some((s: Json) => s.status === 'in_progress'));
     await expectError(t, SEASONS, SEASONS, 400, 'missing_parameter', 'year');

@@ -1,5 +1,5 @@
 // /teams, /teams/{id}, /teams/{id}/stats, /players, /players/{id}, /players/{id}/stats
-// and /stats/players (service-spec 4.5, 2.2, 2.3, 2.11, 2.12) over the real app and its
+// and /stats/players over the real app and its
 // SQLite file, against the generated board; every reply validated against the
 // served OpenAPI document.
 import { after, before, describe, it } from 'node:test';

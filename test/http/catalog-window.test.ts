@@ -1,11 +1,11 @@
-// EventStarts (http/routes/eventWindow.ts): the clock-relative /events window is
+// EventStarts (http/routes/eventStarts.ts): the clock-relative /events window is
 // cached on where its bounds fall among event starts. Properties over random start
 // sets and instants: the anchor holds exactly the events the window holds at now,
 // nothing earlier does, and the anchor is constant across an interval of equal windows.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { EventStarts, WINDOW_MS } from '../../http/routes/eventWindow.ts';
+import { EventStarts, WINDOW_MS } from '../../http/routes/eventStarts.ts';
 
 function inWindow(times: readonly number[], from: number, to: number): number[] {
   return times.filter((s) => s >= from && s < to);

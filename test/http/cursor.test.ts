@@ -2,13 +2,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeCursor, encodeCursor, fingerprintOf } from '../../http/cursor.ts';
+import { CursorCodec, fingerprintOf } from '../../http/cursor.ts';
 import { HttpError } from '../../http/errors.ts';
 import { defineRoute } from '../../http/router.ts';
 import { COMMON_PARAMS } from '../../http/schemas.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const isInvalidCursor = (error: unknown) => error instanceof HttpError && error.status === 400 && error.code === 'invalid_cursor' && error.param === 'cursor';
+
+/** The codec of a process without CURSOR_SECRET. */
+const cursors = new CursorCodec();
+const encodeCursor = cursors.encode.bind(cursors);
+const decodeCursor = cursors.decode.bind(cursors);
 
 describe('cursor encoding', () => {
   it('round-trips key, fingerprint and asOf (property)', () => {
@@ -47,6 +52,13 @@ describe('cursor encoding', () => {
     const token = encodeCursor({ key: 10, fingerprint: fingerprintOf('/api/v1/odds', { league: ['nfl'] }) });
     assert.throws(() => decodeCursor(token, fingerprintOf('/api/v1/odds', { league: ['nba'] })), isInvalidCursor);
     assert.equal(decodeCursor(token, fingerprintOf('/api/v1/odds', { league: ['nfl'], limit: 5, cursor: 'x', team_id: undefined })).key, 10);
+  });
+
+  it('refuses a cursor signed under another secret; an empty secret is the default one', () => {
+    const token = encodeCursor({ key: 'ev1', fingerprint: 'f' });
+    assert.throws(() => new CursorCodec('rotated').decode(token, 'f'), isInvalidCursor);
+    assert.equal(new CursorCodec('rotated').decode(new CursorCodec('rotated').encode({ key: 'ev1', fingerprint: 'f' }), 'f').key, 'ev1');
+    assert.equal(new CursorCodec('').decode(token, 'f').key, 'ev1');
   });
 
   it('fingerprints ignore key order, cursor, limit and absent values but not routes or values', () => {

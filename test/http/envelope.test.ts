@@ -2,7 +2,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { envelopeFromData, envelopeFromRows, isoMillis } from '../../http/envelope.ts';
+import { envelopeFromData, envelopeFromRows } from '../../http/envelope.ts';
+import { isoMillis } from '../../engine/timeFormat.ts';
 import { defineRoute } from '../../http/router.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

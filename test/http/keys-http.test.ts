@@ -1,4 +1,4 @@
-// API keys over HTTP (service-spec 5, 4.9; decisions B, D7, G): X-Api-Key and Bearer,
+// API keys over HTTP: X-Api-Key and Bearer,
 // 401 invalid_api_key for unknown or revoked keys (never on /account/usage), the three
 // X-RateLimit headers on keyed responses, REQUIRE_KEY=1 on key-designated routes only,
 // RATE_LIMIT_ENFORCE=1 turning exhaustion into 429 with Retry-After, over the real app.

@@ -1,4 +1,4 @@
-// gzip and MessagePack variants (decisions A5): the same envelope, its own ETag, cached.
+// gzip and MessagePack variants: the same envelope, its own ETag, cached.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';

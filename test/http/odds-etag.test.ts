@@ -1,4 +1,4 @@
-// ETags and 304s on the odds routes (decisions E2), as a property over random
+// ETags and 304s on the odds routes, as a property over random
 // interleavings of board changes (price moves, same-price refreshes, removals,
 // simulator steps, clock moves without change) and polls: for every URL, the body
 // served is fresh (equal to the brute-force oracle), the ETag changes exactly when

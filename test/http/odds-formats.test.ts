@@ -1,4 +1,4 @@
-// is_main (decisions H4) and odds_format (service-spec 4.1) over HTTP, on rows with
+// is_main and odds_format over HTTP, on rows with
 // hand-picked prices (so the expected answer is worked out here, not by a second
 // implementation) and across the whole fixture board.
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// Every parameter of /odds and the path routes (service-spec 4.1, 4.2; decisions C)
+// Every parameter of /odds and the path routes (as the OpenAPI description states them)
 // against the brute-force oracle, over the real app on an ephemeral port; every reply
 // validated against the served OpenAPI document.
 import { after, before, describe, it } from 'node:test';
@@ -73,7 +73,7 @@ describe('/odds parameters', () => {
     assert.equal(twenty.reply.status, 200);
   });
 
-  it('out-of-season and unknown leagues: 200, empty data, a note naming them and listing the active leagues (C6)', async () => {
+  it('out-of-season and unknown leagues: 200, empty data, a note naming them and listing the active leagues', async () => {
     const { reply, body } = await t.call(ODDS, `${ODDS}?league=mlb`);
     assert.equal(reply.status, 200);
     assert.deepEqual(body.data, []);
@@ -104,7 +104,7 @@ describe('/odds parameters', () => {
     await expectError(ODDS, `${ODDS}?market=${list(21, 'm')}`, 400, 'invalid_parameter', 'market');
   });
 
-  it('event_id: one id or a comma list of at most 20 (C4)', async () => {
+  it('event_id: one id or a comma list of at most 20', async () => {
     const events = [...new Set(rows.map((r) => r.eventId))];
     await expectRows(`${ODDS}?event_id=${events[0]}&limit=1000`, { eventIds: [events[0]!] });
     await expectRows(`${ODDS}?event_id=${events.slice(1, 4).join(',')}&limit=1000`, { eventIds: events.slice(1, 4) });
@@ -112,7 +112,7 @@ describe('/odds parameters', () => {
     await expectError(ODDS, `${ODDS}?event_id=${list(21, 'e')}`, 400, 'invalid_parameter', 'event_id');
   });
 
-  it('player_id and team_id (home or away, game rows only: D10)', async () => {
+  it('player_id and team_id (home or away, game rows only)', async () => {
     const player = rows.find((r) => r.playerId !== undefined)!.playerId as string;
     const got = await expectRows(`${ODDS}?player_id=${player}&limit=1000`, { playerId: player });
     assert.ok(got.rows.length > 0);

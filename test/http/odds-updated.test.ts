@@ -1,4 +1,4 @@
-// The delta feed /odds/updated (service-spec 4.2, decisions C3, C7, F): since is
+// The delta feed /odds/updated: since is
 // required (ISO-8601 or epoch millis), rows updated at or after it in /odds order,
 // tombstones included, meta.updated = the board's as-of time at the first page and
 // repeated on every page, and the retention-window note.
@@ -150,7 +150,7 @@ describe('/odds/updated', () => {
     assert.equal(last.reply.status, 200);
   });
 
-  it('a since older than the tombstone retention window: 200 with the re-bootstrap note (F3)', async () => {
+  it('a since older than the tombstone retention window: 200 with the re-bootstrap note', async () => {
     const engine = t.app.engine;
     t.clock.advance(1);
     const since = t.clock.now();

@@ -2,7 +2,7 @@
 // updates per second of (ManualClock) time -- price moves, suspensions, lines added
 // and pulled, games going final -- a cursor walk in (sportsbook, id) order never
 // returns a row twice, never goes backwards, and returns every row that existed
-// throughout the walk. The delta feed's as-of time (C7) hands over to the next poll
+// throughout the walk. The delta feed's as-of time (meta.updated, the next since) hands over to the next poll
 // without losing a change.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// /api/v1/status (service-spec 4.6, 2.6; decisions D9): live odds rows and sources
+// /api/v1/status: live odds rows and sources
 // with live rows, consistent with /odds and the board as it moves; needs no key;
 // meta.updated is the board's as-of time; ETag/304 follow the body.
 import { after, before, describe, it } from 'node:test';
@@ -83,10 +83,10 @@ describe('/status', () => {
   });
 });
 
-describe('npm start (http/main.ts)', () => {
+describe('npm start (service/main.ts)', () => {
   it('prints a ready line, answers /status on the printed port, and exits 0 on SIGINT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'odds-main-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'http/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], {
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '500', DB_PATH: join(dir, 'odds.db') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

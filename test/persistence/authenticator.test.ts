@@ -1,48 +1,69 @@
-// The SQLite-backed Authenticator, built by openPersistence from the environment:
-// anonymous access, REQUIRE_KEY, invalid and revoked keys, rate-limit headers and
-// RATE_LIMIT_ENFORCE turning exhaustion into 429.
+// The SQLite-backed key check (persistence/keyCheck.ts: facts about a presented key)
+// and the facade's KeyAuthenticator over it (http/auth.ts: those facts as statuses and
+// headers): anonymous access, REQUIRE_KEY, invalid and revoked keys, rate-limit headers
+// and RATE_LIMIT_ENFORCE turning exhaustion into 429.
 
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../engine/clock.ts';
-import type { Authenticator as HttpAuthenticator } from '../../http/auth.ts';
+import { KeyAuthenticator } from '../../http/auth.ts';
 import { defineRoute } from '../../http/router.ts';
 import { createServer } from '../../http/server.ts';
-import { KeyAuthenticator } from '../../persistence/keyAuthenticator.ts';
-import { openPersistence } from '../../persistence/persistence.ts';
+import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 import { PLANS } from '../../persistence/plans.ts';
 import { httpRequest } from '../helpers/server.ts';
 import { tempDbPath } from '../helpers/persistence-fixture.ts';
 
-// Compile-time proof that the structural copy fits the facade's interface.
-const fitsHttp = (a: KeyAuthenticator): HttpAuthenticator => a;
-void fitsHttp;
+/** The authenticator service/app.ts builds: REQUIRE_KEY=1 sets requireKey. */
+function authenticatorOf(p: Persistence, requireKey = false): KeyAuthenticator {
+  return new KeyAuthenticator(p.keyChecker, { requireKey });
+}
 
 const T0 = Date.parse('2026-11-21T12:00:10Z');
 const tmp = tempDbPath();
 after(() => tmp.cleanup());
 
+describe('KeyChecker', () => {
+  it('reports an unknown or revoked key as not found, counting nothing, and a live key with its usage window', () => {
+    const p = openPersistence({ path: tmp.path, env: {}, flushIntervalMs: 0 });
+    assert.equal(p.keyChecker.check('ok_nope', T0), null);
+    const { key, record } = p.apiKeys.create({ plan: 'PRO' });
+    assert.deepEqual(p.keyChecker.check(key, T0), {
+      allowed: true,
+      limit: PLANS.PRO.rateLimitPerMinute,
+      remaining: PLANS.PRO.rateLimitPerMinute - 1,
+      window: 'minute',
+      reset: Date.parse('2026-11-21T12:01:00Z') / 1000,
+    });
+    assert.equal(p.usage.accountUsage(record, T0).monthlyUsed, 1);
+    p.apiKeys.revoke(record.last4);
+    assert.equal(p.keyChecker.check(key, T0), null);
+    assert.equal(p.usage.accountUsage(record, T0).monthlyUsed, 1);
+    p.close();
+  });
+});
+
 describe('KeyAuthenticator', () => {
   it('lets anonymous requests through with no headers by default', () => {
     const p = openPersistence({ path: tmp.path, env: {}, flushIntervalMs: 0 });
-    assert.deepEqual(p.authenticator.check(null, 'key', T0), { ok: true, headers: [] });
-    assert.deepEqual(p.authenticator.check(null, 'none', T0), { ok: true, headers: [] });
+    assert.deepEqual(authenticatorOf(p).check(null, 'key', T0), { ok: true, headers: [] });
+    assert.deepEqual(authenticatorOf(p).check(null, 'none', T0), { ok: true, headers: [] });
     p.close();
   });
 
   it('REQUIRE_KEY=1 refuses key-designated routes without a key, not reference routes', () => {
-    const p = openPersistence({ path: tmp.path, env: { REQUIRE_KEY: '1' }, flushIntervalMs: 0 });
-    const refused = p.authenticator.check(null, 'key', T0);
+    const p = openPersistence({ path: tmp.path, env: {}, flushIntervalMs: 0 });
+    const refused = authenticatorOf(p, true).check(null, 'key', T0);
     assert.equal(refused.ok, false);
     assert.ok(!refused.ok && refused.status === 401 && refused.code === 'missing_api_key' && refused.detail.length > 0);
-    assert.equal(p.authenticator.check(null, 'none', T0).ok, true);
+    assert.equal(authenticatorOf(p, true).check(null, 'none', T0).ok, true);
     p.close();
   });
 
   it('an unknown key is 401 invalid_api_key on every route', () => {
     const p = openPersistence({ path: tmp.path, env: {}, flushIntervalMs: 0 });
     for (const route of ['key', 'none'] as const) {
-      const r = p.authenticator.check('ok_nope', route, T0);
+      const r = authenticatorOf(p).check('ok_nope', route, T0);
       assert.ok(!r.ok && r.status === 401 && r.code === 'invalid_api_key', route);
     }
     p.close();
@@ -51,7 +72,7 @@ describe('KeyAuthenticator', () => {
   it('a keyed request gets X-RateLimit headers and is counted', () => {
     const p = openPersistence({ path: tmp.path, env: {}, flushIntervalMs: 0 });
     const { key, record } = p.apiKeys.create({ plan: 'PRO' });
-    const r = p.authenticator.check(key, 'key', T0);
+    const r = authenticatorOf(p).check(key, 'key', T0);
     assert.deepEqual(r, {
       ok: true,
       headers: [
@@ -60,7 +81,7 @@ describe('KeyAuthenticator', () => {
         ['X-RateLimit-Reset', String(Date.parse('2026-11-21T12:01:00Z') / 1000)],
       ],
     });
-    p.authenticator.check(key, 'none', T0);
+    authenticatorOf(p).check(key, 'none', T0);
     assert.equal(p.usage.accountUsage(record, T0).monthlyUsed, 2);
     p.close();
   });
@@ -68,9 +89,9 @@ describe('KeyAuthenticator', () => {
   it('a revoked key is refused at once', () => {
     const p = openPersistence({ path: tmp.path, env: {}, flushIntervalMs: 0 });
     const { key, record } = p.apiKeys.create({ plan: 'FREE' });
-    assert.equal(p.authenticator.check(key, 'key', T0).ok, true);
+    assert.equal(authenticatorOf(p).check(key, 'key', T0).ok, true);
     p.apiKeys.revoke(record.last4);
-    const r = p.authenticator.check(key, 'key', T0);
+    const r = authenticatorOf(p).check(key, 'key', T0);
     assert.ok(!r.ok && r.status === 401 && r.code === 'invalid_api_key');
     p.close();
   });
@@ -78,8 +99,8 @@ describe('KeyAuthenticator', () => {
   it('RATE_LIMIT_ENFORCE=1 turns per-minute exhaustion into 429 rate_limited with retryAfter', () => {
     const p = openPersistence({ path: tmp.path, env: { RATE_LIMIT_ENFORCE: '1' }, flushIntervalMs: 0 });
     const { key } = p.apiKeys.create({ plan: 'FREE' });
-    for (let i = 0; i < PLANS.FREE.rateLimitPerMinute; i++) assert.equal(p.authenticator.check(key, 'key', T0).ok, true);
-    const r = p.authenticator.check(key, 'key', T0 + 20_000);
+    for (let i = 0; i < PLANS.FREE.rateLimitPerMinute; i++) assert.equal(authenticatorOf(p).check(key, 'key', T0).ok, true);
+    const r = authenticatorOf(p).check(key, 'key', T0 + 20_000);
     assert.ok(!r.ok);
     assert.equal(r.status, 429);
     assert.equal(r.code, 'rate_limited');
@@ -92,7 +113,7 @@ describe('KeyAuthenticator', () => {
     const p = openPersistence({ path: tmp.path, env: {}, flushIntervalMs: 0 });
     const { key } = p.apiKeys.create({ plan: 'FREE' });
     let last;
-    for (let i = 0; i <= PLANS.FREE.rateLimitPerMinute; i++) last = p.authenticator.check(key, 'key', T0);
+    for (let i = 0; i <= PLANS.FREE.rateLimitPerMinute; i++) last = authenticatorOf(p).check(key, 'key', T0);
     assert.ok(last!.ok);
     assert.deepEqual(last!.headers[1], ['X-RateLimit-Remaining', '0']);
     p.close();
@@ -101,7 +122,7 @@ describe('KeyAuthenticator', () => {
 
 describe('KeyAuthenticator behind the real HTTP facade', () => {
   it('answers 401 for a bad key, rate-limit headers for a good one, 429 + Retry-After when enforced', async () => {
-    const p = openPersistence({ path: tmp.path, env: { RATE_LIMIT_ENFORCE: '1', REQUIRE_KEY: '1' }, flushIntervalMs: 0 });
+    const p = openPersistence({ path: tmp.path, env: { RATE_LIMIT_ENFORCE: '1' }, flushIntervalMs: 0 });
     const { key } = p.apiKeys.create({ plan: 'FREE' });
     const route = defineRoute({
       path: '/api/v1/status',
@@ -110,7 +131,7 @@ describe('KeyAuthenticator behind the real HTTP facade', () => {
       response: 'Status',
       handle: () => ({ kind: 'data', data: [{ totalMarkets: 1, sportsbooks: 1 }], updated: T0 }),
     });
-    const server = await createServer({ routes: [route], port: 0, authenticator: p.authenticator, clock: new ManualClock(T0) });
+    const server = await createServer({ routes: [route], port: 0, authenticator: authenticatorOf(p, true), clock: new ManualClock(T0) });
     try {
       const missing = await httpRequest(server.port, '/api/v1/status');
       assert.equal(missing.status, 401);

@@ -1,5 +1,5 @@
 // Events repository over a real SQLite file: every filter of list(), the default
-// window's edges, keyset order and page walks, detail (D2), box score (D3), and the
+// window's edges, keyset order and page walks, detail (scores once a box score exists), box score, and the
 // status writes the engine flushes.
 
 import assert from 'node:assert/strict';
@@ -59,7 +59,7 @@ function expected(q: Omit<EventListQuery, 'after' | 'limit'>): string[] {
 const defaultWindow = defaultEventWindow(NOW);
 
 describe('events.list', () => {
-  it('rows carry the 2.9 fields in spec order, startTime as YYYY-MM-DDTHH:mmZ and context as an object', () => {
+  it('rows carry the event list fields in the documented order, startTime as YYYY-MM-DDTHH:mmZ and context as an object', () => {
     const { rows } = p.events.list({ ...defaultWindow, limit: 100 });
     assert.ok(rows.length > 0);
     for (const row of rows) {
@@ -118,7 +118,7 @@ describe('events.list', () => {
     assert.deepEqual(rows.map((r) => r.id), expected(q));
   });
 
-  it('status filters, and brings futures anchors in (C8)', () => {
+  it('status filters, and brings futures anchors in', () => {
     const q = { startsAfter: null, startsBefore: null, status: 'in_progress' };
     const rows = p.events.list({ ...q, limit: 1000 }).rows.map((r) => r.id);
     assert.deepEqual(rows, ['nba-20261121-bos-nyk', 'nfl-2026-futures', 'nba-2026-futures']);
@@ -228,7 +228,7 @@ describe('events.list', () => {
 });
 
 describe('events.detail', () => {
-  it('adds homeScore/awayScore once a box score exists (D2)', () => {
+  it('adds homeScore/awayScore once a box score exists', () => {
     const d = p.events.detail('nba-20261118-lal-bos')!;
     const box = board.teamBox.find((b) => b.eventId === 'nba-20261118-lal-bos')!;
     assert.deepEqual(Object.keys(d), [...EVENT_FIELDS, 'homeScore', 'awayScore']);
@@ -242,7 +242,7 @@ describe('events.detail', () => {
     assert.deepEqual(Object.keys(d), EVENT_FIELDS);
   });
 
-  it('answers futures anchors (C8) and null for unknown ids', () => {
+  it('answers futures anchors and null for unknown ids', () => {
     const d = p.events.detail('nba-2026-futures')!;
     assert.equal(d.homeTeamId, null);
     assert.equal(d.status, 'in_progress');
@@ -250,7 +250,7 @@ describe('events.detail', () => {
   });
 });
 
-describe('events.boxScore (D3)', () => {
+describe('events.boxScore', () => {
   it('holds the event, its two team rows (home first) and every player row', () => {
     const id = 'nba-20261120-nyk-mia';
     const box = p.events.boxScore(id)!;
@@ -286,7 +286,7 @@ describe('updateEventStatuses', () => {
     assert.ok(live.includes(id) && !live.includes('nba-20261121-bos-nyk'));
   });
 
-  it('rejects a status outside D8 and writes nothing of that batch', () => {
+  it('rejects a status outside the event statuses and writes nothing of that batch', () => {
     const id = 'nba-20261123-mia-bos';
     assert.throws(() => p.updateEventStatuses([{ id, status: 'final' }, { id, status: 'halftime' as never }], NOW), { code: 'invalid_status' });
     assert.equal(p.events.detail(id)!.status, 'scheduled');

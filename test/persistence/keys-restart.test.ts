@@ -1,4 +1,4 @@
-// Keys and usage across processes and restarts (decisions G1, G2): the keys CLI run as
+// Keys and usage across processes and restarts: the keys CLI run as
 // its own process against the server's database file (a key it creates works at once,
 // a key it revokes is refused at once), usage counts surviving an app restart on the
 // same file, and npm start's first-run load / later reuse of the cold data.

@@ -1,4 +1,4 @@
-// API keys (G1): creation shows the plain key once and stores only its SHA-256;
+// API keys: creation shows the plain key once and stores only its SHA-256;
 // lookup, list, revoke by id / last4 / hash prefix, and revocation that takes effect
 // at once, whether done in this process or by another connection (the CLI).
 

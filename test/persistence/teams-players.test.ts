@@ -38,7 +38,7 @@ function walkIds<R extends { id: string }>(page: (after: string | undefined) => 
 }
 
 describe('teams', () => {
-  it('list: Team rows (2.2) in id order; league filter any-of, case-insensitive', () => {
+  it('list: Team rows in id order; league filter any-of, case-insensitive', () => {
     const all = p.teams.list({ limit: 1000 }).rows;
     assert.deepEqual(all.map((t) => t.id), board.teams.map((t) => t.id).sort());
     assert.deepEqual(Object.keys(all[0]!), ['id', 'name', 'abbreviation', 'league']);
@@ -65,7 +65,7 @@ describe('teams', () => {
     assert.equal(p.teams.get('nfl-xx'), null);
   });
 
-  it('stats: the team\'s box rows (2.11 + teamId) in event order, by season, null when unknown', () => {
+  it('stats: the team\'s box rows (with teamId) in event order, by season, null when unknown', () => {
     const rows = p.teams.stats('nba-bos')!;
     const want = board.teamBox.filter((b) => b.teamId === 'nba-bos');
     assert.equal(rows.length, want.length);
@@ -82,7 +82,7 @@ describe('teams', () => {
 });
 
 describe('players', () => {
-  it('list: Player rows (2.3) in id order, by league and by team', () => {
+  it('list: Player rows in id order, by league and by team', () => {
     const all = p.players.list({ limit: 1000 }).rows;
     assert.deepEqual(all, [...board.players].sort(byId).map((x) => ({ ...x })));
     assert.deepEqual(Object.keys(all[0]!), ['id', 'name', 'league', 'teamId', 'position']);
@@ -110,7 +110,7 @@ describe('players', () => {
     );
   });
 
-  it('get and stats (2.12) with the season filter', () => {
+  it('get and stats (player box rows) with the season filter', () => {
     assert.deepEqual(p.players.get('nba-lal-p02'), { id: 'nba-lal-p02', name: 'LAL Player 2', league: 'nba', teamId: 'nba-lal', position: 'G' });
     assert.equal(p.players.get('nba-lal-p09'), null);
     const rows = p.players.stats('nba-bos-p01')!;
@@ -168,7 +168,7 @@ describe('stats.players (keyset over eventId, playerId)', () => {
   });
 });
 
-describe('seasons (D1, from the league calendar)', () => {
+describe('seasons (from the league calendar)', () => {
   it('every league\'s seasons overlapping the year, sorted by league then year, with status at now', () => {
     const seasons = p.seasons.forYear(2026, NOW);
     assert.deepEqual(Object.keys(seasons[0]!), ['id', 'league', 'year', 'name', 'startDate', 'endDate', 'status', 'futuresEventId']);

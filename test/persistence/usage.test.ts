@@ -1,4 +1,4 @@
-// Usage metering (G2, D7): in-memory minute and month counts, batched flushes that
+// Usage metering: in-memory minute and month counts, batched flushes that
 // survive close + reopen, enforcement with retryAfter, and account usage records.
 
 import assert from 'node:assert/strict';
@@ -141,7 +141,7 @@ describe('UsageMeter enforcement', () => {
   });
 });
 
-describe('accountUsage (D7)', () => {
+describe('accountUsage', () => {
   it('reports plan, month use and limits of a key, and the anonymous plan without one', () => {
     const db = openDatabase(tmp.path);
     const key = new ApiKeys(db).create({ plan: 'PRO' }).record;

@@ -1,11 +1,11 @@
-// /api/v1/arbitrage over HTTP on the real app (issue 6, service-spec 4.8, decisions
-// D5, H3, C6, C7): walks equal the brute force over the /odds rows under every filter;
+// /api/v1/arbitrage over HTTP on the real app (filters,
+// out-of-season notes, cursors): walks equal the brute force over the /odds rows under every filter;
 // legs carry stakes summing to 1 and never come from DFS, futures or suspended rows;
 // a price change that opens (or a suspension that closes) an arbitrage shows at once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { americanToDecimal, decimalToAmerican } from '../../engine/model.ts';
-import { bruteForceArbitrage, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, type OddsRowJson } from '../helpers/bruteForce.ts';
 import type { ArbitrageRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { boardRows } from '../helpers/oddsReference.ts';
@@ -127,7 +127,7 @@ test('errors: unknown type, negative min_profit, more than 20 leagues, a cursor 
   assert.equal(replay.body.code, 'invalid_cursor');
 });
 
-test('out-of-season league: 200, [] and meta.note (C6)', async () => {
+test('out-of-season league: 200, [] and meta.note', async () => {
   const { reply, body } = await t.call(ROUTE, `${ROUTE}?league=mlb`);
   assert.equal(reply.status, 200);
   assert.deepEqual(body.data, []);

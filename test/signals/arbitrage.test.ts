@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { americanToDecimal, oddsId, type OddsInput } from '../../engine/model.ts';
-import { bruteForceArbitrage } from '../../engine/signals/bruteForce.ts';
-import { evaluateAt, type QuoteAt } from '../../engine/signals/historical.ts';
+import { bruteForceArbitrage } from '../helpers/bruteForce.ts';
+import { evaluateAt, type QuoteAt } from '../helpers/historicalArbitrage.ts';
 import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
 
 const EVENT = 'nba-20261121-lal-bos';

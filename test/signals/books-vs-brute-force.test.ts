@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decimalToAmerican, oddsId, type OddsInput } from '../../engine/model.ts';
-import { bruteForceArbitrage, bruteForceEdges } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, bruteForceEdges } from '../helpers/bruteForce.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
 import { mulberry32 } from '../../engine/random.ts';

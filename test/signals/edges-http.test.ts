@@ -1,10 +1,10 @@
-// /api/v1/edges over HTTP on the real app (issue 6, service-spec 4.8, decisions D4,
-// H1, H2, C6, C7): every devig method's full walk equals the brute force over the
+// /api/v1/edges over HTTP on the real app (devig methods, filters,
+// out-of-season notes, cursors): every devig method's full walk equals the brute force over the
 // /odds rows, filters, parameter errors, cursors bound to filters, the clock expiring
 // sharp quotes (and the cached page with them), suspended sharp quotes not counting.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { bruteForceEdges, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceEdges, type OddsRowJson } from '../helpers/bruteForce.ts';
 import { DEVIG_METHODS, type DevigMethod } from '../../engine/signals/devig.ts';
 import type { EdgeRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -107,7 +107,7 @@ test('parameter errors: min_edge outside [0, 1], unknown devig, more than 20 lea
   assert.equal(tampered.body.code, 'invalid_cursor');
 });
 
-test('out-of-season league: 200, [] and meta.note (C6); a mixed list keeps the in-season rows', async () => {
+test('out-of-season league: 200, [] and meta.note; a mixed list keeps the in-season rows', async () => {
   const { reply, body } = await t.call(ROUTE, `${ROUTE}?league=mlb&min_edge=0`);
   assert.equal(reply.status, 200);
   assert.deepEqual(body.data, []);

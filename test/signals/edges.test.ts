@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oddsId, type OddsInput } from '../../engine/model.ts';
-import { bruteForceEdges } from '../../engine/signals/bruteForce.ts';
+import { bruteForceEdges } from '../helpers/bruteForce.ts';
 import { DEVIG_METHODS, type DevigMethod } from '../../engine/signals/devig.ts';
 import type { EdgeQuery } from '../../engine/signals/edgeBook.ts';
 import type { SignalsConfig } from '../../engine/signals/records.ts';
@@ -59,7 +59,7 @@ function propBoard(config: Partial<SignalsConfig> = {}): SignalBoard {
   return board;
 }
 
-test('one sharp book: fair value, breakeven, edge and the D4 record', () => {
+test('one sharp book: fair value, breakeven, edge and the Edge record', () => {
   const board = propBoard();
   const edges = board.books.edges.all(NOW);
   assert.equal(edges.length, 1, 'UNDER at 1.0x is negative and left out');

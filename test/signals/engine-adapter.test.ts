@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../engine/clock.ts';
 import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { bruteForceArbitrage, bruteForceEdges, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, bruteForceEdges, type OddsRowJson } from '../helpers/bruteForce.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { boardRows } from '../helpers/oddsReference.ts';

@@ -1,4 +1,4 @@
-// Property (issue 6): the kept edge and arbitrage books equal a brute-force
+// Property: the kept edge and arbitrage books equal a brute-force
 // recomputation from the engine's live rows, as /odds renders them, after every one
 // of 10k random simulator ticks (price moves, suspensions, lines added and pulled,
 // events going live and final) while a ManualClock runs on, so sharp quotes also age
@@ -13,7 +13,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChangeKind } from '../../engine/engine.ts';
-import { bruteForceArbitrage, bruteForceEdges, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, bruteForceEdges, type OddsRowJson } from '../helpers/bruteForce.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { DEFAULT_SIGNALS_CONFIG, type ArbitrageRecord, type EdgeRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';

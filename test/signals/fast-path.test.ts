@@ -8,7 +8,7 @@ import { ManualClock } from '../../engine/clock.ts';
 import { OddsEngine, type Change } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { mulberry32 } from '../../engine/random.ts';
-import { bruteForceArbitrage, bruteForceEdges, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, bruteForceEdges, type OddsRowJson } from '../helpers/bruteForce.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { NO_PRICE } from '../../engine/oddsStore.ts';
 import { NOW, testBoard } from '../helpers/app.ts';

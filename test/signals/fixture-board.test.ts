@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { americanToDecimal, type OddsInput } from '../../engine/model.ts';
-import { bruteForceArbitrage, bruteForceEdges } from '../../engine/signals/bruteForce.ts';
-import { RowQuoteSource } from '../../engine/signals/rowQuoteSource.ts';
+import { bruteForceArbitrage, bruteForceEdges } from '../helpers/bruteForce.ts';
+import { RowQuoteSource } from '../helpers/rowQuoteSource.ts';
 import { SignalBooks } from '../../engine/signals/signalBooks.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { NOW, rowJson } from '../helpers/signals-harness.ts';

@@ -1,11 +1,11 @@
 // /api/v1/historical/odds and /api/v1/historical/arbitrage over HTTP on the real app
-// (issue 6, service-spec 4.7, decisions D6, H5): replayed from the price rings, they
+// (replayed from the price rings): they
 // equal the live board now, and an earlier recorded state (board rows, /arbitrage)
 // for a past instant, removed selections included while their history is kept.
 // The clock moves in whole seconds here because ring times are whole seconds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { bruteForceArbitrage, type OddsRowJson } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage, type OddsRowJson } from '../helpers/bruteForce.ts';
 import type { ArbitrageRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { boardRows, compareRows, type Row } from '../helpers/oddsReference.ts';
@@ -121,12 +121,12 @@ test('historical odds and arbitrage at a past instant equal the state recorded t
   assert.deepEqual(defaults.body.data, arbitrageThen.filter((r) => r.profit >= 0.001), 'min_profit defaults to 0.001');
 });
 
-test('a date before any history leaves every selection out (D6)', async () => {
+test('a date before any history leaves every selection out', async () => {
   const eventId = boardRows(t.app.engine, 'all')[0].eventId as string;
   assert.deepEqual(await historical(eventId, Date.parse('2020-01-01T00:00:00Z')), []);
 });
 
-test('H5 window at now: only prices last seen within to - from count; a single instant is a snapshot', async () => {
+test('staleness window at now: only prices last seen within to - from count; a single instant is a snapshot', async () => {
   step(60, 30);
   const to = t.clock.now();
   for (const minutes of [1, 10, 60 * 24]) {
@@ -137,7 +137,7 @@ test('H5 window at now: only prices last seen within to - from count; a single i
     assert.deepEqual(body.data, expected, `window ${minutes} min`);
     for (const record of body.data as ArbitrageRecord[]) for (const leg of record.legs) assert.ok(Date.parse(leg.updated) >= from);
   }
-  // service-spec 4.7: a single `to` (from = to) is a snapshot: every price in force at to,
+  // A single `to` (from = to) is a snapshot (OpenAPI description of /historical/arbitrage): every price in force at to,
   // which at now is exactly what the live board gives, whenever each price was last seen.
   const everyRow = boardRows(t.app.engine, 'all') as OddsRowJson[];
   const stale = everyRow.filter((row) => Date.parse(row.updated) < to - 60 * 60_000);

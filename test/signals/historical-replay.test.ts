@@ -1,4 +1,4 @@
-// The two H5 replays agree: ArbitrageReplay (over the live groups, what the route
+// The two historical-arbitrage replays agree: ArbitrageReplay (over the live groups, what the route
 // serves) and historicalArbitrage (every quote regrouped from strings through
 // evaluateAt), for random (from, to) windows over a board that ticked, pulled lines,
 // removed selections and finished events; and a replay at now with a window covering
@@ -11,7 +11,7 @@ import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { Simulator } from '../../engine/simulator.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
-import { historicalArbitrage } from '../../engine/signals/historicalReplay.ts';
+import { historicalArbitrage } from '../helpers/historicalArbitrage.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 
 test('ArbitrageReplay equals the regrouping replay for random windows; at now it equals the live book', () => {

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oddsId } from '../../engine/model.ts';
-import { bruteForceArbitrage } from '../../engine/signals/bruteForce.ts';
+import { bruteForceArbitrage } from '../helpers/bruteForce.ts';
 import { row, SignalBoard } from '../helpers/signals-harness.ts';
 
 function board() {

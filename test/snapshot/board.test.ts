@@ -1,4 +1,4 @@
-// BoardSnapshot (issue 5): the gzip body is the E1 document byte for byte as an
+// BoardSnapshot: the gzip body is the snapshot document byte for byte as an
 // independent serializer writes it (rows = /odds rows + priceHistory), in both
 // variants, on the fixture board and on the engine tests' tricky-id board.
 import { test } from 'node:test';
@@ -10,7 +10,7 @@ import { FORMAT_ALL } from '../../engine/rowJson.ts';
 import { HISTORY_CAPACITY } from '../../engine/historyRing.ts';
 import { NOW, fixtureEngine, parseBody, rawBody, referenceText, testBoardEngine } from '../helpers/snapshot-helpers.ts';
 
-test('both variants gunzip to the E1 document a plain serializer writes (fixture board)', () => {
+test('both variants gunzip to the snapshot document a plain serializer writes (fixture board)', () => {
   const { engine } = fixtureEngine();
   const snapshot = new BoardSnapshot(engine);
   for (const withHistory of [false, true]) {

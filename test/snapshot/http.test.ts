@@ -1,5 +1,5 @@
 // GET /api/v1/snapshot on the real app (small board, ManualClock, port 0): gzip always,
-// the OpenAPI Snapshot schema, byte equality with the E1 reference, rows equal to a
+// the OpenAPI Snapshot schema, byte equality with the reference serializer, rows equal to a
 // full /odds walk, strong ETags per variant with 304, HEAD, curl --compressed, and a
 // client that hangs up mid-body.
 import { test, before, after, describe } from 'node:test';
@@ -14,14 +14,14 @@ import { gunzipSync } from 'node:zlib';
 import { ManualClock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { Simulator } from '../../engine/simulator.ts';
-import { startApp, type App } from '../../http/app.ts';
+import { startApp, type App } from '../../service/app.ts';
 import { bodyStreamStats } from '../../http/largeBody.ts';
 import { httpRequest, loadValidator, type ApiValidator } from '../helpers/server.ts';
 import { liveSlots } from '../helpers/engine-helpers.ts';
 import { NOW, fixtureEngine, referenceText, type SnapshotDoc } from '../helpers/snapshot-helpers.ts';
 import { createServer } from '../../http/server.ts';
 import { snapshotRoutes } from '../../http/routes/snapshot.ts';
-import { openPersistence } from '../../persistence/persistence.ts';
+import { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 const PATH = '/api/v1/snapshot';
@@ -54,7 +54,7 @@ function changeOnePrice(): void {
   app.engine.apply([{ op: 'price', slot, priceAmerican: price === 150 ? 155 : 150, suspended: false }]);
 }
 
-test('200: gzip (without asking), JSON, strong ETag, the E1 document byte for byte, valid against the OpenAPI Snapshot schema', async () => {
+test('200: gzip (without asking), JSON, strong ETag, the snapshot document byte for byte, valid against the OpenAPI Snapshot schema', async () => {
   const { reply, body } = await get(PATH);
   assert.equal(reply.status, 200);
   assert.equal(reply.headers['content-encoding'], 'gzip');
@@ -142,20 +142,19 @@ describe('on the medium board (bodies of tens of MB, builds of seconds)', () => 
   let server: Awaited<ReturnType<typeof createServer>>;
   let engine: OddsEngine;
   let mediumClock: ManualClock;
-  let persistence: ReturnType<typeof openPersistence>;
-  const teardowns: Array<() => void> = [];
+  let snapshot: BoardSnapshot;
 
   before(async () => {
     ({ engine, clock: mediumClock } = fixtureEngine(4, undefined, 'medium'));
-    persistence = openPersistence({ path: join(dir, 'medium.db'), env: {} });
-    const routes = snapshotRoutes({ engine, persistence, clock: engine.clock, env: {}, syncEvents: () => {}, onClose: (fn) => void teardowns.push(fn) });
-    server = await createServer({ routes, port: 0, log: () => {} });
+    // As the composition root does: the variant without history is built before the server listens.
+    snapshot = new BoardSnapshot(engine, { clock: engine.clock });
+    snapshot.current(false);
+    server = await createServer({ routes: snapshotRoutes({ snapshot }), port: 0, log: () => {} });
   });
 
   after(async () => {
     await server.close();
-    for (const teardown of teardowns) teardown();
-    persistence.close();
+    snapshot.close();
   });
 
   test('a first include_history request builds in steps: other requests are answered meanwhile', async () => {

@@ -1,4 +1,4 @@
-// The sync contract (decisions F2) with the simulator applying updates: a client that
+// The sync contract with the simulator applying updates: a client that
 // loads the snapshot, then pages through the delta feed from syncToken (and then from
 // each walk's as-of time), upserting rows by id and deleting tombstones, holds exactly
 // the rows of a fresh snapshot, round after round, even when the board moves while it
@@ -14,7 +14,7 @@ import { ManualClock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { Simulator } from '../../engine/simulator.ts';
-import { startApp } from '../../http/app.ts';
+import { startApp } from '../../service/app.ts';
 import { httpRequest, loadValidator } from '../helpers/server.ts';
 import { filterOf } from '../helpers/engine-helpers.ts';
 import { NOW, fixtureEngine, parseBody, type SnapshotDoc } from '../helpers/snapshot-helpers.ts';

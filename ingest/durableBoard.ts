@@ -1,0 +1,196 @@
+// A board kept in DATA_DIR: opening restores it (the newest valid checkpoint plus the
+// log after it), then an Ingest writes to it and a checkpoint policy folds the log
+// into a new checkpoint every CHECKPOINT_INTERVAL_MS (default 60 s) or every
+// CHECKPOINT_LOG_BYTES of log (default 256 MiB), and on request (checkpointNow).
+//
+// Layout of DATA_DIR:
+//   checkpoint-<last record index, 16 digits>.ckpt   (persistence/log/checkpointFiles.ts)
+//   wal/wal-<first record index, 16 digits>.log      (persistence/log/segments.ts)
+//
+// A checkpoint is taken between two applied batches (it is encoded synchronously, so no
+// batch applies halfway through it) and names the last record it includes; the log
+// segments wholly before it are then deleted. Restore order: read the newest checkpoint
+// that passes its CRC (an older one only if the log still reaches back to it), open
+// the log (a torn tail is cut and reported; damage before the end throws
+// LogDamagedError with file and offset), then replay every record after the checkpoint
+// at its logged time.
+
+import type { Clock } from '../engine/clock.ts';
+import { decodeEngineState, encodeEngineState } from '../engine/checkpoint.ts';
+import { OddsEngine, type EngineOptions } from '../engine/engine.ts';
+import { CheckpointDamagedError, listCheckpoints, readCheckpoint, writeCheckpoint, type CheckpointFile } from '../persistence/log/checkpointFiles.ts';
+import { FileBatchLog, fsyncFromEnv, walDir, type TornTail } from '../persistence/log/fileBatchLog.ts';
+import { Ingest, applyCold, type ColdStore } from './ingest.ts';
+import { decodeRecord, engineChanges } from './record.ts';
+
+export interface DurableBoardOptions {
+  dataDir: string;
+  clock: Clock;
+  cold: ColdStore;
+  engineOptions?: EngineOptions;
+  /** Default: WAL_FSYNC (fsync unless it is '0'). */
+  fsync?: boolean;
+  /** Default CHECKPOINT_INTERVAL_MS or 60 s; 0 turns the timer off. */
+  checkpointIntervalMs?: number;
+  /** Default CHECKPOINT_LOG_BYTES or 256 MiB. */
+  checkpointLogBytes?: number;
+  segmentBytes?: number;
+  env?: NodeJS.ProcessEnv;
+  warn?: (line: string) => void;
+}
+
+export interface RestoreReport {
+  /** The checkpoint restored from, or null (no checkpoint: the log replays onto an empty board). */
+  checkpoint: CheckpointFile | null;
+  /** Newer checkpoints that failed their check and were passed over. */
+  skippedCheckpoints: string[];
+  tornTail: TornTail | null;
+  replayedRecords: number;
+  replayedChanges: number;
+  ms: number;
+}
+
+export interface CheckpointReport {
+  path: string;
+  logIndex: number;
+  bytes: number;
+  ms: number;
+}
+
+const DEFAULT_INTERVAL_MS = 60_000;
+const DEFAULT_LOG_BYTES = 256 * 1024 * 1024;
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text)) throw new Error(`${name} must be a non-negative integer, got ${text}`);
+  return Number(text);
+}
+
+export class DurableBoard {
+  readonly engine: OddsEngine;
+  readonly log: FileBatchLog;
+  readonly ingest: Ingest;
+  readonly restore: RestoreReport;
+  /** True when DATA_DIR held neither a checkpoint nor a log record (the caller loads a board and checkpoints it). */
+  readonly fresh: boolean;
+  private timer: NodeJS.Timeout | null = null;
+  private checkpointing: Promise<CheckpointReport | null> | null = null;
+  private readonly fsync: boolean;
+  private readonly logBytes: number;
+  private readonly warn: (line: string) => void;
+
+  private constructor(private readonly options: DurableBoardOptions, engine: OddsEngine, log: FileBatchLog, appliedIndex: number, restore: RestoreReport, fresh: boolean) {
+    const env = options.env ?? process.env;
+    this.fsync = options.fsync ?? fsyncFromEnv(env);
+    this.logBytes = options.checkpointLogBytes ?? intFrom(env, 'CHECKPOINT_LOG_BYTES', DEFAULT_LOG_BYTES);
+    this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
+    this.engine = engine;
+    this.log = log;
+    this.restore = restore;
+    this.fresh = fresh;
+    this.ingest = new Ingest({
+      engine,
+      log,
+      cold: options.cold,
+      clock: options.clock,
+      appliedIndex,
+      warn: this.warn,
+      afterApply: () => {
+        if (this.log.bytesSinceCheckpoint >= this.logBytes) void this.checkpointNow();
+      },
+    });
+    const interval = options.checkpointIntervalMs ?? intFrom(env, 'CHECKPOINT_INTERVAL_MS', DEFAULT_INTERVAL_MS);
+    if (interval > 0) {
+      this.timer = setInterval(() => {
+        if (this.ingest.appliedIndex > this.lastCheckpointIndex) void this.checkpointNow().catch((error: unknown) => this.warn(`checkpoint failed: ${String(error)}`));
+      }, interval);
+      this.timer.unref();
+    }
+    this.lastCheckpointIndex = restore.checkpoint?.logIndex ?? -1;
+  }
+
+  private lastCheckpointIndex: number;
+
+  /** Restores what DATA_DIR holds (or starts empty) and opens the log for appends. */
+  static open(options: DurableBoardOptions): DurableBoard {
+    const started = performance.now();
+    const env = options.env ?? process.env;
+    const fsync = options.fsync ?? fsyncFromEnv(env);
+    const skipped: string[] = [];
+    let engine: OddsEngine | null = null;
+    let checkpoint: CheckpointFile | null = null;
+    for (const file of listCheckpoints(options.dataDir)) {
+      try {
+        engine = decodeEngineState(readCheckpoint(file), options.clock, options.engineOptions);
+        checkpoint = file;
+        break;
+      } catch (error) {
+        if (!(error instanceof CheckpointDamagedError)) throw error;
+        skipped.push(error.message);
+      }
+    }
+    const opened = FileBatchLog.open(walDir(options.dataDir), { fsync, segmentBytes: options.segmentBytes });
+    const log = opened.log;
+    engine ??= new OddsEngine(options.clock, options.engineOptions);
+    const from = (checkpoint?.logIndex ?? 0) + 1;
+    let records = 0;
+    let changes = 0;
+    let applied = from - 1;
+    const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const target = engine;
+    log.replay(from, ({ index, payload }) => {
+      const record = decodeRecord(payload);
+      target.apply(engineChanges(record.changes), record.time);
+      applyCold(options.cold, record, index, warn);
+      applied = index;
+      records++;
+      changes += record.changes.length;
+    });
+    if (applied !== log.lastIndex) {
+      throw new Error(`the log ends at record ${log.lastIndex} but replay stopped at ${applied}`);
+    }
+    const fresh = checkpoint === null && log.lastIndex === 0;
+    const report: RestoreReport = {
+      checkpoint,
+      skippedCheckpoints: skipped,
+      tornTail: opened.tornTail,
+      replayedRecords: records,
+      replayedChanges: changes,
+      ms: performance.now() - started,
+    };
+    return new DurableBoard(options, engine, log, applied, report, fresh);
+  }
+
+  /**
+   * Writes a checkpoint of the board as it is now (between batches) and drops the log
+   * before it. Concurrent calls share one checkpoint. Null when there is nothing new.
+   */
+  checkpointNow(): Promise<CheckpointReport | null> {
+    if (this.checkpointing !== null) return this.checkpointing;
+    this.checkpointing = Promise.resolve().then(async () => {
+      try {
+        const index = this.ingest.appliedIndex;
+        if (index === this.lastCheckpointIndex) return null;
+        const started = performance.now();
+        const body = encodeEngineState(this.engine); // synchronous: no batch applies during it
+        const written = writeCheckpoint(this.options.dataDir, index, body, { fsync: this.fsync });
+        this.lastCheckpointIndex = index;
+        // records a failed cold write still needs stay in the log until a restart replays them
+        if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index);
+        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started };
+      } finally {
+        this.checkpointing = null;
+      }
+    });
+    return this.checkpointing;
+  }
+
+  /** Stops the timer and closes the log (after its queued appends). No checkpoint: call checkpointNow first for one. */
+  async close(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    if (this.checkpointing !== null) await this.checkpointing;
+    await this.log.close();
+  }
+}

@@ -1,0 +1,188 @@
+// The write path in process: what the ingest listener (HTTP, WebSocket) and an
+// in-process feed call. submit(batch) runs, in this order:
+//
+//   1. validate the whole batch against the board plus the batches still in flight;
+//      any bad change: reject IngestError('invalid_batch', errors) (nothing logged)
+//   2. choose the apply time (the clock, never before the last one handed out) and
+//      encode the normalized batch as one log record (record.ts)
+//   3. append it to the log and wait until it is durable; a failed append rejects
+//      IngestError('log_unavailable') and nothing of the batch is applied
+//   4. apply it: the engine at the logged time, then the cold records in one SQLite
+//      transaction; resolve {seq, applied}
+//
+// Log then apply: a reader never sees a change that a crash could take back, and an
+// acknowledgement always follows the fsync. Appends resolve in log order and each
+// continuation applies its own batch, so batches apply in exactly the log's order;
+// while one waits for its fsync the next can be validated (against its effects,
+// kept as a PendingEffects layer) and join the same group commit.
+
+import type { Clock } from '../engine/clock.ts';
+import type { OddsEngine } from '../engine/engine.ts';
+import { LogUnavailableError, type BatchLog } from '../persistence/log/batchLog.ts';
+import type { ColdRecordChange } from '../persistence/coldWrites.ts';
+import { BoardView, type ColdLookup, type PendingEffects } from './boardView.ts';
+import type { ChangeError } from './changes.ts';
+import { decodeBatch, type BatchFormat } from './decode.ts';
+import { coldChanges, encodeRecord, engineChanges, type BatchRecord } from './record.ts';
+import { validateBatch } from './validate.ts';
+
+export interface IngestResult {
+  /** The board seq after the batch (what /status, the snapshot and the delta feed are at). */
+  seq: number;
+  /** Changes applied: every change of the batch. */
+  applied: number;
+  /** The batch's log record index. */
+  index: number;
+}
+
+export type IngestErrorCode = 'invalid_batch' | 'log_unavailable' | 'ingest_failed';
+
+export class IngestError extends Error {
+  constructor(
+    readonly code: IngestErrorCode,
+    detail: string,
+    readonly errors: ChangeError[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
+    this.name = 'IngestError';
+  }
+}
+
+/** Where cold records go and where the validator looks them up (Persistence provides both). */
+export interface ColdStore {
+  readonly coldWrites: ColdLookup;
+  applyColdChanges(changes: readonly ColdRecordChange[], now: number): void;
+}
+
+export interface IngestOptions {
+  engine: OddsEngine;
+  log: BatchLog;
+  cold: ColdStore;
+  clock: Clock;
+  /** The log index the engine's state already includes (a restore's last replayed record; 0 for a fresh log). */
+  appliedIndex?: number;
+  /** Called after every applied batch (the checkpointer watches the log size here). */
+  afterApply?: () => void;
+  /** Problems that do not fail a batch (a cold write failing after the batch was durable). */
+  warn?: (line: string) => void;
+}
+
+interface InFlight {
+  effects: PendingEffects;
+}
+
+export class Ingest {
+  private readonly engine: OddsEngine;
+  private readonly log: BatchLog;
+  private readonly cold: ColdStore;
+  private readonly clock: Clock;
+  private readonly warn: (line: string) => void;
+  /** Validated batches waiting for the log, oldest first. */
+  private inFlight: InFlight[] = [];
+  private lastTime = 0;
+  private applied: number;
+  private failure: Error | null = null;
+  private coldFailures = 0;
+
+  constructor(private readonly options: IngestOptions) {
+    this.engine = options.engine;
+    this.log = options.log;
+    this.cold = options.cold;
+    this.clock = options.clock;
+    this.applied = options.appliedIndex ?? 0;
+    this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
+  }
+
+  /** Index of the last log record applied to the engine. */
+  get appliedIndex(): number {
+    return this.applied;
+  }
+
+  /**
+   * Cold writes that failed after their batch was durable. While any did, checkpoints
+   * must not drop the log: only its replay can still bring those records to SQLite.
+   */
+  get coldWritesFailed(): number {
+    return this.coldFailures;
+  }
+
+  /** Batches validated and waiting for the log. */
+  get inFlightCount(): number {
+    return this.inFlight.length;
+  }
+
+  /** A body as it arrives (NDJSON or msgpack). */
+  submitBody(body: Uint8Array, format: BatchFormat): Promise<IngestResult> {
+    const decoded = decodeBatch(body, format);
+    if (decoded.errors.length > 0 && decoded.changes.length === 0) {
+      return Promise.reject(new IngestError('invalid_batch', decoded.errors[0].detail, decoded.errors));
+    }
+    return this.submit(decoded.changes, decoded.errors);
+  }
+
+  /** One batch of changes (plain objects, as decoded from JSON or msgpack). */
+  async submit(changes: readonly unknown[], decodeErrors: readonly ChangeError[] = []): Promise<IngestResult> {
+    if (this.failure !== null) throw new IngestError('ingest_failed', `the write path stopped after an internal error: ${this.failure.message}`);
+    const layers = this.inFlight.map((f) => f.effects).reverse();
+    const validated = validateBatch(changes, (own) => new BoardView(this.engine, this.cold.coldWrites, [own, ...layers]));
+    const errors = [...decodeErrors, ...validated.errors].sort((a, b) => a.index - b.index);
+    if (errors.length > 0) {
+      const indexes = [...new Set(errors.map((e) => e.index))];
+      throw new IngestError('invalid_batch', `${indexes.length} of ${changes.length} changes are invalid; nothing was applied`, errors);
+    }
+    const clockNow = this.clock.now();
+    const asOf = this.engine.asOf();
+    const time = Math.max(clockNow, asOf, this.lastTime);
+    this.lastTime = time;
+    const record: BatchRecord = { time, changes: validated.changes };
+    const entry: InFlight = { effects: validated.effects };
+    this.inFlight.push(entry);
+    let index: number;
+    try {
+      index = await this.log.append(encodeRecord(record));
+    } catch (error) {
+      // the log refuses everything queued behind a failed append, so every in-flight
+      // batch ends here too; none of them was applied
+      this.inFlight = [];
+      const detail = error instanceof LogUnavailableError ? error.message : String(error);
+      throw new IngestError('log_unavailable', detail, [], { cause: error });
+    }
+    this.inFlight.shift();
+    this.applyRecord(index, record);
+    this.options.afterApply?.();
+    return { seq: this.engine.seq, applied: record.changes.length, index };
+  }
+
+  /** Applies a durable record (also what a restore calls for each replayed record). */
+  applyRecord(index: number, record: BatchRecord): void {
+    if (index !== this.applied + 1) {
+      this.failure = new Error(`record ${index} applied after ${this.applied}`);
+      throw new IngestError('ingest_failed', this.failure.message);
+    }
+    try {
+      this.engine.apply(engineChanges(record.changes), record.time);
+    } catch (error) {
+      // validation admits only changes the engine applies; an exception here is a bug
+      // that may have left the batch half applied, so the write path stops (a restart
+      // replays the log into a clean state)
+      this.failure = error as Error;
+      throw new IngestError('ingest_failed', `applying record ${index} failed: ${(error as Error).message}`, [], { cause: error });
+    }
+    this.applied = index;
+    if (!applyCold(this.cold, record, index, this.warn)) this.coldFailures++;
+  }
+}
+
+/** Cold records of a durable batch; a failing write is reported, not fatal: the log replays it on restart. */
+export function applyCold(cold: ColdStore, record: BatchRecord, index: number, warn: (line: string) => void): boolean {
+  const changes = coldChanges(record.changes);
+  if (changes.length === 0) return true;
+  try {
+    cold.applyColdChanges(changes, record.time);
+    return true;
+  } catch (error) {
+    warn(`ingest: record ${index}: writing its cold records to SQLite failed (${(error as Error).message}); a restart replays them from the log`);
+    return false;
+  }
+}
