@@ -45,7 +45,7 @@ import { snapshotHead } from './snapshotJson.ts';
 import { SnapshotVariant, type VariantStats } from './snapshotVariant.ts';
 
 export interface BoardSnapshotOptions {
-  /** Raw bytes a piece of cold rows averages (hot rows get pieces 8 to 32 times smaller). Default 32 KiB. */
+  /** Raw bytes a piece of cold rows averages (runs of hot rows get pieces HOT_WEIGHT times smaller, rowCuts.ts). Default 128 KiB. */
   pieceBytes?: number;
   /** Accepted for older callers and ignored: a piece's bounds come from its rows (rowCuts.ts). */
   maxPieceBytes?: number;
@@ -131,7 +131,7 @@ export class BoardSnapshot implements ChangeListener {
     options: BoardSnapshotOptions = {},
   ) {
     this.options = {
-      pieceBytes: options.pieceBytes ?? 32 * 1024,
+      pieceBytes: options.pieceBytes ?? 128 * 1024,
       level: options.level ?? 1,
       historyIdleMs: options.historyIdleMs ?? 5 * 60 * 1000,
       watchMs: options.watchMs ?? 30_000,

@@ -20,8 +20,9 @@ import { SLOT_FREE } from '../oddsStore.ts';
 import { DirtyTracker } from './dirtyTracker.ts';
 import type { GzipMember } from './gzipMember.ts';
 import { COMMA, PieceRenderer, type VariantStats } from './pieceRenderer.ts';
-import { END_KEY, eventKey, eventKeyEnd, rowKey, splitRowKey } from './pieceKeys.ts';
-import { RowCuts } from './rowCuts.ts';
+import { END_KEY, eventKey, eventKeyEnd, isLiveEvent, rowKey, splitRowKey } from './pieceKeys.ts';
+import { CoolingRows } from './coolingRows.ts';
+import { HOT_WEIGHT, heatMoment, RowCuts } from './rowCuts.ts';
 
 export type { VariantStats };
 
@@ -33,10 +34,6 @@ export interface VariantOptions {
   level?: number;
 }
 
-/** Rendered bytes per row the span is reckoned with (large board: 509 plain, 1,390 with history). */
-const ROW_BYTES_PLAIN = 512;
-const ROW_BYTES_HISTORY = 1536;
-
 /** What a piece was rendered with, to tell whether its edges still hold. */
 interface PieceInfo {
   /** Its first row was its event's first (it carries the event's opening). */
@@ -45,6 +42,8 @@ interface PieceInfo {
   closes: boolean;
   /** Events it holds rows of. */
   events: number;
+  /** It ended by its own rows' weight (RowCuts.cutsAfter), not only at an event in play. */
+  ownCut: boolean;
 }
 
 interface Made extends PieceInfo {
@@ -121,6 +120,7 @@ export class SnapshotVariant {
   readonly tracker: DirtyTracker;
   private readonly renderer: PieceRenderer;
   private readonly cuts: RowCuts;
+  private readonly cooling = new CoolingRows();
   /** Events in body order by the key they were placed with (events whose rows all left stay, empty). */
   private readonly eventKeys: string[] = [];
   private readonly eventIds: number[] = [];
@@ -141,8 +141,7 @@ export class SnapshotVariant {
   ) {
     this.tracker = new DirtyTracker(engine.store);
     this.renderer = new PieceRenderer(engine, options.withHistory, options.level);
-    const rowBytes = options.withHistory ? ROW_BYTES_HISTORY : ROW_BYTES_PLAIN;
-    this.cuts = new RowCuts(engine, options.pieceBytes / rowBytes);
+    this.cuts = new RowCuts(engine, options.pieceBytes);
   }
 
   get stats(): VariantStats {
@@ -252,6 +251,7 @@ export class SnapshotVariant {
 
   private startBuild(): { after: string | null } {
     this.tracker.drain(noop, noop); // the build reads the board as it is now
+    this.cuts.moment = heatMoment(this.engine.asOf());
     const placed: { key: string; ev: number }[] = [];
     this.engine.indexes.byEvent.forEach((list, ev) => {
       if (list !== undefined && list.length > 0) placed.push({ key: eventKey(this.engine, ev), ev });
@@ -269,6 +269,7 @@ export class SnapshotVariant {
 
   /** Takes what the tracker holds: places moved and new events, and lists the dirty pieces. */
   private startPass(): RefreshPass {
+    this.coolDown();
     const keys = this.pieces.keys();
     const dirty = new Set<string>();
     const markPoint = (key: string): void => {
@@ -316,6 +317,19 @@ export class SnapshotVariant {
     }
     const list = [...dirty].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return { keys: list, dirty, next: 0 };
+  }
+
+  /**
+   * Moves the heat moment to the board's as-of time: rows that turned cold by then
+   * are listed as changed, so this pass re-renders them (and grows their pieces back).
+   */
+  private coolDown(): void {
+    const moment = heatMoment(this.engine.asOf());
+    if (moment <= this.cuts.moment) return;
+    this.cuts.moment = moment;
+    this.cooling.takeDue(moment, (slot) => {
+      if (this.engine.isLive(slot)) this.tracker.markSlot(slot, false);
+    });
   }
 
   /** Walks the run of dirty pieces starting at `key` again and replaces them. */
@@ -373,7 +387,12 @@ export class SnapshotVariant {
     }
   }
 
-  /** Whether the body is still cut right after the row `key` names, with that piece ending as rendered. */
+  /**
+   * Whether the body is still cut right after the row `key` names, with that piece
+   * ending as rendered. A cut depends only on the rows of the piece it ends, which are
+   * unchanged (a changed row lists its piece); what can have changed is whether the
+   * row is still its event's last (a neighbour added or gone), which changes its bytes.
+   */
   private cutHoldsAfter(key: string): boolean {
     const [event, book, id] = splitRowKey(key);
     const at = lowerBound(this.eventKeys, event);
@@ -382,11 +401,15 @@ export class SnapshotVariant {
     if (list === undefined) return false;
     const index = list.after(book, id, this.engine.indexes.order) - 1;
     if (index < 0 || this.engine.indexes.order.compareKeyToSlot(book, id, list.items[index]) !== 0) return false;
+    const info = this.info.get(key)!;
+    const closes = index === list.length - 1;
+    if (info.closes !== closes) return false;
+    if (info.ownCut) return true;
+    // It ended only because an event in play starts or ends there: is that still so?
+    if (!closes) return false;
     const walker = this.walker();
     walker.seekAfter(key);
-    const next = walker.peek();
-    if (next < 0 || !this.cuts.between(list.items[index], next)) return false;
-    return this.info.get(key)!.closes === (index === list.length - 1);
+    return walker.peek() >= 0 && (isLiveEvent(this.engine, this.eventIds[at]) || isLiveEvent(this.engine, walker.ev));
   }
 
   /**
@@ -397,9 +420,11 @@ export class SnapshotVariant {
   private renderFrom(walker: RowWalker, stop: (cutKey: string) => boolean, emit: (made: Made) => void): boolean {
     const sink = this.renderer.sink;
     sink.reset();
+    const cuts = this.cuts;
     let rows = 0;
     let opens = false;
     let events = 0;
+    let weight = 0;
     let slot = walker.peek();
     while (slot >= 0) {
       const ev = walker.ev;
@@ -412,15 +437,26 @@ export class SnapshotVariant {
         sink.byte(COMMA);
         if (first) events++;
       }
+      const before = sink.length;
       this.renderer.writeRow(sink, slot, ev, first, last);
+      let rowWeight = sink.length - before;
+      if (cuts.isHot(slot)) {
+        rowWeight *= HOT_WEIGHT;
+        this.cooling.add(slot, cuts.coolsAt(slot));
+      }
+      weight += rowWeight;
       rows++;
       walker.advance();
       const next = walker.peek();
-      if (next < 0 || this.cuts.between(slot, next)) {
+      const ownCut = cuts.cutsAfter(slot, rowWeight, weight);
+      // Events in play start and end on a cut: their rows move most, and a game going
+      // live (or ending) re-splits only its own range.
+      if (next < 0 || ownCut || (last && (isLiveEvent(this.engine, ev) || isLiveEvent(this.engine, walker.ev)))) {
         const key = next < 0 ? END_KEY : this.rowKeyOf(slot);
-        emit({ key, raw: Buffer.from(sink.view()), opens, closes: last, events });
+        emit({ key, raw: Buffer.from(sink.view()), opens, closes: last, events, ownCut });
         sink.reset();
         rows = 0;
+        weight = 0;
         if (stop(key) || next < 0) return next < 0;
       }
       slot = next;
@@ -431,7 +467,7 @@ export class SnapshotVariant {
   private place(made: Made): void {
     this.renderer.setPiece(made.key, made.raw, this.deferred);
     this.forgetInfo(made.key);
-    this.info.set(made.key, { opens: made.opens, closes: made.closes, events: made.events });
+    this.info.set(made.key, { opens: made.opens, closes: made.closes, events: made.events, ownCut: made.ownCut });
     if (made.events > 1) this.multiEventPieces++;
   }
 
