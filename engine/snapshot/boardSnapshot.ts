@@ -87,8 +87,16 @@ export interface SnapshotStats {
 
 /** Above this many waiting rows and events, isBehind() says a request should not wait synchronously. */
 const ASYNC_BACKLOG = 2000;
-/** At most this many rows, events and pieces in flight: a poll finishes the version inline. */
-const INLINE_BACKLOG = 8;
+/** At most this many rows, events and pieces in flight: a poll finishes the version inline (a piece each, about a millisecond). */
+const INLINE_BACKLOG = 4;
+/**
+ * A background refresh renders in steps until at most this many rows and events are
+ * left, then fixes the version's moment and renders the rest in one go (a piece or so
+ * each: a few ms).
+ */
+const FINAL_BACKLOG = 16;
+/** Stepping never runs longer than this before the version's moment is fixed. */
+const MAX_CATCH_UP_MS = 250;
 
 interface Waiter {
   resolve: (body: SnapshotBody) => void;
@@ -308,29 +316,37 @@ export class BoardSnapshot implements ChangeListener {
     for (;;) {
       if (this.closed || !this.isKept(state)) return;
       const variant = state.variant;
-      // Render what changed, in steps; the version's moment is when a step leaves nothing dirty.
-      for (;;) {
+      // Catch up in steps while much is waiting (pieces show the board as each step
+      // finds it), for at most MAX_CATCH_UP_MS, so a board moving faster than the
+      // steps render still gets a version after that long.
+      const catchUpEnd = performance.now() + MAX_CATCH_UP_MS;
+      while (!variant.isBuilt || (variant.backlog > FINAL_BACKLOG && performance.now() < catchUpEnd)) {
         const started = performance.now();
-        const done = variant.refresh(started + stepMs, true);
+        variant.refresh(started + stepMs, true);
         state.refreshMs += performance.now() - started;
-        if (done) break;
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
+      // The version's moment: what changed up to now is rendered in one go, so every
+      // piece shows the board at this moment; changes after it go to the next version.
       const asOf = this.engine.asOf();
       const count = this.engine.liveRows;
+      const started = performance.now();
+      variant.refresh(Infinity, true);
+      state.refreshMs += performance.now() - started;
       if (state.body !== null && state.asOf === asOf && variant.pendingCompressions === 0) {
         this.answerWaiters(state);
         return; // a synchronous caller got there first
       }
       variant.setHead(snapshotHead(asOf, count));
-      await variant.settle();
+      await variant.settle(); // compression on the threadpool
       if (state.variant !== variant) return;
       // A synchronous current() may have published this moment or a later one meanwhile.
       if (state.asOf < asOf) this.publish(state, asOf, count);
       if (variant.current) this.answerWaiters(state);
       const watched = this.clock.now() - state.lastPoll <= this.options.watchMs;
       if (variant.current || (!watched && state.waiters.length === 0)) return;
+      await nextTurn();
     }
   }
 
@@ -354,7 +370,10 @@ export class BoardSnapshot implements ChangeListener {
     }
     state.asOf = asOf;
     state.refreshes++;
-    if (variant.current) this.answerWaiters(state);
+    // Waiters get the newest board; the very first version goes to them anyway, so a
+    // request waiting on a variant's first build is answered under a board that never
+    // stops moving.
+    if (variant.current || state.refreshes === 1) this.answerWaiters(state);
     return state.body;
   }
 
