@@ -105,6 +105,33 @@ test('consecutive versions (both variants) are single gzip members equal to the 
   snapshot.close();
 });
 
+test('a board moving on every turn, faster than the steps render, still gets a new version from every background pass', async () => {
+  const { engine, clock } = fixtureEngine(4, 3 * 3600_000);
+  // Tiny pieces and 1 ms steps: each turn's ticks dirty more than a step renders.
+  const snapshot = new BoardSnapshot(engine, { pieceBytes: 2 * 1024, stepMs: 1 });
+  const first = snapshot.current(false);
+  const sim = new Simulator(engine, clock, { ratePerSecond: 20_000, seed: 8 });
+  const boardAt = new Map<string, string>();
+  const seen = new Map<string, SnapshotBody>();
+  let turns = 0;
+  while (seen.size < 4 && turns < 400) {
+    sim.step(400); // the board never stands still
+    boardAt.set(String(engine.asOf()), referenceText(engine, false));
+    const body = snapshot.latest(false)!;
+    if (body !== first) seen.set(body.etag, body);
+    turns++;
+    await nextTurn();
+  }
+  assert.ok(seen.size >= 4, `${seen.size} versions published in ${turns} turns of a board that never stopped`);
+  for (const body of seen.values()) {
+    assertSingleMember(body);
+    const expected = boardAt.get(body.syncToken);
+    assert.ok(expected !== undefined, `syncToken ${body.syncToken} is an asOf the board passed through`);
+    assert.equal(rawBody(body).toString('utf8'), expected, `the version at ${body.syncToken} is the board at that moment`);
+  }
+  snapshot.close();
+});
+
 test('sync contract under heavy ticks: a background version + the delta feed from its syncToken equals the next still version', async () => {
   const { engine, clock } = fixtureEngine(3, 3 * 3600_000);
   const snapshot = new BoardSnapshot(engine);
