@@ -1,4 +1,4 @@
-// /api/v1/snapshot's body (decisions E1/E2/F2): the whole board as one gzip member
+// /api/v1/snapshot's body: the whole board as one gzip member
 // built from compressed pieces, never rebuilt from scratch on a poll.
 //
 //   const snapshot = new BoardSnapshot(engine);      // subscribes to the engine
@@ -9,25 +9,26 @@
 //
 // Versions. A poll is answered with the newest COMPLETE version of its variant: its
 // chunks, ETag, count, updated and syncToken all belong to one board state. When the
-// board has moved since, the next version is built in the background: the changed
-// pieces are rendered on the main thread in steps of a few ms (the engine's listener
-// only marks what changed), the version's board state is fixed at the moment the last
-// step leaves nothing dirty (its asOf becomes syncToken and the head is set), and the
-// pieces are compressed on the libuv threadpool while the event loop serves reads
-// and ingest; once they are all back the member is assembled and published. Changes
-// after that moment go to the next version. While a variant is polled (within
+// board has moved since, the next version is built in the background (the engine's
+// listener only marks what changed). While much is waiting, the changed pieces are
+// rendered on the main thread in steps of a few ms, for at most MAX_CATCH_UP_MS; then
+// the version's moment is fixed (its asOf becomes syncToken and the head is set) and
+// what changed up to that moment is rendered in one go, so every piece shows the
+// board at that moment and each pass publishes a version however fast the board
+// moves. Pieces are compressed on the libuv threadpool while the event loop serves
+// reads and ingest; once they are all back the member is assembled and published.
+// Changes after the moment go to the next version. While a variant is polled (within
 // watchMs), a change starts a refresh by itself, so a poll finds a version at most
 // about one refresh old. A backlog of a few rows (INLINE_BACKLOG) is cheaper to
-// finish than to wait for: the poll brings the version up to date inline (a few
-// pieces, well under a millisecond each).
+// finish than to wait for: the poll brings the version up to date inline.
 //
-// Sync contract (F2): syncToken is the engine's asOf() at the version's moment, as
+// Sync contract: syncToken is the engine's asOf() at the version's moment, as
 // epoch-millisecond digits. Every later change carries updated >= that (the engine's
 // clock never runs backwards), so /odds/updated?since=<syncToken> returns all of
 // them, tombstones included; rows changed in that same millisecond come again, which
 // an upsert by id absorbs. updated is asOf as ISO-8601; count is the number of rows.
 //
-// ETag (E2): strong, from the member's CRC-32 and length of the uncompressed body plus
+// ETag: strong, from the member's CRC-32 and length of the uncompressed body plus
 // the variant: it changes iff the body bytes change (up to a CRC-32 collision between
 // two bodies of the same length, ~2^-32 per change), and the two variants never share
 // one. The bytes themselves are a function of the board (rowCuts.ts): the same board

@@ -1,4 +1,4 @@
-// The snapshot body's JSON (decisions E1), written straight into a ByteSink:
+// The snapshot body's JSON, written straight into a ByteSink:
 //   {"updated":ISO,"syncToken":"<epoch ms>","count":N,"events":[
 //     {"id","league","startTime","status","homeTeamId","awayTeamId","odds":[row,...]}, ...]}
 // A row is the /odds row (format all) byte for byte, taken from the engine's fragment

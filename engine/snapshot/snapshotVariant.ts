@@ -2,7 +2,8 @@
 // pieces in a PieceSet, re-rendered where the board changed and nowhere else.
 //
 // The body is the board's rows in body order, cut into pieces where rowCuts.ts says
-// (a rule on two neighbouring rows), so the layout is a function of the board: a
+// (a cut depends on the rows of the piece it ends, and an event in play starts and
+// ends on one), so the layout is a function of the board: a
 // fresh build and a body kept up to date through any changes hold the same pieces
 // and the same bytes. A change dirties the piece of each changed row (found by the
 // row's key, pieceKeys.ts) or, for an event that moved or changed its head, every
