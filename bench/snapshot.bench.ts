@@ -1,10 +1,15 @@
-// The full-board snapshot on the large board (BOARD overrides): bytes of
-// both variants, the first build, the cost of a refresh after N changed events while
+// The full-board snapshot on the large board (BOARD overrides; BENCH_SNAPSHOT_SHORT=1
+// runs only the live-poll section, briefly): the live polls (the simulator at 1,000
+// and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
+// 1 s with history: time to first byte, staleness, refresh CPU per second), body
+// size against one single-stream level-1 gzip of the same JSON, bytes of both
+// variants, the first build, the cost of a refresh after N changed events while
 // the simulator runs at 1,000 updates/s (and the same on the medium board, to show the
 // cost follows N, not the board), staleness from a change to a poll that shows it,
 // memory, and over HTTP (the real route, wrk pinned to core 1) 304 polls against a
 // uWS hello world and full-body MB/s.
 import http from 'node:http';
+import { createGunzip } from 'node:zlib';
 import { ManualClock } from '../engine/clock.ts';
 import type { Change, OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
@@ -194,12 +199,132 @@ async function httpRuns(engine: OddsEngine, out: Out): Promise<void> {
   }
 }
 
+/** One gzip stream of the whole body at level 1: what the pieces are measured against. */
+async function singleStreamBytes(body: { chunks: readonly Buffer[] }): Promise<number> {
+  const { gunzipSync, gzip } = await import('node:zlib');
+  const raw = gunzipSync(Buffer.concat(body.chunks as Buffer[]));
+  return new Promise((resolve, reject) => gzip(raw, { level: 1 }, (error, out) => (error ? reject(error) : resolve(out.length))));
+}
+
+/** The head of a gzip snapshot body: its syncToken, read from the first bytes. */
+function syncTokenOf(res: http.IncomingMessage): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const gunzip = createGunzip();
+    let text = '';
+    let done = false;
+    gunzip.on('data', (chunk: Buffer) => {
+      if (done) return;
+      text += chunk.toString('latin1');
+      const match = /"syncToken":"(\d+)"/.exec(text);
+      if (match !== null) {
+        done = true;
+        resolve(Number(match[1]));
+      }
+    });
+    gunzip.on('error', (error) => (done ? undefined : reject(error)));
+    res.pipe(gunzip);
+    res.on('end', () => (done ? undefined : reject(new Error('no syncToken'))));
+  });
+}
+
+/**
+ * Live polls over HTTP: the simulator at `rate` updates/s on its timer, a client
+ * polling `path` every `pollMs` with If-None-Match (a 304 costs no body). Time to
+ * first byte: request sent to response headers. Staleness: engine time at the
+ * response minus the answered version's syncToken (the engine's clock follows the
+ * simulator's ticks). CPU: the whole process (render on the main thread, zlib on the
+ * threadpool, the simulator and the server) per second of wall time.
+ */
+async function livePolls(engine: OddsEngine, clock: ManualClock, rate: number, seconds: number, out: Out): Promise<void> {
+  // As the composition root does: the variant without history is built before the server listens.
+  const snapshot = new BoardSnapshot(engine, { clock });
+  snapshot.current(false);
+  const server = await createServer({ routes: snapshotRoutes({ snapshot }), port: 0, log: () => {} });
+  const base = `http://127.0.0.1:${server.port}/api/v1/snapshot`;
+  const sim = new Simulator(engine, clock, { ratePerSecond: rate, seed: 31 });
+  try {
+    for (const [label, query, pollMs] of [
+      ['plain', '', 100],
+      ['history', '?include_history=true', 1000],
+    ] as const) {
+      // Warm the variant (the history one is built on its first request).
+      await new Promise<void>((resolve, reject) => http.get(base + query, (res) => res.resume().on('end', resolve)).on('error', reject));
+      const ttfb: number[] = [];
+      const stale: number[] = [];
+      let etag = '';
+      let tokenOfEtag = 0;
+      let bodies = 0;
+      sim.start();
+      const cpu = process.cpuUsage();
+      const wall = performance.now();
+      const deadline = wall + seconds * 1000;
+      while (performance.now() < deadline) {
+        const sent = performance.now();
+        await new Promise<void>((resolve, reject) => {
+          const req = http.get(base + query, { headers: etag === '' ? {} : { 'If-None-Match': etag } }, (res) => {
+            ttfb.push(performance.now() - sent);
+            const now = clock.now();
+            if (res.statusCode === 304) {
+              stale.push(now - tokenOfEtag);
+              res.resume().on('end', resolve);
+              return;
+            }
+            bodies++;
+            etag = String(res.headers.etag);
+            syncTokenOf(res).then((token) => {
+              tokenOfEtag = token;
+              stale.push(now - token);
+              resolve();
+            }, reject);
+          });
+          req.on('error', reject);
+        });
+        const wait = pollMs - (performance.now() - sent);
+        if (wait > 0) await sleep(wait);
+      }
+      const used = process.cpuUsage(cpu);
+      const elapsed = (performance.now() - wall) / 1000;
+      sim.stop();
+      const key = `live ${rate}/s, ${label} polled every ${pollMs} ms`;
+      out[`${key}: TTFB p50 ms`] = round(percentile(ttfb, 50));
+      out[`${key}: TTFB p99 ms`] = round(percentile(ttfb, 99));
+      out[`${key}: staleness p50 ms`] = round(percentile(stale, 50));
+      out[`${key}: staleness p99 ms`] = round(percentile(stale, 99));
+      out[`${key}: process CPU ms per s (all threads)`] = round((used.user + used.system) / 1000 / elapsed, 1);
+      out[`${key}: polls / new versions`] = `${ttfb.length} / ${bodies}`;
+    }
+  } finally {
+    sim.stop();
+    await server.close();
+    snapshot.close();
+  }
+}
+
+/** Body size of both variants against a single-stream level-1 gzip of the same JSON. */
+async function bodySizes(engine: OddsEngine, out: Out): Promise<void> {
+  const snapshot = new BoardSnapshot(engine);
+  for (const withHistory of [false, true]) {
+    const body = snapshot.current(withHistory);
+    const single = await singleStreamBytes(body);
+    const label = withHistory ? 'history' : 'plain';
+    out[`${label}: gzip MB (pieces) / single-stream level-1 MB`] = `${mb(body.byteLength)} / ${mb(single)}`;
+    out[`${label}: pieces cost in bytes, % over single stream`] = round((100 * (body.byteLength - single)) / single, 1);
+    out[`${label}: pieces / multi-event pieces`] = `${snapshot.stats()[withHistory ? 1 : 0].pieces} / ${snapshot.stats()[withHistory ? 1 : 0].groups}`;
+  }
+  snapshot.close();
+}
+
 export async function benchSnapshot(): Promise<Out> {
   const size = (process.env.BOARD ?? 'large') as BoardSize;
   const out: Out = { board: size };
   const { engine, clock } = loadEngine(size);
   out['live rows'] = engine.liveRows;
   out['events with rows'] = engine.eventIdsWithLiveRows().length;
+  out['libuv threadpool size (UV_THREADPOOL_SIZE)'] = process.env.UV_THREADPOOL_SIZE ?? '4 (default)';
+  const short = process.env.BENCH_SNAPSHOT_SHORT === '1';
+  await bodySizes(engine, out);
+  for (const rate of [1000, 10_000]) await livePolls(engine, clock, rate, short ? 4 : 30, out);
+  if (short) return out;
 
   let held = heldBytes();
   let fragments = engine.fragments.bytes();

@@ -1,38 +1,43 @@
-// /api/v1/snapshot's body (issue 5, decisions E1/E2/F2): the whole board as one gzip
-// member built from per-event compressed pieces, never rebuilt from scratch on a poll.
+// /api/v1/snapshot's body: the whole board as one gzip member
+// built from compressed pieces, never rebuilt from scratch on a poll.
 //
-//   const snapshot = new BoardSnapshot(engine);         // subscribes to the engine
-//   const body = snapshot.current(includeHistory);       // { chunks, etag, syncToken, ... }
-//   if (snapshot.isBehind(h)) body = await snapshot.whenCurrent(h);   // long work in steps
+//   const snapshot = new BoardSnapshot(engine);      // subscribes to the engine
+//   const body = snapshot.latest(includeHistory);      // newest complete version, at once (null: none yet)
+//   const first = await snapshot.whenCurrent(h);       // a variant's first build, in steps
+//   snapshot.current(h);                               // up to date now, whatever it costs (start-up, tests)
 //   ... write body.chunks (http/largeBody.ts writeBody); snapshot.close() at shutdown.
 //
-// The engine's change listener marks the changed row's slot (and its event) dirty in
-// each kept variant: a few array writes per change. current() renders only the dirty
-// pieces (snapshotVariant.ts), sets the head, and returns the cached member; with
-// nothing dirty it returns the same object without touching any piece, so a poll of an
-// unchanged board costs a flag check. There is no timer: a body reflects every change
-// applied before the request, so staleness is the request's own refresh (what changed
-// since the previous request). whenCurrent() does the same work in steps of a few ms,
-// for a first build or a backlog long enough that a request should not hold the loop.
+// Versions. A poll is answered with the newest COMPLETE version of its variant: its
+// chunks, ETag, count, updated and syncToken all belong to one board state. When the
+// board has moved since, the next version is built in the background (the engine's
+// listener only marks what changed). While much is waiting, the changed pieces are
+// rendered on the main thread in steps of a few ms, for at most MAX_CATCH_UP_MS; then
+// the version's moment is fixed (its asOf becomes syncToken and the head is set) and
+// what changed up to that moment is rendered in one go, so every piece shows the
+// board at that moment and each pass publishes a version however fast the board
+// moves. Pieces are compressed on the libuv threadpool while the event loop serves
+// reads and ingest; once they are all back the member is assembled and published.
+// Changes after the moment go to the next version. While a variant is polled (within
+// watchMs), a change starts a refresh by itself, so a poll finds a version at most
+// about one refresh old. A backlog of a few rows (INLINE_BACKLOG) is cheaper to
+// finish than to wait for: the poll brings the version up to date inline.
 //
-// Sync contract (F2): syncToken is engine.asOf() when the body was brought up to date,
-// as epoch-millisecond digits (ISO-8601 is accepted by since too; digits avoid any
-// rounding). Every change after the build carries updated >= asOf (the engine's clock
-// never runs backwards), so /odds/updated?since=<syncToken> returns all of them,
-// tombstones included; rows changed in that same millisecond come again, which an
-// upsert by id absorbs. updated is asOf as ISO-8601; count is the number of rows.
+// Sync contract: syncToken is the engine's asOf() at the version's moment, as
+// epoch-millisecond digits. Every later change carries updated >= that (the engine's
+// clock never runs backwards), so /odds/updated?since=<syncToken> returns all of
+// them, tombstones included; rows changed in that same millisecond come again, which
+// an upsert by id absorbs. updated is asOf as ISO-8601; count is the number of rows.
 //
-// ETag (E2): strong, from the member's CRC-32 and length of the uncompressed body plus
+// ETag: strong, from the member's CRC-32 and length of the uncompressed body plus
 // the variant: it changes iff the body bytes change (up to a CRC-32 collision between
-// two bodies of the same length, ~2^-32 per change), and the two variants never share one.
+// two bodies of the same length, ~2^-32 per change), and the two variants never share
+// one. The bytes themselves are a function of the board (rowCuts.ts): the same board
+// gives the same body whether built fresh or kept up to date.
 //
-// Variants: the one without history is built first (its first request; the route does
-// it at start-up) and
-// kept current for good. The with-history one (large board: 1.57 GB raw / 327 MB gzip
-// against 575 MB / 45.5 MB, 19 s to build against 5 s, 1.6-2.4x the refresh cost per
-// changed event) is built on its first request and dropped after historyIdleMs (5 min)
-// without one, so a process nobody asks for history pays neither its memory nor its
-// refreshes; while kept, it is refreshed only when requested, like the other.
+// Variants: the one without history is built first (the route does it at start-up)
+// and kept for good. The with-history one (large board: 1.57 GB raw against 575 MB)
+// is built on its first request and dropped after historyIdleMs (5 min) without one,
+// so a process nobody asks for history pays neither its memory nor its refreshes.
 
 import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
 import type { Clock } from '../clock.ts';
@@ -41,14 +46,18 @@ import { snapshotHead } from './snapshotJson.ts';
 import { SnapshotVariant, type VariantStats } from './snapshotVariant.ts';
 
 export interface BoardSnapshotOptions {
-  /** Raw bytes per piece (slices are cut here; groups close here). Default 32 KiB (medium board, vs 64 KiB: 8% more gzip bytes, about half the refresh cost per changed event). */
+  /** Raw bytes a piece of cold rows averages (runs of hot rows get pieces HOT_WEIGHT times smaller, rowCuts.ts). Default 128 KiB. */
   pieceBytes?: number;
-  /** A piece re-rendered past this is re-cut. Default 4 * pieceBytes. */
+  /** Accepted for older callers and ignored: a piece's bounds come from its rows (rowCuts.ts). */
   maxPieceBytes?: number;
   level?: number;
   /** Drop the with-history variant after this long without a request. Default 5 min; Infinity keeps it. */
   historyIdleMs?: number;
-  /** Time source for historyIdleMs (default: the engine's clock). */
+  /** A variant polled (latest()) within this long refreshes by itself when the board moves. Default 30 s. */
+  watchMs?: number;
+  /** Longest the event loop is held by one step of a background refresh. Default 10 ms. */
+  stepMs?: number;
+  /** Time source for historyIdleMs and watchMs (default: the engine's clock). */
   clock?: Clock;
 }
 
@@ -70,45 +79,72 @@ export interface SnapshotStats {
   groups: number;
   byteLength: number;
   rawLength: number;
+  /** Versions published. */
   refreshes: number;
+  /** Main-thread ms spent rendering (compression on the threadpool not included). */
   refreshMs: number;
   rendered: VariantStats;
 }
 
 /** Above this many waiting rows and events, isBehind() says a request should not wait synchronously. */
 const ASYNC_BACKLOG = 2000;
+/** At most this many rows, events and pieces in flight: a poll finishes the version inline (a piece each, about a millisecond). */
+const INLINE_BACKLOG = 4;
+/**
+ * A background refresh renders in steps until at most this many rows and events are
+ * left, then fixes the version's moment and renders the rest in one go (a piece or so
+ * each: a few ms).
+ */
+const FINAL_BACKLOG = 16;
+/** Stepping never runs longer than this before the version's moment is fixed. */
+const MAX_CATCH_UP_MS = 250;
+
+interface Waiter {
+  resolve: (body: SnapshotBody) => void;
+  reject: (error: unknown) => void;
+}
 
 class VariantState {
+  /** The newest complete version. */
   body: SnapshotBody | null = null;
   /** The member the body was made from: unchanged member, unchanged body. */
   member: unknown = null;
-  /** engine.asOf() the body was made at. */
+  /** engine.asOf() of the published version. */
   asOf = -1;
   lastRequest = 0;
-  /** A whenCurrent() in progress. */
-  pending: Promise<SnapshotBody> | null = null;
+  /** Last latest() call (the variant is watched while recent). */
+  lastPoll = -Infinity;
+  /** A background refresh is running. */
+  refreshing = false;
+  /** whenCurrent() callers, answered by the next version published with nothing left to do. */
+  waiters: Waiter[] = [];
+  /** The promise those callers share. */
+  waiting: Promise<SnapshotBody> | null = null;
   refreshes = 0;
   refreshMs = 0;
   constructor(public variant: SnapshotVariant) {}
 }
 
 export class BoardSnapshot implements ChangeListener {
-  private readonly options: Required<Omit<BoardSnapshotOptions, 'clock'>>;
+  private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'maxPieceBytes'>>;
   private readonly clock: Clock;
   private plain: VariantState;
   private history: VariantState | null = null;
   private readonly unsubscribe: () => void;
+  private closed = false;
+  /** A refresh start is queued for the next turn of the event loop. */
+  private kickQueued = false;
 
   constructor(
     private readonly engine: OddsEngine,
     options: BoardSnapshotOptions = {},
   ) {
-    const pieceBytes = options.pieceBytes ?? 32 * 1024;
     this.options = {
-      pieceBytes,
-      maxPieceBytes: options.maxPieceBytes ?? 4 * pieceBytes,
+      pieceBytes: options.pieceBytes ?? 128 * 1024,
       level: options.level ?? 1,
       historyIdleMs: options.historyIdleMs ?? 5 * 60 * 1000,
+      watchMs: options.watchMs ?? 30_000,
+      stepMs: options.stepMs ?? 10,
     };
     this.clock = options.clock ?? engine.clock;
     this.plain = this.newState(false);
@@ -119,8 +155,13 @@ export class BoardSnapshot implements ChangeListener {
 
   rowChanged(slot: number, kind: ChangeKind): void {
     const removed = kind === 'remove';
-    this.plain.variant.tracker.markSlot(slot, removed);
-    if (this.history !== null) this.history.variant.tracker.markSlot(slot, removed);
+    const plain = this.plain.variant;
+    if (kind === 'insert') plain.rowInserted(slot);
+    plain.tracker.markSlot(slot, removed);
+    if (this.history !== null) {
+      if (kind === 'insert') this.history.variant.rowInserted(slot);
+      this.history.variant.tracker.markSlot(slot, removed);
+    }
   }
 
   eventChanged(eventId: string): void {
@@ -128,46 +169,70 @@ export class BoardSnapshot implements ChangeListener {
     if (ev < 0) return;
     this.plain.variant.tracker.markEvent(ev, EVENT_HEAD);
     if (this.history !== null) this.history.variant.tracker.markEvent(ev, EVENT_HEAD);
+    this.changesApplied();
+  }
+
+  /** After an apply: watched variants start their next version (on the next turn, outside apply). */
+  changesApplied(): void {
+    if (this.kickQueued || this.closed) return;
+    this.kickQueued = true;
+    setImmediate(() => {
+      this.kickQueued = false;
+      if (this.closed) return;
+      const now = this.clock.now();
+      for (const state of [this.plain, this.history]) {
+        if (state !== null && state.body !== null && now - state.lastPoll <= this.options.watchMs) this.startRefresh(state);
+      }
+    });
   }
 
   // ---- reading ------------------------------------------------------------------------
 
-  /** The body as of now: renders what changed since the last call, else returns the cached body. */
+  /**
+   * The newest complete version, at once; null when the variant has none yet (then
+   * whenCurrent() gives its first). A moved board starts the next version in the
+   * background, or finishes it here when only a few rows are left to do.
+   */
+  latest(withHistory = false): SnapshotBody | null {
+    const state = withHistory ? this.historyState() : this.plain;
+    const now = this.clock.now();
+    state.lastRequest = now;
+    state.lastPoll = now;
+    if (!withHistory) this.dropIdleHistory(now);
+    if (state.body === null) return null;
+    const variant = state.variant;
+    if (variant.current && state.asOf === this.engine.asOf() && variant.pendingCompressions === 0) return state.body;
+    if (variant.backlog + variant.pendingCompressions <= INLINE_BACKLOG) return this.current(withHistory);
+    this.startRefresh(state);
+    return state.body;
+  }
+
+  /** The body as of now: renders (and compresses, on this thread) what changed since the last version. */
   current(withHistory = false): SnapshotBody {
     const state = withHistory ? this.historyState() : this.plain;
     state.lastRequest = this.clock.now();
     if (!withHistory) this.dropIdleHistory(state.lastRequest);
     const asOf = this.engine.asOf();
-    if (state.body !== null && state.variant.current) {
+    if (state.body !== null && state.variant.current && state.variant.pendingCompressions === 0) {
       if (state.asOf === asOf) return state.body;
       // The board moved without telling listeners (a bulk load): start over.
       this.replace(state);
     }
     const started = performance.now();
-    state.variant.refresh();
-    state.asOf = asOf;
-    state.variant.setHead(snapshotHead(asOf, this.engine.liveRows));
-    const member = state.variant.member();
-    if (state.body === null || member !== state.member) {
-      state.member = member;
-      state.body = {
-        chunks: member.chunks,
-        byteLength: member.byteLength,
-        rawLength: member.rawLength,
-        etag: etagOf(withHistory, member.crc, member.rawLength),
-        syncToken: String(asOf),
-        count: this.engine.liveRows,
-        withHistory,
-      };
-    }
-    state.refreshes++;
+    state.variant.refresh(Infinity, false);
     state.refreshMs += performance.now() - started;
-    return state.body;
+    return this.publish(state, asOf, this.engine.liveRows)!;
+  }
+
+  /** Whether the variant is being refreshed in the background now. */
+  isRefreshing(withHistory: boolean): boolean {
+    const state = withHistory ? this.history : this.plain;
+    return state !== null && state.refreshing;
   }
 
   /**
    * Whether current() would block for long: the variant is not built yet, or more than
-   * `backlog` rows and events wait to be rendered (each costs up to one piece).
+   * `backlog` rows and events wait to be rendered.
    */
   isBehind(withHistory: boolean, backlog = ASYNC_BACKLOG): boolean {
     const state = withHistory ? this.history : this.plain;
@@ -176,32 +241,17 @@ export class BoardSnapshot implements ChangeListener {
   }
 
   /**
-   * current(), but the rendering runs in steps of `stepMs` between which the event
-   * loop serves other work (a first build of the large board takes seconds). Callers
-   * waiting on the same variant share one promise.
+   * The next version with nothing left to render, built in the background: steps of
+   * `stepMs` on the event loop between which other work is served, compression on the
+   * threadpool. Callers waiting on the same variant share one promise.
    */
-  whenCurrent(withHistory: boolean, stepMs = 20): Promise<SnapshotBody> {
+  whenCurrent(withHistory: boolean, stepMs = this.options.stepMs): Promise<SnapshotBody> {
     const state = withHistory ? this.historyState() : this.plain;
     state.lastRequest = this.clock.now();
-    if (state.pending !== null) return state.pending;
-    const pending = new Promise<SnapshotBody>((resolve, reject) => {
-      const step = (): void => {
-        try {
-          if (!state.variant.refresh(performance.now() + stepMs)) {
-            setImmediate(step);
-            return;
-          }
-          state.pending = null;
-          resolve(this.current(withHistory));
-        } catch (error) {
-          state.pending = null;
-          reject(error);
-        }
-      };
-      setImmediate(step);
-    });
-    state.pending = pending;
-    return pending;
+    if (state.waiting !== null) return state.waiting;
+    state.waiting = new Promise<SnapshotBody>((resolve, reject) => state.waiters.push({ resolve, reject }));
+    this.startRefresh(state, stepMs);
+    return state.waiting;
   }
 
   /** The ETag current() would give, refreshing first if needed. */
@@ -218,13 +268,13 @@ export class BoardSnapshot implements ChangeListener {
     const out: SnapshotStats[] = [];
     for (const state of [this.plain, this.history]) {
       if (state === null) continue;
-      const member = state.variant.member();
+      const body = state.body;
       out.push({
         variant: state.variant.withHistory ? 'history' : 'plain',
         pieces: state.variant.pieceCount,
         groups: state.variant.groupCount,
-        byteLength: member.byteLength,
-        rawLength: member.rawLength,
+        byteLength: body === null ? 0 : body.byteLength,
+        rawLength: body === null ? 0 : body.rawLength,
         refreshes: state.refreshes,
         refreshMs: state.refreshMs,
         rendered: { ...state.variant.stats },
@@ -234,8 +284,110 @@ export class BoardSnapshot implements ChangeListener {
   }
 
   close(): void {
+    this.closed = true;
     this.unsubscribe();
     this.history = null;
+  }
+
+  // ---- versions -----------------------------------------------------------------------
+
+  /**
+   * Runs background refreshes of the variant until it is current (and, while it is
+   * watched, for as long as the board keeps moving). One at a time per variant.
+   */
+  private startRefresh(state: VariantState, stepMs = this.options.stepMs): void {
+    if (state.refreshing || this.closed) return;
+    state.refreshing = true;
+    this.refreshLoop(state, stepMs).then(
+      () => {
+        state.refreshing = false;
+      },
+      (error: unknown) => {
+        state.refreshing = false;
+        const waiters = state.waiters;
+        state.waiters = [];
+        state.waiting = null;
+        for (const waiter of waiters) waiter.reject(error);
+      },
+    );
+  }
+
+  private async refreshLoop(state: VariantState, stepMs: number): Promise<void> {
+    await nextTurn(); // never inside the poll (or the apply) that asked for it
+    for (;;) {
+      if (this.closed || !this.isKept(state)) return;
+      const variant = state.variant;
+      // Catch up in steps while much is waiting (pieces show the board as each step
+      // finds it), for at most MAX_CATCH_UP_MS, so a board moving faster than the
+      // steps render still gets a version after that long.
+      const catchUpEnd = performance.now() + MAX_CATCH_UP_MS;
+      while (!variant.isBuilt || (variant.backlog > FINAL_BACKLOG && performance.now() < catchUpEnd)) {
+        const started = performance.now();
+        variant.refresh(started + stepMs, true);
+        state.refreshMs += performance.now() - started;
+        await nextTurn();
+        if (this.closed || !this.isKept(state) || state.variant !== variant) return;
+      }
+      // The version's moment: what changed up to now is rendered in one go, so every
+      // piece shows the board at this moment; changes after it go to the next version.
+      const asOf = this.engine.asOf();
+      const count = this.engine.liveRows;
+      const started = performance.now();
+      variant.refresh(Infinity, true);
+      state.refreshMs += performance.now() - started;
+      if (state.body !== null && state.asOf === asOf && variant.pendingCompressions === 0) {
+        this.answerWaiters(state);
+        return; // a synchronous caller got there first
+      }
+      variant.setHead(snapshotHead(asOf, count));
+      await variant.settle(); // compression on the threadpool
+      if (state.variant !== variant) return;
+      // A synchronous current() may have published this moment or a later one meanwhile.
+      if (state.asOf < asOf) this.publish(state, asOf, count);
+      if (variant.current) this.answerWaiters(state);
+      const watched = this.clock.now() - state.lastPoll <= this.options.watchMs;
+      if (variant.current || (!watched && state.waiters.length === 0)) return;
+      await nextTurn();
+    }
+  }
+
+  /** Makes the variant's pieces the newest version (compressing here whatever is still out). */
+  private publish(state: VariantState, asOf: number, count: number): SnapshotBody {
+    const variant = state.variant;
+    variant.setHead(snapshotHead(asOf, count));
+    const member = variant.member();
+    const withHistory = variant.withHistory;
+    if (state.body === null || member !== state.member) {
+      state.member = member;
+      state.body = {
+        chunks: member.chunks,
+        byteLength: member.byteLength,
+        rawLength: member.rawLength,
+        etag: etagOf(withHistory, member.crc, member.rawLength),
+        syncToken: String(asOf),
+        count,
+        withHistory,
+      };
+    }
+    state.asOf = asOf;
+    state.refreshes++;
+    // Waiters get the newest board; the very first version goes to them anyway, so a
+    // request waiting on a variant's first build is answered under a board that never
+    // stops moving.
+    if (variant.current || state.refreshes === 1) this.answerWaiters(state);
+    return state.body;
+  }
+
+  private answerWaiters(state: VariantState): void {
+    if (state.body === null || state.waiters.length === 0) return;
+    const waiters = state.waiters;
+    state.waiters = [];
+    state.waiting = null;
+    for (const waiter of waiters) waiter.resolve(state.body);
+  }
+
+  private isKept(state: VariantState): boolean {
+    return state === this.plain || state === this.history;
   }
 
   private historyState(): VariantState {
@@ -245,7 +397,7 @@ export class BoardSnapshot implements ChangeListener {
 
   private dropIdleHistory(now: number): void {
     const history = this.history;
-    if (history !== null && history.pending === null && now - history.lastRequest > this.options.historyIdleMs) this.history = null;
+    if (history !== null && history.waiters.length === 0 && now - history.lastRequest > this.options.historyIdleMs) this.history = null;
   }
 
   private replace(state: VariantState): void {
@@ -258,9 +410,13 @@ export class BoardSnapshot implements ChangeListener {
   }
 
   private newVariant(withHistory: boolean): SnapshotVariant {
-    const { pieceBytes, maxPieceBytes, level } = this.options;
-    return new SnapshotVariant(this.engine, { withHistory, pieceBytes, maxPieceBytes, level });
+    const { pieceBytes, level } = this.options;
+    return new SnapshotVariant(this.engine, { withHistory, pieceBytes, level });
   }
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** "snap-<n|h>-<crc32 hex>-<raw length hex>": strong, quoted. */

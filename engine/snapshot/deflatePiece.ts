@@ -19,7 +19,7 @@
 // continuously while polls of an unchanged board reuse cached bytes, so CPU per
 // change matters more than the ~23% fewer bytes level 6 would give.
 
-import { constants, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib';
+import { constants, crc32, deflateRaw, deflateRawSync, type ZlibOptions } from 'node:zlib';
 import { SnapshotGzipError } from './errors.ts';
 
 export interface DeflatedPiece {
@@ -46,15 +46,45 @@ function endsWithSyncMarker(out: Buffer): boolean {
   return n >= 4 && out[n - 4] === 0x00 && out[n - 3] === 0x00 && out[n - 2] === 0xff && out[n - 1] === 0xff;
 }
 
-export function compressPiece(bytes: Uint8Array, level: number = DEFAULT_PIECE_LEVEL): DeflatedPiece {
+function optionsOf(level: number): ZlibOptions {
   const options = OPTIONS_BY_LEVEL[level];
   if (options === undefined) throw new SnapshotGzipError('invalid_level', `level must be an integer 0..9, got ${level}`);
+  return options;
+}
+
+export function compressPiece(bytes: Uint8Array, level: number = DEFAULT_PIECE_LEVEL): DeflatedPiece {
+  optionsOf(level); // a bad level is an error even for an empty piece
   if (bytes.length === 0) return EMPTY_PIECE;
-  const deflated = deflateRawSync(bytes, options);
+  return { deflated: deflatedBytes(bytes, level), crc: crc32(bytes), rawLength: bytes.length };
+}
+
+/** The raw DEFLATE bytes of a piece, compressed on this thread. */
+export function deflatedBytes(bytes: Uint8Array, level: number = DEFAULT_PIECE_LEVEL): Buffer {
+  return aligned(deflateRawSync(bytes, optionsOf(level)));
+}
+
+/**
+ * The same bytes as deflatedBytes, compressed on the libuv threadpool: the event loop
+ * keeps serving while zlib runs, and several pieces compress at once on as many cores
+ * as the pool has threads. zlib's output depends only on the input, level and flush
+ * mode, so both paths give identical bytes.
+ */
+export function deflatedBytesAsync(bytes: Uint8Array, level: number, done: (error: Error | null, deflated: Buffer | null) => void): void {
+  deflateRaw(bytes, optionsOf(level), (error, out) => {
+    if (error !== null) return done(error, null);
+    try {
+      done(null, aligned(out));
+    } catch (failure) {
+      done(failure as Error, null);
+    }
+  });
+}
+
+function aligned(deflated: Buffer): Buffer {
   if (!endsWithSyncMarker(deflated)) {
-    throw new SnapshotGzipError('piece_not_aligned', 'deflateRawSync did not end on a sync-flush marker');
+    throw new SnapshotGzipError('piece_not_aligned', 'zlib did not end the piece on a sync-flush marker');
   }
-  return { deflated: exactSize(deflated), crc: crc32(bytes), rawLength: bytes.length };
+  return exactSize(deflated);
 }
 
 /**

@@ -42,7 +42,6 @@ export class GzipJoiner {
   private readonly crcTree = new CrcTree();
   /** Inserts and removes shift leaves: the tree is rebuilt at the next build. */
   private structureChanged = false;
-  private deflatedBytes = 0;
   private cached: GzipMember | null = null;
 
   get size(): number {
@@ -61,14 +60,12 @@ export class GzipJoiner {
   insert(index: number, ...pieces: DeflatedPiece[]): void {
     this.checkIndex(index, this.pieces.length);
     this.pieces.splice(index, 0, ...pieces);
-    for (const piece of pieces) this.deflatedBytes += piece.deflated.length;
     this.structureChanged = true;
     this.cached = null;
   }
 
   replace(index: number, piece: DeflatedPiece): void {
     this.checkIndex(index, this.pieces.length - 1);
-    this.deflatedBytes += piece.deflated.length - this.pieces[index].deflated.length;
     this.pieces[index] = piece;
     if (!this.structureChanged) this.crcTree.update(index, piece.crc, piece.rawLength);
     this.cached = null;
@@ -77,20 +74,16 @@ export class GzipJoiner {
   remove(index: number, count = 1): void {
     this.checkIndex(index, this.pieces.length - 1);
     this.checkIndex(count, this.pieces.length - index);
-    const removed = this.pieces.splice(index, count);
-    for (const piece of removed) this.deflatedBytes -= piece.deflated.length;
+    this.pieces.splice(index, count);
     this.structureChanged = true;
     this.cached = null;
   }
 
-  clear(): void {
-    this.pieces.length = 0;
-    this.deflatedBytes = 0;
-    this.structureChanged = true;
-    this.cached = null;
-  }
-
-  /** The member for the current pieces; the same object until something changes. */
+  /**
+   * The member for the current pieces; the same object until something changes. A
+   * piece's deflated bytes may arrive after it was placed (compressed on the
+   * threadpool; its CRC and length are known at once): build only once they have.
+   */
   build(): GzipMember {
     if (this.cached !== null) return this.cached;
     if (this.structureChanged) {
@@ -100,12 +93,17 @@ export class GzipJoiner {
     const n = this.pieces.length;
     const chunks = new Array<Buffer>(n + 3);
     chunks[0] = GZIP_HEADER;
-    for (let i = 0; i < n; i++) chunks[i + 1] = this.pieces[i].deflated;
+    let deflatedBytes = 0;
+    for (let i = 0; i < n; i++) {
+      const deflated = this.pieces[i].deflated;
+      chunks[i + 1] = deflated;
+      deflatedBytes += deflated.length;
+    }
     chunks[n + 1] = FINAL_EMPTY_BLOCK;
     const crc = this.crcTree.totalCrc;
     const rawLength = this.crcTree.totalLength;
     chunks[n + 2] = gzipTrailer(crc, rawLength);
-    this.cached = { chunks, byteLength: this.deflatedBytes + FRAME_BYTES, crc, rawLength };
+    this.cached = { chunks, byteLength: deflatedBytes + FRAME_BYTES, crc, rawLength };
     return this.cached;
   }
 

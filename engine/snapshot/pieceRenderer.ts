@@ -1,6 +1,9 @@
-// Renders snapshot JSON into the pieces of one PieceSet: whole events, runs of an
-// event's rows, and the piece itself (compressed by PieceSet.set), counting what it
-// costs. Shared by the slices of big events and the groups of small ones.
+// Renders snapshot JSON into the pieces of one PieceSet and counts what it costs.
+// A piece is a run of rows in body order, each written as its row JSON, preceded by
+// its event's opening when it is the event's first row and followed by the event's
+// closing when it is the last: so rows are always joined by ",", inside an event and
+// between events alike, and a piece can hold the end of one event and the start of
+// the next.
 
 import type { OddsEngine } from '../engine.ts';
 import { ByteSink } from './byteSink.ts';
@@ -14,9 +17,13 @@ export const COMMA = 0x2c;
 export interface VariantStats {
   piecesRendered: number;
   bytesRendered: number;
+  /** Events whose whole range was walked again (moved, status or teams changed, a slot recycled). */
   eventsRecut: number;
+  /** Pieces that went without a replacement (their rows left, or a cut between them did). */
   slicesDropped: number;
+  /** Pieces replaced by more pieces than they were (a new cut, e.g. a row turned hot). */
   slicesSplit: number;
+  /** Pieces holding several events that were split (an event went in play, rows turned hot). */
   groupsDissolved: number;
 }
 
@@ -26,7 +33,6 @@ export class PieceRenderer {
   /** Where one piece is rendered before it is compressed. */
   readonly sink = new ByteSink();
   private readonly writer: SnapshotRowWriter;
-  private rowsRendered = 0;
 
   constructor(
     private readonly engine: OddsEngine,
@@ -37,41 +43,23 @@ export class PieceRenderer {
     this.writer = new SnapshotRowWriter(engine, withHistory);
   }
 
-  writeWholeEvent(sink: ByteSink, ev: number): void {
-    const list = this.engine.indexes.byEvent[ev]!;
-    writeEventOpen(sink, this.engine, ev);
-    this.writeRows(sink, list.items, 0, list.length);
-    sink.ascii(EVENT_CLOSE);
-  }
-
-  writeRows(sink: ByteSink, items: Int32Array, start: number, end: number): void {
-    for (let i = start; i < end; i++) {
-      if (i > start) sink.byte(COMMA);
-      this.writer.write(sink, items[i]);
-    }
-    this.rowsRendered += end - start;
-  }
-
-  writeRow(sink: ByteSink, slot: number): void {
+  /** Appends one row to the sink: event opening if `first`, closing if `last`. */
+  writeRow(sink: ByteSink, slot: number, ev: number, first: boolean, last: boolean): void {
+    if (first) writeEventOpen(sink, this.engine, ev);
     this.writer.write(sink, slot);
-    this.rowsRendered++;
+    if (last) sink.ascii(EVENT_CLOSE);
   }
 
-  /** Compresses what `sink` holds as the piece `key`. */
-  setPiece(key: string, sink: ByteSink): void {
-    this.pieces.set(key, sink.view());
+  /** Stores `raw` (owned by the set from now on) as the piece `key`: compressed here, or on the threadpool. */
+  setPiece(key: string, raw: Buffer, deferred: boolean): void {
+    if (deferred) this.pieces.setDeferred(key, raw);
+    else this.pieces.set(key, raw);
     this.stats.piecesRendered++;
-    this.stats.bytesRendered += sink.length;
+    this.stats.bytesRendered += raw.length;
   }
 
   rowCount(ev: number): number {
     const list = this.engine.indexes.byEvent[ev];
     return list === undefined ? 0 : list.length;
-  }
-
-  /** Average rendered row size so far (a first guess before anything is rendered). */
-  rowEstimate(): number {
-    if (this.rowsRendered < 64) return this.withHistory ? 1500 : 520;
-    return this.stats.bytesRendered / this.rowsRendered;
   }
 }

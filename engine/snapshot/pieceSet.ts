@@ -1,11 +1,27 @@
 // The snapshot body as keyed pieces: head, piece, ",", piece, ..., tail, joined into
-// one gzip member. A piece is a run of whole events' JSON ("{...},{...}"); its key
-// names it and its member keys (event ids) say which events it holds, so a moved
-// event finds the one piece to re-serialize. set() recompresses that piece only;
-// assemble() returns the cached member until something changes.
+// one gzip member. A piece is a run of array elements' JSON; its key names it (and,
+// with compareKeys, places it) and optional member keys say what it holds. set()
+// recompresses that piece only; assemble() returns the cached member until something
+// changes. setDeferred() places a piece at once (its CRC and length are computed on
+// the spot) and compresses it on the libuv threadpool: settle() resolves once every
+// deferred piece has its bytes, settleSync() compresses the rest on this thread.
 
-import { compressPiece, DEFAULT_PIECE_LEVEL, storedBlock, type DeflatedPiece } from './deflatePiece.ts';
+import { crc32 } from 'node:zlib';
+import { compressPiece, deflatedBytes, deflatedBytesAsync, DEFAULT_PIECE_LEVEL, storedBlock, type DeflatedPiece } from './deflatePiece.ts';
 import { GzipJoiner, type GzipMember } from './gzipMember.ts';
+
+/** A piece whose deflated bytes are still being made on the threadpool. */
+class DeferredPiece implements DeflatedPiece {
+  deflated: Buffer = EMPTY_BYTES;
+  readonly crc: number;
+  readonly rawLength: number;
+  constructor(public raw: Buffer | null) {
+    this.crc = crc32(raw!);
+    this.rawLength = raw!.length;
+  }
+}
+
+const EMPTY_BYTES = Buffer.alloc(0);
 
 export interface PieceSetOptions {
   /** zlib level for pieces (head, tail and separators are stored blocks). */
@@ -40,8 +56,11 @@ export class PieceSet {
   private readonly entries = new Map<string, PieceEntry>();
   private readonly pieceByMember = new Map<string, string>();
   private headBytes: Buffer;
-  private tailBytes: Buffer;
+  private readonly tailBytes: Buffer;
   private changes = 0;
+  /** Deferred pieces still in the body whose bytes have not arrived. */
+  private readonly pending = new Set<DeferredPiece>();
+  private settledWaiters: Array<() => void> = [];
 
   constructor(options: PieceSetOptions = {}) {
     this.level = options.level ?? DEFAULT_PIECE_LEVEL;
@@ -88,14 +107,6 @@ export class PieceSet {
     this.changes++;
   }
 
-  setTail(text: string | Uint8Array): void {
-    const bytes = toBytes(text);
-    if (this.tailBytes.equals(bytes)) return;
-    this.tailBytes = Buffer.from(bytes);
-    this.joiner.replace(this.joiner.size - 1, storedBlock(this.tailBytes));
-    this.changes++;
-  }
-
   /**
    * Compresses `json` as the piece `key` (adding it in order if new); other pieces
    * are untouched. `members` replaces the piece's member keys; omitted keeps them.
@@ -103,21 +114,78 @@ export class PieceSet {
    * commas in a row, so remove() a piece that has no events left.
    */
   set(key: string, json: string | Uint8Array, members?: readonly string[]): void {
-    const piece = compressPiece(toBytes(json), this.level);
+    this.place(key, compressPiece(toBytes(json), this.level), members);
+  }
+
+  /**
+   * set(), but the piece is compressed on the threadpool: `raw` (non-empty; the set
+   * keeps it until then, so the caller must not reuse it) is in the body's CRC and
+   * length at once, its bytes once settle() resolves.
+   */
+  setDeferred(key: string, raw: Buffer, members?: readonly string[]): void {
+    const piece = new DeferredPiece(raw);
+    this.pending.add(piece);
+    this.place(key, piece, members);
+    deflatedBytesAsync(raw, this.level, (error, deflated) => {
+      if (!this.pending.has(piece)) return; // replaced, removed or compressed by settleSync meanwhile
+      piece.deflated = deflated ?? deflatedBytes(raw, this.level); // an async failure: once more, here
+      piece.raw = null;
+      this.pending.delete(piece);
+      if (this.pending.size === 0) this.wakeSettled();
+    });
+  }
+
+  /** Deferred pieces whose bytes have not arrived yet. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Resolves once every deferred piece in the body has its bytes. */
+  settle(): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
+  }
+
+  /** Compresses the deferred pieces still waiting, on this thread. */
+  settleSync(): void {
+    if (this.pending.size === 0) return;
+    for (const piece of this.pending) {
+      piece.deflated = deflatedBytes(piece.raw!, this.level);
+      piece.raw = null;
+    }
+    this.pending.clear();
+    this.wakeSettled();
+  }
+
+  private wakeSettled(): void {
+    const waiters = this.settledWaiters;
+    this.settledWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  private place(key: string, piece: DeflatedPiece, members: readonly string[] | undefined): void {
     const entry = this.entries.get(key);
     if (entry === undefined) {
       this.insertPiece(key, piece, members ?? NO_MEMBERS);
     } else {
-      this.joiner.replace(1 + 2 * entry.position, piece);
+      const index = 1 + 2 * entry.position;
+      this.forget(this.joiner.at(index));
+      this.joiner.replace(index, piece);
       if (members !== undefined) this.indexMembers(key, entry, members);
     }
     this.changes++;
+  }
+
+  /** A deferred piece leaving the body is no longer waited for. */
+  private forget(piece: DeflatedPiece): void {
+    if (piece instanceof DeferredPiece && this.pending.delete(piece) && this.pending.size === 0) this.wakeSettled();
   }
 
   remove(key: string): boolean {
     const entry = this.entries.get(key);
     if (entry === undefined) return false;
     const position = entry.position;
+    this.forget(this.joiner.at(1 + 2 * position));
     if (this.order.length === 1) this.joiner.remove(1, 1);
     else if (position === 0) this.joiner.remove(1, 2); // the piece and the separator after it
     else this.joiner.remove(2 * position, 2); // the separator before it and the piece
@@ -129,8 +197,9 @@ export class PieceSet {
     return true;
   }
 
-  /** The whole body as one gzip member; the same object while nothing changes. */
+  /** The whole body as one gzip member; the same object while nothing changes. Deferred pieces still waiting are compressed here first. */
   assemble(): GzipMember {
+    this.settleSync();
     return this.joiner.build();
   }
 

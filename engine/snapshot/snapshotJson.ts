@@ -1,4 +1,4 @@
-// The snapshot body's JSON (decisions E1), written straight into a ByteSink:
+// The snapshot body's JSON, written straight into a ByteSink:
 //   {"updated":ISO,"syncToken":"<epoch ms>","count":N,"events":[
 //     {"id","league","startTime","status","homeTeamId","awayTeamId","odds":[row,...]}, ...]}
 // A row is the /odds row (format all) byte for byte, taken from the engine's fragment
@@ -10,7 +10,7 @@ import type { OddsEngine } from '../engine.ts';
 import { americanToDecimal, createHistoryBuffer, EVENT_STATUSES } from '../model.ts';
 import { NONE } from '../oddsStore.ts';
 import { FORMAT_ALL } from '../rowJson.ts';
-import { isoMillis as isoTime, isoMinutes as minuteTime } from '../timeFormat.ts';
+import { isoMillis, isoMinutes } from '../timeFormat.ts';
 import type { ByteSink } from './byteSink.ts';
 
 export const EVENT_CLOSE = ']}';
@@ -19,7 +19,7 @@ const CLOSE_BRACE = 0x7d;
 
 /** The body up to the events array's opening bracket. syncToken is asOf as epoch-ms digits. */
 export function snapshotHead(asOf: number, count: number): string {
-  return `{"updated":"${isoTime(asOf)}","syncToken":"${asOf}","count":${count},"events":[`;
+  return `{"updated":"${isoMillis(asOf)}","syncToken":"${asOf}","count":${count},"events":[`;
 }
 
 /** '{"id":...,"odds":[' of event `ev` (an index into the store's events pool). */
@@ -34,7 +34,7 @@ export function writeEventOpen(sink: ByteSink, engine: OddsEngine, ev: number): 
       ',"league":' +
       s.leagues.json(t.league[ev]) +
       ',"startTime":"' +
-      minuteTime(t.startTime[ev]) +
+      isoMinutes(t.startTime[ev]) +
       'Z","status":"' +
       EVENT_STATUSES[t.status[ev]] +
       '","homeTeamId":' +

@@ -1,67 +1,140 @@
 // One variant of the snapshot body (with or without priceHistory) kept as compressed
 // pieces in a PieceSet, re-rendered where the board changed and nowhere else.
-// Events too big or too live to share a piece get slices of their own
-// (eventSlices.ts). Small quiet events (scheduled games, futures anchors) share
-// pieces as groups of whole events, formed only by the initial build, which walks the
-// events in body order; a group is re-rendered whole when a member changes, and
-// dissolved into single events when a member turns live, outgrows maxPieceBytes, or
-// another event would have to sit inside it. Work runs in passes over the events the
-// tracker lists; a pass (like the build) can stop at a deadline and resume.
+//
+// The body is the board's rows in body order, cut into pieces where rowCuts.ts says
+// (a cut depends on the rows of the piece it ends, and an event in play starts and
+// ends on one), so the layout is a function of the board: a
+// fresh build and a body kept up to date through any changes hold the same pieces
+// and the same bytes. A change dirties the piece of each changed row (found by the
+// row's key, pieceKeys.ts) or, for an event that moved or changed its head, every
+// piece over the event's old and new place. A run of neighbouring dirty pieces is
+// walked again from the cut before it, cutting by the rule, until the walk reaches a
+// cut that is also an old piece boundary: the run's pieces are replaced by what the
+// walk made, which is what a fresh build would make there.
+//
+// Work runs in passes over what the tracker lists; a pass (like the first build) can
+// stop at a deadline and resume. Pieces are compressed on the threadpool
+// (PieceSet.setDeferred) unless the caller wants them now.
 
 import type { OddsEngine } from '../engine.ts';
-import { compareStrings } from '../rowOrder.ts';
+import { SLOT_FREE } from '../oddsStore.ts';
 import { DirtyTracker } from './dirtyTracker.ts';
-import { EventSlices, type EventPlan, type Group } from './eventSlices.ts';
 import type { GzipMember } from './gzipMember.ts';
 import { COMMA, PieceRenderer, type VariantStats } from './pieceRenderer.ts';
-import { eventKey, groupKey, isLiveEvent } from './pieceKeys.ts';
-import { ByteSink } from './byteSink.ts';
+import { END_KEY, eventKey, eventKeyEnd, isLiveEvent, rowKey, splitRowKey } from './pieceKeys.ts';
+import { CoolingRows } from './coolingRows.ts';
+import { HOT_WEIGHT, heatMoment, RowCuts } from './rowCuts.ts';
 
 export type { VariantStats };
 
 export interface VariantOptions {
   withHistory: boolean;
-  /** Raw bytes at which a slice is cut and a group is closed. */
+  /** Raw bytes a piece of cold rows averages (sets the cut rule's span). */
   pieceBytes: number;
-  /** A slice or group re-rendered past this is re-cut (slices) or dissolved (groups). */
-  maxPieceBytes: number;
   /** zlib level of the pieces (deflatePiece.ts explains level 1). */
   level?: number;
 }
 
-interface EventWork {
-  flags: number;
-  slots: number[];
+/** What a piece was rendered with, to tell whether its edges still hold. */
+interface PieceInfo {
+  /** Its first row was its event's first (it carries the event's opening). */
+  opens: boolean;
+  /** Its last row was its event's last (it carries the event's closing). */
+  closes: boolean;
+  /** Events it holds rows of. */
+  events: number;
+  /** It ended by its own rows' weight (RowCuts.cutsAfter), not only at an event in play. */
+  ownCut: boolean;
+}
+
+interface Made extends PieceInfo {
+  key: string;
+  raw: Buffer;
 }
 
 interface RefreshPass {
-  work: Map<number, EventWork>;
-  events: number[];
+  /** Dirty piece keys in body order; `dirty` holds those not yet walked. */
+  keys: string[];
+  dirty: Set<string>;
   next: number;
-  replan: number[];
-  toRender: Set<Group>;
-  toDissolve: Set<Group>;
 }
 
-interface BuildState {
-  order: number[];
-  keys: Map<number, string>;
-  next: number;
-  group: Group | null;
+/** No pieces yet: the whole body is walked. */
+const WHOLE = '';
+
+/** Rows in body order over the variant's event order, from a position. */
+class RowWalker {
+  private i = 0;
+  private j = 0;
+
+  constructor(
+    private readonly engine: OddsEngine,
+    private readonly keys: readonly string[],
+    private readonly evs: readonly number[],
+  ) {}
+
+  /** Positions the walker on the first row after `key` (a row key), or on the body's first row. */
+  seekAfter(key: string | null): void {
+    this.i = 0;
+    this.j = 0;
+    if (key === null) return;
+    const [event, book, id] = splitRowKey(key);
+    const i = lowerBound(this.keys, event);
+    this.i = i;
+    if (i < this.keys.length && this.keys[i] === event) {
+      const list = this.engine.indexes.byEvent[this.evs[i]];
+      this.j = list === undefined ? 0 : list.after(book, id, this.engine.indexes.order);
+    }
+  }
+
+  /** The slot at the position (empty events skipped), or -1 past the last row. */
+  peek(): number {
+    const byEvent = this.engine.indexes.byEvent;
+    while (this.i < this.evs.length) {
+      const list = byEvent[this.evs[this.i]];
+      if (list !== undefined && this.j < list.length) return list.items[this.j];
+      this.i++;
+      this.j = 0;
+    }
+    return -1;
+  }
+
+  advance(): void {
+    this.j++;
+  }
+
+  /** The event of the row at the position (after peek()). */
+  get ev(): number {
+    return this.evs[this.i];
+  }
+
+  get isFirst(): boolean {
+    return this.j === 0;
+  }
+
+  get isLast(): boolean {
+    return this.j === this.engine.indexes.byEvent[this.evs[this.i]]!.length - 1;
+  }
 }
 
 export class SnapshotVariant {
   readonly tracker: DirtyTracker;
   private readonly renderer: PieceRenderer;
-  private readonly slices: EventSlices;
-  /** The group being filled by the initial build. */
-  private readonly groupSink = new ByteSink();
-  private readonly plans: (EventPlan | undefined)[] = [];
-  private readonly groups = new Map<string, Group>();
-  private build: BuildState | null = null;
-  /** A refresh stopped at its deadline, resumed by the next call. */
+  private readonly cuts: RowCuts;
+  private readonly cooling = new CoolingRows();
+  /** Events in body order by the key they were placed with (events whose rows all left stay, empty). */
+  private readonly eventKeys: string[] = [];
+  private readonly eventIds: number[] = [];
+  /** Per event: the key it is placed with in eventKeys. */
+  private readonly placedKey: (string | undefined)[] = [];
+  private readonly info = new Map<string, PieceInfo>();
+  private multiEventPieces = 0;
+  /** The first build while it runs: where it stopped (the last row of its last piece; null: not started). */
+  private build: { after: string | null } | null = null;
   private pass: RefreshPass | null = null;
   private built = false;
+  /** Compress on the threadpool (false: on this thread, as a synchronous caller needs). */
+  private deferred = false;
 
   constructor(
     private readonly engine: OddsEngine,
@@ -69,7 +142,7 @@ export class SnapshotVariant {
   ) {
     this.tracker = new DirtyTracker(engine.store);
     this.renderer = new PieceRenderer(engine, options.withHistory, options.level);
-    this.slices = new EventSlices(engine, this.renderer, options.pieceBytes, options.maxPieceBytes);
+    this.cuts = new RowCuts(engine, options.pieceBytes);
   }
 
   get stats(): VariantStats {
@@ -84,7 +157,7 @@ export class SnapshotVariant {
     return this.options.withHistory;
   }
 
-  /** True when every piece reflects the board (nothing left to render). */
+  /** True when every piece reflects the board (nothing left to render; compression may still run). */
   get current(): boolean {
     return this.built && this.pass === null && this.tracker.empty;
   }
@@ -97,24 +170,42 @@ export class SnapshotVariant {
     return this.pieces.size;
   }
 
+  /** Pieces holding rows of more than one event. */
   get groupCount(): number {
-    return this.groups.size;
+    return this.multiEventPieces;
+  }
+
+  /** Pieces whose compression has not finished. */
+  get pendingCompressions(): number {
+    return this.pieces.pendingCount;
+  }
+
+  /** A slot now holds a new (or revived) row: its identity is read again. */
+  rowInserted(slot: number): void {
+    this.cuts.forget(slot);
   }
 
   setHead(text: string): void {
     this.pieces.setHead(text);
   }
 
+  /** The member (compressing here whatever has not come back from the threadpool). */
   member(): GzipMember {
     return this.pieces.assemble();
   }
 
+  /** Resolves once every piece rendered so far has its compressed bytes. */
+  settle(): Promise<void> {
+    return this.pieces.settle();
+  }
+
   /**
    * Brings the pieces up to date. Work stops once past `deadline` (performance.now()
-   * ms; at least one event per call) and continues on the next call, so a long build
-   * or backlog can run in steps between other work; returns true when current.
+   * ms; at least one run per call) and continues on the next call; returns true when
+   * current. `deferred`: new pieces are compressed on the threadpool (settle()).
    */
-  refresh(deadline = Infinity): boolean {
+  refresh(deadline = Infinity, deferred = false): boolean {
+    this.deferred = deferred;
     if (!this.built && !this.continueBuild(deadline)) return false;
     for (;;) {
       if (this.pass === null) {
@@ -122,14 +213,11 @@ export class SnapshotVariant {
         this.pass = this.startPass();
       }
       const pass = this.pass;
-      while (pass.next < pass.events.length) {
-        const ev = pass.events[pass.next++];
-        this.classify(ev, pass.work.get(ev)!, pass);
-        if (performance.now() > deadline && pass.next < pass.events.length) return false;
+      while (pass.next < pass.keys.length) {
+        const key = pass.keys[pass.next++];
+        if (pass.dirty.has(key)) this.walkFrom(key, pass);
+        if (performance.now() > deadline && pass.next < pass.keys.length) return false;
       }
-      for (const group of pass.toDissolve) this.dissolve(group, pass.replan);
-      for (const group of pass.toRender) if (this.groups.get(group.key) === group) this.renderGroup(group, pass.replan);
-      this.planNew(pass.replan);
       this.pass = null;
       if (performance.now() > deadline) return this.tracker.empty;
     }
@@ -137,181 +225,285 @@ export class SnapshotVariant {
 
   /** Work waiting for the next refresh: listed rows and events (a pass in progress counts its rest). */
   get backlog(): number {
-    return this.tracker.slots + this.tracker.events + (this.pass === null ? 0 : this.pass.events.length - this.pass.next);
+    return this.tracker.slots + this.tracker.events + (this.pass === null ? 0 : this.pass.keys.length - this.pass.next);
   }
 
-  /** Takes what the tracker holds as one pass of per-event work. */
-  private startPass(): RefreshPass {
-    const work = new Map<number, EventWork>();
-    const workOf = (ev: number): EventWork => {
-      let found = work.get(ev);
-      if (found === undefined) work.set(ev, (found = { flags: 0, slots: [] }));
-      return found;
-    };
-    this.tracker.drain(
-      (slot, ev) => workOf(ev).slots.push(slot),
-      (ev, flags) => {
-        workOf(ev).flags |= flags;
-      },
-    );
-    return { work, events: [...work.keys()], next: 0, replan: [], toRender: new Set(), toDissolve: new Set() };
-  }
-
-  // ---- the initial build: every event in body order ---------------------------------
+  // ---- the first build: every row in body order ---------------------------------------
 
   private continueBuild(deadline: number): boolean {
     if (this.build === null) this.build = this.startBuild();
     const build = this.build;
-    while (build.next < build.order.length) {
-      const ev = build.order[build.next++];
-      if (this.rowCount(ev) > 0 && this.plans[ev] === undefined) this.planBuilt(build, ev, build.keys.get(ev)!);
-      if (performance.now() > deadline && build.next < build.order.length) return false;
-    }
-    this.flushGroup(build);
+    // Rows may have come and gone since the last step: resume by key, not by position.
+    const walker = this.walker();
+    walker.seekAfter(build.after);
+    const done = this.renderFrom(
+      walker,
+      (key) => {
+        build.after = key;
+        return performance.now() > deadline;
+      },
+      (made) => this.place(made),
+    );
+    if (!done) return false;
     this.build = null;
     this.built = true;
     return true;
   }
 
-  private startBuild(): BuildState {
+  private startBuild(): { after: string | null } {
     this.tracker.drain(noop, noop); // the build reads the board as it is now
-    const keys = new Map<number, string>();
+    this.cuts.moment = heatMoment(this.engine.asOf());
+    const placed: { key: string; ev: number }[] = [];
     this.engine.indexes.byEvent.forEach((list, ev) => {
-      if (list !== undefined && list.length > 0) keys.set(ev, eventKey(this.engine, ev));
+      if (list !== undefined && list.length > 0) placed.push({ key: eventKey(this.engine, ev), ev });
     });
-    const order = [...keys.keys()].sort((a, b) => compareStrings(keys.get(a)!, keys.get(b)!));
-    return { order, keys, next: 0, group: null };
-  }
-
-  private planBuilt(build: BuildState, ev: number, key: string): void {
-    const estimate = this.rowCount(ev) * this.renderer.rowEstimate();
-    if (isLiveEvent(this.engine, ev) || estimate >= this.options.pieceBytes) {
-      this.flushGroup(build);
-      this.plans[ev] = this.slices.standalone(ev, key);
-      return;
+    placed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const { key, ev } of placed) {
+      this.eventKeys.push(key);
+      this.eventIds.push(ev);
+      this.placedKey[ev] = key;
     }
-    let group = build.group;
-    if (group !== null && this.groupSink.length + estimate > this.options.maxPieceBytes) {
-      this.flushGroup(build);
-      group = null;
-    }
-    if (group === null) {
-      group = build.group = { key: groupKey(key), members: [] };
-      this.groupSink.reset();
-    } else {
-      this.groupSink.byte(COMMA);
-    }
-    this.renderer.writeWholeEvent(this.groupSink, ev);
-    const plan: EventPlan = { ev, key, slices: null, group };
-    group.members.push(plan);
-    this.plans[ev] = plan;
-    if (this.groupSink.length >= this.options.pieceBytes) this.flushGroup(build);
-  }
-
-  private flushGroup(build: BuildState): void {
-    const group = build.group;
-    if (group === null) return;
-    this.renderer.setPiece(group.key, this.groupSink);
-    this.groups.set(group.key, group);
-    build.group = null;
+    return { after: null };
   }
 
   // ---- refreshing what changed ------------------------------------------------------
 
-  private classify(ev: number, item: EventWork, pass: RefreshPass): void {
-    const { replan, toRender, toDissolve } = pass;
-    const plan = this.plans[ev];
-    const rows = this.rowCount(ev);
-    if (plan === undefined) {
-      if (rows > 0) replan.push(ev);
-      return;
+  /** Takes what the tracker holds: places moved and new events, and lists the dirty pieces. */
+  private startPass(): RefreshPass {
+    this.coolDown();
+    const keys = this.pieces.keys();
+    const dirty = new Set<string>();
+    const markPoint = (key: string): void => {
+      dirty.add(keys.length === 0 ? WHOLE : keys[Math.min(lowerBound(keys, key), keys.length - 1)]);
+    };
+    const markRange = (event: string): void => {
+      if (keys.length === 0) return void dirty.add(WHOLE);
+      const last = Math.min(lowerBound(keys, eventKeyEnd(event)), keys.length - 1);
+      for (let i = lowerBound(keys, event); i <= last; i++) dirty.add(keys[i]);
+    };
+    const wholeEvents = new Set<number>();
+    const slots: number[] = [];
+    const store = this.engine.store;
+    this.tracker.drain(
+      (slot, ev) => {
+        if (store.state[slot] === SLOT_FREE || store.event[slot] !== ev) wholeEvents.add(ev);
+        if (store.state[slot] === SLOT_FREE) return;
+        if (this.placedKey[store.event[slot]] === undefined) wholeEvents.add(store.event[slot]);
+        slots.push(slot);
+      },
+      (ev) => void wholeEvents.add(ev),
+    );
+    for (const ev of wholeEvents) {
+      const old = this.placedKey[ev];
+      if (old === undefined && this.renderer.rowCount(ev) === 0) continue;
+      const now = eventKey(this.engine, ev);
+      if (old !== now) {
+        if (old !== undefined) {
+          markRange(old);
+          const at = lowerBound(this.eventKeys, old);
+          this.eventKeys.splice(at, 1);
+          this.eventIds.splice(at, 1);
+        }
+        const at = lowerBound(this.eventKeys, now);
+        this.eventKeys.splice(at, 0, now);
+        this.eventIds.splice(at, 0, ev);
+        this.placedKey[ev] = now;
+      }
+      markRange(now);
+      this.stats.eventsRecut++;
     }
-    if (rows === 0) return this.drop(plan, toRender);
-    const key = eventKey(this.engine, ev);
-    if (key !== plan.key) {
-      this.drop(plan, toRender);
-      replan.push(ev);
-      return;
+    for (const slot of slots) {
+      const ev = store.event[slot];
+      if (!wholeEvents.has(ev)) markPoint(this.rowKeyOf(slot));
     }
-    if (plan.group !== null) {
-      if (isLiveEvent(this.engine, ev)) toDissolve.add(plan.group);
-      else toRender.add(plan.group);
-      return;
-    }
-    this.slices.refresh(plan, item.flags, item.slots);
+    const list = [...dirty].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return { keys: list, dirty, next: 0 };
   }
 
-  private renderGroup(group: Group, replan: number[]): void {
+  /**
+   * Moves the heat moment to the board's as-of time: rows that turned cold by then
+   * are listed as changed, so this pass re-renders them (and grows their pieces back).
+   */
+  private coolDown(): void {
+    const moment = heatMoment(this.engine.asOf());
+    if (moment <= this.cuts.moment) return;
+    this.cuts.moment = moment;
+    this.cooling.takeDue(moment, (slot) => {
+      if (this.engine.isLive(slot)) this.tracker.markSlot(slot, false);
+    });
+  }
+
+  /** Walks the run of dirty pieces starting at `key` again and replaces them. */
+  private walkFrom(key: string, pass: RefreshPass): void {
+    const keys = this.pieces.keys();
+    let a = 0;
+    let b = -1;
+    if (key !== WHOLE && keys.length > 0) {
+      a = exactIndex(keys, key);
+      if (a < 0) return;
+      b = a;
+      while (b + 1 < keys.length && pass.dirty.has(keys[b + 1])) b++;
+      // The cut before the run holds if the rule still cuts there and the piece
+      // before still ends as it was rendered (closing its event or not).
+      while (a > 0 && !this.cutHoldsAfter(keys[a - 1])) a--;
+    }
+    const walker = this.walker();
+    walker.seekAfter(a > 0 ? keys[a - 1] : null);
+    const n = keys.length;
+    let oldEnd = a;
+    const made: Made[] = [];
+    this.renderFrom(
+      walker,
+      (cutKey) => {
+        if (cutKey === END_KEY) {
+          oldEnd = n - 1;
+          return false;
+        }
+        while (oldEnd < n - 1 && keys[oldEnd] < cutKey) oldEnd++;
+        // Stop on an old boundary past the run whose next piece still opens as rendered.
+        return oldEnd >= b && keys[oldEnd] === cutKey && this.info.get(keys[oldEnd + 1])!.opens === walker.isFirst;
+      },
+      (piece) => made.push(piece),
+    );
+    if (walker.peek() < 0) oldEnd = n - 1;
+    const old = n === 0 ? [] : keys.slice(a, oldEnd + 1);
+    const kept = new Set(made.map((piece) => piece.key));
+    let oldGroups = 0;
+    for (const gone of old) {
+      pass.dirty.delete(gone);
+      if ((this.info.get(gone)?.events ?? 0) > 1) oldGroups++;
+      if (!kept.has(gone)) {
+        this.pieces.remove(gone);
+        this.forgetInfo(gone);
+      }
+    }
+    pass.dirty.delete(WHOLE);
+    for (const piece of made) this.place(piece);
+    const stats = this.stats;
+    if (made.length > old.length) {
+      stats.slicesSplit += made.length - old.length;
+      stats.groupsDissolved += oldGroups;
+    } else if (made.length < old.length) {
+      stats.slicesDropped += old.length - made.length;
+    }
+  }
+
+  /**
+   * Whether the body is still cut right after the row `key` names, with that piece
+   * ending as rendered. A cut depends only on the rows of the piece it ends, which are
+   * unchanged (a changed row lists its piece); what can have changed is whether the
+   * row is still its event's last (a neighbour added or gone), which changes its bytes.
+   */
+  private cutHoldsAfter(key: string): boolean {
+    const [event, book, id] = splitRowKey(key);
+    const at = lowerBound(this.eventKeys, event);
+    if (at >= this.eventKeys.length || this.eventKeys[at] !== event) return false;
+    const list = this.engine.indexes.byEvent[this.eventIds[at]];
+    if (list === undefined) return false;
+    const index = list.after(book, id, this.engine.indexes.order) - 1;
+    if (index < 0 || this.engine.indexes.order.compareKeyToSlot(book, id, list.items[index]) !== 0) return false;
+    const info = this.info.get(key)!;
+    const closes = index === list.length - 1;
+    if (info.closes !== closes) return false;
+    if (info.ownCut) return true;
+    // It ended only because an event in play starts or ends there: is that still so?
+    if (!closes) return false;
+    const walker = this.walker();
+    walker.seekAfter(key);
+    return walker.peek() >= 0 && (isLiveEvent(this.engine, this.eventIds[at]) || isLiveEvent(this.engine, walker.ev));
+  }
+
+  /**
+   * Renders rows from the walker's position into pieces, cut by the rule; each piece
+   * goes to `emit`, named after its last row (END_KEY at the body's end). After each
+   * cut `stop(key)` may end the walk. Returns true when the walk reached the body's end.
+   */
+  private renderFrom(walker: RowWalker, stop: (cutKey: string) => boolean, emit: (made: Made) => void): boolean {
     const sink = this.renderer.sink;
     sink.reset();
-    for (let i = 0; i < group.members.length; i++) {
-      if (i > 0) sink.byte(COMMA);
-      this.renderer.writeWholeEvent(sink, group.members[i].ev);
+    const cuts = this.cuts;
+    let rows = 0;
+    let opens = false;
+    let events = 0;
+    let weight = 0;
+    let slot = walker.peek();
+    while (slot >= 0) {
+      const ev = walker.ev;
+      const first = walker.isFirst;
+      const last = walker.isLast;
+      if (rows === 0) {
+        opens = first;
+        events = 1;
+      } else {
+        sink.byte(COMMA);
+        if (first) events++;
+      }
+      const before = sink.length;
+      this.renderer.writeRow(sink, slot, ev, first, last);
+      let rowWeight = sink.length - before;
+      if (cuts.isHot(slot)) {
+        rowWeight *= HOT_WEIGHT;
+        this.cooling.add(slot, cuts.coolsAt(slot));
+      }
+      weight += rowWeight;
+      rows++;
+      walker.advance();
+      const next = walker.peek();
+      const ownCut = cuts.cutsAfter(slot, rowWeight, weight);
+      // Events in play start and end on a cut: their rows move most, and a game going
+      // live (or ending) re-splits only its own range.
+      if (next < 0 || ownCut || (last && (isLiveEvent(this.engine, ev) || isLiveEvent(this.engine, walker.ev)))) {
+        const key = next < 0 ? END_KEY : this.rowKeyOf(slot);
+        emit({ key, raw: Buffer.from(sink.view()), opens, closes: last, events, ownCut });
+        sink.reset();
+        rows = 0;
+        weight = 0;
+        if (stop(key) || next < 0) return next < 0;
+      }
+      slot = next;
     }
-    if (sink.length > this.options.maxPieceBytes) this.dissolve(group, replan);
-    else this.renderer.setPiece(group.key, sink);
+    return true;
   }
 
-  /** The event leaves the body: its slices go, or it leaves its group. */
-  private drop(plan: EventPlan, toRender: Set<Group>): void {
-    this.plans[plan.ev] = undefined;
-    if (plan.slices !== null) return this.slices.remove(plan);
-    const group = plan.group!;
-    group.members.splice(group.members.indexOf(plan), 1);
-    if (group.members.length > 0) {
-      toRender.add(group);
-      return;
-    }
-    this.pieces.remove(group.key);
-    this.groups.delete(group.key);
+  private place(made: Made): void {
+    this.renderer.setPiece(made.key, made.raw, this.deferred);
+    this.forgetInfo(made.key);
+    this.info.set(made.key, { opens: made.opens, closes: made.closes, events: made.events, ownCut: made.ownCut });
+    if (made.events > 1) this.multiEventPieces++;
   }
 
-  /** Removes the group's piece; its members are planned again as single events. */
-  private dissolve(group: Group, replan: number[]): void {
-    if (this.groups.get(group.key) !== group) return;
-    this.stats.groupsDissolved++;
-    this.pieces.remove(group.key);
-    this.groups.delete(group.key);
-    for (const member of group.members) {
-      this.plans[member.ev] = undefined;
-      replan.push(member.ev);
-    }
+  private forgetInfo(key: string): void {
+    const info = this.info.get(key);
+    if (info === undefined) return;
+    if (info.events > 1) this.multiEventPieces--;
+    this.info.delete(key);
   }
 
-  /** Plans events that have no pieces yet, each as its own slices. */
-  private planNew(replan: number[]): void {
-    for (let i = 0; i < replan.length; i++) {
-      const ev = replan[i];
-      if (this.plans[ev] !== undefined || this.rowCount(ev) === 0) continue;
-      const key = eventKey(this.engine, ev);
-      const spanning = this.groupAround(key);
-      if (spanning !== null) this.dissolve(spanning, replan);
-      this.plans[ev] = this.slices.standalone(ev, key);
-    }
+  private rowKeyOf(slot: number): string {
+    const s = this.engine.store;
+    return rowKey(this.placedKey[s.event[slot]]!, s.books.get(s.book[slot]), this.engine.idOf(slot));
   }
 
-  /** The group whose members span the event key (its pieces would land inside it), or null. */
-  private groupAround(key: string): Group | null {
-    if (this.groups.size === 0) return null;
-    const keys = this.pieces.keys();
-    const probe = key + '\u0001';
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (keys[mid] < probe) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === 0) return null;
-    const group = this.groups.get(keys[lo - 1]);
-    if (group === undefined) return null;
-    const lastMember = group.members[group.members.length - 1];
-    return lastMember.key > key ? group : null;
+  private walker(): RowWalker {
+    return new RowWalker(this.engine, this.eventKeys, this.eventIds);
   }
+}
 
-  private rowCount(ev: number): number {
-    return this.renderer.rowCount(ev);
+/** First index whose key is at or after `key`. */
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid] < key) lo = mid + 1;
+    else hi = mid;
   }
+  return lo;
+}
+
+function exactIndex(keys: readonly string[], key: string): number {
+  const at = lowerBound(keys, key);
+  return at < keys.length && keys[at] === key ? at : -1;
 }
 
 function noop(): void {}

@@ -1,24 +1,24 @@
 // GET /api/v1/snapshot: the whole board as one
-// gzip JSON body. The route only picks the variant and hands the engine's cached gzip
-// member to the facade ({ kind: 'large' }), which answers 304 on a matching
+// gzip JSON body. The route only picks the variant and hands the engine's newest
+// complete version to the facade ({ kind: 'large' }), which answers 304 on a matching
 // If-None-Match and otherwise streams the shared chunks with backpressure
-// (http/largeBody.ts). With nothing changed since the last request, answering costs a
-// flag check: no piece is touched and nothing is copied per client.
+// (http/largeBody.ts). A poll never waits for a refresh: it gets the newest complete
+// version at once while the next one is built in the background
+// (engine/snapshot/boardSnapshot.ts). With nothing changed, answering costs a flag
+// check: no piece is touched and nothing is copied per client.
 //
 // The composition root (service/app.ts) builds the variant without history before the
-// server listens, so the first client is answered at once and no build runs behind
-// later traffic. After that, long work never holds the event loop: a request that finds its variant unbuilt
-// (the with-history one is built on its first request) or with a large backlog (after
-// a long time without requests) gets a pending result: the facade keeps it open while
-// the pieces are rendered in STEP_MS steps and other requests are served. Otherwise
-// the refresh runs inline (what changed since the previous request: a few ms).
+// server listens, so there is always a version to answer with. The with-history
+// variant is built on its first request: that request (and any arriving meanwhile)
+// gets a pending result that the facade keeps open while the build runs in steps of
+// STEP_MS between other requests.
 import type { SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { LargeBodyResult, PendingLargeBodyResult } from '../request.ts';
 import type { Services } from './services.ts';
 
 export const SNAPSHOT_PATH = '/api/v1/snapshot';
-/** Longest the event loop is held by one step of a build or a large backlog. */
+/** Longest the event loop is held by one step of a first build. */
 const STEP_MS = 20;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -43,8 +43,9 @@ export function snapshotRoutes(services: Pick<Services, 'snapshot'>): AnyRoute[]
     query: [{ name: 'include_history', kind: 'boolean', default: false, description: 'true fills each row\'s priceHistory (a larger body).' }],
     handle(req): LargeBodyResult | PendingLargeBodyResult {
       const withHistory = req.query.include_history;
-      if (snapshot.isBehind(withHistory)) return { kind: 'pending', body: snapshot.whenCurrent(withHistory, STEP_MS).then(resultOf) };
-      return resultOf(snapshot.current(withHistory));
+      const body = snapshot.latest(withHistory);
+      if (body === null) return { kind: 'pending', body: snapshot.whenCurrent(withHistory, STEP_MS).then(resultOf) };
+      return resultOf(body);
     },
   });
 

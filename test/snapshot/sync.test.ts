@@ -18,6 +18,7 @@ import { startApp } from '../../service/app.ts';
 import { httpRequest, loadValidator } from '../helpers/server.ts';
 import { filterOf } from '../helpers/engine-helpers.ts';
 import { NOW, fixtureEngine, parseBody, type SnapshotDoc } from '../helpers/snapshot-helpers.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 type Rows = Map<string, string>;
 
@@ -145,7 +146,14 @@ test('HTTP: /snapshot then /odds/updated from syncToken and then meta.updated st
         }
         since = next!;
       }
-      const fresh = (await get('/api/v1/snapshot')) as SnapshotDoc;
+      // A poll answers the newest complete version at once, built in the background
+      // after the board moved: once the board is still, a version of that state follows.
+      let fresh = (await get('/api/v1/snapshot')) as SnapshotDoc;
+      const settled = await eventually(async () => {
+        fresh = (await get('/api/v1/snapshot')) as SnapshotDoc;
+        return fresh.syncToken === String(app.engine.asOf());
+      });
+      assert.ok(settled, 'a version of the still board is published');
       assertSameRows(client, rowsOfDoc(fresh), `round ${round}`);
       assert.equal(fresh.syncToken, String(app.engine.asOf()));
     }
