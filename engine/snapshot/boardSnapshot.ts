@@ -48,8 +48,6 @@ import { SnapshotVariant, type VariantStats } from './snapshotVariant.ts';
 export interface BoardSnapshotOptions {
   /** Raw bytes a piece of cold rows averages (runs of hot rows get pieces HOT_WEIGHT times smaller, rowCuts.ts). Default 128 KiB. */
   pieceBytes?: number;
-  /** Accepted for older callers and ignored: a piece's bounds come from its rows (rowCuts.ts). */
-  maxPieceBytes?: number;
   level?: number;
   /** Drop the with-history variant after this long without a request. Default 5 min; Infinity keeps it. */
   historyIdleMs?: number;
@@ -126,7 +124,7 @@ class VariantState {
 }
 
 export class BoardSnapshot implements ChangeListener {
-  private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'maxPieceBytes'>>;
+  private readonly options: Required<Omit<BoardSnapshotOptions, 'clock'>>;
   private readonly clock: Clock;
   private plain: VariantState;
   private history: VariantState | null = null;

@@ -60,7 +60,7 @@ test('property: incremental body equals the from-scratch body after random chang
       fc.integer({ min: 1, max: 60 }),
       (seed, pieceBytes, batchSize) => {
         const { engine, clock } = testBoardEngine(seed % 97, 10, 5_000);
-        const snapshot = new BoardSnapshot(engine, { pieceBytes, maxPieceBytes: 1.5 * pieceBytes });
+        const snapshot = new BoardSnapshot(engine, { pieceBytes });
         assertMatchesReference(engine, snapshot, 'initial');
         const rand = mulberry32(seed);
         const removed: ReturnType<typeof inputOf>[] = [];
