@@ -16,9 +16,12 @@ import { generateBoard } from '../fixtures/generateBoard.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { buildRoutes } from '../http/routes/index.ts';
+import { buildStream } from '../http/routes/stream.ts';
+import { STREAM_OPENAPI_SCHEMAS } from '../http/asyncapi.ts';
 import type { Services } from '../http/routes/services.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+import type { StreamHub } from '../engine/stream/streamHub.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 
@@ -42,6 +45,8 @@ export interface AppOptions {
 
 export interface App {
   engine: OddsEngine;
+  /** The push stream's hub (its stats() for tests and health). */
+  stream: StreamHub;
   persistence: Persistence;
   simulator: Simulator;
   server: RunningServer;
@@ -87,11 +92,17 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
   };
+  const authenticator = new KeyAuthenticator(persistence.keyChecker, { requireKey: env.REQUIRE_KEY === '1' });
+  // The push stream (WebSocket and SSE): a listener like the others, last, so it sends what they already settled.
+  const stream = buildStream(engine, { env, restored: options.engine !== undefined, authenticator, clock });
+  listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
   const server = await createServer({
-    routes: buildRoutes(services),
+    routes: [...buildRoutes(services), ...stream.routes],
+    sockets: stream.sockets,
+    openapi: { schemas: STREAM_OPENAPI_SCHEMAS },
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
-    authenticator: new KeyAuthenticator(persistence.keyChecker, { requireKey: env.REQUIRE_KEY === '1' }),
+    authenticator,
     clock,
     log,
   });
@@ -105,6 +116,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   let closed = false;
   return {
     engine,
+    stream: stream.hub,
     persistence,
     simulator,
     server,
