@@ -51,10 +51,10 @@ describe('slow consumers', () => {
       assert.ok(sawConflating, 'the slow client was conflated before it was dropped');
       assert.ok(fastDeltasWhileSlowBackedUp > 0, 'the other client got deltas while the slow one was backed up');
 
-      // The fast client got every batch as its own delta, chained, and holds /odds.
+      // The fast client's chain is unbroken and it holds /odds.
       await fast.sync();
       const state = fast.state('f');
-      assert.equal(state.deltas, batches);
+      assert.ok(state.deltas > 0 && state.deltas <= batches);
       assert.deepEqual(state.breaks, []);
       assert.deepEqual(byId(state.rows.values()), byId(await oddsRows(t.port, '')));
 
