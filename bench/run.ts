@@ -18,6 +18,7 @@ const SECTIONS: Section[] = [
   { name: 'persistence', load: async () => (await import('./persistence.bench.ts')).benchPersistence },
   { name: 'http', load: async () => (await import('./http.bench.ts')).benchHttp },
   { name: 'web', load: async () => (await import('./web.bench.ts')).benchWeb },
+  { name: 'stream', load: async () => (await import('./stream.bench.ts')).benchStream },
   { name: 'transports', load: async () => (await import('./http-transports.bench.ts')).benchTransports },
 ];
 
