@@ -20,6 +20,7 @@ const SECTIONS: Section[] = [
   { name: 'http', load: async () => (await import('./http.bench.ts')).benchHttp },
   { name: 'metrics', load: async () => (await import('./metrics.bench.ts')).benchMetrics },
   { name: 'web', load: async () => (await import('./web.bench.ts')).benchWeb },
+  { name: 'stream', load: async () => (await import('./stream.bench.ts')).benchStream },
   { name: 'transports', load: async () => (await import('./http-transports.bench.ts')).benchTransports },
   { name: 'feeds', load: async () => (await import('./feeds.bench.ts')).benchFeeds },
 ];

@@ -80,3 +80,14 @@ export function apiKeyFrom(xApiKey: string, authorization: string): string | nul
   }
   return null;
 }
+
+/**
+ * The `key` query parameter, for clients that cannot set headers (a browser's
+ * WebSocket or EventSource); null when absent or blank.
+ */
+export function keyFromQuery(rawQuery: string): string | null {
+  if (!rawQuery.includes('key=')) return null;
+  const value = new URLSearchParams(rawQuery).get('key');
+  const key = value === null ? '' : value.trim();
+  return key === '' ? null : key;
+}

@@ -16,6 +16,7 @@ const INFO_DESCRIPTION = [
   'ETags are strong and change exactly when the body bytes change; a matching If-None-Match answers 304 without a body.',
   'Query parameters: unknown names are ignored and listed in meta.warnings; a repeated parameter: the last one wins; an empty value counts as absent; + decodes to a space.',
   'Booleans accept true/false/1/0 (case-insensitive). Instants accept ISO-8601 (a date-time without zone is UTC) or epoch milliseconds.',
+  'Push: GET /api/v1/stream (WebSocket) and GET /api/v1/stream/sse (Server-Sent Events) deliver an image of the filtered rows and then deltas, each with a board clock token for gap checking and resume (also across restarts); the messages are described in the AsyncAPI 3.0 document at /api/v1/asyncapi.json.',
   'Times: row updated and meta.updated are ISO-8601 UTC with milliseconds; odds eventStartTime is minute precision without zone; event startTime minute precision with Z.',
 ].join('\n\n');
 
@@ -85,6 +86,9 @@ function successResponse(route: AnyRoute): Record<string, unknown> {
   const ref = { $ref: `#/components/schemas/${route.response}` };
   const kind = route.responseKind ?? 'envelope';
   const headers = { ETag: { $ref: '#/components/headers/ETag' } };
+  if (kind === 'event-stream') {
+    return { description: 'Server-Sent Events, one message per event (data: the message as JSON).', content: { 'text/event-stream': { schema: ref } } };
+  }
   if (kind === 'gzip-json') {
     return { description: 'JSON body, always Content-Encoding: gzip.', headers, content: { 'application/json': { schema: ref } } };
   }

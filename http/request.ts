@@ -1,3 +1,5 @@
+import type { ResponseStream, ResponseStreamEvents } from './transport/transport.ts';
+
 // What a route handler sees of a request and what it answers. Handlers are
 // synchronous (the engine and SQLite answer synchronously), so everything is read
 // from the transport's request before the handler runs and nothing outlives it.
@@ -15,6 +17,8 @@ export interface RouteRequest<Q = Record<string, unknown>> {
   apiKey: string | null;
   /** Clock time of this request, epoch ms. */
   now: number;
+  /** The Last-Event-ID header (an EventSource reconnecting); '' when absent. */
+  lastEventId?: string;
   /** POST routes: the whole request body (at most the route's maxBodyBytes). Absent on GET. */
   body?: Buffer;
 }
@@ -73,4 +77,15 @@ export interface PendingLargeBodyResult {
   body: Promise<LargeBodyResult>;
 }
 
-export type RouteResult = RowsResult | DataResult | DocumentResult | LargeBodyResult | PendingLargeBodyResult;
+/**
+ * An open-ended body (Server-Sent Events): the facade writes the status and headers,
+ * opens the transport's response stream and hands it to `open`, which returns what to
+ * call when the queue drains or the client leaves. Never cached.
+ */
+export interface StreamResult {
+  kind: 'stream';
+  contentType: string;
+  open(stream: ResponseStream): ResponseStreamEvents;
+}
+
+export type RouteResult = RowsResult | DataResult | DocumentResult | LargeBodyResult | PendingLargeBodyResult | StreamResult;

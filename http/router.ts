@@ -23,7 +23,7 @@ import type { RouteRequest, RouteResult } from './request.ts';
 export type RouteAuth = 'none' | 'key';
 
 /** How the 200 body is shaped, for the OpenAPI document. */
-export type ResponseKind = 'envelope' | 'document' | 'gzip-json';
+export type ResponseKind = 'envelope' | 'document' | 'gzip-json' | 'event-stream';
 
 export interface RouteCacheOptions<Q> {
   /**
@@ -67,6 +67,12 @@ export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
    * or revoked key answers the anonymous plan). Default true.
    */
   authenticate?: boolean;
+  /**
+   * true: without an X-Api-Key or Bearer header, the key may come as the `key` query
+   * parameter (declare it in `query`), for clients that cannot set headers (a
+   * browser's EventSource). Default false.
+   */
+  keyParam?: boolean;
   /** Opt-in response cache; only for responses that depend on nothing but path and query. */
   cache?: RouteCacheOptions<QueryOf<Q>>;
   handle(req: RouteRequest<QueryOf<Q>>): RouteResult;

@@ -8,7 +8,7 @@
 // process keeps serving.
 import { STATUS_CODES } from 'node:http';
 import { SystemClock, type Clock } from '../engine/clock.ts';
-import { anonymousAuthenticator, apiKeyFrom, type Authenticator } from './auth.ts';
+import { anonymousAuthenticator, apiKeyFrom, keyFromQuery, type Authenticator } from './auth.ts';
 import { envelopeFromData, envelopeFromRows } from './envelope.ts';
 import { errorBody, HttpError, type ErrorCode, internalError, methodNotAllowed, notFound, STATUS_LINE } from './errors.ts';
 import { ifNoneMatchHits } from './etag.ts';
@@ -30,6 +30,7 @@ import type {
   TransportKind,
   TransportRequest,
   TransportResponse,
+  ResponseStreamEvents,
   TransportSocketRoute,
   UpgradeDecision,
 } from './transport/transport.ts';
@@ -108,6 +109,7 @@ interface Exchange {
   accept: string;
   acceptEncoding: string;
   ifNoneMatch: string;
+  lastEventId: string;
   apiKey: string | null;
   now: number;
   authHeaders: [string, string][];
@@ -198,6 +200,7 @@ class Facade {
       accept: req.getHeader('accept'),
       acceptEncoding: req.getHeader('accept-encoding'),
       ifNoneMatch: req.getHeader('if-none-match'),
+      lastEventId: req.getHeader('last-event-id'),
       apiKey: apiKeyFrom(req.getHeader('x-api-key'), req.getHeader('authorization')),
       now: 0,
       authHeaders: NO_HEADERS,
@@ -222,6 +225,7 @@ class Facade {
       x.allow = ALLOW_POST;
       return this.writeError(x, postOnly(x.method));
     }
+    if (x.apiKey === null && match.route.def.keyParam === true) x.apiKey = keyFromQuery(x.rawQuery);
     if (!this.authenticate(x, match.route)) return;
     if (match.route.cache !== null) this.serveCached(x, match.route, match.route.cache, match.params);
     else this.serveFresh(x, match.route, match.params);
@@ -268,6 +272,7 @@ class Facade {
         const answer = route.def.handle(request);
         if (answer.kind === 'large') return this.writeLarge(x, answer);
         if (answer.kind === 'pending') return this.writePending(x, answer);
+        if (answer.kind === 'stream') return this.writeStream(x, answer);
         this.writeEntry(x, null, newEntry(request, 0, bodyOf(answer, request.warnings)));
       } catch (error) {
         this.fail(x, error);
@@ -288,10 +293,11 @@ class Facade {
   }
 
   private upgrade(def: AnySocketRoute, req: TransportRequest): UpgradeDecision {
-    const apiKey = apiKeyFrom(req.getHeader('x-api-key'), req.getHeader('authorization'));
-    const now = this.clock.now();
     const path = req.getUrl();
     const query = req.getQuery() ?? '';
+    // Browsers cannot set headers on a WebSocket: the key may come as the `key` parameter.
+    const apiKey = apiKeyFrom(req.getHeader('x-api-key'), req.getHeader('authorization')) ?? keyFromQuery(query);
+    const now = this.clock.now();
     try {
       const auth = this.authenticator.check(apiKey, def.auth, now);
       if (!auth.ok) {
@@ -323,7 +329,28 @@ class Facade {
     const result = route.def.handle(request);
     if (result.kind === 'large') return this.writeLarge(x, result);
     if (result.kind === 'pending') return this.writePending(x, result);
+    if (result.kind === 'stream') return this.writeStream(x, result);
     this.writeEntry(x, null, newEntry(request, 0, bodyOf(result, request.warnings)));
+  }
+
+  /** An open-ended body: status and headers now, then whatever the route writes over time. */
+  private writeStream(x: Exchange, result: Extract<RouteResult, { kind: 'stream' }>): void {
+    const res = x.res;
+    x.done = true;
+    res.cork(() => {
+      res.writeStatus('200 OK').writeHeader('Content-Type', result.contentType).writeHeader('Cache-Control', 'no-cache').writeHeader('X-Accel-Buffering', 'no');
+      this.writeCommonHeaders(x);
+      if (x.head) {
+        res.endWithoutBody();
+        return;
+      }
+      let events: ResponseStreamEvents | null = null;
+      const stream = this.transport.openStream(res, {
+        drained: () => events?.drained(),
+        closed: () => events?.closed(),
+      });
+      events = result.open(stream);
+    });
   }
 
   /**
@@ -343,6 +370,7 @@ class Facade {
         const result = route.def.handle(request);
         if (result.kind === 'large') return this.writeLarge(x, result);
         if (result.kind === 'pending') return this.writePending(x, result);
+        if (result.kind === 'stream') return this.writeStream(x, result);
         entry = newEntry<RouteRequest>(request, token, bodyOf(result, request.warnings));
         cache.set(canonicalKey, entry);
         cache.set(rawKey, entry);
@@ -356,6 +384,7 @@ class Facade {
       const result = route.def.handle(request);
       if (result.kind === 'large') return this.writeLarge(x, result);
       if (result.kind === 'pending') return this.writePending(x, result);
+      if (result.kind === 'stream') return this.writeStream(x, result);
       cache.refresh(entry, token, bodyOf(result, request.warnings));
     }
     this.writeEntry(x, cache, entry);
@@ -363,7 +392,7 @@ class Facade {
 
   private parse(x: Exchange, route: CompiledRoute, params: Record<string, string>): RouteRequest & { canonical: string } {
     const parsed = route.parser.parse(x.rawQuery);
-    return { path: x.url, params, query: parsed.values, warnings: parsed.warnings, apiKey: x.apiKey, now: x.now, canonical: parsed.canonical };
+    return { path: x.url, params, query: parsed.values, warnings: parsed.warnings, apiKey: x.apiKey, now: x.now, lastEventId: x.lastEventId, canonical: parsed.canonical };
   }
 
   private writeEntry(x: Exchange, cache: ResponseCache<RouteRequest> | null, entry: CacheEntry<RouteRequest>): void {
@@ -523,7 +552,7 @@ function postOnly(method: string): HttpError {
   return new HttpError(405, 'method_not_allowed', `method ${method.toUpperCase()} is not allowed; use POST`);
 }
 
-function bodyOf(result: Exclude<RouteResult, { kind: 'large' | 'pending' }>, warnings: readonly string[]): Buffer {
+function bodyOf(result: Exclude<RouteResult, { kind: 'large' | 'pending' | 'stream' }>, warnings: readonly string[]): Buffer {
   switch (result.kind) {
     case 'rows':
       return envelopeFromRows(result.rows, { count: result.count, updated: result.updated, nextCursor: result.nextCursor ?? null, note: result.note, warnings });

@@ -19,10 +19,13 @@ import { CursorCodec } from '../http/cursor.ts';
 import { HttpMetrics } from '../http/metrics.ts';
 import { healthRoutes } from '../http/routes/health.ts';
 import { buildRoutes } from '../http/routes/index.ts';
+import { buildStream } from '../http/routes/stream.ts';
+import { STREAM_OPENAPI_SCHEMAS } from '../http/asyncapi.ts';
 import type { Services } from '../http/routes/services.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
+import type { StreamHub } from '../engine/stream/streamHub.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeedFromEnv } from '../feeds/startFeed.ts';
@@ -64,6 +67,8 @@ export interface App {
   engine: OddsEngine;
   operations: Operations;
   httpMetrics: HttpMetrics;
+  /** The push stream's hub (its stats() for tests and health). */
+  stream: StreamHub;
   persistence: Persistence;
   simulator: Simulator;
   server: RunningServer;
@@ -136,11 +141,23 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
   };
+  const authenticator = new KeyAuthenticator(persistence.keyChecker, { requireKey: config.requireKey });
+  // The push stream (WebSocket and SSE): a listener like the others, last, so it sends what they already settled.
+  const stream = buildStream(engine, {
+    bufferCapBytes: config.streamBufferBytes,
+    secret: config.cursorSecret || 'odds-stream-clock',
+    restored: options.engine !== undefined,
+    authenticator,
+    clock,
+  });
+  listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
   const server = await createServer({
-    routes: [...buildRoutes(services), ...healthRoutes(operations.readiness)],
+    routes: [...buildRoutes(services), ...healthRoutes(operations.readiness), ...stream.routes],
+    sockets: stream.sockets,
+    openapi: { schemas: STREAM_OPENAPI_SCHEMAS },
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
-    authenticator: new KeyAuthenticator(persistence.keyChecker, { requireKey: config.requireKey }),
+    authenticator,
     clock,
     log,
     observer: httpMetrics,
@@ -160,6 +177,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     engine,
     operations,
     httpMetrics,
+    stream: stream.hub,
     persistence,
     simulator,
     server,

@@ -13,7 +13,7 @@ import type { BoardSize } from '../engine/model.ts';
 import { DEFAULT_DB_PATH } from '../persistence/database.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
-export type TransportName = 'uws' | 'node';
+export type TransportName = 'auto' | 'uws' | 'node';
 
 export interface Config {
   /** Public API listener. */
@@ -40,6 +40,7 @@ export interface Config {
   checkpointIntervalMs: number;
   checkpointLogBytes: number;
   transport: TransportName;
+  streamBufferBytes: number;
   accessLog: boolean;
   logLevel: LogLevel;
   /** The operations listener (/metrics, /healthz, /readyz); 0 picks an ephemeral port, null turns it off. */
@@ -95,7 +96,7 @@ function isDirectory(path: string): boolean {
 const FLAG_ALLOWED = '1, true, yes, on / 0, false, no, off';
 const BOARD_SIZES = ['small', 'medium', 'large'] as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-const TRANSPORTS = ['uws', 'node'] as const;
+const TRANSPORTS = ['auto', 'uws', 'node'] as const;
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
 const DEFAULT_CHECKPOINT_LOG_BYTES = 256 * 1024 * 1024;
 
@@ -138,7 +139,8 @@ export const SETTINGS = [
     help: 'checkpoint once the log since the last one is this large',
     parse: (t) => intIn(1, Number.MAX_SAFE_INTEGER)(t, DEFAULT_CHECKPOINT_LOG_BYTES),
   }),
-  setting({ key: 'transport', name: 'TRANSPORT', fallback: 'uws', allowed: TRANSPORTS.join(', '), help: 'HTTP implementation of the public listener', parse: oneOf(TRANSPORTS, 'uws') }),
+  setting({ key: 'transport', name: 'TRANSPORT', fallback: 'auto', allowed: TRANSPORTS.join(', '), help: 'HTTP implementation of the public listener (auto: a native uWebSockets.js binary when one loads, else node:http)', parse: oneOf(TRANSPORTS, 'auto') }),
+  setting({ key: 'streamBufferBytes', name: 'STREAM_BUFFER_BYTES', fallback: String(8 * 1024 * 1024), allowed: 'an integer from 65536 to 1073741824', help: 'bytes a stream subscriber may leave unread before it is dropped as a slow consumer', parse: (t) => intIn(65_536, 1 << 30)(t, 8 * 1024 * 1024) }),
   setting({ key: 'accessLog', name: 'ACCESS_LOG', fallback: '0', allowed: FLAG_ALLOWED, help: 'one JSON log line per request (costs throughput)', parse: flag(false) }),
   setting({ key: 'logLevel', name: 'LOG_LEVEL', fallback: 'info', allowed: LOG_LEVELS.join(', '), help: 'lowest level of the JSON log lines written to stdout', parse: oneOf(LOG_LEVELS, 'info') }),
   setting({

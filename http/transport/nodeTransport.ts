@@ -13,6 +13,8 @@ import type {
   ListeningTransport,
   PlainReply,
   ProtocolFault,
+  ResponseStream,
+  ResponseStreamEvents,
   SendResult,
   SocketConnection,
   SocketHandlers,
@@ -73,6 +75,26 @@ export class NodeTransport implements Transport {
       }
     };
     pump();
+  }
+
+  openStream(res: TransportResponse, events: ResponseStreamEvents): ResponseStream {
+    const out = (res as NodeExchange).startStream();
+    let closed = false;
+    out.on('drain', () => {
+      if (!closed) events.drained();
+    });
+    out.on('close', () => {
+      if (closed) return;
+      closed = true;
+      events.closed();
+    });
+    return {
+      write: (chunk) => !closed && !out.destroyed && out.write(chunk),
+      bufferedAmount: () => (closed ? 0 : out.writableLength),
+      end: () => {
+        if (!closed) out.end();
+      },
+    };
   }
 
   readBody(res: TransportResponse, maxBytes: number, done: (result: BodyReadResult) => void): void {
@@ -286,6 +308,14 @@ class NodeExchange extends NodeRequestView implements TransportResponse {
     this.headers.push('Content-Length', String(total));
     this.ended = true;
     this.res.writeHead(this.statusCode, this.statusMessage, this.headers);
+    return this.res;
+  }
+
+  /** For an open-ended body: the head without a length (chunked); the caller writes and ends. */
+  startStream(): ServerResponse {
+    this.ended = true;
+    this.res.writeHead(this.statusCode, this.statusMessage, this.headers);
+    this.res.flushHeaders();
     return this.res;
   }
 

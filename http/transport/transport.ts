@@ -56,6 +56,27 @@ export interface BodyStreamEvents {
   done(completed: boolean): void;
 }
 
+/**
+ * An open-ended response body (Server-Sent Events): chunks written over time, no
+ * Content-Length. write() hands the chunk to the socket, or queues it when the socket
+ * pushes back (then false, and `drained` follows once the queue is written).
+ */
+export interface ResponseStream {
+  /** false: the chunk was queued behind unsent bytes (or the client is gone). */
+  write(chunk: Buffer): boolean;
+  /** Bytes queued and not yet written to the socket. */
+  bufferedAmount(): number;
+  /** Ends the response. */
+  end(): void;
+}
+
+export interface ResponseStreamEvents {
+  /** The queued bytes went out: writing may resume. */
+  drained(): void;
+  /** The client went away or the response ended; called once. */
+  closed(): void;
+}
+
 /** Outcome of reading a request body under a byte cap. */
 export type BodyReadResult = { ok: true; body: Buffer } | { ok: false; reason: 'too_large' | 'aborted' };
 
@@ -150,6 +171,12 @@ export interface Transport {
    * backpressure, never copying more than the socket accepts.
    */
   streamBody(res: TransportResponse, chunks: readonly Buffer[], total: number, events: BodyStreamEvents): void;
+  /**
+   * After status and headers were written (within the request handler): opens an
+   * open-ended body (no Content-Length) written chunk by chunk through the returned
+   * stream, for as long as both sides keep it.
+   */
+  openStream(res: TransportResponse, events: ResponseStreamEvents): ResponseStream;
   /**
    * Reads the request body into one Buffer, at most maxBytes (over it: too_large at
    * once, the rest is not read). Call from the request handler, synchronously.

@@ -9,6 +9,8 @@ import type {
   BodyStreamEvents,
   HeaderBlock,
   ListeningTransport,
+  ResponseStream,
+  ResponseStreamEvents,
   SendResult,
   SocketConnection,
   Transport,
@@ -52,6 +54,45 @@ export class UwsTransport implements Transport {
     const stream = new UwsBodyStream(uwsRes, chunks, total, events);
     uwsRes.onAborted(() => stream.abort());
     stream.pump();
+  }
+
+  openStream(res: TransportResponse, events: ResponseStreamEvents): ResponseStream {
+    const uwsRes = res as unknown as HttpResponse;
+    let closed = false;
+    // uWS keeps what the socket did not take and reports no count for an HTTP response:
+    // the bytes written since the first refusal are the queue (an upper bound).
+    let queued = 0;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      events.closed();
+    };
+    uwsRes.onAborted(close);
+    return {
+      write: (chunk) => {
+        if (closed) return false;
+        let ok = true;
+        uwsRes.cork(() => {
+          ok = uwsRes.write(chunk);
+        });
+        if (ok && queued === 0) return true;
+        if (queued === 0) {
+          uwsRes.onWritable(() => {
+            queued = 0;
+            if (!closed) events.drained();
+            return true;
+          });
+        }
+        queued += chunk.length;
+        return false;
+      },
+      bufferedAmount: () => (closed ? 0 : queued),
+      end: () => {
+        if (closed) return;
+        uwsRes.cork(() => uwsRes.end());
+        close();
+      },
+    };
   }
 
   readBody(res: TransportResponse, maxBytes: number, done: (result: BodyReadResult) => void): void {

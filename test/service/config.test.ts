@@ -36,6 +36,7 @@ function badValues(): Record<string, string> {
     CHECKPOINT_INTERVAL_MS: '1.5',
     CHECKPOINT_LOG_BYTES: '0',
     TRANSPORT: 'carrier-pigeon',
+    STREAM_BUFFER_BYTES: '512',
     ACCESS_LOG: 'verbose',
     LOG_LEVEL: 'loud',
     METRICS_PORT: '-1',

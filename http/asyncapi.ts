@@ -1,0 +1,191 @@
+// The AsyncAPI 3.0 document of the push stream (served at /api/v1/asyncapi.json): the
+// WebSocket channel with its client and server messages, and the SSE channel with the
+// server messages. The odds row is the OpenAPI description's OddsRow (the same bytes
+// /odds serves), copied without its 2019-09 keywords (dependentRequired,
+// dependentSchemas), which AsyncAPI's default schema format does not have; the OpenAPI
+// description remains the full statement of the row.
+import { COMPONENT_SCHEMAS } from './openapiSchemas.ts';
+import { ODDS_FORMATS } from '../engine/rowJson.ts';
+import { defineRoute, type AnyRoute } from './router.ts';
+import type { DocumentResult } from './request.ts';
+import { SEGMENT_ROWS } from '../engine/stream/streamHub.ts';
+import { CONFLATE_MS, HEARTBEAT_MS } from './routes/streamParams.ts';
+
+export const ASYNCAPI_PATH = '/api/v1/asyncapi.json';
+
+const STATUS_CODES = ['invalid_subscription', 'slow_consumer', 'resync', 'invalid_api_key', 'missing_api_key', 'rate_limited'];
+
+const stringList = (description: string, maxItems = 20) => ({ type: 'array', maxItems, items: { type: 'string' }, description });
+
+function oddsRowSchema(): Record<string, unknown> {
+  const { dependentRequired: _required, dependentSchemas: _schemas, ...row } = COMPONENT_SCHEMAS.OddsRow as Record<string, unknown>;
+  return row;
+}
+
+const schemas: Record<string, unknown> = {
+  OddsRow: oddsRowSchema(),
+  Clk: {
+    type: 'string',
+    description:
+      'A clock token: the board sequence a message brings the client to, with the board it came from. Opaque: compare for equality, send back to resume. A token from another board, or older than the service can answer, gets a resync.',
+  },
+  Filter: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'The /odds filters (same meanings and limits); absent or empty means all.',
+    properties: {
+      league: stringList('League codes, any-of, case-insensitive.'),
+      sportsbook: stringList('Source ids, any-of, case-insensitive.'),
+      market: stringList('Tokens, each a case-insensitive substring of market or marketSubtype, any-of.'),
+      eventId: stringList('Event ids, exact, any-of.'),
+      playerId: stringList('One resolved player id (as player_id on /odds).', 1),
+    },
+  },
+  Subscribe: {
+    type: 'object',
+    required: ['op', 'id'],
+    additionalProperties: false,
+    properties: {
+      op: { const: 'subscribe' },
+      id: { type: 'string', minLength: 1, maxLength: 64, description: 'Names the subscription on this connection; echoed in its messages.' },
+      filter: { $ref: '#/components/schemas/Filter' },
+      clk: { $ref: '#/components/schemas/Clk' },
+      heartbeatMs: { type: 'integer', minimum: HEARTBEAT_MS.min, maximum: HEARTBEAT_MS.max, default: HEARTBEAT_MS.default },
+      conflateMs: { type: 'integer', minimum: CONFLATE_MS.min, maximum: CONFLATE_MS.max, default: CONFLATE_MS.default, description: '0: a delta per applied change batch; otherwise at most one delta per interval, each row at its latest state.' },
+      format: { type: 'string', enum: ['json', 'msgpack'], default: 'json', description: 'json: text frames; msgpack: binary frames, one map per message.' },
+      oddsFormat: { type: 'string', enum: [...ODDS_FORMATS], default: 'all', description: 'As odds_format on /odds.' },
+    },
+  },
+  Unsubscribe: { type: 'object', required: ['op', 'id'], additionalProperties: false, properties: { op: { const: 'unsubscribe' }, id: { type: 'string' } } },
+  ClientHeartbeat: { type: 'object', required: ['op'], additionalProperties: false, properties: { op: { const: 'heartbeat' } } },
+  Image: {
+    type: 'object',
+    required: ['op', 'id', 'clk', 'segment', 'rows'],
+    properties: {
+      op: { const: 'image' },
+      id: { type: 'string' },
+      clk: { $ref: '#/components/schemas/Clk' },
+      segment: { type: 'string', enum: ['start', 'more', 'end'], description: `At most ${SEGMENT_ROWS} rows each; the last is end (a one-segment image too). Apply the image once end arrived.` },
+      resync: { const: true, description: 'The subscribe carried a clk that cannot be resumed: replace the held rows.' },
+      rows: { type: 'array', maxItems: SEGMENT_ROWS, items: { $ref: '#/components/schemas/OddsRow' }, description: 'The rows /odds with the same filter serves at clk, in its order.' },
+    },
+  },
+  Delta: {
+    type: 'object',
+    required: ['op', 'id', 'clk', 'prev', 'rows'],
+    properties: {
+      op: { const: 'delta' },
+      id: { type: 'string' },
+      clk: { $ref: '#/components/schemas/Clk' },
+      prev: { allOf: [{ $ref: '#/components/schemas/Clk' }], description: 'The clk of this subscription\'s previous image or delta: equal to the last one applied, or something was missed.' },
+      rows: { type: 'array', items: { $ref: '#/components/schemas/OddsRow' }, description: 'Rows changed since the previous message, latest state each, in change order; removed: true is a tombstone (delete by id).' },
+    },
+  },
+  Heartbeat: {
+    type: 'object',
+    required: ['op', 'clk'],
+    properties: { op: { const: 'heartbeat' }, clk: { allOf: [{ $ref: '#/components/schemas/Clk' }], description: 'The board\'s current clk; a heartbeat leaves the prev chain alone.' } },
+  },
+  Status: {
+    type: 'object',
+    required: ['op', 'code', 'detail'],
+    properties: {
+      op: { const: 'status' },
+      id: { type: 'string', description: 'The subscription concerned, when there is one.' },
+      code: { type: 'string', enum: STATUS_CODES },
+      detail: { type: 'string' },
+      param: { type: 'string', description: 'The offending field (e.g. filter.league), for invalid_subscription.' },
+    },
+  },
+};
+
+const message = (name: string, title: string, summary: string, contentType = 'application/json') => ({
+  name,
+  title,
+  summary,
+  contentType,
+  payload: { $ref: `#/components/schemas/${name}` },
+});
+
+const messages = {
+  subscribe: message('Subscribe', 'Subscribe', 'Opens a subscription: an image follows, or only the changes after clk when it can be resumed.'),
+  unsubscribe: message('Unsubscribe', 'Unsubscribe', 'Closes a subscription.'),
+  clientHeartbeat: message('ClientHeartbeat', 'Heartbeat request', 'Asks for a heartbeat at once.'),
+  image: message('Image', 'Image', 'The subscription\'s rows at one board sequence, in segments.'),
+  delta: message('Delta', 'Delta', 'Rows changed since the previous message of the subscription.'),
+  heartbeat: message('Heartbeat', 'Heartbeat', 'Sent after heartbeatMs without other traffic.'),
+  status: message('Status', 'Status', 'An error or notice: invalid_subscription, slow_consumer (then the connection closes), resync (a fresh image follows), key errors.'),
+};
+
+const DESCRIPTION = [
+  'Push delivery of the odds board: a subscription gets an image of its rows (exactly what /odds serves with the same filter at that moment), then deltas.',
+  'Gap checking: every image and delta carries clk, the board sequence it brings the client to, and every delta carries prev, the clk of the subscription\'s previous message. A client that applies a delta whose prev is not the clk it holds has missed something and resubscribes with its clk.',
+  'Resume: a subscribe with the clk of the last image end or delta applied gets only the rows changed after it, for as long as the service holds the changes: at least the delta feed\'s 10 minutes, and across restarts of a service that keeps its data directory. Otherwise a status resync and a fresh image marked resync: never a silent gap. Over SSE the clk is the event id and Last-Event-ID resumes.',
+  'Conflation and slow clients: conflateMs > 0 sends at most one delta per interval with each row\'s latest state. A client whose socket pushes back gets at most one such delta per second until it reads; if its queued bytes still pass the service\'s cap (STREAM_BUFFER_BYTES, default 8 MiB), it gets status slow_consumer and the connection closes (code 1008). An image is sent whole.',
+  'Keys: X-Api-Key or Authorization: Bearer on the handshake, or the key query parameter (browsers cannot set headers on a WebSocket or EventSource); an invalid key is refused with 401 as on the HTTP routes. Each subscription counts as one request.',
+].join('\n\n');
+
+export function buildAsyncApi(): Record<string, unknown> {
+  return {
+    asyncapi: '3.0.0',
+    info: { title: 'Sports odds push stream', version: '1.0.0', description: DESCRIPTION },
+    defaultContentType: 'application/json',
+    servers: {
+      service: { host: 'localhost:8080', protocol: 'ws', description: 'The odds service itself (the same host and port as the HTTP API).', security: [{ $ref: '#/components/securitySchemes/apiKeyHeader' }, { $ref: '#/components/securitySchemes/apiKeyQuery' }] },
+      serviceSse: { host: 'localhost:8080', protocol: 'http', description: 'The same service, Server-Sent Events.', security: [{ $ref: '#/components/securitySchemes/apiKeyHeader' }, { $ref: '#/components/securitySchemes/apiKeyQuery' }] },
+    },
+    channels: {
+      stream: {
+        address: '/api/v1/stream',
+        title: 'WebSocket stream',
+        description: 'One JSON object per text frame (or one MessagePack map per binary frame with format msgpack), many subscriptions per connection.',
+        servers: [{ $ref: '#/servers/service' }],
+        messages,
+      },
+      sse: {
+        address: '/api/v1/stream/sse',
+        title: 'Server-Sent Events stream',
+        description: 'One subscription; its filter, clk, heartbeat_ms, conflate_ms and odds_format are query parameters. event: image|delta|heartbeat|status; id: the clk of an image end or delta.',
+        servers: [{ $ref: '#/servers/serviceSse' }],
+        messages: { image: messages.image, delta: messages.delta, heartbeat: messages.heartbeat, status: messages.status },
+      },
+    },
+    operations: {
+      subscribe: { action: 'receive', channel: { $ref: '#/channels/stream' }, summary: 'The service receives subscribe, unsubscribe and heartbeat requests.', messages: [{ $ref: '#/channels/stream/messages/subscribe' }, { $ref: '#/channels/stream/messages/unsubscribe' }, { $ref: '#/channels/stream/messages/clientHeartbeat' }] },
+      push: { action: 'send', channel: { $ref: '#/channels/stream' }, summary: 'The service sends images, deltas, heartbeats and statuses.', messages: [{ $ref: '#/channels/stream/messages/image' }, { $ref: '#/channels/stream/messages/delta' }, { $ref: '#/channels/stream/messages/heartbeat' }, { $ref: '#/channels/stream/messages/status' }] },
+      pushSse: { action: 'send', channel: { $ref: '#/channels/sse' }, summary: 'The same server messages as Server-Sent Events.', messages: [{ $ref: '#/channels/sse/messages/image' }, { $ref: '#/channels/sse/messages/delta' }, { $ref: '#/channels/sse/messages/heartbeat' }, { $ref: '#/channels/sse/messages/status' }] },
+    },
+    components: {
+      schemas,
+      securitySchemes: {
+        apiKeyHeader: { type: 'httpApiKey', name: 'X-Api-Key', in: 'header', description: 'Or Authorization: Bearer <key>.' },
+        apiKeyQuery: { type: 'httpApiKey', name: 'key', in: 'query', description: 'For browsers.' },
+      },
+    },
+  };
+}
+
+export function asyncApiRoute(): AnyRoute {
+  const body = Buffer.from(JSON.stringify(buildAsyncApi()));
+  return defineRoute({
+    path: ASYNCAPI_PATH,
+    auth: 'none',
+    query: [],
+    response: 'AsyncApiDocument',
+    responseKind: 'document',
+    summary: 'The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse).',
+    cache: { validity: () => 0, capacity: 4 },
+    handle: (): DocumentResult => ({ kind: 'document', body }),
+  });
+}
+
+/** OpenAPI component schemas the stream routes refer to. */
+export const STREAM_OPENAPI_SCHEMAS: Record<string, unknown> = {
+  AsyncApiDocument: { type: 'object', required: ['asyncapi', 'info', 'channels'], description: 'The AsyncAPI 3.0 document of the push stream.' },
+  StreamMessage: {
+    type: 'object',
+    required: ['op'],
+    description: 'A stream message (image, delta, heartbeat or status) as described in /api/v1/asyncapi.json; its rows are OddsRow.',
+    properties: { op: { type: 'string', enum: ['image', 'delta', 'heartbeat', 'status'] }, rows: { type: 'array', items: { $ref: '#/components/schemas/OddsRow' } } },
+  },
+};

@@ -1,0 +1,192 @@
+// The push stream's two doors onto the stream hub (engine/stream/streamHub.ts):
+// GET /api/v1/stream upgrades to a WebSocket (client messages subscribe, unsubscribe,
+// heartbeat), GET /api/v1/stream/sse is Server-Sent Events for one subscription whose
+// filter is the query string, resuming from Last-Event-ID. Keys are read as on every
+// route (X-Api-Key, Bearer, or the `key` parameter for browsers); each subscription is
+// counted as one request against the key (the SSE request is its subscription).
+// The messages are described in the AsyncAPI document (http/asyncapi.ts).
+import { createHash, randomBytes } from 'node:crypto';
+import type { Authenticator } from '../auth.ts';
+import type { Clock } from '../../engine/clock.ts';
+import type { OddsEngine } from '../../engine/engine.ts';
+import { ClockTokens } from '../../engine/stream/streamClock.ts';
+import { StreamHub, type StatusCode, type StreamClient, type StreamSink } from '../../engine/stream/streamHub.ts';
+import { asyncApiRoute } from '../asyncapi.ts';
+import type { OutgoingMessage } from '../../engine/stream/streamMessages.ts';
+import { defineRoute, type AnyRoute } from '../router.ts';
+import { defineSocketRoute, type AnySocketRoute, type SocketConnection } from '../socketRoute.ts';
+import type { StreamResult } from '../request.ts';
+import { parseClientMessage, SSE_QUERY, sseRequest, StreamRequestError } from './streamParams.ts';
+
+export const STREAM_PATH = '/api/v1/stream';
+export const SSE_PATH = '/api/v1/stream/sse';
+
+/** Largest client message: a subscribe with every filter at its limit fits many times over. */
+const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
+/**
+ * What the transport queues before it would drop a message: only an image (sent whole,
+ * up to the whole board) comes near it; deltas stop at the hub's buffer cap.
+ */
+const MAX_QUEUED_BYTES = 1 << 30;
+
+export interface StreamRouteOptions {
+  hub: StreamHub;
+  /** Counts each subscription against its key, as a request. */
+  authenticator: Authenticator;
+  clock: Clock;
+}
+
+interface SocketData {
+  apiKey: string | null;
+  client: StreamClient | null;
+}
+
+export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
+  const { hub, authenticator, clock } = options;
+  return defineSocketRoute<SocketData>({
+    path: STREAM_PATH,
+    auth: 'key',
+    maxPayloadBytes: MAX_CLIENT_MESSAGE_BYTES,
+    maxBackpressureBytes: MAX_QUEUED_BYTES,
+    idleTimeoutSeconds: 120,
+    accept: (req) => ({ apiKey: req.apiKey, client: null }),
+    open(ws) {
+      ws.data.client = hub.connect(socketSink(ws));
+    },
+    message(ws, data, isBinary) {
+      const client = ws.data.client;
+      if (client === null) return;
+      if (isBinary) {
+        client.status('invalid_subscription', 'client messages are JSON text frames');
+        return;
+      }
+      try {
+        const message = parseClientMessage(data.toString('utf8'));
+        if (message.op === 'heartbeat') return client.heartbeat();
+        if (message.op === 'unsubscribe') {
+          if (!client.unsubscribe(message.id)) client.status('invalid_subscription', `no open subscription ${message.id} on this connection`, message.id, 'id');
+          return;
+        }
+        const auth = authenticator.check(ws.data.apiKey, 'key', clock.now());
+        if (!auth.ok) {
+          client.status(auth.code as StatusCode, auth.detail, message.request.id);
+          return;
+        }
+        client.subscribe(message.request);
+      } catch (error) {
+        if (error instanceof StreamRequestError) client.status(error.code, error.detail, error.id, error.param);
+        else throw error;
+      }
+    },
+    drain(ws) {
+      ws.data.client?.drained();
+    },
+    close(ws) {
+      ws.data.client?.disconnected();
+    },
+  });
+}
+
+function socketSink(ws: SocketConnection<SocketData>): StreamSink {
+  return {
+    send: (message) => ws.send(message.bytes, message.binary),
+    bufferedAmount: () => ws.getBufferedAmount(),
+    close: (reason) => ws.end(1008, reason),
+  };
+}
+
+const SSE_DESCRIPTION = [
+  'Server-Sent Events for one subscription to the push stream; its filter is the query string (the same parameters, meanings and limits as /odds).',
+  'Events: `image` (the rows as /odds serves them at one board sequence, in segments of at most 1,000 rows; only the last segment, `"segment": "end"`, carries an id), `delta` (every row of the subscription changed since the previous event, tombstones `"removed": true` included, with `clk` and `prev`), `heartbeat` (after heartbeat_ms without other traffic) and `status` (resync, slow_consumer).',
+  'Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed\'s 10 minutes and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.',
+  'The WebSocket stream at /api/v1/stream carries the same messages for many subscriptions per connection (JSON or MessagePack); both are described in the AsyncAPI document at /api/v1/asyncapi.json.',
+].join('\n\n');
+
+export function streamSseRoute(options: StreamRouteOptions): AnyRoute {
+  const { hub } = options;
+  return defineRoute({
+    path: SSE_PATH,
+    auth: 'key',
+    keyParam: true,
+    query: SSE_QUERY,
+    response: 'StreamMessage',
+    responseKind: 'event-stream',
+    summary: 'The push stream as Server-Sent Events: an image of the filtered rows, then deltas, resuming from Last-Event-ID.',
+    description: SSE_DESCRIPTION,
+    handle(req): StreamResult {
+      const request = sseRequest(req.query, req.lastEventId ?? null);
+      return {
+        kind: 'stream',
+        contentType: 'text/event-stream; charset=utf-8',
+        open(stream) {
+          let closed = false;
+          const client = hub.connect({
+            send(message: OutgoingMessage) {
+              if (closed) return 'dropped';
+              return stream.write(sseEvent(message)) ? 'sent' : 'backpressure';
+            },
+            bufferedAmount: () => stream.bufferedAmount(),
+            close() {
+              closed = true;
+              stream.end();
+            },
+          });
+          // Browsers reconnect after `retry` ms; the comment line opens the stream at once.
+          stream.write(Buffer.from(': odds stream\nretry: 1000\n\n'));
+          client.subscribe(request);
+          return {
+            drained: () => client.drained(),
+            closed: () => {
+              closed = true;
+              client.disconnected();
+            },
+          };
+        },
+      };
+    },
+  });
+}
+
+const DATA = Buffer.from('data: ');
+const EVENT_END = Buffer.from('\n\n');
+
+/** event: <op>, id: <clk> on resume points, data: the JSON message (one line). */
+function sseEvent(message: OutgoingMessage): Buffer {
+  const head = message.resumeClk === null ? `event: ${message.op}\n` : `event: ${message.op}\nid: ${message.resumeClk}\n`;
+  return Buffer.concat([Buffer.from(head), DATA, message.bytes, EVENT_END]);
+}
+
+/** Queued bytes past which a stream client is disconnected as a slow consumer (STREAM_BUFFER_BYTES). */
+
+export interface StreamSetup {
+  hub: StreamHub;
+  routes: AnyRoute[];
+  sockets: AnySocketRoute[];
+}
+
+/**
+ * The hub and its routes for the composition root. `restored`: the engine was restored
+ * from a data directory, so its history continues the one earlier processes served and
+ * their clk tokens stay valid (the epoch is derived from the board's first load time,
+ * which the checkpoint keeps); a board generated afresh gets a new epoch, so tokens
+ * from an earlier process are answered with a resync, never with a gap.
+ */
+export interface StreamSettings {
+  /** Bytes a subscriber may leave unread before it is dropped as a slow consumer. */
+  bufferCapBytes: number;
+  /** Signs clk tokens (CURSOR_SECRET when set). */
+  secret: string;
+  /** The board was restored from its data directory: its epoch comes from when it was first loaded. */
+  restored: boolean;
+  authenticator: Authenticator;
+  clock: Clock;
+}
+
+export function buildStream(engine: OddsEngine, options: StreamSettings): StreamSetup {
+  const epoch = options.restored
+    ? createHash('sha256').update(`board-${engine.counters().firstLoadedAt}`).digest('hex').slice(0, 10)
+    : randomBytes(5).toString('hex');
+  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes });
+  const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock };
+  return { hub, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
+}
