@@ -6,14 +6,16 @@
 // in the object store (an empty disk, or a machine that fell behind the stream's
 // retention), written to the local disk as well; otherwise, when the stream still
 // starts at record 1, an empty board. A checkpoint newer than the stream's end means
-// the stream was replaced: start-up stops rather than serve a board nobody logged.
+// the stream was replaced: start-up stops rather than serve a board nobody logged. A
+// stream whose records all expired (it stored messages but retains no commit) holds
+// nothing after the newest checkpoint: that one is the state, and the log goes on from it.
 import { decodeEngineState } from '../engine/checkpoint.ts';
 import type { Clock } from '../engine/clock.ts';
 import { OddsEngine, type EngineOptions } from '../engine/engine.ts';
 import { CheckpointDamagedError, listCheckpoints, readCheckpoint, writeCheckpoint } from '../persistence/log/checkpointFiles.ts';
 import { replayStream } from '../persistence/nats/natsBatchLog.ts';
 import { readStreamPosition, writeStreamPosition, type NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
-import { firstCommit, lastCommit, type BoardStream } from '../persistence/nats/natsStream.ts';
+import { firstCommit, lastCommit, lastStreamSeq, type BoardStream } from '../persistence/nats/natsStream.ts';
 import { applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
 
@@ -55,10 +57,14 @@ export async function restoreReplicated(options: ReplicatedRestoreOptions): Prom
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
   const first = await firstCommit(options.board);
   const last = await lastCommit(options.board);
+  // no commit retained although messages were stored: retention expired them all (a quiet
+  // board); the newest checkpoint then is the whole state and the log continues after it
+  const expired = first === null && (await lastStreamSeq(options.board)) > 0;
+  const newestStored = expired ? await options.checkpoints.newest() : null;
   // a checkpoint at `index` is usable when the stream holds every record after it
-  const reaches = (index: number) => (first === null ? true : first.index <= index + 1);
+  const reaches = (index: number) => (first !== null ? first.index <= index + 1 : !expired || newestStored === null || index >= newestStored.logIndex);
   const checkAhead = (index: number, where: string) => {
-    if (index > last.index) throw new NoUsableCheckpointError(`the ${where} checkpoint covers record ${index} but the stream ends at ${last.index}: is NATS_STREAM the stream this board was written to?`);
+    if (index > last.index && !expired) throw new NoUsableCheckpointError(`the ${where} checkpoint covers record ${index} but the stream ends at ${last.index}: is NATS_STREAM the stream this board was written to?`);
   };
 
   let engine: OddsEngine | null = null;
@@ -92,9 +98,9 @@ export async function restoreReplicated(options: ReplicatedRestoreOptions): Prom
       source = 'object store';
       index = stored.logIndex;
       seq = stored.streamSeq > 0 ? stored.streamSeq : stored.logIndex;
-    } else if (first !== null && first.index > 1) {
+    } else if ((first !== null && first.index > 1) || expired) {
       throw new NoUsableCheckpointError(
-        `the stream starts at record ${first.index} and no checkpoint (local or in the object store${stored === null ? ', which is empty' : `, newest ${stored.logIndex}`}) reaches it`,
+        `the stream ${first === null ? 'retains no record' : `starts at record ${first.index}`} and no checkpoint (local or in the object store${stored === null ? ', which is empty' : `, newest ${stored.logIndex}`}) reaches it`,
       );
     }
   }
@@ -116,6 +122,6 @@ export async function restoreReplicated(options: ReplicatedRestoreOptions): Prom
     },
     seq + 1,
   );
-  if (index !== last.index) throw new Error(`the stream ends at record ${last.index} but its replay stopped at ${index}`);
+  if (index !== last.index && !(expired && last.index === 0)) throw new Error(`the stream ends at record ${last.index} but its replay stopped at ${index}`);
   return { engine, appliedIndex: index, appliedSeq: seq, source, checkpointIndex, replayedRecords: replayed, ms: performance.now() - started };
 }

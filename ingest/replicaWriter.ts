@@ -51,6 +51,7 @@ export class ReplicaWriter {
 
   static async open(options: ReplicaWriterOptions): Promise<ReplicaWriter> {
     const restore = await restoreReplicated({ ...options, board: options.log.board });
+    if (options.log.lastIndex === 0 && restore.appliedIndex > 0) options.log.continueAfterCheckpoint(restore.appliedIndex); // every record expired
     if (restore.appliedIndex !== options.log.lastIndex) {
       throw new Error(`the restore applied records up to ${restore.appliedIndex} but the log ends at ${options.log.lastIndex} (another writer on the stream?)`);
     }

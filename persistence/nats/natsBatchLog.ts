@@ -93,6 +93,16 @@ export class NatsBatchLog {
     return new NatsBatchLog(nc, board, last, streamSeq, options);
   }
 
+  /**
+   * The stream retains no commit (retention expired them all) and a checkpoint covers
+   * records up to `index`: the log continues at index + 1, so indexes never repeat.
+   */
+  continueAfterCheckpoint(index: number): void {
+    if (this.durable !== 0 || this.assigned !== 0) throw new Error('the stream holds records: the log continues after them');
+    this.assigned = index;
+    this.durable = index;
+  }
+
   /** Index of the last record JetStream acknowledged. */
   get lastIndex(): number {
     return this.durable;

@@ -6,7 +6,8 @@
 // /edges, /arbitrage, /status); a batch over 1 MiB goes through whole; a restarted
 // replica resumes from its own checkpoint; a new replica starts from the writer's newest
 // checkpoint; a replica whose checkpoint the stream's retention left behind
-// re-bootstraps from the object store.
+// re-bootstraps from the object store; when retention expired every record the log
+// continues after the newest checkpoint.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -168,6 +169,27 @@ describe('a writer and two replicas over JetStream', () => {
     clock.advance(1000);
     const result = await writer.writer.ingest.submit(randomBatch(writer.writer.engine, random, 5, removed));
     assert.equal(result.index, last + 1);
+    await assertAllAgree();
+  });
+
+  it('when retention expired every record, the newest checkpoint is the state and the log continues after it', async () => {
+    const node = replicas[1];
+    node.replica.checkpointNow();
+    await node.close();
+    await ingestRandom(12);
+    const stored = (await writer.writer.checkpointNow())!;
+    const jsm = writer.writer.log.board.jsm;
+    await jsm.streams.purge(STREAM); // what max_age does to a board quiet for longer than it
+    await writer.close();
+    writer = await openWriter(nats.url, writer.dataDir, clock, board);
+    assert.equal(writer.writer.ingest.appliedIndex, stored.logIndex);
+    // a replica whose own checkpoint is older than the stored one cannot resume from it
+    replicas[1] = await openReplica(nats.url, node.dataDir, clock, board);
+    assert.equal(replicas[1].replica.restore.source, 'object store');
+    assert.equal(replicas[1].replica.restore.checkpointIndex, stored.logIndex);
+    clock.advance(1000);
+    const result = await writer.writer.ingest.submit(randomBatch(writer.writer.engine, random, 5, removed));
+    assert.equal(result.index, stored.logIndex + 1);
     await assertAllAgree();
   });
 });
