@@ -41,6 +41,8 @@ export interface StreamOptions {
   maxBytes?: number;
   /** How long JetStream remembers a Nats-Msg-Id to drop a retried publish (default 2 minutes). */
   duplicateWindowMs?: number;
+  /** Create the stream or set its limits (the writer, default); false only looks it up (a replica). */
+  manage?: boolean;
 }
 
 export interface BoardStream {
@@ -90,7 +92,9 @@ export async function openBoardStream(nc: NatsConnection, options: StreamOptions
     if (!isNotFound(error)) throw error;
     exists = false;
   }
-  if (exists) await jsm.streams.update(stream, config);
+  if (options.manage === false) {
+    if (!exists) throw new Error(`the JetStream stream ${stream} does not exist yet: start the writer first`);
+  } else if (exists) await jsm.streams.update(stream, config);
   else await jsm.streams.add(config);
   return { nc, stream, board, batchesSubject: `${prefix}.${board}.batches`, partsSubject: `${prefix}.${board}.parts`, jsm };
 }

@@ -92,7 +92,7 @@ export interface ReplicaNode {
 
 export async function openReplica(url: string, dataDir: string, clock: Clock, board: Board): Promise<ReplicaNode> {
   const nc = await connect({ servers: url });
-  const stream = await openBoardStream(nc, { stream: STREAM });
+  const stream = await openBoardStream(nc, { stream: STREAM, manage: false });
   const checkpoints = await NatsCheckpointStore.open(nc, { stream: STREAM });
   const persistence = openCold(dataDir, board, clock);
   const replica = await Replica.open({ board: stream, checkpoints, dataDir, clock, cold: persistence, fsync: false, warn: () => {} });
