@@ -19,7 +19,7 @@ import type { EngineOptions, OddsEngine } from '../engine/engine.ts';
 import { encodeEngineState } from '../engine/checkpoint.ts';
 import { writeCheckpoint } from '../persistence/log/checkpointFiles.ts';
 import { writeStreamPosition, type NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
-import { headerInt, HEADER_INDEX, lastCommit, orderedCommits, recordPayload, type BoardStream } from '../persistence/nats/natsStream.ts';
+import { CONSUME_OPTIONS, headerInt, HEADER_INDEX, lastCommit, orderedCommits, recordPayload, type BoardStream } from '../persistence/nats/natsStream.ts';
 import type { ConsumerMessages } from '@nats-io/jetstream';
 import { applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
@@ -92,7 +92,7 @@ export class Replica {
   async follow(): Promise<void> {
     if (this.following !== null) return;
     const consumer = await orderedCommits(this.options.board, this.appliedSeq + 1);
-    const messages = await consumer.consume();
+    const messages = await consumer.consume(CONSUME_OPTIONS);
     this.messages = messages;
     this.following = (async () => {
       try {

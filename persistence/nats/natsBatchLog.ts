@@ -27,7 +27,7 @@ import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream
 import { LogUnavailableError, type LogRecord } from '../log/batchLog.ts';
 import { crc32 } from '../log/crc32.ts';
 import {
-  HEADER_BYTES, HEADER_CRC, HEADER_INDEX, HEADER_PART, HEADER_PARTS, lastCommit, lastStreamSeq, openBoardStream, orderedCommits, recordPayload,
+  HEADER_BYTES, HEADER_CRC, HEADER_INDEX, HEADER_PART, HEADER_PARTS, lastCommit, lastStreamSeq, openBoardStream, orderedCommits, recordPayload, CONSUME_OPTIONS,
   type BoardStream, type StreamOptions,
 } from './natsStream.ts';
 
@@ -236,7 +236,7 @@ export class NatsBatchLog {
 export async function replayStream(board: BoardStream, fromIndex: number, toIndex: number, visit: (record: LogRecord & { seq: number }) => void, fromSeq = 1): Promise<number> {
   let expected = fromIndex;
   if (expected > toIndex) return toIndex;
-  const messages = await (await orderedCommits(board, fromSeq)).consume();
+  const messages = await (await orderedCommits(board, fromSeq)).consume(CONSUME_OPTIONS);
   try {
     for await (const commit of messages) {
       const { index, payload } = await recordPayload(board, commit);

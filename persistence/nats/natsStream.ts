@@ -185,6 +185,14 @@ export async function recordPayload(board: BoardStream, commit: CommitMessage): 
   return { index, payload };
 }
 
+/**
+ * How commits are pulled: 5 s pull requests rather than the client's 30 s. After the
+ * server restarts, the client recreates the ordered consumer but may wait for its old
+ * pull request to expire before it asks for more (seen with nats.js 3.4 against
+ * nats-server 2.9): the expiry bounds that stall.
+ */
+export const CONSUME_OPTIONS = { max_messages: 256, expires: 5_000 };
+
 /** An ordered consumer of the commit messages from stream sequence `fromSeq` on (in order, gap-free, recreated by the client after a disconnect). */
 export function orderedCommits(board: BoardStream, fromSeq: number): Promise<Consumer> {
   return jetstream(board.nc).consumers.get(board.stream, {
