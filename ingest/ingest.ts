@@ -55,9 +55,12 @@ export interface ColdStore {
   applyColdChanges(changes: readonly ColdRecordChange[], now: number): void;
 }
 
+/** What the write path needs of a log: it only appends (restores replay the log themselves). */
+export type AppendLog = Pick<BatchLog, 'append'>;
+
 export interface IngestOptions {
   engine: OddsEngine;
-  log: BatchLog;
+  log: AppendLog;
   cold: ColdStore;
   clock: Clock;
   /** The log index the engine's state already includes (a restore's last replayed record; 0 for a fresh log). */
@@ -74,7 +77,7 @@ interface InFlight {
 
 export class Ingest {
   private readonly engine: OddsEngine;
-  private readonly log: BatchLog;
+  private readonly log: AppendLog;
   private readonly cold: ColdStore;
   private readonly clock: Clock;
   private readonly warn: (line: string) => void;

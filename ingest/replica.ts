@@ -1,0 +1,147 @@
+// A read replica: a board restored from a checkpoint (local, else the object store;
+// replicaRestore.ts) that follows the writer's JetStream stream and applies each
+// record at its logged time, so at the same board seq it holds the writer's state
+// exactly and every route serves the same bytes.
+//
+// Following: an ordered consumer of the commit messages from the one after the last
+// applied record. For each commit the record's payload is gathered first (its parts
+// fetched and checked when it was chunked), and only then applied, synchronously: a
+// reader of the engine sees the board before the record or after it, never between.
+// A commit whose index is not the next one (the stream dropped records this replica
+// had not read: it fell behind retention) stops the replica; `stale` says so and the
+// caller restarts it, which re-bootstraps from the object store.
+//
+// Lag for /readyz: records the stream holds beyond the applied one, from the
+// consumer's pending count after each record (lagRecords), or read from the stream
+// (measureLag).
+import type { Clock } from '../engine/clock.ts';
+import type { EngineOptions, OddsEngine } from '../engine/engine.ts';
+import { encodeEngineState } from '../engine/checkpoint.ts';
+import { writeCheckpoint } from '../persistence/log/checkpointFiles.ts';
+import { writeStreamPosition, type NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
+import { CONSUME_OPTIONS, headerInt, HEADER_INDEX, lastCommit, orderedCommits, recordPayload, type BoardStream } from '../persistence/nats/natsStream.ts';
+import type { ConsumerMessages } from '@nats-io/jetstream';
+import { applyCold, type ColdStore } from './ingest.ts';
+import { decodeRecord, engineChanges } from './record.ts';
+import { restoreReplicated, type ReplicatedRestore } from './replicaRestore.ts';
+
+export interface ReplicaOptions {
+  board: BoardStream;
+  checkpoints: NatsCheckpointStore;
+  /** The replica's own DATA_DIR (its checkpoints). */
+  dataDir: string;
+  clock: Clock;
+  cold: ColdStore;
+  engineOptions?: EngineOptions;
+  fsync?: boolean;
+  warn?: (line: string) => void;
+  /** Called after each applied record. */
+  afterApply?: (index: number) => void;
+}
+
+export class Replica {
+  readonly engine: OddsEngine;
+  readonly restore: ReplicatedRestore;
+  private applied: number;
+  private appliedSeq: number;
+  private pending = 0;
+  private messages: ConsumerMessages | null = null;
+  private following: Promise<void> | null = null;
+  private failure: Error | null = null;
+  private stopped = false;
+  private readonly warn: (line: string) => void;
+
+  private constructor(
+    private readonly options: ReplicaOptions,
+    restore: ReplicatedRestore,
+  ) {
+    this.engine = restore.engine;
+    this.restore = restore;
+    this.applied = restore.appliedIndex;
+    this.appliedSeq = restore.appliedSeq;
+    this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
+  }
+
+  /** Restores the board (checkpoint + the stream up to its current end); call follow() to keep up. */
+  static async open(options: ReplicaOptions): Promise<Replica> {
+    const restore = await restoreReplicated(options);
+    return new Replica(options, restore);
+  }
+
+  get appliedIndex(): number {
+    return this.applied;
+  }
+
+  /** Records delivered to the consumer's server side but not applied yet, as of the last applied record. */
+  get lagRecords(): number {
+    return this.pending;
+  }
+
+  /** Why following stopped (fell behind retention, an unreadable record), or null while it runs. */
+  get stale(): Error | null {
+    return this.failure;
+  }
+
+  /** Records the stream holds after the applied one (reads the stream's newest commit). */
+  async measureLag(): Promise<number> {
+    const last = await lastCommit(this.options.board);
+    return Math.max(0, last.index - this.applied);
+  }
+
+  /** Starts applying the stream's records as they come. */
+  async follow(): Promise<void> {
+    if (this.following !== null) return;
+    const consumer = await orderedCommits(this.options.board, this.appliedSeq + 1);
+    const messages = await consumer.consume(CONSUME_OPTIONS);
+    this.messages = messages;
+    this.following = (async () => {
+      try {
+        for await (const commit of messages) {
+          if (this.stopped) break;
+          const index = headerInt(commit, HEADER_INDEX);
+          if (index <= this.applied) continue; // before the checkpoint's record (a lower-bound start)
+          if (index !== this.applied + 1) {
+            throw new Error(`the stream holds record ${index} after ${this.applied}: records in between are no longer retained; restart the replica to re-bootstrap from the object store`);
+          }
+          const { payload } = await recordPayload(this.options.board, commit);
+          if (this.stopped) break;
+          const record = decodeRecord(payload);
+          this.engine.apply(engineChanges(record.changes), record.time);
+          applyCold(this.options.cold, record, index, this.warn);
+          this.applied = index;
+          this.appliedSeq = commit.seq;
+          this.pending = commit.info.pending;
+          this.options.afterApply?.(index);
+        }
+      } catch (error) {
+        if (!this.stopped) {
+          this.failure = error as Error;
+          this.warn(`replica stopped following the stream: ${this.failure.message}`);
+        }
+      } finally {
+        messages.stop();
+      }
+    })();
+  }
+
+  /** Waits until the applied record reaches `index` (or following stopped). */
+  async caughtUpTo(index: number, timeoutMs = 30_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.applied < index && this.failure === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    return this.applied >= index;
+  }
+
+  /** A local checkpoint of the board as it is now (between records), with its stream position. */
+  checkpointNow(): { logIndex: number; bytes: number } {
+    const body = encodeEngineState(this.engine);
+    const written = writeCheckpoint(this.options.dataDir, this.applied, body, { fsync: this.options.fsync });
+    writeStreamPosition(this.options.dataDir, this.applied, this.appliedSeq);
+    return { logIndex: this.applied, bytes: written.bytes };
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    this.messages?.stop();
+    await this.following;
+  }
+}
