@@ -88,6 +88,8 @@ const ALT_LINE_HOLD = 0.01;
 const MIN_PAIR_HOLD = 0.02;
 /** No alternate is added where a side's fair probability would fall below this (or rise above 1 minus it). */
 const ALT_LINE_MIN = 0.06;
+/** Most rows added by the simulator and not yet seen on the board that it remembers the fair move of (a forgotten one reads as of a move of 0). */
+const MAX_ADDED_UNSEEN = 4096;
 /** Most distinct lines one market lists (alternates included) that the fair-probability reading looks at. */
 const MAX_MARKET_LINES = 64;
 
@@ -668,6 +670,8 @@ export class Simulator {
     const move = this.fairMove[this.groupNumber(s.event[over], s.subtype[over], s.period[over], SIDE_OVER, line, s.player[over], s.teamSide[over])];
     this.addedAtMove.set(this.rowKey(s.event[over], s.book[over], s.subtype[over], overRow.selectionId), move);
     this.addedAtMove.set(this.rowKey(s.event[under], s.book[under], s.subtype[under], underRow.selectionId), move);
+    // rows pulled (or never applied) before the simulator saw them would stay here for good: the oldest go first
+    while (this.addedAtMove.size > MAX_ADDED_UNSEEN) this.addedAtMove.delete(this.addedAtMove.keys().next().value!);
     batch.push({ op: 'upsert', row: overRow }, { op: 'upsert', row: underRow });
     this.stats.linesAdded++;
   }
