@@ -9,6 +9,7 @@ import { bruteForceArbitrage, type OddsRowJson } from '../helpers/bruteForce.ts'
 import type { ArbitrageRecord } from '../../engine/signals/records.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { boardRows, compareRows, type Row } from '../helpers/oddsReference.ts';
+import { plantArbitrage } from '../helpers/plantArbitrage.ts';
 
 const ODDS = '/api/v1/historical/odds';
 const ARB = '/api/v1/historical/arbitrage';
@@ -147,4 +148,36 @@ test('staleness window at now: only prices last seen within to - from count; a s
   const exact = await t.call(ARB, `${ARB}?from=${new Date(to).toISOString()}&to=${new Date(to).toISOString()}&min_profit=0&limit=1000`);
   assert.deepEqual(snapshot.body.data, snapshotExpected);
   assert.deepEqual(snapshot.body.data, exact.body.data);
+});
+
+test('a leg re-quoted at the same price: historical arbitrage at to = now equals live /arbitrage, leg times included', async () => {
+  // Per the OpenAPI descriptions: a live leg's updated is its row's updated ("when the
+  // line last refreshed"), and a historical leg's is its last-seen time capped at to.
+  // A same-price re-quote refreshes both (the row's updated, and the newest history
+  // entry's last-seen), so at a whole-second now the two answers are the same records.
+  const plantedId = plantArbitrage(t.app.engine);
+  step(3, 20);
+  const live = async () => (await t.call('/api/v1/arbitrage', '/api/v1/arbitrage?min_profit=0&limit=1000')).body.data as ArbitrageRecord[];
+  const historicalNow = async () => {
+    const to = new Date(t.clock.now()).toISOString();
+    return (await t.call(ARB, `${ARB}?to=${to}&min_profit=0&limit=1000`)).body.data as ArbitrageRecord[];
+  };
+  const before = await live();
+  const record = before.find((r) => r.legs.some((leg) => leg.oddsId === plantedId));
+  assert.ok(record !== undefined, 'the planted arbitrage is live');
+  const leg = record.legs.find((l) => l.oddsId === plantedId)!;
+
+  t.clock.advance(5000);
+  const slot = t.app.engine.slotOf(plantedId);
+  t.app.engine.apply([{ op: 'price', slot, priceAmerican: leg.priceAmerican, suspended: false }]);
+  const requotedAt = new Date(t.clock.now()).toISOString();
+
+  const after = await live();
+  const liveLeg = after.find((r) => r.id === record.id)!.legs.find((l) => l.oddsId === plantedId)!;
+  assert.equal(liveLeg.priceAmerican, leg.priceAmerican, 'same price');
+  assert.equal(liveLeg.updated, requotedAt, 'live: the re-quote refreshed the leg');
+  assert.notEqual(liveLeg.updated, leg.updated);
+  assert.deepEqual(await historicalNow(), after, 'historical arbitrage at to = now is live /arbitrage');
+  const wide = await t.call(ARB, `${ARB}?from=${new Date(t.clock.now() - 86_400_000).toISOString()}&to=${requotedAt}&min_profit=0&limit=1000`);
+  assert.deepEqual(wide.body.data, after, 'and with a window covering every price');
 });

@@ -2,7 +2,9 @@
 // serves) and historicalArbitrage (every quote regrouped from strings through
 // evaluateAt), for random (from, to) windows over a board that ticked, pulled lines,
 // removed selections and finished events; and a replay at now with a window covering
-// everything equals the live arbitrage book.
+// everything equals the live arbitrage book. The simulator's arbitrages are rare and
+// short-lived (books catch up within seconds), so a few are planted along the way
+// (the last one at the end) to give both replays arbitrage to find.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -13,6 +15,10 @@ import { Simulator } from '../../engine/simulator.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { historicalArbitrage } from '../helpers/historicalArbitrage.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
+import { plantArbitrage } from '../helpers/plantArbitrage.ts';
+
+/** Seconds at which an arbitrage is planted (each on another game total). */
+const PLANT_AT = [300, 700, 1200];
 
 test('ArbitrageReplay equals the regrouping replay for random windows; at now it equals the live book', () => {
   const clock = new ManualClock(NOW);
@@ -30,6 +36,8 @@ test('ArbitrageReplay equals the regrouping replay for random windows; at now it
       const slot = engine.indexes.byEvent[engine.store.events.lookup(live[second % live.length])]?.items[0];
       if (slot !== undefined && engine.isLive(slot)) engine.apply([{ op: 'remove', id: engine.idOf(slot) }]);
     }
+    const planted = PLANT_AT.indexOf(second);
+    if (planted >= 0) plantArbitrage(engine, planted);
     if (second === 900) engine.apply([{ op: 'status', eventId: live[1], status: 'in_progress' }, { op: 'status', eventId: live[1], status: 'final' }]);
   }
   assert.ok(engine.indexes.tombstones.length > 0, 'tombstones with history exist');
