@@ -42,6 +42,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/asyncapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse). */
+        get: operations["asyncapi_json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/edges": {
         parameters: {
             query?: never;
@@ -499,6 +516,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stream/sse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The push stream as Server-Sent Events: an image of the filtered rows, then deltas, resuming from Last-Event-ID.
+         * @description Server-Sent Events for one subscription to the push stream; its filter is the query string (the same parameters, meanings and limits as /odds).
+         *
+         *     Events: `image` (the rows as /odds serves them at one board sequence, in segments of at most 1,000 rows; only the last segment, `"segment": "end"`, carries an id), `delta` (every row of the subscription changed since the previous event, tombstones `"removed": true` included, with `clk` and `prev`), `heartbeat` (after heartbeat_ms without other traffic) and `status` (resync, slow_consumer).
+         *
+         *     Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed's 10 minutes and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.
+         *
+         *     The WebSocket stream at /api/v1/stream carries the same messages for many subscriptions per connection (JSON or MessagePack); both are described in the AsyncAPI document at /api/v1/asyncapi.json.
+         */
+        get: operations["streamSse"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/teams": {
         parameters: {
             query?: never;
@@ -632,6 +675,8 @@ export interface components {
              */
             updated: string;
         };
+        /** @description The AsyncAPI 3.0 document of the push stream. */
+        AsyncApiDocument: Record<string, never>;
         /** @description A DFS line against sharp-book no-vig fair value. Sorted by edge descending, then id. A screening signal, not a guarantee. */
         Edge: {
             /** @description 1 / (baseLegDecimal(source) * dfsMultiplier). */
@@ -1018,6 +1063,12 @@ export interface components {
              */
             totalMarkets: number;
         };
+        /** @description A stream message (image, delta, heartbeat or status) as described in /api/v1/asyncapi.json; its rows are OddsRow. */
+        StreamMessage: {
+            /** @enum {string} */
+            op: "image" | "delta" | "heartbeat" | "status";
+            rows?: components["schemas"]["OddsRow"][];
+        };
         /** @description A team. conference and division are null where a league has none. */
         Team: {
             abbreviation: string;
@@ -1196,6 +1247,42 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    asyncapi_json: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AsyncApiDocument"];
+                    "application/msgpack": components["schemas"]["AsyncApiDocument"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -2277,6 +2364,62 @@ export interface operations {
                 };
                 content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamSse: {
+        parameters: {
+            query?: {
+                /** @description Resume point: the clk of the last image or delta applied (the Last-Event-ID header wins over it). clk must be a string of at most 100 characters. */
+                clk?: string;
+                /** @description 0: a delta per applied change batch; otherwise at most one delta per this many milliseconds, holding each row's latest state. conflate_ms must be an integer in [0, 60000]. */
+                conflate_ms?: number;
+                /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
+                event_id?: string[];
+                /** @description A heartbeat event after this many milliseconds without other traffic. heartbeat_ms must be an integer in [500, 30000]. */
+                heartbeat_ms?: number;
+                /** @description The API key, for clients that cannot send X-Api-Key or Authorization (a browser's EventSource or WebSocket). key must be a string of at most 200 characters. */
+                key?: string;
+                /** @description Comma-separated league codes, at most 20, case-insensitive exact match per token, any-of. A league without an active season (or an unknown one) is not an error: 200 with the rows of the requested leagues that are in season (none if none is) and meta.note naming the requested leagues without an active season and listing the active ones. league accepts at most 20 comma-separated values. */
+                league?: string[];
+                /** @description Comma-separated tokens, at most 20, any-of; each token matches case-insensitive substrings of market OR marketSubtype, e.g. TOTAL matches TOTAL, TEAM_TOTAL and PLAYER_TOTAL_*. market accepts at most 20 comma-separated values. */
+                market?: string[];
+                /** @description all (default): priceAmerican and priceDecimal; american or decimal: only that field; probability: priceProbability = 1/priceDecimal rounded to 4 places replaces both. DFS pick'em rows carry dfsMultiplier and no price field in every format. Not part of the cursor fingerprint: a walk may change format between pages. odds_format must be one of all, american, decimal, probability. */
+                odds_format?: "all" | "american" | "decimal" | "probability";
+                /** @description Resolved player id: rows of player props about that player. player_id must be a string of at most 200 characters. */
+                player_id?: string;
+                /** @description Comma-separated source ids (sportsbooks and DFS sources), at most 20, case-insensitive exact match per token, any-of. sportsbook accepts at most 20 comma-separated values. */
+                sportsbook?: string[];
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events, one message per event (data: the message as JSON). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["StreamMessage"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -15,6 +15,7 @@ import { eventually } from '../helpers/eventually.ts';
 const EVERY_PATH = [
   '/api/v1/account/usage',
   '/api/v1/arbitrage',
+  '/api/v1/asyncapi.json',
   '/api/v1/edges',
   '/api/v1/events',
   '/api/v1/events/{eventId}',
@@ -38,6 +39,7 @@ const EVERY_PATH = [
   '/api/v1/sportsbooks',
   '/api/v1/stats/players',
   '/api/v1/status',
+  '/api/v1/stream/sse',
   '/api/v1/teams',
   '/api/v1/teams/{teamId}',
   '/api/v1/teams/{teamId}/odds',
@@ -80,6 +82,8 @@ describe('typed client', () => {
 
     ok('/api/v1/account/usage', await api.GET('/api/v1/account/usage'));
     ok('/api/v1/arbitrage', await api.GET('/api/v1/arbitrage', { params: { query: { limit: 5 } } }));
+    const asyncApi = ok('/api/v1/asyncapi.json', await api.GET('/api/v1/asyncapi.json'));
+    assert.equal((asyncApi as { asyncapi?: string }).asyncapi?.startsWith('3.'), true);
     ok('/api/v1/edges', await api.GET('/api/v1/edges', { params: { query: { limit: 5 } } }));
     const event = ok('/api/v1/events/{eventId}', await api.GET('/api/v1/events/{eventId}', { params: { path: { eventId: row.eventId } } }));
     assert.equal(event.data[0]!.id, row.eventId);
@@ -103,6 +107,18 @@ describe('typed client', () => {
     assert.equal(typeof snapshot.syncToken, 'string');
     ok('/api/v1/sportsbooks', await api.GET('/api/v1/sportsbooks'));
     ok('/api/v1/stats/players', await api.GET('/api/v1/stats/players', { params: { query: { team_id: teamId, limit: 5 } } }));
+    // the SSE stream is open-ended: read until its first image message, then hang up
+    const sse = await api.GET('/api/v1/stream/sse', { params: { query: { league: [league] } }, parseAs: 'stream' });
+    const stream = ok('/api/v1/stream/sse', sse) as unknown as ReadableStream<Uint8Array>;
+    const reader = stream.getReader();
+    let text = '';
+    while (!text.includes('event: image')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    await reader.cancel();
+    assert.match(text, /event: image/);
     const status = ok('/api/v1/status', await api.GET('/api/v1/status'));
     assert.ok(status.data[0]!.totalMarkets > 0);
     ok('/api/v1/teams/{teamId}', await api.GET('/api/v1/teams/{teamId}', { params: { path: { teamId } } }));
