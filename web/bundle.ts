@@ -1,5 +1,6 @@
 // The web pages' bytes, built in memory by the running service: esbuild bundles the
-// TypeScript page sources under web/src (with uPlot and its CSS from node_modules), the
+// TypeScript page sources under web/src (with uPlot and its CSS from node_modules; the
+// stream reference page renders the AsyncAPI document with its own code), the
 // Redoc standalone bundle is read from node_modules, and each page's HTML names its
 // assets by content hash. Nothing is written to disk and nothing is fetched from the
 // network, so a clone needs no build step and cannot serve a stale bundle.
@@ -18,7 +19,7 @@ export interface WebAsset {
 }
 
 export interface WebBundle {
-  /** Page path ('/', '/docs') -> HTML. */
+  /** Page path ('/', '/docs', '/docs/stream') -> HTML. */
   pages: ReadonlyMap<string, WebAsset>;
   /** File name under /assets/ -> asset; names carry a content hash, so they never change meaning. */
   assets: ReadonlyMap<string, WebAsset>;
@@ -80,7 +81,7 @@ ${scripts.map((name) => `<script src="${ASSET_PREFIX}${name}"></script>`).join('
 
 export async function buildWebBundle(): Promise<WebBundle> {
   const result = await build({
-    entryPoints: { board: join(SOURCE_DIR, 'board', 'main.ts'), docs: join(SOURCE_DIR, 'docs', 'main.ts') },
+    entryPoints: { board: join(SOURCE_DIR, 'board', 'main.ts'), docs: join(SOURCE_DIR, 'docs', 'main.ts'), asyncapi: join(SOURCE_DIR, 'docs', 'asyncapi.ts') },
     bundle: true,
     minify: true,
     format: 'iife',
@@ -113,5 +114,6 @@ export async function buildWebBundle(): Promise<WebBundle> {
   const pages = new Map<string, WebAsset>();
   pages.set('/', page('Odds board', CSP_BOARD, [need('board.css')], [need('board.js')], '<div id="app"></div>'));
   pages.set('/docs', page('API reference', CSP_DOCS, [need('docs.css')], [redocName, need('docs.js')], '<div id="redoc"></div>'));
+  pages.set('/docs/stream', page('Push stream reference', CSP_BOARD, [need('asyncapi.css')], [need('asyncapi.js')], '<div id="asyncapi"></div>'));
   return { pages, assets };
 }

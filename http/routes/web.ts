@@ -1,19 +1,18 @@
 // The pages the service shows a person: GET / (the live board), GET /docs (the API
-// reference rendered from /api/v1/openapi.json) and their bundled assets under
+// reference rendered from /api/v1/openapi.json), GET /docs/stream (the push stream's
+// reference rendered from /api/v1/asyncapi.json) and their bundled assets under
 // /assets/:name. The bytes come from web/bundle.ts, built once per process on the first
 // request that needs them (a pending result keeps that request open meanwhile), so
 // processes that never serve a page, such as most tests, never bundle.
 //
 // HTML answers Cache-Control: no-cache (revalidated by ETag, so a restart with changed
 // sources is seen at once); assets are named by content hash and may be cached for good.
-// An AsyncAPI page (/docs/stream) belongs in PAGE_PATHS once the push stream publishes
-// an AsyncAPI document and web/bundle.ts has a renderer for it.
 import { buildWebBundle, type WebAsset, type WebBundle } from '../../web/bundle.ts';
 import { notFound } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { LargeBodyResult, PendingLargeBodyResult } from '../request.ts';
 
-const PAGE_PATHS = ['/', '/docs'] as const;
+const PAGE_PATHS = ['/', '/docs', '/docs/stream'] as const;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export function webRoutes(): AnyRoute[] {

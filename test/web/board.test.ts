@@ -52,10 +52,16 @@ describe('live board page', () => {
   let t: TestApp;
   let b: TestBrowser;
   let page: Page;
+  /** The page's network log: HTTP request paths and WebSocket URLs, in order. */
+  const requested: string[] = [];
+  const sockets: string[] = [];
   before(async () => {
     t = await startTestApp({ simulatorRate: 50 });
     b = await openBrowser();
     page = await b.page(t.port);
+    page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+    page.on('websocket', (socket) => sockets.push(socket.url()));
+    await page.addInitScript(keepSockets);
     await page.goto(`http://127.0.0.1:${t.port}/`);
   });
   after(async () => {
@@ -82,6 +88,53 @@ describe('live board page', () => {
     t.app.engine.apply([{ op: 'price', slot: t.app.engine.slotOf(target.id), priceAmerican: next, suspended: false }]);
     const shown = await eventually(async () => (await page.$eval(selector, (el) => el.textContent)) === american(next), 1000);
     assert.ok(shown, `${target.id}: page shows ${await page.$eval(selector, (el) => el.textContent)}, engine ${american(next)}`);
+  });
+
+  it('stays live through the push stream, not by polling', async () => {
+    assert.ok(await eventually(async () => (await feedOf(page)).feed === 'stream'), `feed: ${JSON.stringify(await feedOf(page))}`);
+    assert.equal((await feedOf(page)).state, 'live');
+    assert.deepEqual(sockets, [`ws://127.0.0.1:${t.port}/api/v1/stream`]);
+    assert.ok(t.app.stream.stats().subscriptions >= 1, 'the service holds the page\'s subscription');
+    assert.deepEqual(requested.filter((path) => path.startsWith('/api/v1/odds/updated') || path === '/api/v1/snapshot'), [], 'no polling and no snapshot bootstrap');
+    // a price change shows within a second, and the page holds the board the engine holds
+    const target = (await drawnCells(page)).map((c) => rowOf(t, c.id)).find((row) => row.priceAmerican !== undefined && !row.suspended && row.marketScope === undefined)!;
+    const next = target.priceAmerican! > 0 ? target.priceAmerican! + 41 : target.priceAmerican! - 41;
+    t.app.engine.apply([{ op: 'price', slot: t.app.engine.slotOf(target.id), priceAmerican: next, suspended: false }]);
+    const selector = `.price[data-id="${target.id}"]`;
+    assert.ok(await eventually(async () => (await page.$eval(selector, (el) => el.textContent)) === american(next), 1000), `${target.id}: page shows ${await page.$eval(selector, (el) => el.textContent)}`);
+  });
+
+  it('resumes after its stream connection is closed without losing a change', async () => {
+    const resumes = t.app.stream.stats().resumes;
+    const target = (await drawnCells(page)).map((c) => rowOf(t, c.id)).find((row) => row.priceAmerican !== undefined && !row.suspended && row.marketScope === undefined)!;
+    const next = target.priceAmerican! > 0 ? target.priceAmerican! + 53 : target.priceAmerican! - 53;
+    // the page's own socket goes away (as a dropped network connection would end it); the
+    // change applied at once is one the page cannot have received on that socket
+    const closed = await page.evaluate(() => {
+      const open = (window as unknown as { pageSockets: WebSocket[] }).pageSockets.filter((s) => s.readyState === WebSocket.OPEN);
+      for (const socket of open) socket.close();
+      return open.length;
+    });
+    assert.equal(closed, 1);
+    t.app.engine.apply([{ op: 'price', slot: t.app.engine.slotOf(target.id), priceAmerican: next, suspended: false }]);
+    assert.ok(await eventually(async () => sockets.length === 2, 10_000), `sockets opened: ${sockets.length}`);
+    const selector = `.price[data-id="${target.id}"]`;
+    assert.ok(await eventually(async () => (await page.$eval(selector, (el) => el.textContent)) === american(next), 10_000), `${target.id}: page shows ${await page.$eval(selector, (el) => el.textContent)}, engine ${american(next)}`);
+    assert.equal(t.app.stream.stats().resumes, resumes + 1, 'the new subscription resumed from the clk held (no fresh image)');
+    assert.ok(await eventually(async () => (await feedOf(page)).state === 'live'));
+    assert.equal((await feedOf(page)).feed, 'stream');
+    // nothing lost while away: every row drawn has the engine's price (on a still board,
+    // which the tests after this one keep)
+    t.app.simulator.stop();
+    const mismatches = async () => {
+      const problems: string[] = [];
+      for (const cell of await drawnCells(page)) {
+        const row = rowOf(t, cell.id);
+        if (!row.suspended && row.priceAmerican !== undefined && row.dfsMultiplier === undefined && cell.text !== american(row.priceAmerican)) problems.push(`${cell.id}: page ${cell.text}, engine ${american(row.priceAmerican)}`);
+      }
+      return problems;
+    };
+    assert.ok(await eventually(async () => (await mismatches()).length === 0), (await mismatches()).join('\n'));
   });
 
   it('highlights the best unsuspended price of each line', async () => {
@@ -170,6 +223,24 @@ describe('live board page', () => {
   });
 });
 
+/** Runs in the page before its scripts: keeps every WebSocket it opens, so a test can close one. */
+function keepSockets(): void {
+  const Native = window.WebSocket;
+  const kept: WebSocket[] = [];
+  (window as unknown as { pageSockets: WebSocket[] }).pageSockets = kept;
+  window.WebSocket = class extends Native {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols);
+      kept.push(this);
+    }
+  };
+}
+
+/** The health bar's feed field: its state and which feed keeps the board live. */
+async function feedOf(page: Page): Promise<{ state?: string; feed?: string }> {
+  return page.$eval('[data-stat="feed"]', (el) => ({ state: (el as HTMLElement).dataset.state, feed: (el as HTMLElement).dataset.feed }));
+}
+
 /** A two-way total quoted by two different non-DFS books on one line (both unsuspended). */
 function twoBookTotal(t: TestApp): { over: string; under: string } {
   const rows = boardRows(t.app.engine, 'all') as unknown as EngineRow[];
@@ -201,6 +272,8 @@ describe('live board page with REQUIRE_KEY=1', () => {
       const header = request.headers()['x-api-key'];
       if (header !== undefined) sent.push(`${new URL(request.url()).origin} ${header === key}`);
     });
+    const sockets: string[] = [];
+    page.on('websocket', (socket) => sockets.push(socket.url()));
     await page.goto(`http://127.0.0.1:${t.port}/`);
     await page.waitForSelector('[data-stat="feed"][data-state="needs-key"]', { timeout: 30_000 });
     assert.equal(await page.$('.grid-row[data-line]'), null);
@@ -215,6 +288,11 @@ describe('live board page with REQUIRE_KEY=1', () => {
     await page.reload(); // the stored key loads the board without asking again
     await page.waitForSelector('.grid-row[data-line] .price[data-id]', { timeout: 30_000 });
     assert.ok(await eventually(async () => (await page.$eval('[data-stat="feed"]', (el) => (el as HTMLElement).dataset.state)) === 'live'));
+    // the stream carries the key as its `key` parameter (a browser cannot set headers on a
+    // WebSocket), to this service only, and no socket was tried before a key was stored
+    assert.equal(await page.$eval('[data-stat="feed"]', (el) => (el as HTMLElement).dataset.feed), 'stream');
+    assert.ok(sockets.length >= 2);
+    assert.deepEqual([...new Set(sockets)], [`ws://127.0.0.1:${t.port}/api/v1/stream?key=${encodeURIComponent(key)}`]);
     // 401s while no key was stored are the service's answer, not a page error; nothing else may be logged
     assert.deepEqual(b.problems.filter((p) => !/status of 401/.test(p)), []);
   });

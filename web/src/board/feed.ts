@@ -3,7 +3,8 @@
 // tombstones with removed: true to delete). PollingFeed implements it with the sync
 // contract of the HTTP API (see /api/v1/openapi.json, /snapshot and /odds/updated); a
 // push-stream source can implement the same interface and replace it without the store,
-// the grid or the panels changing.
+// the grid or the panels changing. StreamFeed (streamFeed.ts) is that source, and the
+// page's default; it falls back to this one when WebSockets cannot connect at all.
 import { ApiError, getJson } from './api.ts';
 import type { Envelope, EventInfo, OddsRow, Snapshot } from './types.ts';
 
@@ -16,7 +17,7 @@ export interface BoardBootstrap {
 
 export type FeedState =
   | { kind: 'loading' }
-  | { kind: 'live'; updated: string }
+  | { kind: 'live'; updated: string; source: 'stream' | 'polling' }
   | { kind: 'retrying'; error: string; inMs: number }
   | { kind: 'needs-key'; error: string };
 
@@ -115,7 +116,7 @@ export class PollingFeed implements BoardFeed {
         await this.pollOnce(this.since);
       }
       this.failures = 0;
-      this.emitState({ kind: 'live', updated: this.since! });
+      this.emitState({ kind: 'live', updated: this.since!, source: 'polling' });
       if (this.running) this.schedule(POLL_MS);
     } catch (error) {
       if (!this.running) return;

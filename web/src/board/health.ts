@@ -45,7 +45,9 @@ export class HealthBar {
     const feed = this.values.feed!;
     feed.dataset.state = state.kind;
     if (state.kind === 'live') {
-      feed.textContent = 'live';
+      // which source keeps the board live: the push stream, or polling when it could not connect
+      feed.textContent = `live · ${state.source}`;
+      feed.dataset.feed = state.source;
       const instant = instantOf(state.updated);
       this.asOf = instant;
       this.asOfAt = performance.now();

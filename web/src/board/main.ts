@@ -1,18 +1,20 @@
 // The live board page (GET /): health bar, filters, the virtualized odds screen, the
-// arbitrage and edges panels and the line-movement chart, all fed by one BoardFeed.
+// arbitrage and edges panels and the line-movement chart, all fed by one BoardFeed: the
+// push stream (StreamFeed), which falls back to polling only when it cannot connect.
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { storedKey, storeKey } from './api.ts';
 import { ArbitragePanel, EdgesPanel } from './panels.ts';
 import { LineChart } from './chart.ts';
-import { PollingFeed, type BoardBootstrap } from './feed.ts';
+import type { BoardBootstrap } from './feed.ts';
 import { OddsGrid } from './grid.ts';
 import { HealthBar } from './health.ts';
+import { StreamFeed } from './streamFeed.ts';
 import { BoardStore, type Filters } from './store.ts';
 
 const store = new BoardStore();
 const filters: Filters = { league: '', market: '', eventId: '' };
-const feed = new PollingFeed();
+const feed = new StreamFeed();
 const health = new HealthBar(store);
 const grid = new OddsGrid(store, () => filters);
 const arbitrage = new ArbitragePanel();
