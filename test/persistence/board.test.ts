@@ -3,28 +3,23 @@
 // board holds. Skipped while the generator has not landed.
 
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { Board, BoardOptions } from '../../engine/model.ts';
+import type { Board } from '../../engine/model.ts';
+import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { defaultEventWindow } from '../../persistence/eventsRepository.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 import type { EventKey, EventRow, PlayerBoxKey, PlayerBoxStatRow, PlayerRow, TeamRow } from '../../persistence/rows.ts';
 import { startMs, tempDbPath } from '../helpers/persistence-fixture.ts';
-
 import { NOW } from '../helpers/now.ts';
-const generatorFile = new URL('../../fixtures/generateBoard.ts', import.meta.url);
-const skip = existsSync(generatorFile) ? false : 'fixtures/generateBoard.ts has not landed yet';
 
-describe('generated small board in SQLite', { skip }, () => {
+describe('generated small board in SQLite', () => {
   const tmp = tempDbPath();
   let board: Board;
   let p: Persistence;
   let loadedCounts: Record<string, number>;
 
   before(async () => {
-    const mod = (await import(pathToFileURL(generatorFile.pathname).href)) as { generateBoard: (o: BoardOptions) => Board };
-    board = mod.generateBoard({ seed: 42, size: 'small', now: NOW });
+    board = generateBoard({ seed: 42, size: 'small', now: NOW });
     p = openPersistence({ path: tmp.path, env: {}, flushIntervalMs: 0 });
     loadedCounts = p.loadCold(board).counts;
   });
