@@ -6,28 +6,33 @@
 // environment; tests start it on an ephemeral port over a small board.
 import { BoardMembership } from '../engine/boardMembership.ts';
 import type { Clock } from '../engine/clock.ts';
-import { OddsEngine } from '../engine/engine.ts';
-import { loadBoard } from '../engine/loadBoard.ts';
-import type { Board, BoardOptions } from '../engine/model.ts';
+import type { OddsEngine } from '../engine/engine.ts';
+import type { Board } from '../engine/model.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
-import { generateBoard } from '../fixtures/generateBoard.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { buildRoutes } from '../http/routes/index.ts';
 import type { Services } from '../http/routes/services.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
-import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+import { feedChanges } from '../ingest/engineFeed.ts';
+import type { Persistence } from '../persistence/persistence.ts';
+import { openServedBoard, type DurableStart, type StartBoard } from './durableStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 
 export interface AppOptions {
   clock: Clock;
-  board: BoardOptions | Board;
+  /** The fixture board (options or generated), or 'none' for an empty one; with dataDir only loaded when DATA_DIR is empty. */
+  board: StartBoard;
   /** A board restored elsewhere (from DATA_DIR): served as it is, without loading `board` or its cold data. */
   engine?: OddsEngine;
-  /** SQLite file (default DB_PATH, else ./data/odds.db). */
+  /** DATA_DIR: the board is durable there (restore, write-ahead log, checkpoints, ingest listener; see durableStart.ts). Without: no log. */
+  dataDir?: string;
+  /** The ingest listener's port with dataDir (default INGEST_PORT, else 8081; 0 = ephemeral). */
+  ingestPort?: number;
+  /** SQLite file (default DB_PATH, else DATA_DIR/odds.db with a data dir, else ./data/odds.db). */
   dbPath?: string;
   host?: string;
   /** 0 = ephemeral. */
@@ -47,23 +52,16 @@ export interface App {
   server: RunningServer;
   board: Board;
   port: number;
+  /** The durable board and its ingest listener; null without a data dir. */
+  durable: DurableStart | null;
   close(): Promise<void>;
-}
-
-function isBoard(value: BoardOptions | Board): value is Board {
-  return typeof (value as Board).forEachOdds === 'function';
 }
 
 export async function startApp(options: AppOptions): Promise<App> {
   const env = options.env ?? process.env;
   const clock = options.clock;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const board = isBoard(options.board) ? options.board : generateBoard(options.board);
-  const engine = options.engine ?? new OddsEngine(clock);
-  if (options.engine === undefined) loadBoard(engine, board);
-
-  const persistence = openPersistence({ path: options.dbPath, env });
-  if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+  const { engine, board, persistence, durable } = await openServedBoard({ ...options, env, log });
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
   // stops them in reverse. The root subscribes the two small ones; the snapshot and the
@@ -96,9 +94,14 @@ export async function startApp(options: AppOptions): Promise<App> {
     log,
   });
 
+  if (durable !== null) await durable.listen();
+
+  // on a durable board the simulator's batches go through the write path like a feed's
   const simulator = new Simulator(engine, clock, {
     ratePerSecond: options.simulatorRate ?? 0,
     seed: options.simulatorSeed ?? board.options.seed,
+    submit: durable === null ? undefined : (batch) => durable.durable.ingest.submit(feedChanges(engine, batch)).then((result) => result.applied),
+    warn: log,
   });
   if ((options.simulatorRate ?? 0) > 0) simulator.start();
 
@@ -110,11 +113,16 @@ export async function startApp(options: AppOptions): Promise<App> {
     server,
     board,
     port: server.port,
+    durable,
     async close() {
       if (closed) return;
       closed = true;
       simulator.stop();
-      await server.close();
+      try {
+        await durable?.close();
+      } finally {
+        await server.close();
+      }
       try {
         listeners.close();
       } finally {

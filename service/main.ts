@@ -1,6 +1,9 @@
-// `npm start`: the medium fixture board with the live simulator on :8080.
-// PORT, HOST, BOARD (small|medium|large), SEED, NOW (freezes the clock: simulated
-// time), SIM_RATE (updates/s, 0 = still board) and DB_PATH override the defaults;
+// `npm start`: the medium fixture board with the live simulator on :8080, kept durable
+// in DATA_DIR (default ./data: a restart restores it instead of generating it again)
+// with the ingest listener on 127.0.0.1:8081 (service/durableStart.ts).
+// PORT, HOST, BOARD (small|medium|large, or none for an empty board), SEED, NOW
+// (freezes the clock: simulated time), SIM_RATE (updates/s, 0 = still board), DATA_DIR,
+// INGEST_PORT, INGEST_HOST, INGEST_TOKEN, WAL_FSYNC and DB_PATH override the defaults;
 // startApp reads the rest of its settings (REQUIRE_KEY, RATE_LIMIT_ENFORCE,
 // CURSOR_SECRET) from the same process environment.
 import { clockFromEnv } from '../engine/clock.ts';
@@ -16,20 +19,22 @@ function intFromEnv(name: string, fallback: number): number {
 
 async function main(): Promise<void> {
   const clock = clockFromEnv(process.env);
-  const board = boardOptionsFromEnv(process.env, clock.now());
+  const board = process.env.BOARD?.trim().toLowerCase() === 'none' ? 'none' : boardOptionsFromEnv(process.env, clock.now());
   const started = performance.now();
   const app = await startApp({
     clock,
     board,
+    dataDir: process.env.DATA_DIR || './data',
     host: process.env.HOST ?? '0.0.0.0',
     port: intFromEnv('PORT', 8080),
     simulatorRate: intFromEnv('SIM_RATE', 200),
   });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const what = app.durable?.mode === 'restored' ? 'restored board' : board === 'none' ? 'empty board' : `${board.size} board (seed ${board.seed})`;
   process.stdout.write(
-    `odds-engine: ${board.size} board (seed ${board.seed}, ${app.engine.liveRows.toLocaleString('en-US')} live rows) ` +
+    `odds-engine: ${what}, ${app.engine.liveRows.toLocaleString('en-US')} live rows, seq ${app.engine.seq}, ` +
       `ready in ${seconds}s on http://${process.env.HOST ?? '0.0.0.0'}:${app.port}/api/v1/status; ` +
-      `transport: ${app.server.transport}\n`,
+      `transport: ${app.server.transport}${app.durable === null ? '' : `; ${app.durable.describe()}`}\n`,
   );
   let stopping = false;
   const stop = (signal: string) => {
