@@ -36,6 +36,12 @@ export interface TestAppOptions {
   board?: Board;
   /** Use this SQLite file (kept on close) instead of a fresh one in a temp dir: restarts on one database. */
   dbPath?: string;
+  /**
+   * Keep the board durable (service/durableStart.ts) in this DATA_DIR (kept on close), or
+   * with true in a fresh temp dir (removed on close); the ingest listener then runs on an
+   * ephemeral port. Default: no data dir, the board as before (no log, no ingest listener).
+   */
+  dataDir?: string | true;
 }
 
 export interface TestApp {
@@ -69,6 +75,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const now = options.now ?? NOW;
   const clock = new ManualClock(now);
   const dir = options.dbPath === undefined ? mkdtempSync(join(tmpdir(), 'odds-app-')) : null;
+  const ownDataDir = options.dataDir === true ? mkdtempSync(join(tmpdir(), 'odds-data-')) : null;
+  const dataDir = ownDataDir ?? (options.dataDir as string | undefined);
   const board = options.board ?? testBoard(options.size ?? 'small', options.seed ?? 42, now);
   const logs: string[] = [];
   let app: App;
@@ -77,6 +85,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       clock,
       board,
       dbPath: options.dbPath ?? join(dir!, 'odds.db'),
+      dataDir,
+      ingestPort: 0,
       host: '127.0.0.1',
       port: 0,
       simulatorRate: options.simulatorRate ?? 0,
@@ -86,6 +96,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     });
   } catch (error) {
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
+    if (ownDataDir !== null) rmSync(ownDataDir, { recursive: true, force: true });
     throw error;
   }
   const api = await loadValidator(app.port);
@@ -104,6 +115,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     async close() {
       await app.close();
       if (dir !== null) rmSync(dir, { recursive: true, force: true });
+      if (ownDataDir !== null) rmSync(ownDataDir, { recursive: true, force: true });
     },
   };
 }
