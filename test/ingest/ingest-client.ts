@@ -27,7 +27,10 @@ export function postBatch(port: number, token: string | null, body: Buffer, cont
   const headers: Record<string, string> = { 'Content-Type': contentType, 'Content-Length': String(body.length), ...extraHeaders };
   if (token !== null) headers.Authorization = `Bearer ${token}`;
   return new Promise((resolve, reject) => {
+    let answered = false;
+    let failure: Error | null = null;
     const req = http.request({ host: '127.0.0.1', port, path: '/ingest/v1/batches', method: 'POST', headers, agent: keepAlive }, (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
@@ -42,8 +45,12 @@ export function postBatch(port: number, token: string | null, body: Buffer, cont
       });
       res.on('error', reject);
     });
-    // the server may answer (413, 401) and close before the body is all sent
-    req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+    // the server may answer (413, 401) and close before the body is all sent: a write
+    // error then comes with an answer, so only a request closed without one fails
+    req.on('error', (error: Error) => (failure ??= error));
+    req.on('close', () => {
+      if (!answered) reject(failure ?? new Error('the connection closed without an answer'));
+    });
     req.end(body);
   });
 }
