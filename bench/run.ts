@@ -19,6 +19,7 @@ const SECTIONS: Section[] = [
   { name: 'http', load: async () => (await import('./http.bench.ts')).benchHttp },
   { name: 'web', load: async () => (await import('./web.bench.ts')).benchWeb },
   { name: 'transports', load: async () => (await import('./http-transports.bench.ts')).benchTransports },
+  { name: 'ingest', load: async () => (await import('./ingest.bench.ts')).benchIngest },
 ];
 
 function formatValue(value: number | string): string {

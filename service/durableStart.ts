@@ -67,6 +67,8 @@ export interface DurableStart {
   describe(): string;
   /** Stops the listener, takes a last checkpoint, closes the log. */
   close(): Promise<void>;
+  /** Stops the listener and closes the log without a last checkpoint (what a crash leaves: the bench restarts from it). */
+  abandon(): Promise<void>;
 }
 
 function isBoard(value: StartBoard): value is Board {
@@ -173,6 +175,15 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       return listener;
     },
     describe,
+    async abandon() {
+      if (closed) return;
+      closed = true;
+      try {
+        if (listener !== null) await listener.close();
+      } finally {
+        await durable.close();
+      }
+    },
     async close() {
       if (closed) return;
       closed = true;
