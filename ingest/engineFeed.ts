@@ -6,7 +6,9 @@
 // A batch the simulator builds from the board as it stands may touch a row twice in a
 // way the engine forgives but a feed batch may not: a price tick on a row whose event
 // the same batch closes (closing tombstones the event's rows), or on a row the batch
-// removed. Those ticks are dropped here: they would have changed nothing visible.
+// removed. Those ticks are dropped here: they would have changed nothing visible. So
+// are alternate totals the simulator steps below zero: a feed's total cannot be
+// negative (the validator refuses the row, and with it the whole batch).
 
 import type { Change, OddsEngine } from '../engine/engine.ts';
 import { oddsId, type OddsInput } from '../engine/model.ts';
@@ -74,6 +76,7 @@ export function feedChanges(engine: OddsEngine, batch: readonly Change[]): unkno
       }
       case 'upsert': {
         if (closed.has(change.row.eventId)) break;
+        if ((change.row.side === 'OVER' || change.row.side === 'UNDER') && change.row.line !== null && change.row.line < 0) break;
         const row = oddsRowFields(change.row);
         removed.delete(row.id as string);
         out.push({ op: 'odds', row });

@@ -143,7 +143,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   let closed = false;
 
   const describe = (): string => {
-    const parts: string[] = [];
+    const parts: string[] = [`board seq ${engine.seq}`];
     const r = durable.restore;
     if (mode === 'restored') {
       const from = r.checkpoint === null ? 'no checkpoint' : `${r.checkpoint.path.slice(r.checkpoint.path.lastIndexOf('/') + 1)}`;

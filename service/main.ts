@@ -30,9 +30,10 @@ async function main(): Promise<void> {
     simulatorRate: intFromEnv('SIM_RATE', 200),
   });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const what = app.durable?.mode === 'restored' ? 'restored board' : board === 'none' ? 'empty board' : `${board.size} board (seed ${board.seed})`;
+  const rows = `${app.engine.liveRows.toLocaleString('en-US')} live rows`;
+  const what = app.durable?.mode === 'restored' ? `restored board (${rows})` : board === 'none' ? `empty board (${rows})` : `${board.size} board (seed ${board.seed}, ${rows})`;
   process.stdout.write(
-    `odds-engine: ${what}, ${app.engine.liveRows.toLocaleString('en-US')} live rows, seq ${app.engine.seq}, ` +
+    `odds-engine: ${what} ` +
       `ready in ${seconds}s on http://${process.env.HOST ?? '0.0.0.0'}:${app.port}/api/v1/status; ` +
       `transport: ${app.server.transport}${app.durable === null ? '' : `; ${app.durable.describe()}`}\n`,
   );

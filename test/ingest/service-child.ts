@@ -40,7 +40,7 @@ export function startServiceChild(dataDir: string, extra: Record<string, string>
       if (line === undefined || !out.includes('\n')) return;
       const port = /on http:\/\/[^:]+:(\d+)\/api\/v1\/status/.exec(line);
       const ingest = /ingest on http:\/\/[^:]+:(\d+)\//.exec(line);
-      const seq = /seq (\d+)/.exec(line);
+      const seq = /board seq (\d+)/.exec(line);
       if (port === null || ingest === null || seq === null) return reject(new Error(`unexpected ready line: ${line}`));
       resolve({
         proc,
