@@ -8,6 +8,7 @@
 //   const { reply, body } = await t.call('/api/v1/odds', '/api/v1/odds?league=nba');
 //   t.app.engine / t.app.simulator / t.clock        // the real parts, for oracles
 //   await t.close();                                // server, DB, temp dir
+//   await startTestApp({ dataDir: true });          // durable (log, checkpoints) in a temp DATA_DIR, ingest listener on an ephemeral port
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
