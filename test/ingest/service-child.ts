@@ -36,7 +36,7 @@ export function startServiceChild(dataDir: string, extra: Record<string, string>
     proc.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
     proc.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('odds-engine:') && l.includes(' ready in '));
+      const line = out.split('\n').find((l) => l.includes(' ready in '));
       if (line === undefined || !out.includes('\n')) return;
       const port = /on http:\/\/[^:]+:(\d+)\/api\/v1\/status/.exec(line);
       const ingest = /ingest on http:\/\/[^:]+:(\d+)\//.exec(line);
