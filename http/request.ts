@@ -67,6 +67,8 @@ export interface LargeBodyResult {
   contentEncoding?: 'gzip';
   /** Default no-cache (revalidate with the ETag); content-named static assets may be cached for good. */
   cacheControl?: string;
+  /** The board sequence the body reflects, sent as X-Board-Seq (board data only). */
+  boardSeq?: number;
 }
 
 /**

@@ -71,7 +71,7 @@ export interface RunningServer {
 const CORS_ORIGIN: readonly [string, string] = ['Access-Control-Allow-Origin', '*'];
 const CORS_EXPOSE: readonly [string, string] = [
   'Access-Control-Expose-Headers',
-  'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id',
+  'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id, X-Board-Seq',
 ];
 const ALLOW = 'GET, HEAD, OPTIONS';
 const ALLOW_POST = 'POST, OPTIONS';
@@ -433,6 +433,7 @@ class Facade {
       x.status = 304;
       res.cork(() => {
         res.writeStatus('304 Not Modified').writeHeader('ETag', result.etag);
+        if (result.boardSeq !== undefined) res.writeHeader('X-Board-Seq', String(result.boardSeq));
         this.writeCommonHeaders(x);
         res.endWithoutBody();
       });
@@ -441,6 +442,7 @@ class Facade {
     x.status = 200;
     const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ['X-Request-Id', x.requestId], ...x.authHeaders];
     if (result.contentEncoding !== undefined) headers.push(['Content-Encoding', result.contentEncoding]);
+    if (result.boardSeq !== undefined) headers.push(['X-Board-Seq', String(result.boardSeq)]);
     if (x.head) {
       let length = 0;
       for (const chunk of result.chunks) length += chunk.length;

@@ -18,6 +18,7 @@ import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { listSegments } from '../../persistence/log/segments.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { httpRequest } from '../helpers/server.ts';
 import { batchOf, crashPrice, crashRows, CRASH_ROWS } from './crashRows.ts';
 import { msgpack, ndjson, postBatch } from './ingest-client.ts';
@@ -36,10 +37,22 @@ function crashIds(): string[] {
 
 const token = (dir: string) => readFileSync(join(dir, 'ingest-token'), 'utf8').trim();
 
-async function served(child: ServiceChild): Promise<Buffer[]> {
+/**
+ * Every SERVED body once the board is at `seq`. A snapshot poll answers with the newest
+ * complete version at once while the next is built in the background, so the snapshot
+ * is asked again until its X-Board-Seq says it reflects `seq`.
+ */
+async function served(child: ServiceChild, seq: number): Promise<Buffer[]> {
   const bodies: Buffer[] = [];
   for (const path of SERVED) {
-    const reply = await httpRequest(child.port, path);
+    let reply = await httpRequest(child.port, path);
+    if (path.startsWith('/api/v1/snapshot')) {
+      const reached = await eventually(async () => {
+        reply = await httpRequest(child.port, path);
+        return reply.headers['x-board-seq'] === String(seq);
+      }, 20_000);
+      assert.ok(reached, `${path} still at X-Board-Seq ${String(reply.headers['x-board-seq'])}, not ${seq}`);
+    }
     assert.equal(reply.status, 200, path);
     bodies.push(reply.body);
   }
@@ -57,23 +70,28 @@ describe('restarts of the service process', () => {
       assert.match(child.readyLine, /token generated into .*ingest-token/);
       const secret = token(dir);
       assert.ok(!child.stdout().includes(secret) && !child.stderr().includes(secret), 'the token is never logged');
+      let seq = child.seq;
       for (let n = 1; n <= 30; n++) {
         const changes = ids.map((id, r) => ({ op: 'price', id, priceAmerican: crashPrice(n, r) }));
         const reply = n % 2 === 0 ? await postBatch(child.ingestPort, secret, msgpack(changes), 'application/msgpack') : await postBatch(child.ingestPort, secret, ndjson(changes));
         assert.equal(reply.status, 200, JSON.stringify(reply.body));
+        seq = reply.body.seq;
       }
-      const before = await served(child);
+      const before = await served(child, seq);
       assert.equal(await child.stop(), 0);
 
       child = await startServiceChild(dir);
       assert.match(child.readyLine, /restored from .*checkpoint-\d+\.ckpt \+ 0 log record/);
       assert.match(child.readyLine, /token in .*ingest-token/);
-      const after = await served(child);
+      assert.equal(child.seq, seq, 'the restored board is at the last acknowledged seq');
+      const after = await served(child, seq);
       SERVED.forEach((path, i) => assert.ok(after[i]!.equals(before[i]!), `${path} differs after the restart`));
       // a batch after the restart is logged, then killed: the log holds it past the checkpoint
       const more = ids.map((id, r) => ({ op: 'price', id, priceAmerican: crashPrice(31, r) }));
-      assert.equal((await postBatch(child.ingestPort, secret, ndjson(more))).status, 200);
-      const withMore = await served(child);
+      const moreReply = await postBatch(child.ingestPort, secret, ndjson(more));
+      assert.equal(moreReply.status, 200);
+      seq = moreReply.body.seq;
+      const withMore = await served(child, seq);
       await child.kill();
 
       // a crash in the middle of a write leaves a partial frame at the end
@@ -85,7 +103,8 @@ describe('restarts of the service process', () => {
       child = await startServiceChild(dir);
       assert.match(child.readyLine, /restored from .* \+ 1 log record/);
       assert.match(child.readyLine, new RegExp(`torn tail cut: 40 bytes of ${last.path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} from offset \\d+`));
-      const afterTorn = await served(child);
+      assert.equal(child.seq, seq);
+      const afterTorn = await served(child, seq);
       SERVED.forEach((path, i) => assert.ok(afterTorn[i]!.equals(withMore[i]!), `${path} differs after cutting the torn tail`));
       assert.equal(await child.stop(), 0);
     } finally {
