@@ -18,6 +18,7 @@ import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, 
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from './crc32.ts';
+import { numberedFiles } from './numberedFiles.ts';
 import { syncDir } from './fileBatchLog.ts';
 
 const MAGIC = Buffer.from('ODDSCKPT', 'latin1');
@@ -37,19 +38,9 @@ export function checkpointName(logIndex: number): string {
 
 /** Checkpoints in `dir`, newest first. */
 export function listCheckpoints(dir: string): CheckpointFile[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const out: CheckpointFile[] = [];
-  for (const name of names) {
-    const match = NAME.exec(name);
-    if (match !== null) out.push({ path: join(dir, name), logIndex: Number(match[1]) });
-  }
-  return out.sort((a, b) => b.logIndex - a.logIndex);
+  return numberedFiles(dir, NAME)
+    .reverse()
+    .map((file) => ({ path: file.path, logIndex: file.number }));
 }
 
 export interface WrittenCheckpoint extends CheckpointFile {
