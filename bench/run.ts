@@ -23,6 +23,7 @@ const SECTIONS: Section[] = [
   { name: 'stream', load: async () => (await import('./stream.bench.ts')).benchStream },
   { name: 'transports', load: async () => (await import('./http-transports.bench.ts')).benchTransports },
   { name: 'feeds', load: async () => (await import('./feeds.bench.ts')).benchFeeds },
+  { name: 'ingest', load: async () => (await import('./ingest.bench.ts')).benchIngest },
 ];
 
 function formatValue(value: number | string): string {

@@ -736,10 +736,10 @@ export interface components {
             /** @constant */
             success: true;
         };
-        /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them. */
+        /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable. On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them. */
         Error: {
             /** @enum {string} */
-            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "payload_too_large" | "not_ready";
+            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable";
             /** @description A human sentence; for enums it names the valid values. */
             detail: string;
             /** @description The offending parameter, or null. */

@@ -43,6 +43,14 @@ export interface SimulatorOptions {
   intervalMs?: number;
   /** How long a game of this league lasts (default: the league calendar's durations). */
   durationMs?: (league: string) => number;
+  /**
+   * Where the timer's batches go instead of engine.apply: the durable write path (log,
+   * then apply), resolving with the changes applied. The next batch is built only once
+   * the previous one has settled, since it is read from the board that batch changes.
+   */
+  submit?: (batch: readonly Change[]) => Promise<number>;
+  /** Where a refused submission is reported (default stderr). */
+  warn?: (line: string) => void;
 }
 
 export interface SimulatorStats {
@@ -201,17 +209,43 @@ export class Simulator {
     this.timer = null;
   }
 
-  /** One interval's worth of changes (what the timer runs). */
+  /** One interval's worth of changes (what the timer runs). With submit: handed to it, and applied: 0 here. */
   tick(): ApplyResult {
+    // while a submitted batch waits for the log the changes due pile up, up to a second's worth
     this.carry += (this.options.ratePerSecond * this.intervalMs) / 1000;
+    if (this.options.submit !== undefined) this.carry = Math.min(this.carry, Math.max(1, this.options.ratePerSecond));
+    if (this.clock instanceof ManualClock) this.clock.advance(this.intervalMs);
+    if (this.options.submit !== undefined && this.submitting) return { applied: 0, seq: this.engine.seq };
     const count = Math.floor(this.carry);
     this.carry -= count;
-    if (this.clock instanceof ManualClock) this.clock.advance(this.intervalMs);
+    if (this.options.submit !== undefined) {
+      this.submitNext(this.options.submit, count);
+      return { applied: 0, seq: this.engine.seq };
+    }
     return this.run(count);
   }
 
-  /** Applies `changes` changes as one batch now (tests); a ManualClock advances by their share of a second. */
+  private submitting = false;
+
+  private submitNext(submit: (batch: readonly Change[]) => Promise<number>, count: number): void {
+    const batch = this.nextBatch(count);
+    if (batch.length === 0) return;
+    this.submitting = true;
+    submit(batch.slice()).then(
+      (applied) => {
+        this.stats.applied += applied;
+        this.submitting = false;
+      },
+      (error: unknown) => {
+        this.submitting = false;
+        (this.options.warn ?? ((line: string) => process.stderr.write(`${line}\n`)))(`simulator: a batch was refused: ${error instanceof Error ? error.message : String(error)}`);
+      },
+    );
+  }
+
+  /** Applies `changes` changes as one batch now (tests); a ManualClock advances by their share of a second. Not with submit: that path is asynchronous. */
   step(changes: number): ApplyResult {
+    if (this.options.submit !== undefined) throw new Error('a simulator that submits through the write path cannot step synchronously');
     if (this.clock instanceof ManualClock && this.options.ratePerSecond > 0) {
       this.clock.advance(Math.max(1, Math.round((changes * 1000) / this.options.ratePerSecond)));
     }

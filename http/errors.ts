@@ -19,6 +19,12 @@ export const ERROR_CODES = [
   'headers_too_large',
   'payload_too_large',
   'not_ready',
+  // what the ingest listener answers (the write path, on its own port)
+  'invalid_token',
+  'invalid_batch',
+  'batch_too_large',
+  'unsupported_media_type',
+  'log_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -29,9 +35,12 @@ export class HttpError extends Error {
   readonly detail: string;
   readonly param: string | null;
   readonly validValues: readonly string[] | undefined;
+  /** Per-item problems of a refused batch ({index, code, field, detail}); in the body as "errors" when set. */
+  readonly errors: readonly unknown[] | undefined;
 
-  constructor(status: number, code: ErrorCode, detail: string, param: string | null = null, validValues?: readonly string[]) {
+  constructor(status: number, code: ErrorCode, detail: string, param: string | null = null, validValues?: readonly string[], errors?: readonly unknown[]) {
     super(detail);
+    this.errors = errors;
     this.name = 'HttpError';
     this.status = status;
     this.code = code;
@@ -68,6 +77,7 @@ export function internalError(requestId: string): HttpError {
 export function errorBody(error: HttpError): Buffer {
   const body: Record<string, unknown> = { success: false, code: error.code, detail: error.detail, param: error.param };
   if (error.validValues !== undefined) body.validValues = error.validValues;
+  if (error.errors !== undefined) body.errors = error.errors;
   return Buffer.from(JSON.stringify(body));
 }
 
@@ -80,6 +90,8 @@ export const STATUS_LINE: Readonly<Record<number, string>> = {
   401: '401 Unauthorized',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
   503: '503 Service Unavailable',

@@ -90,7 +90,8 @@ function successResponse(route: AnyRoute): Record<string, unknown> {
     return { description: 'Server-Sent Events, one message per event (data: the message as JSON).', content: { 'text/event-stream': { schema: ref } } };
   }
   if (kind === 'gzip-json') {
-    return { description: 'JSON body, always Content-Encoding: gzip.', headers, content: { 'application/json': { schema: ref } } };
+    const withSeq = { ...headers, 'X-Board-Seq': { $ref: '#/components/headers/X-Board-Seq' } };
+    return { description: 'JSON body, always Content-Encoding: gzip.', headers: withSeq, content: { 'application/json': { schema: ref } } };
   }
   const schema =
     kind === 'document'
@@ -137,6 +138,7 @@ const ERROR_RESPONSES = {
 
 const HEADERS = {
   ETag: { description: 'Strong ETag of this representation.', schema: { type: 'string' } },
+  'X-Board-Seq': { description: 'The board sequence the body reflects (the seq an ingest acknowledgement reports).', schema: { type: 'integer', minimum: 0 } },
 };
 
 /** The route serving the document itself; built at start-up (an unknown response schema fails fast). */

@@ -21,6 +21,8 @@ export interface RouteRequest<Q = Record<string, unknown>> {
   lastEventId?: string;
   /** POST routes: the whole request body (at most the route's maxBodyBytes). Absent on GET. */
   body?: Buffer;
+  /** POST routes: the Content-Type's media type, lower case, without parameters ('' when absent). */
+  contentType?: string;
 }
 
 /**
@@ -65,6 +67,8 @@ export interface LargeBodyResult {
   contentEncoding?: 'gzip';
   /** Default no-cache (revalidate with the ETag); content-named static assets may be cached for good. */
   cacheControl?: string;
+  /** The board sequence the body reflects, sent as X-Board-Seq (board data only). */
+  boardSeq?: number;
 }
 
 /**
@@ -74,7 +78,8 @@ export interface LargeBodyResult {
  */
 export interface PendingLargeBodyResult {
   kind: 'pending';
-  body: Promise<LargeBodyResult>;
+  /** A small complete JSON body (a POST's answer once its work is done) is written like any document. */
+  body: Promise<LargeBodyResult | DocumentResult>;
 }
 
 /**

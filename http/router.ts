@@ -14,6 +14,7 @@
 //     },
 //   });
 //   await createServer({ routes: [eventOdds], host: '0.0.0.0', port: 8080, authenticator });
+import type { HttpError } from './errors.ts';
 import { QueryParser } from './params.ts';
 import { ResponseCache } from './responseCache.ts';
 import type { ParamDef, QueryOf } from './schemas.ts';
@@ -51,6 +52,14 @@ export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
   method?: 'GET' | 'POST';
   /** POST only: the largest body accepted; a bigger one answers 413 payload_too_large. Default 1 MiB. */
   maxBodyBytes?: number;
+  /** POST only: the 413 to answer instead of payload_too_large (a route that names its own cap). */
+  tooLarge?: (maxBytes: number) => HttpError;
+  /**
+   * POST only: the media types the body may have (without parameters, lower case); any
+   * other Content-Type answers 415 unsupported_media_type before the body is read.
+   * Default: any.
+   */
+  contentTypes?: readonly string[];
   auth: RouteAuth;
   query: Q;
   /** OpenAPI component schema name: of each data item (envelope) or of the whole body. */

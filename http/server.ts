@@ -71,7 +71,7 @@ export interface RunningServer {
 const CORS_ORIGIN: readonly [string, string] = ['Access-Control-Allow-Origin', '*'];
 const CORS_EXPOSE: readonly [string, string] = [
   'Access-Control-Expose-Headers',
-  'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id',
+  'ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id, X-Board-Seq',
 ];
 const ALLOW = 'GET, HEAD, OPTIONS';
 const ALLOW_POST = 'POST, OPTIONS';
@@ -257,21 +257,27 @@ class Facade {
     const maxBytes = route.def.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     const declared = x.req.getHeader('content-length');
     // A malformed Content-Length never gets here (both parsers reject it); a chunked body has none.
-    if (declared !== '' && Number(declared) > maxBytes) return this.writeError(x, payloadTooLarge(maxBytes), true);
+    const tooLarge = route.def.tooLarge ?? payloadTooLarge;
+    if (declared !== '' && Number(declared) > maxBytes) return this.writeError(x, tooLarge(maxBytes), true);
     if (!this.authenticate(x, route)) return;
+    const contentType = mediaType(x.req.getHeader('content-type'));
+    const accepted = route.def.contentTypes;
+    if (accepted !== undefined && !accepted.includes(contentType)) {
+      return this.writeError(x, new HttpError(415, 'unsupported_media_type', `Content-Type must be one of ${accepted.join(', ')}, got ${contentType === '' ? 'none' : contentType}`), true);
+    }
     x.done = true;
     this.transport.readBody(x.res, maxBytes, (result) => {
       if (!result.ok) {
-        if (result.reason === 'too_large') this.writeError(x, payloadTooLarge(maxBytes), true);
+        if (result.reason === 'too_large') this.writeError(x, tooLarge(maxBytes), true);
         return;
       }
       x.done = false;
       try {
         const parsed = route.parser.parse(x.rawQuery);
-        const request: RouteRequest = { path: x.url, params: match.params, query: parsed.values, warnings: parsed.warnings, apiKey: x.apiKey, now: x.now, body: result.body };
+        const request: RouteRequest = { path: x.url, params: match.params, query: parsed.values, warnings: parsed.warnings, apiKey: x.apiKey, now: x.now, body: result.body, contentType };
         const answer = route.def.handle(request);
         if (answer.kind === 'large') return this.writeLarge(x, answer);
-        if (answer.kind === 'pending') return this.writePending(x, answer);
+        if (answer.kind === 'pending') return this.writePending(x, answer, request);
         if (answer.kind === 'stream') return this.writeStream(x, answer);
         this.writeEntry(x, null, newEntry(request, 0, bodyOf(answer, request.warnings)));
       } catch (error) {
@@ -328,7 +334,7 @@ class Facade {
     const request = this.parse(x, route, params);
     const result = route.def.handle(request);
     if (result.kind === 'large') return this.writeLarge(x, result);
-    if (result.kind === 'pending') return this.writePending(x, result);
+    if (result.kind === 'pending') return this.writePending(x, result, request);
     if (result.kind === 'stream') return this.writeStream(x, result);
     this.writeEntry(x, null, newEntry(request, 0, bodyOf(result, request.warnings)));
   }
@@ -369,7 +375,7 @@ class Facade {
         const token = route.def.cache!.validity(request, x.now);
         const result = route.def.handle(request);
         if (result.kind === 'large') return this.writeLarge(x, result);
-        if (result.kind === 'pending') return this.writePending(x, result);
+        if (result.kind === 'pending') return this.writePending(x, result, request);
         if (result.kind === 'stream') return this.writeStream(x, result);
         entry = newEntry<RouteRequest>(request, token, bodyOf(result, request.warnings));
         cache.set(canonicalKey, entry);
@@ -383,7 +389,7 @@ class Facade {
       const request: RouteRequest = { ...entry.request, now: x.now, apiKey: x.apiKey };
       const result = route.def.handle(request);
       if (result.kind === 'large') return this.writeLarge(x, result);
-      if (result.kind === 'pending') return this.writePending(x, result);
+      if (result.kind === 'pending') return this.writePending(x, result, request);
       if (result.kind === 'stream') return this.writeStream(x, result);
       cache.refresh(entry, token, bodyOf(result, request.warnings));
     }
@@ -427,6 +433,7 @@ class Facade {
       x.status = 304;
       res.cork(() => {
         res.writeStatus('304 Not Modified').writeHeader('ETag', result.etag);
+        if (result.boardSeq !== undefined) res.writeHeader('X-Board-Seq', String(result.boardSeq));
         this.writeCommonHeaders(x);
         res.endWithoutBody();
       });
@@ -435,6 +442,7 @@ class Facade {
     x.status = 200;
     const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ['X-Request-Id', x.requestId], ...x.authHeaders];
     if (result.contentEncoding !== undefined) headers.push(['Content-Encoding', result.contentEncoding]);
+    if (result.boardSeq !== undefined) headers.push(['X-Board-Seq', String(result.boardSeq)]);
     if (x.head) {
       let length = 0;
       for (const chunk of result.chunks) length += chunk.length;
@@ -448,7 +456,7 @@ class Facade {
   }
 
   /** Keeps the request open until the body is ready; the client may leave meanwhile. */
-  private writePending(x: Exchange, pending: Extract<RouteResult, { kind: 'pending' }>): void {
+  private writePending(x: Exchange, pending: Extract<RouteResult, { kind: 'pending' }>, request: RouteRequest): void {
     let aborted = false;
     x.done = true;
     x.res.onAborted(() => {
@@ -464,7 +472,7 @@ class Facade {
       this.finish(x);
     };
     pending.body.then(
-      (result) => settle(() => this.writeLarge(x, result)),
+      (result) => settle(() => (result.kind === 'document' ? this.writeEntry(x, null, newEntry(request, 0, result.body)) : this.writeLarge(x, result))),
       (error: unknown) =>
         settle(() => {
           x.done = false;
@@ -545,6 +553,12 @@ class Facade {
 
 function payloadTooLarge(maxBytes: number): HttpError {
   return new HttpError(413, 'payload_too_large', `the request body is larger than ${maxBytes} bytes`);
+}
+
+/** 'application/x-ndjson' of 'Application/X-NDJSON; charset=utf-8'. */
+function mediaType(header: string): string {
+  const semicolon = header.indexOf(';');
+  return (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
 }
 
 /** 405 for GET/HEAD on a POST route. */

@@ -163,7 +163,7 @@ const EVENT = {
   },
 };
 
-const CHANGE_SCHEMAS: Record<(typeof CHANGE_OPS)[number], object> = {
+export const CHANGE_SCHEMAS: Record<(typeof CHANGE_OPS)[number], object> = {
   odds: { required: ['row'], properties: { op: { const: 'odds' }, row: ODDS_ROW } },
   price: {
     required: ['id'],

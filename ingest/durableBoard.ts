@@ -8,7 +8,7 @@
 //   wal/wal-<first record index, 16 digits>.log      (persistence/log/segments.ts)
 //
 // A checkpoint is taken between two applied batches (it is encoded synchronously, so no
-// batch applies halfway through it) and names the last record it includes; the log
+// batch applies halfway through it, then written off the event loop) and names the last record it includes; the log
 // segments wholly before it are then deleted. Restore order: read the newest checkpoint
 // that passes its CRC (an older one only if the log still reaches back to it), open
 // the log (a torn tail is cut and reported; damage before the end throws
@@ -18,7 +18,7 @@
 import type { Clock } from '../engine/clock.ts';
 import { decodeEngineState, encodeEngineState } from '../engine/checkpoint.ts';
 import { OddsEngine, type EngineOptions } from '../engine/engine.ts';
-import { CheckpointDamagedError, listCheckpoints, readCheckpoint, writeCheckpoint, type CheckpointFile } from '../persistence/log/checkpointFiles.ts';
+import { CheckpointDamagedError, listCheckpoints, readCheckpoint, writeCheckpointInBackground, type CheckpointFile } from '../persistence/log/checkpointFiles.ts';
 import { FileBatchLog, fsyncFromEnv, walDir, type TornTail } from '../persistence/log/fileBatchLog.ts';
 import { Ingest, applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
@@ -54,7 +54,10 @@ export interface CheckpointReport {
   path: string;
   logIndex: number;
   bytes: number;
+  /** Encode, write, fsync and rename. */
   ms: number;
+  /** The encode alone: how long the event loop was held. */
+  encodeMs: number;
 }
 
 const DEFAULT_INTERVAL_MS = 60_000;
@@ -97,7 +100,7 @@ export class DurableBoard {
       appliedIndex,
       warn: this.warn,
       afterApply: () => {
-        if (this.log.bytesSinceCheckpoint >= this.logBytes) void this.checkpointNow();
+        if (this.log.bytesSinceCheckpoint >= this.logBytes) void this.checkpointNow().catch((error: unknown) => this.warn(`checkpoint failed: ${String(error)}`));
       },
     });
     const interval = options.checkpointIntervalMs ?? intFrom(env, 'CHECKPOINT_INTERVAL_MS', DEFAULT_INTERVAL_MS);
@@ -173,12 +176,16 @@ export class DurableBoard {
         const index = this.ingest.appliedIndex;
         if (index === this.lastCheckpointIndex) return null;
         const started = performance.now();
-        const body = encodeEngineState(this.engine); // synchronous: no batch applies during it
-        const written = writeCheckpoint(this.options.dataDir, index, body, { fsync: this.fsync });
+        // synchronous: no batch applies during it; the body is a copy, so the write and
+        // its fsync run off the event loop while later batches apply (they stay in the
+        // log, which only drops what the checkpoint covers)
+        const body = encodeEngineState(this.engine);
+        const encodeMs = performance.now() - started;
+        const written = await writeCheckpointInBackground(this.options.dataDir, index, body, { fsync: this.fsync });
         this.lastCheckpointIndex = index;
         // records a failed cold write still needs stay in the log until a restart replays them
         if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index);
-        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started };
+        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs };
       } finally {
         this.checkpointing = null;
       }

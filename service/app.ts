@@ -7,13 +7,11 @@
 // reads from `env` are parsed by service/config.ts, like main's.
 import { BoardMembership } from '../engine/boardMembership.ts';
 import type { Clock } from '../engine/clock.ts';
-import { OddsEngine } from '../engine/engine.ts';
-import { loadBoard } from '../engine/loadBoard.ts';
-import type { Board, BoardOptions } from '../engine/model.ts';
+import type { OddsEngine } from '../engine/engine.ts';
+import type { Board } from '../engine/model.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
-import { generateBoard } from '../fixtures/generateBoard.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { HttpMetrics } from '../http/metrics.ts';
@@ -23,9 +21,11 @@ import { buildStream } from '../http/routes/stream.ts';
 import { STREAM_OPENAPI_SCHEMAS } from '../http/asyncapi.ts';
 import type { Services } from '../http/routes/services.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
-import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
 import type { StreamHub } from '../engine/stream/streamHub.ts';
+import { feedChanges } from '../ingest/engineFeed.ts';
+import type { Persistence } from '../persistence/persistence.ts';
+import { openServedBoard, type DurableStart, type StartBoard } from './durableStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeedFromEnv } from '../feeds/startFeed.ts';
@@ -37,10 +37,15 @@ import { registerBoardMetrics, UpdateCounter } from './serviceMetrics.ts';
 
 export interface AppOptions {
   clock: Clock;
-  board: BoardOptions | Board;
+  /** The fixture board (options or generated), or 'none' for an empty one; with dataDir only loaded when DATA_DIR is empty. */
+  board: StartBoard;
   /** A board restored elsewhere (from DATA_DIR): served as it is, without loading `board` or its cold data. */
   engine?: OddsEngine;
-  /** SQLite file (default DB_PATH, else ./data/odds.db). */
+  /** DATA_DIR: the board is durable there (restore, write-ahead log, checkpoints, ingest listener; see durableStart.ts). Without: no log. */
+  dataDir?: string;
+  /** The ingest listener's port with dataDir (default INGEST_PORT, else 8081; 0 = ephemeral). */
+  ingestPort?: number;
+  /** SQLite file (default DB_PATH, else DATA_DIR/odds.db with a data dir, else ./data/odds.db). */
   dbPath?: string;
   host?: string;
   /** 0 = ephemeral. */
@@ -74,27 +79,9 @@ export interface App {
   server: RunningServer;
   board: Board;
   port: number;
+  /** The durable board and its ingest listener; null without a data dir. */
+  durable: DurableStart | null;
   close(): Promise<void>;
-}
-
-function isBoard(value: BoardOptions | Board): value is Board {
-  return typeof (value as Board).forEachOdds === 'function';
-}
-
-/** The board, its rows' one pass reported as a progress bar. */
-function withLoadProgress(board: Board): Board {
-  return {
-    ...board,
-    forEachOdds(visit) {
-      const bar = startProgress('loading odds rows', board.oddsCount);
-      let done = 0;
-      board.forEachOdds((row, history) => {
-        visit(row, history);
-        bar.update(++done);
-      });
-      bar.finish();
-    },
-  };
 }
 
 export async function startApp(options: AppOptions): Promise<App> {
@@ -104,12 +91,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');
-  const board = isBoard(options.board) ? options.board : generateBoard(options.board);
-  const engine = options.engine ?? new OddsEngine(clock);
-  if (options.engine === undefined) loadBoard(engine, options.progress === true ? withLoadProgress(board) : board);
-
-  const persistence = openPersistence({ path: options.dbPath ?? config.dbPath, enforce: config.rateLimitEnforce });
-  if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+  const { engine, board, persistence, durable } = await openServedBoard({ ...options, env: options.env ?? process.env, log });
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
   // stops them in reverse. The root subscribes the two small ones; the snapshot and the
@@ -164,12 +146,19 @@ export async function startApp(options: AppOptions): Promise<App> {
   });
   operations.readiness.pass('board');
 
+  if (durable !== null) await durable.listen();
+
+  // on a durable board the simulator's batches go through the write path like a feed's
   const simulator = new Simulator(engine, clock, {
     ratePerSecond: options.simulatorRate ?? 0,
     seed: options.simulatorSeed ?? board.options.seed,
+    submit: durable === null ? undefined : (batch) => durable.durable.ingest.submit(feedChanges(engine, batch)).then((result) => result.applied),
+    warn: log,
   });
   if ((options.simulatorRate ?? 0) > 0) simulator.start();
-  const feed = options.ingest === undefined ? null : startFeedFromEnv(options.ingest, options.env ?? process.env, log);
+  // a feed in the process (FEED=the-odds-api) submits through the durable board's write path
+  const feedIngest = options.ingest ?? durable?.durable.ingest;
+  const feed = feedIngest === undefined ? null : startFeedFromEnv(feedIngest, options.env ?? process.env, log);
 
   let closed = false;
   return {
@@ -183,13 +172,18 @@ export async function startApp(options: AppOptions): Promise<App> {
     server,
     board,
     port: server.port,
+    durable,
     async close() {
       if (closed) return;
       closed = true;
       feed?.stop();
       operations.readiness.fail('shutdown', 'the process is shutting down');
       simulator.stop();
-      await server.close();
+      try {
+        await durable?.close();
+      } finally {
+        await server.close();
+      }
       try {
         listeners.close();
       } finally {

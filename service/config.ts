@@ -19,7 +19,7 @@ export interface Config {
   /** Public API listener. */
   port: number;
   host: string;
-  board: BoardSize;
+  board: BoardSize | 'none';
   seed: number;
   /** Epoch ms the clock is frozen at (simulated time), or null for the system clock. */
   now: number | null;
@@ -31,7 +31,7 @@ export interface Config {
   requireKey: boolean;
   rateLimitEnforce: boolean;
   /** Where the durable board (checkpoints and the batch log) lives; null: the board is generated and kept in memory only. */
-  dataDir: string | null;
+  dataDir: string;
   ingestPort: number;
   ingestHost: string;
   /** Bearer token the ingest listener requires; null: none configured. */
@@ -94,7 +94,7 @@ function isDirectory(path: string): boolean {
   return existsSync(path) && statSync(path).isDirectory();
 }
 const FLAG_ALLOWED = '1, true, yes, on / 0, false, no, off';
-const BOARD_SIZES = ['small', 'medium', 'large'] as const;
+const BOARD_SIZES = ['small', 'medium', 'large', 'none'] as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const TRANSPORTS = ['auto', 'uws', 'node'] as const;
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
@@ -103,7 +103,7 @@ const DEFAULT_CHECKPOINT_LOG_BYTES = 256 * 1024 * 1024;
 export const SETTINGS = [
   setting({ key: 'port', name: 'PORT', fallback: '8080', allowed: 'an integer from 0 to 65535 (0: any free port)', help: 'port of the public API', parse: (t) => port(t, 8080) }),
   setting({ key: 'host', name: 'HOST', fallback: '0.0.0.0', allowed: 'a host name or IP address', help: 'address the public API listens on', parse: (t) => (t === null ? '0.0.0.0' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
-  setting({ key: 'board', name: 'BOARD', fallback: 'medium', allowed: BOARD_SIZES.join(', '), help: 'size of the generated fixture board', parse: oneOf(BOARD_SIZES, 'medium') }),
+  setting({ key: 'board', name: 'BOARD', fallback: 'medium', allowed: BOARD_SIZES.join(', '), help: 'size of the generated fixture board (none: an empty board that only the feeds fill); used only when DATA_DIR holds no board yet', parse: oneOf(BOARD_SIZES, 'medium') }),
   setting({ key: 'seed', name: 'SEED', fallback: '42', allowed: 'an integer', help: 'seed of the fixture board (and of the simulator)', parse: (t) => (t === null ? 42 : /^-?\d+$/.test(t) ? Number(t) >>> 0 : undefined) }),
   setting({
     key: 'now',
@@ -118,7 +118,7 @@ export const SETTINGS = [
   setting({ key: 'cursorSecret', name: 'CURSOR_SECRET', fallback: '', allowed: 'any text', help: 'secret signing list cursors; unset: a fixed default', secret: true, parse: (t) => t ?? undefined }),
   setting({ key: 'requireKey', name: 'REQUIRE_KEY', fallback: '0', allowed: FLAG_ALLOWED, help: 'routes designated for a key refuse requests without one', parse: flag(false) }),
   setting({ key: 'rateLimitEnforce', name: 'RATE_LIMIT_ENFORCE', fallback: '0', allowed: FLAG_ALLOWED, help: 'answer 429 past a plan limit (otherwise only counted)', parse: flag(false) }),
-  setting({ key: 'dataDir', name: 'DATA_DIR', fallback: '', allowed: 'a directory path (created if missing; not a file)', help: 'durable board: checkpoints and the batch log; unset: memory only', parse: (t) => (t === null || !existsSync(t) || isDirectory(t) ? t : undefined) }),
+  setting({ key: 'dataDir', name: 'DATA_DIR', fallback: './data', allowed: 'a directory path (created if missing; not a file)', help: 'durable board: checkpoints, the batch log, the ingest token and (unless DB_PATH) the SQLite file', parse: (t) => (t === null ? './data' : !existsSync(t) || isDirectory(t) ? t : undefined) }),
   setting({ key: 'ingestPort', name: 'INGEST_PORT', fallback: '8081', allowed: 'an integer from 0 to 65535 (0: any free port)', help: 'port of the ingest listener (write path)', parse: (t) => port(t, 8081) }),
   setting({ key: 'ingestHost', name: 'INGEST_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the ingest listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
   setting({ key: 'ingestToken', name: 'INGEST_TOKEN', fallback: '', allowed: 'any text', help: 'bearer token the ingest listener requires', secret: true, parse: (t) => t }),

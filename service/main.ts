@@ -1,16 +1,15 @@
-// `npm start`: the fixture board with the live simulator, the public API on PORT and
-// the operations listener (/metrics, /healthz, /readyz) on METRICS_PORT. Every setting
-// comes from the environment through service/config.ts, checked before anything
-// starts; `npm start -- --help` lists them with their defaults. Notable events are JSON
-// lines on stdout (service/logger.ts); progress bars go to stderr.
+// `npm start`: the fixture board with the live simulator, kept durable in DATA_DIR
+// (default ./data: a restart restores the board instead of generating it again) with
+// the ingest listener on INGEST_HOST:INGEST_PORT (service/durableStart.ts), the public
+// API on PORT and the operations listener (/metrics, /healthz, /readyz) on METRICS_PORT.
+// Every setting comes from the environment through service/config.ts, checked before
+// anything starts; `npm start -- --help` lists them with their defaults. Notable events
+// are JSON lines on stdout (service/logger.ts); progress bars go to stderr.
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.ts';
-import type { Board } from '../engine/model.ts';
-import { generateBoard } from '../fixtures/generateBoard.ts';
 import { startApp } from './app.ts';
 import { ConfigError, helpText, readConfig, type Config } from './config.ts';
 import { createLogger, loggableConfig } from './logger.ts';
 import { Operations } from './operations.ts';
-import { startProgress } from './progress.ts';
 
 function configOrExit(): Config {
   try {
@@ -46,17 +45,18 @@ async function main(): Promise<void> {
   }
 
   const clock: Clock = config.now === null ? new SystemClock() : new ManualClock(config.now);
-  const generating = startProgress(`generating the ${config.board} board`, null);
-  const board: Board = generateBoard({ size: config.board, seed: config.seed, now: clock.now() });
-  generating.finish(`${board.oddsCount.toLocaleString('en-US')} odds rows`);
+  // Generated only when DATA_DIR holds no board yet (a restart restores instead).
+  const board = config.board === 'none' ? 'none' : { size: config.board, seed: config.seed, now: clock.now() };
 
   const app = await startApp({
     clock,
     board,
+    dataDir: config.dataDir,
+    // unset DB_PATH: the SQLite file lives in DATA_DIR beside the board it describes
+    dbPath: process.env.DB_PATH ? config.dbPath : undefined,
     env: process.env,
     host: config.host,
     port: config.port,
-    dbPath: config.dbPath,
     simulatorRate: config.simRate,
     simulatorSeed: config.seed,
     logger,
@@ -64,9 +64,12 @@ async function main(): Promise<void> {
     progress: true,
   });
   const seconds = (performance.now() - started) / 1000;
+  const rows = `${app.engine.liveRows.toLocaleString('en-US')} live rows`;
+  const what = app.durable?.mode === 'restored' ? `restored board (${rows})` : config.board === 'none' ? `empty board (${rows})` : `${config.board} board (seed ${config.seed}, ${rows})`;
+  const durable = app.durable === null ? '' : `; ${app.durable.describe()}`;
   logger.info(
-    { event: 'ready', board: config.board, seed: config.seed, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, metricsPort: operations.port, transport: app.server.transport },
-    `${config.board} board (seed ${config.seed}, ${app.engine.liveRows.toLocaleString('en-US')} live rows) ready in ${seconds.toFixed(1)}s on http://${config.host}:${app.port}/api/v1/status; transport: ${app.server.transport}`,
+    { event: 'ready', board: config.board, seed: config.seed, mode: app.durable?.mode ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, metricsPort: operations.port, transport: app.server.transport },
+    `${what} ready in ${seconds.toFixed(1)}s on http://${config.host}:${app.port}/api/v1/status; transport: ${app.server.transport}${durable}`,
   );
 
   let stopping = false;

@@ -22,6 +22,9 @@
 // about one refresh old. A backlog of a few rows (INLINE_BACKLOG) is cheaper to
 // finish than to wait for: the poll brings the version up to date inline.
 //
+// A version is identified by the board sequence it reflects (engine.seq): batches applied
+// in the same clock millisecond (or on a frozen clock) share an asOf but not a seq.
+//
 // Sync contract: syncToken is the engine's asOf() at the version's moment, as
 // epoch-millisecond digits. Every later change carries updated >= that (the engine's
 // clock never runs backwards), so /odds/updated?since=<syncToken> returns all of
@@ -67,6 +70,8 @@ export interface SnapshotBody {
   readonly rawLength: number;
   readonly etag: string;
   readonly syncToken: string;
+  /** The board sequence (engine.seq) this version reflects: the X-Board-Seq it is served with. */
+  readonly seq: number;
   readonly count: number;
   readonly withHistory: boolean;
 }
@@ -107,8 +112,8 @@ class VariantState {
   body: SnapshotBody | null = null;
   /** The member the body was made from: unchanged member, unchanged body. */
   member: unknown = null;
-  /** engine.asOf() of the published version. */
-  asOf = -1;
+  /** engine.seq of the published version: what identifies it (two versions may share an asOf). */
+  seq = -1;
   lastRequest = 0;
   /** Last latest() call (the variant is watched while recent). */
   lastPoll = -Infinity;
@@ -199,7 +204,7 @@ export class BoardSnapshot implements ChangeListener {
     if (!withHistory) this.dropIdleHistory(now);
     if (state.body === null) return null;
     const variant = state.variant;
-    if (variant.current && state.asOf === this.engine.asOf() && variant.pendingCompressions === 0) return state.body;
+    if (variant.current && state.seq === this.engine.seq && variant.pendingCompressions === 0) return state.body;
     if (variant.backlog + variant.pendingCompressions <= INLINE_BACKLOG) return this.current(withHistory);
     this.startRefresh(state);
     return state.body;
@@ -211,15 +216,16 @@ export class BoardSnapshot implements ChangeListener {
     state.lastRequest = this.clock.now();
     if (!withHistory) this.dropIdleHistory(state.lastRequest);
     const asOf = this.engine.asOf();
+    const seq = this.engine.seq;
     if (state.body !== null && state.variant.current && state.variant.pendingCompressions === 0) {
-      if (state.asOf === asOf) return state.body;
+      if (state.seq === seq) return state.body;
       // The board moved without telling listeners (a bulk load): start over.
       this.replace(state);
     }
     const started = performance.now();
     state.variant.refresh(Infinity, false);
     state.refreshMs += performance.now() - started;
-    return this.publish(state, asOf, this.engine.liveRows)!;
+    return this.publish(state, seq, asOf, this.engine.liveRows)!;
   }
 
   /** Whether the variant is being refreshed in the background now. */
@@ -329,11 +335,12 @@ export class BoardSnapshot implements ChangeListener {
       // The version's moment: what changed up to now is rendered in one go, so every
       // piece shows the board at this moment; changes after it go to the next version.
       const asOf = this.engine.asOf();
+      const seq = this.engine.seq;
       const count = this.engine.liveRows;
       const started = performance.now();
       variant.refresh(Infinity, true);
       state.refreshMs += performance.now() - started;
-      if (state.body !== null && state.asOf === asOf && variant.pendingCompressions === 0) {
+      if (state.body !== null && state.seq === seq && variant.pendingCompressions === 0) {
         this.answerWaiters(state);
         return; // a synchronous caller got there first
       }
@@ -341,7 +348,7 @@ export class BoardSnapshot implements ChangeListener {
       await variant.settle(); // compression on the threadpool
       if (state.variant !== variant) return;
       // A synchronous current() may have published this moment or a later one meanwhile.
-      if (state.asOf < asOf) this.publish(state, asOf, count);
+      if (state.seq < seq) this.publish(state, seq, asOf, count);
       if (variant.current) this.answerWaiters(state);
       const watched = this.clock.now() - state.lastPoll <= this.options.watchMs;
       if (variant.current || (!watched && state.waiters.length === 0)) return;
@@ -350,7 +357,7 @@ export class BoardSnapshot implements ChangeListener {
   }
 
   /** Makes the variant's pieces the newest version (compressing here whatever is still out). */
-  private publish(state: VariantState, asOf: number, count: number): SnapshotBody {
+  private publish(state: VariantState, seq: number, asOf: number, count: number): SnapshotBody {
     const variant = state.variant;
     variant.setHead(snapshotHead(asOf, count));
     const member = variant.member();
@@ -363,11 +370,16 @@ export class BoardSnapshot implements ChangeListener {
         rawLength: member.rawLength,
         etag: etagOf(withHistory, member.crc, member.rawLength),
         syncToken: String(asOf),
+        seq,
         count,
         withHistory,
       };
+    } else if (state.body.seq !== seq) {
+      // same bytes, a later board sequence (changes that left every row as it was): keep
+      // the chunks and the ETag, say the sequence the body now reflects
+      state.body = { ...state.body, seq };
     }
-    state.asOf = asOf;
+    state.seq = seq;
     state.refreshes++;
     // Waiters get the newest board; the very first version goes to them anyway, so a
     // request waiting on a variant's first build is answered under a board that never

@@ -28,6 +28,7 @@ const DESCRIPTION = [
   'Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection\'s last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable).',
   'count is the number of rows; updated is the board\'s as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response\'s meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows.',
   'ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.',
+  'X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence.',
 ].join(' ');
 
 export function snapshotRoutes(services: Pick<Services, 'snapshot'>): AnyRoute[] {
@@ -59,7 +60,7 @@ export function snapshotRoutes(services: Pick<Services, 'snapshot'>): AnyRoute[]
   function resultOf(body: SnapshotBody): LargeBodyResult {
     if (body === last.plainBody) return last.plain!;
     if (body === last.historyBody) return last.history!;
-    const result: LargeBodyResult = { kind: 'large', chunks: body.chunks, etag: body.etag, contentType: JSON_TYPE, contentEncoding: 'gzip' };
+    const result: LargeBodyResult = { kind: 'large', chunks: body.chunks, etag: body.etag, contentType: JSON_TYPE, contentEncoding: 'gzip', boardSeq: body.seq };
     if (body.withHistory) {
       last.history = result;
       last.historyBody = body;

@@ -15,8 +15,10 @@
 // previous checkpoint intact; a leftover .tmp is deleted on the next write.
 
 import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from './crc32.ts';
+import { numberedFiles } from './numberedFiles.ts';
 import { syncDir } from './fileBatchLog.ts';
 
 const MAGIC = Buffer.from('ODDSCKPT', 'latin1');
@@ -36,19 +38,9 @@ export function checkpointName(logIndex: number): string {
 
 /** Checkpoints in `dir`, newest first. */
 export function listCheckpoints(dir: string): CheckpointFile[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const out: CheckpointFile[] = [];
-  for (const name of names) {
-    const match = NAME.exec(name);
-    if (match !== null) out.push({ path: join(dir, name), logIndex: Number(match[1]) });
-  }
-  return out.sort((a, b) => b.logIndex - a.logIndex);
+  return numberedFiles(dir, NAME)
+    .reverse()
+    .map((file) => ({ path: file.path, logIndex: file.number }));
 }
 
 export interface WrittenCheckpoint extends CheckpointFile {
@@ -75,6 +67,36 @@ export function writeCheckpoint(dir: string, logIndex: number, body: Uint8Array,
     closeSync(fd);
   }
   renameSync(temp, path);
+  if (sync) syncDir(dir);
+  for (const old of listCheckpoints(dir)) if (old.logIndex < logIndex) rmSync(old.path, { force: true });
+  for (const name of readdirSync(dir)) if (name.endsWith('.ckpt.tmp') && join(dir, name) !== temp) rmSync(join(dir, name), { force: true });
+  return { path, logIndex, bytes: HEADER_BYTES + body.length };
+}
+
+/**
+ * writeCheckpoint without holding the event loop: the body (already a copy of the state)
+ * is written and fsync'd on the thread pool while batches go on applying. The same
+ * steps and the same crash guarantees: temporary file, fsync, rename, directory fsync,
+ * then the older checkpoints go.
+ */
+export async function writeCheckpointInBackground(dir: string, logIndex: number, body: Uint8Array, options: { fsync?: boolean } = {}): Promise<WrittenCheckpoint> {
+  const sync = options.fsync ?? true;
+  const path = join(dir, checkpointName(logIndex));
+  const temp = `${path}.tmp`;
+  const header = Buffer.alloc(HEADER_BYTES);
+  MAGIC.copy(header, 0);
+  header.writeUInt32LE(FORMAT, 8);
+  header.writeUInt32LE(crc32(body), 12);
+  header.writeUInt32LE(Math.floor(body.length / 0x100000000), 16);
+  header.writeUInt32LE(body.length >>> 0, 20);
+  const file = await open(temp, 'w');
+  try {
+    await file.writev([header, body]);
+    if (sync) await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(temp, path);
   if (sync) syncDir(dir);
   for (const old of listCheckpoints(dir)) if (old.logIndex < logIndex) rmSync(old.path, { force: true });
   for (const name of readdirSync(dir)) if (name.endsWith('.ckpt.tmp') && join(dir, name) !== temp) rmSync(join(dir, name), { force: true });

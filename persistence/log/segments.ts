@@ -14,9 +14,8 @@
 // never acknowledged; anything else (a bad CRC with bytes after it, a wrong index) is
 // damage to something that may have been acknowledged, and is never skipped.
 
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { crc32 } from './crc32.ts';
+import { numberedFiles } from './numberedFiles.ts';
 
 export const FRAME_HEADER_BYTES = 16;
 const SEGMENT_NAME = /^wal-(\d{16})\.log$/;
@@ -33,19 +32,7 @@ export interface SegmentFile {
 
 /** Segment files of a wal directory, oldest first ([] when the directory does not exist). */
 export function listSegments(dir: string): SegmentFile[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const out: SegmentFile[] = [];
-  for (const name of names) {
-    const match = SEGMENT_NAME.exec(name);
-    if (match !== null) out.push({ path: join(dir, name), name, firstIndex: Number(match[1]) });
-  }
-  return out.sort((a, b) => a.firstIndex - b.firstIndex);
+  return numberedFiles(dir, SEGMENT_NAME).map((file) => ({ path: file.path, name: file.name, firstIndex: file.number }));
 }
 
 export function encodeFrame(index: number, payload: Uint8Array): Buffer {

@@ -8,6 +8,7 @@
 //   const { reply, body } = await t.call('/api/v1/odds', '/api/v1/odds?league=nba');
 //   t.app.engine / t.app.simulator / t.clock        // the real parts, for oracles
 //   await t.close();                                // server, DB, temp dir
+//   await startTestApp({ dataDir: true });          // durable (log, checkpoints) in a temp DATA_DIR, ingest listener on an ephemeral port
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +37,12 @@ export interface TestAppOptions {
   board?: Board;
   /** Use this SQLite file (kept on close) instead of a fresh one in a temp dir: restarts on one database. */
   dbPath?: string;
+  /**
+   * Keep the board durable (service/durableStart.ts) in this DATA_DIR (kept on close), or
+   * with true in a fresh temp dir (removed on close); the ingest listener then runs on an
+   * ephemeral port. Default: no data dir, the board as before (no log, no ingest listener).
+   */
+  dataDir?: string | true;
 }
 
 export interface TestApp {
@@ -69,6 +76,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const now = options.now ?? NOW;
   const clock = new ManualClock(now);
   const dir = options.dbPath === undefined ? mkdtempSync(join(tmpdir(), 'odds-app-')) : null;
+  const ownDataDir = options.dataDir === true ? mkdtempSync(join(tmpdir(), 'odds-data-')) : null;
+  const dataDir = ownDataDir ?? (options.dataDir as string | undefined);
   const board = options.board ?? testBoard(options.size ?? 'small', options.seed ?? 42, now);
   const logs: string[] = [];
   let app: App;
@@ -77,6 +86,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       clock,
       board,
       dbPath: options.dbPath ?? join(dir!, 'odds.db'),
+      dataDir,
+      ingestPort: 0,
       host: '127.0.0.1',
       port: 0,
       simulatorRate: options.simulatorRate ?? 0,
@@ -86,6 +97,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     });
   } catch (error) {
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
+    if (ownDataDir !== null) rmSync(ownDataDir, { recursive: true, force: true });
     throw error;
   }
   const api = await loadValidator(app.port);
@@ -104,6 +116,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     async close() {
       await app.close();
       if (dir !== null) rmSync(dir, { recursive: true, force: true });
+      if (ownDataDir !== null) rmSync(ownDataDir, { recursive: true, force: true });
     },
   };
 }

@@ -87,7 +87,7 @@ describe('npm start (service/main.ts)', () => {
   it('prints a ready line, answers /status on the printed port, and exits 0 on SIGINT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'odds-main-'));
     const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '500', DB_PATH: join(dir, 'odds.db') },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '500', DB_PATH: join(dir, 'odds.db'), DATA_DIR: join(dir, 'data'), INGEST_PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -1,0 +1,124 @@
+// The write path on the large board (BOARD overrides): the real app with a DATA_DIR in a
+// temp dir and its ingest listener on loopback, fed by a child process (its own event
+// loop and core; bench/ingestClient.ts):
+// - acknowledged price updates/s: HTTP msgpack batches of 1,000 ticks with 4 in flight,
+//   and one WebSocket with 4 batches in flight; with fsync (the default) and, after a
+//   restart, with WAL_FSYNC=0;
+// - ack latency of one-change batches sent one at a time, with fsync: p50 / p99;
+// - the first checkpoint (after loading the board) and one after ingesting: the encode
+//   (it holds the event loop), the whole write (encode + write + fsync + rename) and size;
+// - restart from that checkpoint plus 1,000,000 logged updates: the restore alone
+//   (DurableBoard.open: read the checkpoint, decode, replay the log) and the whole start
+//   until the service listens, against generating and loading the board.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ManualClock } from '../engine/clock.ts';
+import type { BoardSize } from '../engine/model.ts';
+import { NO_PRICE } from '../engine/oddsStore.ts';
+import { startApp, type App } from '../service/app.ts';
+import type { ClientResult, ClientTask } from './ingestClient.ts';
+
+type Measurements = Record<string, number | string>;
+
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+const BATCH = 1000;
+const IN_FLIGHT = 4;
+const LOGGED_UPDATES = 1_000_000;
+
+function runClient(task: ClientTask): Promise<ClientResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./ingestClient.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as ClientResult) : reject(new Error(`the ingest client exited ${code}`))));
+    child.stdin.end(JSON.stringify(task));
+  });
+}
+
+/** Ids of live rows priced in American odds (what the ticks move), spread over the board. */
+function tickIds(app: App, count: number): string[] {
+  const s = app.engine.store;
+  const ids: string[] = [];
+  const stride = Math.max(1, Math.floor(s.size / (count * 2)));
+  for (let slot = 0; slot < s.size && ids.length < count; slot += stride) {
+    if (s.isLive(slot) && s.priceAmerican[slot] !== NO_PRICE) ids.push(app.engine.idOf(slot));
+  }
+  return ids;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** places;
+
+async function throughput(app: App, kind: 'http' | 'ws', ids: string[], batches: number): Promise<{ perSecond: number; result: ClientResult }> {
+  const durable = app.durable!;
+  const port = (await durable.listen()).port;
+  const result = await runClient({ kind, port, token: durable.token.token, ids, batchSize: BATCH, inFlight: IN_FLIGHT, batches });
+  if (result.errors.length > 0) throw new Error(`${kind}: ${result.errors.join('; ')}`);
+  return { perSecond: Math.round(result.updates / (result.ms / 1000)), result };
+}
+
+export async function benchIngest(): Promise<Measurements> {
+  const size = (process.env.BOARD ?? 'large') as BoardSize;
+  const dir = mkdtempSync(join(tmpdir(), 'ingest-bench-'));
+  const dataDir = join(dir, 'data');
+  const env = { CHECKPOINT_INTERVAL_MS: '0', CHECKPOINT_LOG_BYTES: String(2 ** 40) };
+  const out: Measurements = { board: `${size}, seed 42` };
+  try {
+    // a first start: generate and load the board, then its first checkpoint
+    let started = performance.now();
+    let app = await startApp({ clock: new ManualClock(NOW), board: { size, seed: 42, now: NOW }, dataDir, ingestPort: 0, port: 0, env, log: () => {} });
+    out['first start: generate + load + checkpoint + listen (s)'] = round((performance.now() - started) / 1000);
+    const first = app.durable!.firstCheckpoint!;
+    out['checkpoint after loading: encode (ms, the event loop is held)'] = Math.round(first.encodeMs);
+    out['checkpoint after loading: encode + write + fsync + rename (ms)'] = Math.round(first.ms);
+    out['checkpoint after loading: size (MiB)'] = round(first.bytes / 1048576);
+    out['live rows'] = app.engine.liveRows;
+    const ids = tickIds(app, 20_000);
+
+    const http = await throughput(app, 'http', ids, 200);
+    out['fsync on: HTTP msgpack, 1,000 ticks x 4 in flight (updates/s)'] = http.perSecond;
+    out['fsync on: log groups (fsyncs) / batches'] = `${app.durable!.durable.log.groupsWritten} / ${app.durable!.durable.log.lastIndex}`;
+    const ws = await throughput(app, 'ws', ids, 200);
+    out['fsync on: WebSocket msgpack, 1,000 ticks x 4 in flight (updates/s)'] = ws.perSecond;
+    const latency = await runClient({ kind: 'latency', port: (await app.durable!.listen()).port, token: app.durable!.token.token, ids, batchSize: 1, inFlight: 1, batches: 500 });
+    const sorted = latency.latencies.sort((a, b) => a - b);
+    out['fsync on: one-change batch ack latency p50 (ms)'] = round(percentile(sorted, 50), 2);
+    out['fsync on: one-change batch ack latency p99 (ms)'] = round(percentile(sorted, 99), 2);
+
+    const checkpoint = (await app.durable!.durable.checkpointNow())!;
+    out['checkpoint after ingesting: encode (ms, the event loop is held)'] = Math.round(checkpoint.encodeMs);
+    out['checkpoint after ingesting: encode + write + fsync + rename (ms)'] = Math.round(checkpoint.ms);
+    out['checkpoint after ingesting: size (MiB)'] = round(checkpoint.bytes / 1048576);
+
+    const logged = await throughput(app, 'http', ids, LOGGED_UPDATES / BATCH);
+    out['fsync on: HTTP, 1,000,000 updates logged after the checkpoint (updates/s)'] = logged.perSecond;
+    out['log bytes after the checkpoint (MiB)'] = round(app.durable!.durable.log.bytesSinceCheckpoint / 1048576);
+    const seq = app.engine.seq;
+    await app.durable!.abandon(); // no last checkpoint: the restart replays the million
+    await app.close();
+
+    // restart from the checkpoint plus the logged million, with fsync off from here on
+    started = performance.now();
+    app = await startApp({ clock: new ManualClock(NOW), board: { size, seed: 42, now: NOW }, dataDir, ingestPort: 0, port: 0, env: { ...env, WAL_FSYNC: '0' }, log: () => {} });
+    out['restart: restore (checkpoint read + decode + replay of 1,000,000 updates) (s)'] = round(app.durable!.durable.restore.ms / 1000, 2);
+    out['restart: replayed records'] = app.durable!.durable.restore.replayedRecords;
+    out['restart: until the service listens (s)'] = round((performance.now() - started) / 1000);
+    if (app.engine.seq !== seq) throw new Error(`restored seq ${app.engine.seq}, expected ${seq}`);
+
+    const httpOff = await throughput(app, 'http', ids, 400);
+    out['fsync off: HTTP msgpack, 1,000 ticks x 4 in flight (updates/s)'] = httpOff.perSecond;
+    const wsOff = await throughput(app, 'ws', ids, 400);
+    out['fsync off: WebSocket msgpack, 1,000 ticks x 4 in flight (updates/s)'] = wsOff.perSecond;
+    await app.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}

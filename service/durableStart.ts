@@ -1,0 +1,250 @@
+// The durable start of the service: a board kept in DATA_DIR (checkpoint + write-ahead
+// log, ingest/durableBoard.ts), the ingest listener in front of its write path, and
+// the words the ready line says about both. app.ts calls openDurableStart when it is
+// given a data dir; without one the service runs as before, from the fixture board
+// with no log (what most tests do).
+//
+// Start modes:
+//   restored  DATA_DIR holds a checkpoint or log records: the board is the newest valid
+//             checkpoint plus the log after it; no fixture board is generated, and the
+//             cold data (events, teams, players, seasons, box scores) is the SQLite file
+//             of the earlier run (DB_PATH, default DATA_DIR/odds.db), which the log's
+//             replay brings up to date.
+//   fixture   an empty DATA_DIR and BOARD=small|medium|large: the fixture board, loaded
+//             and checkpointed at once (so the next start restores it).
+//   empty     an empty DATA_DIR and BOARD=none: no events, no rows; the reference data
+//             (leagues, sources) only, for a feed to fill.
+//
+// Closing takes a checkpoint first (SIGTERM, SIGINT), so the next start replays nothing.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { leagueCatalog } from '../engine/calendar.ts';
+import type { Clock } from '../engine/clock.ts';
+import { OddsEngine } from '../engine/engine.ts';
+import { loadBoard } from '../engine/loadBoard.ts';
+import { SOURCES, type Board, type BoardOptions, type BoardSize } from '../engine/model.ts';
+import { generateBoard } from '../fixtures/generateBoard.ts';
+import type { RunningServer } from '../http/server.ts';
+import type { TransportChoice } from '../http/transport/transport.ts';
+import { DurableBoard, type CheckpointReport } from '../ingest/durableBoard.ts';
+import { DEFAULT_MAX_BATCH_BYTES, startIngestListener } from '../ingest/listener.ts';
+import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
+import { LogDamagedError } from '../persistence/log/batchLog.ts';
+import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+
+/** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
+export type StartBoard = BoardOptions | Board | 'none';
+
+export type StartMode = 'restored' | 'fixture' | 'empty';
+
+export interface DurableStartOptions {
+  dataDir: string;
+  clock: Clock;
+  persistence: Persistence;
+  board: StartBoard;
+  /** INGEST_HOST, INGEST_PORT, INGEST_TOKEN, INGEST_MAX_BATCH_BYTES, WAL_FSYNC, CHECKPOINT_INTERVAL_MS, CHECKPOINT_LOG_BYTES. */
+  env: NodeJS.ProcessEnv;
+  /** Overrides INGEST_PORT (0: ephemeral). */
+  ingestPort?: number;
+  ingestHost?: string;
+  transport?: TransportChoice;
+  log: (line: string) => void;
+}
+
+export interface DurableStart {
+  durable: DurableBoard;
+  engine: OddsEngine;
+  /** The fixture board loaded, or (restored, empty) the reference-only board: leagues and sources, nothing else. */
+  board: Board;
+  mode: StartMode;
+  /** The checkpoint taken right after loading the fixture board (fixture mode). */
+  firstCheckpoint: CheckpointReport | null;
+  token: IngestToken;
+  /** Starts the ingest listener (after the public server, so a feed never writes to a board nobody serves). */
+  listen(): Promise<RunningServer>;
+  /** What the ready line says: the start mode, the restore, WAL_FSYNC=0, the ingest listener and its token file. */
+  describe(): string;
+  /** Stops the listener, takes a last checkpoint, closes the log. */
+  close(): Promise<void>;
+  /** Stops the listener and closes the log without a last checkpoint (what a crash leaves: the bench restarts from it). */
+  abandon(): Promise<void>;
+}
+
+function isBoard(value: StartBoard): value is Board {
+  return typeof value === 'object' && typeof (value as Board).forEachOdds === 'function';
+}
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text)) throw new Error(`${name} must be a non-negative integer, got ${text}`);
+  return Number(text);
+}
+
+/**
+ * A board with the reference data only (leagues and sources): what BOARD=none loads,
+ * and what a restored start reports as its board (nothing is generated). Its size is
+ * 'none', so the cold loader records it under a key no fixture board shares.
+ */
+export function referenceBoard(now: number, seed = 0): Board {
+  return {
+    options: { size: 'none' as BoardSize, seed, now },
+    leagues: leagueCatalog(),
+    seasons: [],
+    sources: SOURCES,
+    venues: [],
+    teams: [],
+    players: [],
+    events: [],
+    teamBox: [],
+    playerBox: [],
+    oddsCount: 0,
+    forEachOdds: () => {},
+  };
+}
+
+export async function openDurableStart(options: DurableStartOptions): Promise<DurableStart> {
+  const { env, clock, persistence, dataDir } = options;
+  let durable: DurableBoard;
+  try {
+    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log });
+  } catch (error) {
+    if (error instanceof LogDamagedError) {
+      throw new Error(`the log is damaged before its end: ${error.message}. Nothing acknowledged is skipped silently; \`npm run repair -- ${dataDir}\` truncates the log there after saying what it drops`, { cause: error });
+    }
+    throw error;
+  }
+  const engine = durable.engine;
+  let mode: StartMode = 'restored';
+  let board: Board;
+  let firstCheckpoint: CheckpointReport | null = null;
+  try {
+    if (durable.fresh) {
+      const start = options.board;
+      board = start === 'none' ? referenceBoard(clock.now()) : isBoard(start) ? start : generateBoard(start);
+      mode = start === 'none' ? 'empty' : 'fixture';
+      loadBoard(engine, board);
+      persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+      firstCheckpoint = await durable.checkpointNow();
+    } else {
+      board = referenceBoard(clock.now());
+    }
+  } catch (error) {
+    await durable.close();
+    throw error;
+  }
+
+  const token = resolveIngestToken(dataDir, env);
+  const host = options.ingestHost ?? env.INGEST_HOST ?? '127.0.0.1';
+  const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
+  const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
+  let listener: RunningServer | null = null;
+  let closed = false;
+
+  const describe = (): string => {
+    const parts: string[] = [`board seq ${engine.seq}`];
+    const r = durable.restore;
+    if (mode === 'restored') {
+      const from = r.checkpoint === null ? 'no checkpoint' : `${r.checkpoint.path.slice(r.checkpoint.path.lastIndexOf('/') + 1)}`;
+      parts.push(`restored from ${dataDir}: ${from} + ${r.replayedRecords} log record(s) (${r.replayedChanges} changes) in ${(r.ms / 1000).toFixed(1)}s`);
+      if (r.skippedCheckpoints.length > 0) parts.push(`passed over damaged checkpoint(s): ${r.skippedCheckpoints.join('; ')}`);
+    } else if (mode === 'fixture') {
+      parts.push(`fixture board loaded into ${dataDir} and checkpointed${firstCheckpoint === null ? '' : ` (${(firstCheckpoint.bytes / 1048576).toFixed(1)} MiB in ${(firstCheckpoint.ms / 1000).toFixed(1)}s)`}`);
+    } else {
+      parts.push(`empty board (BOARD=none) in ${dataDir}`);
+    }
+    if (r.tornTail !== null) parts.push(`torn tail cut: ${r.tornTail.droppedBytes} bytes of ${r.tornTail.file} from offset ${r.tornTail.offset} (${r.tornTail.detail}; never acknowledged)`);
+    if (env.WAL_FSYNC === '0') parts.push('WAL_FSYNC=0: the log is not fsync\'d, acknowledged batches survive a process crash but not a power cut');
+    if (listener !== null) {
+      const tokenWhere = token.source === 'env' ? 'token from INGEST_TOKEN' : `token ${token.source === 'generated' ? 'generated into' : 'in'} ${token.file}`;
+      parts.push(`ingest on http://${host}:${listener.port}/ingest/v1/batches and ws://${host}:${listener.port}/ingest/v1/ws (${tokenWhere})`);
+    }
+    return parts.join('; ');
+  };
+
+  return {
+    durable,
+    engine,
+    board,
+    mode,
+    firstCheckpoint,
+    token,
+    async listen() {
+      listener ??= await startIngestListener({ ingest: durable.ingest, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
+      return listener;
+    },
+    describe,
+    async abandon() {
+      if (closed) return;
+      closed = true;
+      try {
+        if (listener !== null) await listener.close();
+      } finally {
+        await durable.close();
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        if (listener !== null) await listener.close();
+        // let batches already in the log apply before the last checkpoint
+        while (durable.ingest.inFlightCount > 0) await new Promise((resolve) => setImmediate(resolve));
+        await durable.checkpointNow();
+      } finally {
+        await durable.close();
+      }
+    },
+  };
+}
+
+export interface ServedBoardOptions {
+  clock: Clock;
+  board: StartBoard;
+  /** A board restored elsewhere: served as it is, without loading `board` or its cold data. */
+  engine?: OddsEngine;
+  /** DATA_DIR; without one the board is loaded with no log. */
+  dataDir?: string;
+  dbPath?: string;
+  env: NodeJS.ProcessEnv;
+  ingestPort?: number;
+  ingestHost?: string;
+  transport?: TransportChoice;
+  log: (line: string) => void;
+}
+
+export interface ServedBoard {
+  engine: OddsEngine;
+  board: Board;
+  persistence: Persistence;
+  /** Null without a data dir. */
+  durable: DurableStart | null;
+}
+
+/**
+ * The engine and its cold data, as app.ts serves them: durable in DATA_DIR when a data
+ * dir is given (its SQLite file defaults to DATA_DIR/odds.db there), else the fixture
+ * board (or `engine`) with the cold data in DB_PATH, as before the write path.
+ */
+export async function openServedBoard(options: ServedBoardOptions): Promise<ServedBoard> {
+  const { clock, env } = options;
+  if (options.dataDir !== undefined && options.engine === undefined) {
+    mkdirSync(options.dataDir, { recursive: true });
+    const persistence = openPersistence({ path: options.dbPath ?? (env.DB_PATH || join(options.dataDir, 'odds.db')), env });
+    try {
+      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence });
+      return { engine: durable.engine, board: durable.board, persistence, durable };
+    } catch (error) {
+      persistence.close();
+      throw error;
+    }
+  }
+  const start = options.board;
+  const board = start === 'none' ? referenceBoard(clock.now()) : isBoard(start) ? start : generateBoard(start);
+  const engine = options.engine ?? new OddsEngine(clock);
+  if (options.engine === undefined) loadBoard(engine, board);
+  const persistence = openPersistence({ path: options.dbPath, env });
+  if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+  return { engine, board, persistence, durable: null };
+}
