@@ -32,7 +32,6 @@ import { startFeedFromEnv } from '../feeds/startFeed.ts';
 import type { Ingest } from '../ingest/ingest.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations.ts';
-import { startProgress } from './progress.ts';
 import { registerBoardMetrics, UpdateCounter } from './serviceMetrics.ts';
 
 export interface AppOptions {

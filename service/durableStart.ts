@@ -25,6 +25,7 @@ import { OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import { SOURCES, type Board, type BoardOptions, type BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
+import { startProgress } from './progress.ts';
 import type { RunningServer } from '../http/server.ts';
 import type { TransportChoice } from '../http/transport/transport.ts';
 import { DurableBoard, type CheckpointReport } from '../ingest/durableBoard.ts';
@@ -50,6 +51,8 @@ export interface DurableStartOptions {
   ingestHost?: string;
   transport?: TransportChoice;
   log: (line: string) => void;
+  /** Print generating and loading the fixture board as progress (service/progress.ts). */
+  progress?: boolean;
 }
 
 export interface DurableStart {
@@ -104,6 +107,33 @@ export function referenceBoard(now: number, seed = 0): Board {
   };
 }
 
+/** The board a start loads: the reference-only board, a given one, or a generated fixture (with its progress). */
+function startBoardOf(start: StartBoard, clock: Clock, progress: boolean): Board {
+  if (start === 'none') return referenceBoard(clock.now());
+  if (isBoard(start)) return start;
+  if (!progress) return generateBoard(start);
+  const generating = startProgress(`generating the ${start.size} board`, null);
+  const board = generateBoard(start);
+  generating.finish(`${board.oddsCount.toLocaleString('en-US')} odds rows`);
+  return board;
+}
+
+/** The board, its rows' one pass reported as a progress bar. */
+function withLoadProgress(board: Board): Board {
+  return {
+    ...board,
+    forEachOdds(visit) {
+      const bar = startProgress('loading odds rows', board.oddsCount);
+      let done = 0;
+      board.forEachOdds((row, history) => {
+        visit(row, history);
+        bar.update(++done);
+      });
+      bar.finish();
+    },
+  };
+}
+
 export async function openDurableStart(options: DurableStartOptions): Promise<DurableStart> {
   const { env, clock, persistence, dataDir } = options;
   let durable: DurableBoard;
@@ -122,9 +152,9 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   try {
     if (durable.fresh) {
       const start = options.board;
-      board = start === 'none' ? referenceBoard(clock.now()) : isBoard(start) ? start : generateBoard(start);
+      board = startBoardOf(start, clock, options.progress === true);
       mode = start === 'none' ? 'empty' : 'fixture';
-      loadBoard(engine, board);
+      loadBoard(engine, options.progress === true ? withLoadProgress(board) : board);
       persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
       firstCheckpoint = await durable.checkpointNow();
     } else {
@@ -212,6 +242,7 @@ export interface ServedBoardOptions {
   ingestHost?: string;
   transport?: TransportChoice;
   log: (line: string) => void;
+  progress?: boolean;
 }
 
 export interface ServedBoard {
@@ -241,9 +272,9 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
     }
   }
   const start = options.board;
-  const board = start === 'none' ? referenceBoard(clock.now()) : isBoard(start) ? start : generateBoard(start);
+  const board = startBoardOf(start, clock, options.progress === true);
   const engine = options.engine ?? new OddsEngine(clock);
-  if (options.engine === undefined) loadBoard(engine, board);
+  if (options.engine === undefined) loadBoard(engine, options.progress === true ? withLoadProgress(board) : board);
   const persistence = openPersistence({ path: options.dbPath, env });
   if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
   return { engine, board, persistence, durable: null };

@@ -133,7 +133,7 @@ describe('npm start: operations listener and JSON log lines', () => {
   it('logs start, the operations port, ready and shutdown as JSON; /readyz is 200 once ready; no secret is logged', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'odds-main-ops-'));
     const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], {
-      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '100', DB_PATH: join(dir, 'odds.db'), CURSOR_SECRET: 'very-secret-value-1', INGEST_TOKEN: 'very-secret-token-2' },
+      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '100', DB_PATH: join(dir, 'odds.db'), DATA_DIR: join(dir, 'data'), INGEST_PORT: '0', CURSOR_SECRET: 'very-secret-value-1', INGEST_TOKEN: 'very-secret-token-2' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
