@@ -23,7 +23,7 @@ import type { ColdRecordChange } from '../persistence/coldWrites.ts';
 import { BoardView, type ColdLookup, type PendingEffects } from './boardView.ts';
 import type { ChangeError } from './changes.ts';
 import { decodeBatch, type BatchFormat } from './decode.ts';
-import { coldChanges, encodeRecord, engineChanges, type BatchRecord } from './record.ts';
+import { coldChanges, encodeRecord, engineShare, type BatchRecord } from './record.ts';
 import { validateBatch } from './validate.ts';
 
 export interface IngestResult {
@@ -75,6 +75,13 @@ interface InFlight {
   effects: PendingEffects;
 }
 
+/** Slots validation resolved for a batch, and the board they were resolved on. */
+interface SlotHints {
+  slots: number[];
+  /** The write path's epoch at validation (see Ingest.epoch). */
+  epoch: number;
+}
+
 export class Ingest {
   private readonly engine: OddsEngine;
   private readonly log: AppendLog;
@@ -87,6 +94,14 @@ export class Ingest {
   private applied: number;
   private failure: Error | null = null;
   private coldFailures = 0;
+  /**
+   * The board seq as this write path last left it, and a counter that moves whenever
+   * the board was found changed by anyone else: slots resolved at validation are
+   * reused at apply only if the epoch has not moved in between (the pending batches'
+   * own effects are known to validation; another writer's are not).
+   */
+  private ownSeq: number;
+  private epoch = 0;
 
   constructor(private readonly options: IngestOptions) {
     this.engine = options.engine;
@@ -94,6 +109,7 @@ export class Ingest {
     this.cold = options.cold;
     this.clock = options.clock;
     this.applied = options.appliedIndex ?? 0;
+    this.ownSeq = this.engine.seq;
     this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
@@ -127,6 +143,7 @@ export class Ingest {
   /** One batch of changes (plain objects, as decoded from JSON or msgpack). */
   async submit(changes: readonly unknown[], decodeErrors: readonly ChangeError[] = []): Promise<IngestResult> {
     if (this.failure !== null) throw new IngestError('ingest_failed', `the write path stopped after an internal error: ${this.failure.message}`);
+    const epoch = this.currentEpoch();
     const layers = this.inFlight.map((f) => f.effects).reverse();
     const validated = validateBatch(changes, (own) => new BoardView(this.engine, this.cold.coldWrites, [own, ...layers]));
     const errors = [...decodeErrors, ...validated.errors].sort((a, b) => a.index - b.index);
@@ -152,19 +169,30 @@ export class Ingest {
       throw new IngestError('log_unavailable', detail, [], { cause: error });
     }
     this.inFlight.shift();
-    this.applyRecord(index, record);
+    this.applyRecord(index, record, { slots: validated.slots, epoch });
     this.options.afterApply?.();
     return { seq: this.engine.seq, applied: record.changes.length, index };
   }
 
+  private currentEpoch(): number {
+    if (this.engine.seq !== this.ownSeq) {
+      this.epoch++;
+      this.ownSeq = this.engine.seq;
+    }
+    return this.epoch;
+  }
+
   /** Applies a durable record (also what a restore calls for each replayed record). */
-  applyRecord(index: number, record: BatchRecord): void {
+  applyRecord(index: number, record: BatchRecord, hints?: SlotHints): void {
     if (index !== this.applied + 1) {
       this.failure = new Error(`record ${index} applied after ${this.applied}`);
       throw new IngestError('ingest_failed', this.failure.message);
     }
+    const slots = hints !== undefined && hints.epoch === this.currentEpoch() ? hints.slots : undefined;
+    const share = engineShare(record.changes, slots);
     try {
-      this.engine.apply(engineChanges(record.changes), record.time);
+      this.engine.apply(share.changes, record.time, share.slots);
+      this.ownSeq = this.engine.seq;
     } catch (error) {
       // validation admits only changes the engine applies; an exception here is a bug
       // that may have left the batch half applied, so the write path stops (a restart

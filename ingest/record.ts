@@ -50,18 +50,31 @@ export function decodeRecord(payload: Uint8Array): BatchRecord {
 /** The engine's share of a batch (events go to both the engine and the cold store). */
 export function engineChanges(changes: readonly LoggedChange[]): Change[] {
   const out: Change[] = [];
-  for (const change of changes) {
-    switch (change.op) {
-      case 'team':
-      case 'player':
-      case 'season':
-      case 'boxscore':
-        break;
-      default:
-        out.push(change);
-    }
-  }
+  for (const change of changes) if (!isColdOnly(change)) out.push(change as Change);
   return out;
+}
+
+/**
+ * engineChanges, keeping `slots` (one per change, as validation resolved them) parallel
+ * to what the engine gets; the batch itself when it has no cold change (a batch of ticks).
+ */
+export function engineShare(changes: readonly LoggedChange[], slots: readonly number[] | undefined): { changes: readonly Change[]; slots: readonly number[] | undefined } {
+  let cold = 0;
+  for (let i = 0; i < changes.length; i++) if (isColdOnly(changes[i])) cold++;
+  if (cold === 0) return { changes: changes as readonly Change[], slots };
+  const out: Change[] = [];
+  const outSlots: number[] | undefined = slots === undefined ? undefined : [];
+  for (let i = 0; i < changes.length; i++) {
+    const change = changes[i];
+    if (isColdOnly(change)) continue;
+    out.push(change as Change);
+    outSlots?.push(slots![i]);
+  }
+  return { changes: out, slots: outSlots };
+}
+
+function isColdOnly(change: LoggedChange): boolean {
+  return change.op === 'team' || change.op === 'player' || change.op === 'season' || change.op === 'boxscore';
 }
 
 /** The cold store's share of a batch. */
