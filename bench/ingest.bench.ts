@@ -5,12 +5,19 @@
 //   and one WebSocket with 4 batches in flight; with fsync (the default) and, after a
 //   restart, with WAL_FSYNC=0;
 // - ack latency of one-change batches sent one at a time, with fsync: p50 / p99;
-// - the first checkpoint (after loading the board) and one after ingesting: the encode
-//   (it holds the event loop), the whole write (encode + write + fsync + rename) and size;
+// - fdatasync alone on this disk (a 64 KiB write then fdatasync, 200 times): what one
+//   group commit costs at least;
+// - the first checkpoint (after loading the board) and one after ingesting: how long
+//   applies waited while the board was copied, the longest single step of that copy,
+//   the longest event-loop stall during the whole checkpoint (monitorEventLoopDelay;
+//   the pack runs in a worker thread), the whole write (copy + pack + write + fsync +
+//   rename) and size;
 // - restart from that checkpoint plus 1,000,000 logged updates: the restore alone
 //   (DurableBoard.open: read the checkpoint, decode, replay the log) and the whole start
 //   until the service listens, against generating and loading the board.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -56,6 +63,24 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** places;
 
+/** fdatasync latency alone: what the disk costs each group commit, whatever the write path does. */
+async function fdatasyncMs(dir: string): Promise<number[]> {
+  const file = await open(join(dir, 'fsync-probe'), 'w');
+  const block = Buffer.alloc(64 * 1024, 7);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < 200; i++) {
+      await file.write(block, 0, block.length, i * block.length);
+      const t0 = performance.now();
+      await file.datasync();
+      times.push(performance.now() - t0);
+    }
+  } finally {
+    await file.close();
+  }
+  return times.sort((a, b) => a - b);
+}
+
 async function throughput(app: App, kind: 'http' | 'ws', ids: string[], batches: number): Promise<{ perSecond: number; result: ClientResult }> {
   const durable = app.durable!;
   const port = (await durable.listen()).port;
@@ -76,9 +101,13 @@ export async function benchIngest(): Promise<Measurements> {
     let app = await startApp({ clock: new ManualClock(NOW), board: { size, seed: 42, now: NOW }, dataDir, ingestPort: 0, port: 0, env, log: () => {} });
     out['first start: generate + load + checkpoint + listen (s)'] = round((performance.now() - started) / 1000);
     const first = app.durable!.firstCheckpoint!;
-    out['checkpoint after loading: encode (ms, the event loop is held)'] = Math.round(first.encodeMs);
-    out['checkpoint after loading: encode + write + fsync + rename (ms)'] = Math.round(first.ms);
+    out['checkpoint after loading: applies held while copying (ms)'] = Math.round(first.appliesHeldMs);
+    out['checkpoint after loading: longest copy step (ms, the event loop is held)'] = round(first.longestStepMs);
+    out['checkpoint after loading: copy + pack in a worker (ms)'] = Math.round(first.encodeMs);
+    out['checkpoint after loading: copy + pack + write + fsync + rename (ms)'] = Math.round(first.ms);
     out['checkpoint after loading: size (MiB)'] = round(first.bytes / 1048576);
+    const fsyncs = await fdatasyncMs(dir);
+    out['fdatasync alone after a 64 KiB write, p50 / p99 (ms)'] = `${round(percentile(fsyncs, 50), 2)} / ${round(percentile(fsyncs, 99), 2)}`;
     out['live rows'] = app.engine.liveRows;
     const ids = tickIds(app, 20_000);
 
@@ -92,9 +121,15 @@ export async function benchIngest(): Promise<Measurements> {
     out['fsync on: one-change batch ack latency p50 (ms)'] = round(percentile(sorted, 50), 2);
     out['fsync on: one-change batch ack latency p99 (ms)'] = round(percentile(sorted, 99), 2);
 
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
     const checkpoint = (await app.durable!.durable.checkpointNow())!;
-    out['checkpoint after ingesting: encode (ms, the event loop is held)'] = Math.round(checkpoint.encodeMs);
-    out['checkpoint after ingesting: encode + write + fsync + rename (ms)'] = Math.round(checkpoint.ms);
+    delay.disable();
+    out['checkpoint after ingesting: applies held while copying (ms)'] = Math.round(checkpoint.appliesHeldMs);
+    out['checkpoint after ingesting: longest copy step (ms)'] = round(checkpoint.longestStepMs);
+    out['checkpoint after ingesting: longest event-loop stall during it (ms)'] = round(delay.max / 1e6);
+    out['checkpoint after ingesting: copy + pack in a worker (ms)'] = Math.round(checkpoint.encodeMs);
+    out['checkpoint after ingesting: copy + pack + write + fsync + rename (ms)'] = Math.round(checkpoint.ms);
     out['checkpoint after ingesting: size (MiB)'] = round(checkpoint.bytes / 1048576);
 
     const logged = await throughput(app, 'http', ids, LOGGED_UPDATES / BATCH);

@@ -49,8 +49,9 @@ export interface EngineState {
   tombstones: TombstoneQueueState;
 }
 
-// moreTypes: typed arrays travel as one extension each (their bytes as they are)
-const packr = new Packr({ moreTypes: true, useRecords: false });
+/** How the state is packed (a packer in another thread uses the same options). moreTypes: typed arrays travel as one extension each (their bytes as they are). */
+export const CHECKPOINT_PACK_OPTIONS = { moreTypes: true, useRecords: false } as const;
+const packr = new Packr(CHECKPOINT_PACK_OPTIONS);
 
 /** The engine's hot state as a plain object (arrays are views of the live ones: encode before the next apply). */
 export function engineState(engine: OddsEngine): EngineState {
@@ -74,6 +75,96 @@ export function engineState(engine: OddsEngine): EngineState {
     changeLog: engine.changeLog.saveState(),
     tombstones: engine.tombstoneState(),
   };
+}
+
+/**
+ * A copy of the engine's hot state taken in steps: begin() (synchronous, cheap) takes
+ * the small parts and allocates the big arrays, then each copyStep moves up to
+ * `maxBytes` of typed-array contents. The caller keeps every write away from the engine
+ * until done() (the write path holds its applies), and may serve reads between steps:
+ * the event loop is never held for the whole copy. The copy owns all its arrays, so it
+ * can be packed later, or elsewhere (transferred to a worker thread).
+ */
+export class EngineStateCopy {
+  readonly state: EngineState;
+  private readonly sources: NumericArray[] = [];
+  private readonly targets: NumericArray[] = [];
+  private job = 0;
+  private offset = 0;
+
+  constructor(engine: OddsEngine) {
+    const live = engineState(engine);
+    const columns = {} as Record<ColumnName, NumericArray>;
+    for (const name of COLUMNS) columns[name] = this.later(live.columns[name]);
+    const events = {} as Record<EventColumnName, NumericArray>;
+    for (const name of EVENT_COLUMNS) events[name] = this.later(live.events[name]);
+    const pools = {} as Record<PoolName, readonly string[]>;
+    for (const name of POOLS) pools[name] = live.pools[name].slice(); // strings are immutable: copying the array is enough
+    this.state = {
+      ...live,
+      pools,
+      columns,
+      events,
+      // the free lists, change log and tombstone queue come out of saveState as copies already
+      rings: live.rings.map((ring) => ({
+        ...ring,
+        words: ring.words.map((slab) => this.later(slab) as Uint32Array),
+        dm: ring.dm.map((slab) => this.later(slab) as Float64Array),
+        meta: this.later(ring.meta) as Uint8Array,
+      })),
+    };
+  }
+
+  /** Bytes the steps copy in all. */
+  get totalBytes(): number {
+    let bytes = 0;
+    for (const target of this.targets) bytes += target.byteLength;
+    return bytes;
+  }
+
+  /** Copies up to about `maxBytes`; true once everything is copied. */
+  copyStep(maxBytes: number): boolean {
+    let budget = maxBytes;
+    while (this.job < this.sources.length && budget > 0) {
+      const from = this.sources[this.job];
+      const to = this.targets[this.job];
+      const count = Math.min(from.length - this.offset, Math.max(1, Math.floor(budget / from.BYTES_PER_ELEMENT)));
+      to.set(from.subarray(this.offset, this.offset + count) as never, this.offset);
+      this.offset += count;
+      budget -= count * from.BYTES_PER_ELEMENT;
+      if (this.offset === from.length) {
+        this.job++;
+        this.offset = 0;
+      }
+    }
+    return this.done();
+  }
+
+  done(): boolean {
+    return this.job === this.sources.length;
+  }
+
+  /** Every ArrayBuffer the copy owns (what a transfer to a worker thread moves). */
+  buffers(): ArrayBuffer[] {
+    const out: ArrayBuffer[] = [];
+    const add = (array: NumericArray) => out.push(array.buffer as ArrayBuffer);
+    this.targets.forEach(add);
+    add(this.state.free);
+    add(this.state.changeLog.slots);
+    add(this.state.changeLog.times);
+    add(this.state.tombstones.slots);
+    add(this.state.tombstones.seqs);
+    add(this.state.tombstones.times);
+    for (const ring of this.state.rings) add(ring.free);
+    return [...new Set(out)];
+  }
+
+  private later(from: NumericArray): NumericArray {
+    const to = new (from.constructor as new (length: number) => NumericArray)(from.length);
+    this.sources.push(from);
+    this.targets.push(to);
+    return to;
+  }
 }
 
 export function encodeEngineState(engine: OddsEngine): Buffer {

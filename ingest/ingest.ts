@@ -102,6 +102,8 @@ export class Ingest {
    */
   private ownSeq: number;
   private epoch = 0;
+  /** While set, durable batches wait for it before they apply (holdApplies). */
+  private gate: Promise<void> | null = null;
 
   constructor(private readonly options: IngestOptions) {
     this.engine = options.engine;
@@ -168,10 +170,28 @@ export class Ingest {
       const detail = error instanceof LogUnavailableError ? error.message : String(error);
       throw new IngestError('log_unavailable', detail, [], { cause: error });
     }
+    // held (a checkpoint copying the board): wait, still in flight, so batches validated
+    // meanwhile see this one's effects; waiters resume in log order
+    while (this.gate !== null) await this.gate;
     this.inFlight.shift();
     this.applyRecord(index, record, { slots: validated.slots, epoch });
     this.options.afterApply?.();
     return { seq: this.engine.seq, applied: record.changes.length, index };
+  }
+
+  /**
+   * Holds every apply until the returned release is called: batches are still validated
+   * and logged (and their fsyncs shared), then apply in log order on release. What a
+   * checkpoint uses to copy the board in steps between which reads are served.
+   */
+  holdApplies(): () => void {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    this.gate = gate;
+    return () => {
+      if (this.gate === gate) this.gate = null;
+      open();
+    };
   }
 
   private currentEpoch(): number {
