@@ -37,6 +37,8 @@ export interface DurableBoardOptions {
   /** Default CHECKPOINT_LOG_BYTES or 256 MiB. */
   checkpointLogBytes?: number;
   segmentBytes?: number;
+  /** Bytes of the board a checkpoint copies per step (default 8 MiB; between steps the event loop serves reads). */
+  checkpointCopyStepBytes?: number;
   env?: NodeJS.ProcessEnv;
   warn?: (line: string) => void;
 }
@@ -64,6 +66,8 @@ export interface CheckpointReport {
   appliesHeldMs: number;
   /** The longest single step of the copy: the longest the checkpoint held the event loop at once. */
   longestStepMs: number;
+  /** Steps the copy took. */
+  copySteps: number;
 }
 
 /** Bytes of the board copied per step of a checkpoint: a few milliseconds of memory copying. */
@@ -191,14 +195,16 @@ export class DurableBoard {
         let index: number;
         let copy: EngineStateCopy;
         let longestStepMs = 0;
+        let steps = 1;
         try {
           index = this.ingest.appliedIndex;
           let step = performance.now();
           copy = new EngineStateCopy(this.engine);
-          while (!copy.copyStep(COPY_STEP_BYTES)) {
+          while (!copy.copyStep(this.options.checkpointCopyStepBytes ?? COPY_STEP_BYTES)) {
             longestStepMs = Math.max(longestStepMs, performance.now() - step);
             await new Promise((resolve) => setImmediate(resolve));
             step = performance.now();
+            steps++;
           }
           longestStepMs = Math.max(longestStepMs, performance.now() - step);
         } finally {
@@ -213,7 +219,7 @@ export class DurableBoard {
         this.lastCheckpointIndex = index;
         // records a failed cold write still needs stay in the log until a restart replays them
         if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index);
-        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs, appliesHeldMs, longestStepMs };
+        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs, appliesHeldMs, longestStepMs, copySteps: steps };
       } finally {
         this.checkpointing = null;
       }
