@@ -8,6 +8,7 @@ import type { OddsEngine } from '../engine/engine.ts';
 import { STATUS_CANCELLED, STATUS_FINAL } from '../engine/eventTable.ts';
 import type { EventStatus, SourceKind } from '../engine/model.ts';
 import type { ColdWrites } from '../persistence/coldWrites.ts';
+import type { TickSlots } from './tickSlots.ts';
 
 export interface EventView {
   league: string;
@@ -48,6 +49,8 @@ export class BoardView {
     private readonly cold: ColdLookup,
     /** Newest first. */
     private readonly layers: readonly PendingEffects[],
+    /** Slots of live rows ticks named before (valid while the view is settled). */
+    private readonly tickSlots?: TickSlots,
   ) {}
 
   event(id: string): EventView | undefined {
@@ -95,10 +98,13 @@ export class BoardView {
    */
   settledLiveSlot(id: string): number {
     const engine = this.engine;
-    const slot = engine.slotOf(id);
+    const noted = this.tickSlots === undefined ? -1 : this.tickSlots.get(id);
+    const slot = noted >= 0 ? noted : engine.slotOf(id);
     if (slot < 0 || !engine.isLive(slot)) return -1;
     const status = engine.eventTable.status[engine.store.event[slot]];
-    return status === STATUS_FINAL || status === STATUS_CANCELLED ? -1 : slot;
+    if (status === STATUS_FINAL || status === STATUS_CANCELLED) return -1;
+    if (noted < 0) this.tickSlots?.note(id, slot);
+    return slot;
   }
 
   /** sourceKind of a live slot's sportsbook, for a settled view. */

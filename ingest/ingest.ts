@@ -24,6 +24,7 @@ import { BoardView, type ColdLookup, type PendingEffects } from './boardView.ts'
 import type { ChangeError } from './changes.ts';
 import { decodeBatch, type BatchFormat } from './decode.ts';
 import { coldChanges, encodeRecord, engineShare, type BatchRecord } from './record.ts';
+import { TickSlots } from './tickSlots.ts';
 import { validateBatch } from './validate.ts';
 
 export interface IngestResult {
@@ -102,6 +103,7 @@ export class Ingest {
    */
   private ownSeq: number;
   private epoch = 0;
+  private readonly tickSlots = new TickSlots();
   /** While set, durable batches wait for it before they apply (holdApplies). */
   private gate: Promise<void> | null = null;
 
@@ -147,7 +149,7 @@ export class Ingest {
     if (this.failure !== null) throw new IngestError('ingest_failed', `the write path stopped after an internal error: ${this.failure.message}`);
     const epoch = this.currentEpoch();
     const layers = this.inFlight.map((f) => f.effects).reverse();
-    const validated = validateBatch(changes, (own) => new BoardView(this.engine, this.cold.coldWrites, [own, ...layers]));
+    const validated = validateBatch(changes, (own) => new BoardView(this.engine, this.cold.coldWrites, [own, ...layers], this.tickSlots));
     const errors = [...decodeErrors, ...validated.errors].sort((a, b) => a.index - b.index);
     if (errors.length > 0) {
       const indexes = [...new Set(errors.map((e) => e.index))];
@@ -196,8 +198,10 @@ export class Ingest {
 
   private currentEpoch(): number {
     if (this.engine.seq !== this.ownSeq) {
+      // someone else wrote to the engine: rows may have moved
       this.epoch++;
       this.ownSeq = this.engine.seq;
+      this.tickSlots.clear();
     }
     return this.epoch;
   }
@@ -210,6 +214,7 @@ export class Ingest {
     }
     const slots = hints !== undefined && hints.epoch === this.currentEpoch() ? hints.slots : undefined;
     const share = engineShare(record.changes, slots);
+    if (!onlyTicks(record)) this.tickSlots.clear(); // rows may move to other slots
     try {
       this.engine.apply(share.changes, record.time, share.slots);
       this.ownSeq = this.engine.seq;
@@ -223,6 +228,12 @@ export class Ingest {
     this.applied = index;
     if (!applyCold(this.cold, record, index, this.warn)) this.coldFailures++;
   }
+}
+
+function onlyTicks(record: BatchRecord): boolean {
+  const changes = record.changes;
+  for (let i = 0; i < changes.length; i++) if (changes[i].op !== 'priceById') return false;
+  return true;
 }
 
 /** Cold records of a durable batch; a failing write is reported, not fatal: the log replays it on restart. */
