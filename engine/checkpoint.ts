@@ -86,53 +86,51 @@ export function engineState(engine: OddsEngine): EngineState {
  * can be packed later, or elsewhere (transferred to a worker thread).
  */
 export class EngineStateCopy {
-  readonly state: EngineState;
-  private readonly sources: NumericArray[] = [];
-  private readonly targets: NumericArray[] = [];
+  /** The state with the live typed arrays in it, until copyStep has replaced each with its copy. */
+  private readonly copied: EngineState;
+  private readonly jobs: { from: NumericArray; to: NumericArray | null; place: (copy: NumericArray) => void }[] = [];
   private job = 0;
   private offset = 0;
 
   constructor(engine: OddsEngine) {
+    // only the small parts here; each big array is allocated and copied by the steps
     const live = engineState(engine);
-    const columns = {} as Record<ColumnName, NumericArray>;
-    for (const name of COLUMNS) columns[name] = this.later(live.columns[name]);
-    const events = {} as Record<EventColumnName, NumericArray>;
-    for (const name of EVENT_COLUMNS) events[name] = this.later(live.events[name]);
+    const columns = { ...live.columns };
+    for (const name of COLUMNS) this.later(live.columns[name], (copy) => (columns[name] = copy));
+    const events = { ...live.events };
+    for (const name of EVENT_COLUMNS) this.later(live.events[name], (copy) => (events[name] = copy));
     const pools = {} as Record<PoolName, readonly string[]>;
     for (const name of POOLS) pools[name] = live.pools[name].slice(); // strings are immutable: copying the array is enough
-    this.state = {
-      ...live,
-      pools,
-      columns,
-      events,
-      // the free lists, change log and tombstone queue come out of saveState as copies already
-      rings: live.rings.map((ring) => ({
-        ...ring,
-        words: ring.words.map((slab) => this.later(slab) as Uint32Array),
-        dm: ring.dm.map((slab) => this.later(slab) as Float64Array),
-        meta: this.later(ring.meta) as Uint8Array,
-      })),
-    };
+    const rings = live.rings.map((ring) => {
+      const saved: RingPoolState = { ...ring, words: ring.words.slice(), dm: ring.dm.slice() };
+      ring.words.forEach((slab, i) => this.later(slab, (copy) => (saved.words[i] = copy as Uint32Array)));
+      ring.dm.forEach((slab, i) => this.later(slab, (copy) => (saved.dm[i] = copy as Float64Array)));
+      this.later(ring.meta, (copy) => (saved.meta = copy as Uint8Array));
+      return saved;
+    });
+    // the free lists, change log and tombstone queue come out of engineState as copies already
+    this.copied = { ...live, pools, columns, events, rings };
   }
 
-  /** Bytes the steps copy in all. */
-  get totalBytes(): number {
-    let bytes = 0;
-    for (const target of this.targets) bytes += target.byteLength;
-    return bytes;
+  /** The copied state (once done()). */
+  get state(): EngineState {
+    if (!this.done()) throw new Error('the engine state is not copied yet');
+    return this.copied;
   }
 
   /** Copies up to about `maxBytes`; true once everything is copied. */
   copyStep(maxBytes: number): boolean {
     let budget = maxBytes;
-    while (this.job < this.sources.length && budget > 0) {
-      const from = this.sources[this.job];
-      const to = this.targets[this.job];
+    while (this.job < this.jobs.length && budget > 0) {
+      const job = this.jobs[this.job];
+      const from = job.from;
+      const to = (job.to ??= new (from.constructor as new (length: number) => NumericArray)(from.length));
       const count = Math.min(from.length - this.offset, Math.max(1, Math.floor(budget / from.BYTES_PER_ELEMENT)));
       to.set(from.subarray(this.offset, this.offset + count) as never, this.offset);
       this.offset += count;
-      budget -= count * from.BYTES_PER_ELEMENT;
-      if (this.offset === from.length) {
+      budget -= count * from.BYTES_PER_ELEMENT + 256; // a little for each array, so many small ones make a step too
+      if (this.offset >= from.length) {
+        job.place(to);
         this.job++;
         this.offset = 0;
       }
@@ -141,29 +139,27 @@ export class EngineStateCopy {
   }
 
   done(): boolean {
-    return this.job === this.sources.length;
+    return this.job === this.jobs.length;
   }
 
   /** Every ArrayBuffer the copy owns (what a transfer to a worker thread moves). */
   buffers(): ArrayBuffer[] {
+    const state = this.state;
     const out: ArrayBuffer[] = [];
     const add = (array: NumericArray) => out.push(array.buffer as ArrayBuffer);
-    this.targets.forEach(add);
-    add(this.state.free);
-    add(this.state.changeLog.slots);
-    add(this.state.changeLog.times);
-    add(this.state.tombstones.slots);
-    add(this.state.tombstones.seqs);
-    add(this.state.tombstones.times);
-    for (const ring of this.state.rings) add(ring.free);
+    for (const job of this.jobs) add(job.to!);
+    add(state.free);
+    add(state.changeLog.slots);
+    add(state.changeLog.times);
+    add(state.tombstones.slots);
+    add(state.tombstones.seqs);
+    add(state.tombstones.times);
+    for (const ring of state.rings) add(ring.free);
     return [...new Set(out)];
   }
 
-  private later(from: NumericArray): NumericArray {
-    const to = new (from.constructor as new (length: number) => NumericArray)(from.length);
-    this.sources.push(from);
-    this.targets.push(to);
-    return to;
+  private later(from: NumericArray, place: (copy: NumericArray) => void): void {
+    this.jobs.push({ from, to: null, place });
   }
 }
 

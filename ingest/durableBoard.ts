@@ -37,7 +37,7 @@ export interface DurableBoardOptions {
   /** Default CHECKPOINT_LOG_BYTES or 256 MiB. */
   checkpointLogBytes?: number;
   segmentBytes?: number;
-  /** Bytes of the board a checkpoint copies per step (default 8 MiB; between steps the event loop serves reads). */
+  /** Bytes of the board a checkpoint copies per step (default 4 MiB; between steps the event loop serves reads). */
   checkpointCopyStepBytes?: number;
   env?: NodeJS.ProcessEnv;
   warn?: (line: string) => void;
@@ -71,7 +71,7 @@ export interface CheckpointReport {
 }
 
 /** Bytes of the board copied per step of a checkpoint: a few milliseconds of memory copying. */
-const COPY_STEP_BYTES = 8 * 1024 * 1024;
+const COPY_STEP_BYTES = 4 * 1024 * 1024;
 
 const DEFAULT_INTERVAL_MS = 60_000;
 const DEFAULT_LOG_BYTES = 256 * 1024 * 1024;
