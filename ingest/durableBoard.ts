@@ -18,12 +18,13 @@
 
 import type { Clock } from '../engine/clock.ts';
 import { CHECKPOINT_PACK_OPTIONS, EngineStateCopy, decodeEngineState } from '../engine/checkpoint.ts';
-import { OddsEngine, type EngineOptions } from '../engine/engine.ts';
+import { OddsEngine, type Change, type EngineOptions } from '../engine/engine.ts';
 import { CheckpointDamagedError, listCheckpoints, readCheckpoint, writeCheckpointInBackground, type CheckpointFile } from '../persistence/log/checkpointFiles.ts';
 import { FileBatchLog, fsyncFromEnv, walDir, type TornTail } from '../persistence/log/fileBatchLog.ts';
 import { packInWorker } from '../persistence/log/packInWorker.ts';
 import { Ingest, applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
+import { TickSlots } from './tickSlots.ts';
 
 export interface DurableBoardOptions {
   dataDir: string;
@@ -155,9 +156,32 @@ export class DurableBoard {
     let applied = from - 1;
     const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
     const target = engine;
+    // ticks name the same rows over and over: their slots are remembered while only
+    // ticks replay (as the write path does; anything else clears them)
+    const tickSlots = new TickSlots();
+    const slots: number[] = [];
     log.replay(from, ({ index, payload }) => {
       const record = decodeRecord(payload);
-      target.apply(engineChanges(record.changes), record.time);
+      const batch = record.changes;
+      slots.length = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const change = batch[i];
+        if (change.op !== 'priceById') {
+          slots.length = 0;
+          break;
+        }
+        let slot = tickSlots.get(change.id);
+        if (slot < 0) {
+          slot = target.slotOf(change.id);
+          if (slot >= 0) tickSlots.note(change.id, slot);
+        }
+        slots.push(slot);
+      }
+      if (slots.length === batch.length) target.apply(batch as Change[], record.time, slots);
+      else {
+        tickSlots.clear();
+        target.apply(engineChanges(batch), record.time);
+      }
       applyCold(options.cold, record, index, warn);
       applied = index;
       records++;
