@@ -147,7 +147,7 @@ export class DurableBoard {
         skipped.push(error.message);
       }
     }
-    const opened = FileBatchLog.open(walDir(options.dataDir), { fsync, segmentBytes: options.segmentBytes });
+    const opened = FileBatchLog.open(walDir(options.dataDir), { fsync, segmentBytes: options.segmentBytes, keepForReplay: true });
     const log = opened.log;
     engine ??= new OddsEngine(options.clock, options.engineOptions);
     const from = (checkpoint?.logIndex ?? 0) + 1;
