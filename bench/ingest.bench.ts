@@ -1,6 +1,8 @@
 // The write path on the large board (BOARD overrides): the real app with a DATA_DIR in a
 // temp dir and its ingest listener on loopback, fed by a child process (its own event
 // loop and core; bench/ingestClient.ts):
+// - acknowledged price updates/s in process (msgpack bodies straight to the write path,
+//   4 in flight: what the write path does without the listener);
 // - acknowledged price updates/s: HTTP msgpack batches of 1,000 ticks with 4 in flight,
 //   and one WebSocket with 4 batches in flight; with fsync (the default) and, after a
 //   restart, with WAL_FSYNC=0;
@@ -21,6 +23,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import { pack } from 'msgpackr';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
@@ -89,6 +92,31 @@ async function throughput(app: App, kind: 'http' | 'ws', ids: string[], batches:
   return { perSecond: Math.round(result.updates / (result.ms / 1000)), result };
 }
 
+/**
+ * The write path without HTTP: msgpack bodies handed to Ingest.submitBody, 4 in flight,
+ * in this process. Against the HTTP figure it tells the listener's share from the write
+ * path's (decode, validate, log and fsync, apply and the engine's listeners).
+ */
+async function submitInProcess(app: App, ids: string[], batches: number): Promise<number> {
+  const bodies: Buffer[] = [];
+  for (let k = 0; k < 16; k++) {
+    const changes = [];
+    for (let i = 0; i < BATCH; i++) changes.push({ op: 'price', id: ids[(k * BATCH + i) % ids.length], priceAmerican: -105 - ((k * 7 + i) % 60) });
+    bodies.push(pack(changes));
+  }
+  const ingest = app.durable!.durable.ingest;
+  let next = 0;
+  const started = performance.now();
+  const lane = async () => {
+    while (next < batches) {
+      const k = next++;
+      await ingest.submitBody(bodies[k % bodies.length]!, 'msgpack');
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  return Math.round((batches * BATCH) / ((performance.now() - started) / 1000));
+}
+
 export async function benchIngest(): Promise<Measurements> {
   const size = (process.env.BOARD ?? 'large') as BoardSize;
   const dir = mkdtempSync(join(tmpdir(), 'ingest-bench-'));
@@ -111,6 +139,8 @@ export async function benchIngest(): Promise<Measurements> {
     out['live rows'] = app.engine.liveRows;
     const ids = tickIds(app, 20_000);
 
+    const inProcess = await submitInProcess(app, ids, 200);
+    out['fsync on: in process (no HTTP: decode, validate, log, apply), 1,000 ticks x 4 in flight (updates/s)'] = inProcess;
     const http = await throughput(app, 'http', ids, 200);
     out['fsync on: HTTP msgpack, 1,000 ticks x 4 in flight (updates/s)'] = http.perSecond;
     out['fsync on: log groups (fsyncs) / batches'] = `${app.durable!.durable.log.groupsWritten} / ${app.durable!.durable.log.lastIndex}`;
