@@ -1,19 +1,29 @@
 // The write path on the large board (BOARD overrides): the real app with a DATA_DIR in a
 // temp dir and its ingest listener on loopback, fed by a child process (its own event
 // loop and core; bench/ingestClient.ts):
+// - acknowledged price updates/s in process (msgpack bodies straight to the write path,
+//   4 in flight: what the write path does without the listener);
 // - acknowledged price updates/s: HTTP msgpack batches of 1,000 ticks with 4 in flight,
 //   and one WebSocket with 4 batches in flight; with fsync (the default) and, after a
 //   restart, with WAL_FSYNC=0;
 // - ack latency of one-change batches sent one at a time, with fsync: p50 / p99;
-// - the first checkpoint (after loading the board) and one after ingesting: the encode
-//   (it holds the event loop), the whole write (encode + write + fsync + rename) and size;
+// - fdatasync alone on this disk (a 64 KiB write then fdatasync, 200 times): what one
+//   group commit costs at least;
+// - the first checkpoint (after loading the board) and one after ingesting: how long
+//   applies waited while the board was copied, the longest single step of that copy,
+//   the longest event-loop stall during the whole checkpoint (monitorEventLoopDelay;
+//   the pack runs in a worker thread), the whole write (copy + pack + write + fsync +
+//   rename) and size;
 // - restart from that checkpoint plus 1,000,000 logged updates: the restore alone
 //   (DurableBoard.open: read the checkpoint, decode, replay the log) and the whole start
 //   until the service listens, against generating and loading the board.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import { pack } from 'msgpackr';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
@@ -56,12 +66,55 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** places;
 
+/** fdatasync latency alone: what the disk costs each group commit, whatever the write path does. */
+async function fdatasyncMs(dir: string): Promise<number[]> {
+  const file = await open(join(dir, 'fsync-probe'), 'w');
+  const block = Buffer.alloc(64 * 1024, 7);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < 200; i++) {
+      await file.write(block, 0, block.length, i * block.length);
+      const t0 = performance.now();
+      await file.datasync();
+      times.push(performance.now() - t0);
+    }
+  } finally {
+    await file.close();
+  }
+  return times.sort((a, b) => a - b);
+}
+
 async function throughput(app: App, kind: 'http' | 'ws', ids: string[], batches: number): Promise<{ perSecond: number; result: ClientResult }> {
   const durable = app.durable!;
   const port = (await durable.listen()).port;
   const result = await runClient({ kind, port, token: durable.token.token, ids, batchSize: BATCH, inFlight: IN_FLIGHT, batches });
   if (result.errors.length > 0) throw new Error(`${kind}: ${result.errors.join('; ')}`);
   return { perSecond: Math.round(result.updates / (result.ms / 1000)), result };
+}
+
+/**
+ * The write path without HTTP: msgpack bodies handed to Ingest.submitBody, 4 in flight,
+ * in this process. Against the HTTP figure it tells the listener's share from the write
+ * path's (decode, validate, log and fsync, apply and the engine's listeners).
+ */
+async function submitInProcess(app: App, ids: string[], batches: number): Promise<number> {
+  const bodies: Buffer[] = [];
+  for (let k = 0; k < 16; k++) {
+    const changes = [];
+    for (let i = 0; i < BATCH; i++) changes.push({ op: 'price', id: ids[(k * BATCH + i) % ids.length], priceAmerican: -105 - ((k * 7 + i) % 60) });
+    bodies.push(pack(changes));
+  }
+  const ingest = app.durable!.durable.ingest;
+  let next = 0;
+  const started = performance.now();
+  const lane = async () => {
+    while (next < batches) {
+      const k = next++;
+      await ingest.submitBody(bodies[k % bodies.length]!, 'msgpack');
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  return Math.round((batches * BATCH) / ((performance.now() - started) / 1000));
 }
 
 export async function benchIngest(): Promise<Measurements> {
@@ -76,12 +129,18 @@ export async function benchIngest(): Promise<Measurements> {
     let app = await startApp({ clock: new ManualClock(NOW), board: { size, seed: 42, now: NOW }, dataDir, ingestPort: 0, port: 0, env, log: () => {} });
     out['first start: generate + load + checkpoint + listen (s)'] = round((performance.now() - started) / 1000);
     const first = app.durable!.firstCheckpoint!;
-    out['checkpoint after loading: encode (ms, the event loop is held)'] = Math.round(first.encodeMs);
-    out['checkpoint after loading: encode + write + fsync + rename (ms)'] = Math.round(first.ms);
+    out['checkpoint after loading: applies held while copying (ms)'] = Math.round(first.appliesHeldMs);
+    out['checkpoint after loading: longest copy step (ms, the event loop is held)'] = round(first.longestStepMs);
+    out['checkpoint after loading: copy + pack in a worker (ms)'] = Math.round(first.encodeMs);
+    out['checkpoint after loading: copy + pack + write + fsync + rename (ms)'] = Math.round(first.ms);
     out['checkpoint after loading: size (MiB)'] = round(first.bytes / 1048576);
+    const fsyncs = await fdatasyncMs(dir);
+    out['fdatasync alone after a 64 KiB write, p50 / p99 (ms)'] = `${round(percentile(fsyncs, 50), 2)} / ${round(percentile(fsyncs, 99), 2)}`;
     out['live rows'] = app.engine.liveRows;
     const ids = tickIds(app, 20_000);
 
+    const inProcess = await submitInProcess(app, ids, 200);
+    out['fsync on: in process (no HTTP: decode, validate, log, apply), 1,000 ticks x 4 in flight (updates/s)'] = inProcess;
     const http = await throughput(app, 'http', ids, 200);
     out['fsync on: HTTP msgpack, 1,000 ticks x 4 in flight (updates/s)'] = http.perSecond;
     out['fsync on: log groups (fsyncs) / batches'] = `${app.durable!.durable.log.groupsWritten} / ${app.durable!.durable.log.lastIndex}`;
@@ -92,9 +151,15 @@ export async function benchIngest(): Promise<Measurements> {
     out['fsync on: one-change batch ack latency p50 (ms)'] = round(percentile(sorted, 50), 2);
     out['fsync on: one-change batch ack latency p99 (ms)'] = round(percentile(sorted, 99), 2);
 
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
     const checkpoint = (await app.durable!.durable.checkpointNow())!;
-    out['checkpoint after ingesting: encode (ms, the event loop is held)'] = Math.round(checkpoint.encodeMs);
-    out['checkpoint after ingesting: encode + write + fsync + rename (ms)'] = Math.round(checkpoint.ms);
+    delay.disable();
+    out['checkpoint after ingesting: applies held while copying (ms)'] = Math.round(checkpoint.appliesHeldMs);
+    out['checkpoint after ingesting: longest copy step (ms)'] = round(checkpoint.longestStepMs);
+    out['checkpoint after ingesting: longest event-loop stall during it (ms)'] = round(delay.max / 1e6);
+    out['checkpoint after ingesting: copy + pack in a worker (ms)'] = Math.round(checkpoint.encodeMs);
+    out['checkpoint after ingesting: copy + pack + write + fsync + rename (ms)'] = Math.round(checkpoint.ms);
     out['checkpoint after ingesting: size (MiB)'] = round(checkpoint.bytes / 1048576);
 
     const logged = await throughput(app, 'http', ids, LOGGED_UPDATES / BATCH);

@@ -49,8 +49,9 @@ export interface EngineState {
   tombstones: TombstoneQueueState;
 }
 
-// moreTypes: typed arrays travel as one extension each (their bytes as they are)
-const packr = new Packr({ moreTypes: true, useRecords: false });
+/** How the state is packed (a packer in another thread uses the same options). moreTypes: typed arrays travel as one extension each (their bytes as they are). */
+export const CHECKPOINT_PACK_OPTIONS = { moreTypes: true, useRecords: false } as const;
+const packr = new Packr(CHECKPOINT_PACK_OPTIONS);
 
 /** The engine's hot state as a plain object (arrays are views of the live ones: encode before the next apply). */
 export function engineState(engine: OddsEngine): EngineState {
@@ -74,6 +75,92 @@ export function engineState(engine: OddsEngine): EngineState {
     changeLog: engine.changeLog.saveState(),
     tombstones: engine.tombstoneState(),
   };
+}
+
+/**
+ * A copy of the engine's hot state taken in steps: begin() (synchronous, cheap) takes
+ * the small parts and allocates the big arrays, then each copyStep moves up to
+ * `maxBytes` of typed-array contents. The caller keeps every write away from the engine
+ * until done() (the write path holds its applies), and may serve reads between steps:
+ * the event loop is never held for the whole copy. The copy owns all its arrays, so it
+ * can be packed later, or elsewhere (transferred to a worker thread).
+ */
+export class EngineStateCopy {
+  /** The state with the live typed arrays in it, until copyStep has replaced each with its copy. */
+  private readonly copied: EngineState;
+  private readonly jobs: { from: NumericArray; to: NumericArray | null; place: (copy: NumericArray) => void }[] = [];
+  private job = 0;
+  private offset = 0;
+
+  constructor(engine: OddsEngine) {
+    // only the small parts here; each big array is allocated and copied by the steps
+    const live = engineState(engine);
+    const columns = { ...live.columns };
+    for (const name of COLUMNS) this.later(live.columns[name], (copy) => (columns[name] = copy));
+    const events = { ...live.events };
+    for (const name of EVENT_COLUMNS) this.later(live.events[name], (copy) => (events[name] = copy));
+    const pools = {} as Record<PoolName, readonly string[]>;
+    for (const name of POOLS) pools[name] = live.pools[name].slice(); // strings are immutable: copying the array is enough
+    const rings = live.rings.map((ring) => {
+      const saved: RingPoolState = { ...ring, words: ring.words.slice(), dm: ring.dm.slice() };
+      ring.words.forEach((slab, i) => this.later(slab, (copy) => (saved.words[i] = copy as Uint32Array)));
+      ring.dm.forEach((slab, i) => this.later(slab, (copy) => (saved.dm[i] = copy as Float64Array)));
+      this.later(ring.meta, (copy) => (saved.meta = copy as Uint8Array));
+      return saved;
+    });
+    // the free lists, change log and tombstone queue come out of engineState as copies already
+    this.copied = { ...live, pools, columns, events, rings };
+  }
+
+  /** The copied state (once done()). */
+  get state(): EngineState {
+    if (!this.done()) throw new Error('the engine state is not copied yet');
+    return this.copied;
+  }
+
+  /** Copies up to about `maxBytes`; true once everything is copied. */
+  copyStep(maxBytes: number): boolean {
+    let budget = maxBytes;
+    while (this.job < this.jobs.length && budget > 0) {
+      const job = this.jobs[this.job];
+      const from = job.from;
+      const to = (job.to ??= new (from.constructor as new (length: number) => NumericArray)(from.length));
+      const count = Math.min(from.length - this.offset, Math.max(1, Math.floor(budget / from.BYTES_PER_ELEMENT)));
+      to.set(from.subarray(this.offset, this.offset + count) as never, this.offset);
+      this.offset += count;
+      budget -= count * from.BYTES_PER_ELEMENT + 256; // a little for each array, so many small ones make a step too
+      if (this.offset >= from.length) {
+        job.place(to);
+        this.job++;
+        this.offset = 0;
+      }
+    }
+    return this.done();
+  }
+
+  done(): boolean {
+    return this.job === this.jobs.length;
+  }
+
+  /** Every ArrayBuffer the copy owns (what a transfer to a worker thread moves). */
+  buffers(): ArrayBuffer[] {
+    const state = this.state;
+    const out: ArrayBuffer[] = [];
+    const add = (array: NumericArray) => out.push(array.buffer as ArrayBuffer);
+    for (const job of this.jobs) add(job.to!);
+    add(state.free);
+    add(state.changeLog.slots);
+    add(state.changeLog.times);
+    add(state.tombstones.slots);
+    add(state.tombstones.seqs);
+    add(state.tombstones.times);
+    for (const ring of state.rings) add(ring.free);
+    return [...new Set(out)];
+  }
+
+  private later(from: NumericArray, place: (copy: NumericArray) => void): void {
+    this.jobs.push({ from, to: null, place });
+  }
 }
 
 export function encodeEngineState(engine: OddsEngine): Buffer {

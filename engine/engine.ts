@@ -195,8 +195,12 @@ export class OddsEngine {
    * Applies a batch at the clock's time, or at `at` when given (a replayed batch uses
    * the time it was first applied at, so replay rebuilds the same state; the time never
    * moves before the last applied change either way).
+   *
+   * `slotOfId`, when given, runs parallel to `batch`: for a priceById change, the slot
+   * its id names on the board as this apply finds it (the caller resolved it while no
+   * other change could move that row), so the id is not looked up again; -1 looks it up.
    */
-  apply(batch: readonly Change[], at?: number): ApplyResult {
+  apply(batch: readonly Change[], at?: number, slotOfId?: ArrayLike<number>): ApplyResult {
     const now = at === undefined ? this.now() : Math.max(at, this.lastChangeAt);
     this.sweepTombstones(now);
     let applied = 0;
@@ -217,7 +221,8 @@ export class OddsEngine {
           ok = this.applyStatus(change.eventId, change.status, now);
           break;
         case 'priceById': {
-          const slot = this.keys.findId(change.id);
+          const known = slotOfId === undefined ? -1 : slotOfId[i];
+          const slot = known >= 0 ? known : this.keys.findId(change.id);
           if (slot < 0) {
             ok = false;
             break;

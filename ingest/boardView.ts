@@ -5,8 +5,10 @@
 // newest first: an event sent in batch 7 is known to batch 8 while batch 7's fsync runs.
 
 import type { OddsEngine } from '../engine/engine.ts';
+import { STATUS_CANCELLED, STATUS_FINAL } from '../engine/eventTable.ts';
 import type { EventStatus, SourceKind } from '../engine/model.ts';
 import type { ColdWrites } from '../persistence/coldWrites.ts';
+import type { TickSlots } from './tickSlots.ts';
 
 export interface EventView {
   league: string;
@@ -34,6 +36,11 @@ export class PendingEffects {
   readonly rows = new Map<string, boolean>();
   readonly teams = new Map<string, { league: string }>();
   readonly players = new Map<string, PlayerView>();
+
+  /** True when the batch changes no row, event or source (a batch of price ticks). */
+  get leavesRowsAlone(): boolean {
+    return this.rows.size === 0 && this.events.size === 0 && this.sources.size === 0;
+  }
 }
 
 export class BoardView {
@@ -42,6 +49,8 @@ export class BoardView {
     private readonly cold: ColdLookup,
     /** Newest first. */
     private readonly layers: readonly PendingEffects[],
+    /** Slots of live rows ticks named before (valid while the view is settled). */
+    private readonly tickSlots?: TickSlots,
   ) {}
 
   event(id: string): EventView | undefined {
@@ -69,6 +78,39 @@ export class BoardView {
       if (found !== undefined) return found;
     }
     return this.engine.isLive(this.engine.slotOf(id));
+  }
+
+  /**
+   * True when no pending layer adds, removes or closes a row, or adds a source: then
+   * the engine alone says whether a row is live and what its sportsbook is (what
+   * settledLiveSlot and settledSourceKind read), with no look-up through the layers.
+   */
+  get settled(): boolean {
+    for (const layer of this.layers) if (!layer.leavesRowsAlone) return false;
+    return true;
+  }
+
+  /**
+   * rowIsLive for a settled view, by slot: the slot of the live row `id` names, or -1
+   * (no such row, a tombstone, or its event is final or cancelled). The slot stays the
+   * row's until a later batch removes the row: the write path hands it to the engine
+   * with the batch so the apply does not look the id up again.
+   */
+  settledLiveSlot(id: string): number {
+    const engine = this.engine;
+    const noted = this.tickSlots === undefined ? -1 : this.tickSlots.get(id);
+    const slot = noted >= 0 ? noted : engine.slotOf(id);
+    if (slot < 0 || !engine.isLive(slot)) return -1;
+    const status = engine.eventTable.status[engine.store.event[slot]];
+    if (status === STATUS_FINAL || status === STATUS_CANCELLED) return -1;
+    if (noted < 0) this.tickSlots?.note(id, slot);
+    return slot;
+  }
+
+  /** sourceKind of a live slot's sportsbook, for a settled view. */
+  settledSourceKind(slot: number): SourceKind | undefined {
+    const store = this.engine.store;
+    return this.engine.sources.kindOf(store.books.get(store.book[slot]));
   }
 
   team(id: string): { league: string } | undefined {

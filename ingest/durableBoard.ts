@@ -7,8 +7,9 @@
 //   checkpoint-<last record index, 16 digits>.ckpt   (persistence/log/checkpointFiles.ts)
 //   wal/wal-<first record index, 16 digits>.log      (persistence/log/segments.ts)
 //
-// A checkpoint is taken between two applied batches (it is encoded synchronously, so no
-// batch applies halfway through it, then written off the event loop) and names the last record it includes; the log
+// A checkpoint is taken between two applied batches (applies wait while the board is
+// copied in steps, so no batch applies halfway through it; a worker thread packs the
+// copy, the thread pool writes it) and names the last record it includes; the log
 // segments wholly before it are then deleted. Restore order: read the newest checkpoint
 // that passes its CRC (an older one only if the log still reaches back to it), open
 // the log (a torn tail is cut and reported; damage before the end throws
@@ -16,12 +17,14 @@
 // at its logged time.
 
 import type { Clock } from '../engine/clock.ts';
-import { decodeEngineState, encodeEngineState } from '../engine/checkpoint.ts';
-import { OddsEngine, type EngineOptions } from '../engine/engine.ts';
+import { CHECKPOINT_PACK_OPTIONS, EngineStateCopy, decodeEngineState } from '../engine/checkpoint.ts';
+import { OddsEngine, type Change, type EngineOptions } from '../engine/engine.ts';
 import { CheckpointDamagedError, listCheckpoints, readCheckpoint, writeCheckpointInBackground, type CheckpointFile } from '../persistence/log/checkpointFiles.ts';
 import { FileBatchLog, fsyncFromEnv, walDir, type TornTail } from '../persistence/log/fileBatchLog.ts';
+import { packInWorker } from '../persistence/log/packInWorker.ts';
 import { Ingest, applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
+import { TickSlots } from './tickSlots.ts';
 
 export interface DurableBoardOptions {
   dataDir: string;
@@ -35,6 +38,8 @@ export interface DurableBoardOptions {
   /** Default CHECKPOINT_LOG_BYTES or 256 MiB. */
   checkpointLogBytes?: number;
   segmentBytes?: number;
+  /** Bytes of the board a checkpoint copies per step (default 4 MiB; between steps the event loop serves reads). */
+  checkpointCopyStepBytes?: number;
   env?: NodeJS.ProcessEnv;
   warn?: (line: string) => void;
 }
@@ -54,11 +59,20 @@ export interface CheckpointReport {
   path: string;
   logIndex: number;
   bytes: number;
-  /** Encode, write, fsync and rename. */
+  /** Copy, encode, write, fsync and rename. */
   ms: number;
-  /** The encode alone: how long the event loop was held. */
+  /** Copy and encode (the encode runs in a worker thread while batches apply). */
   encodeMs: number;
+  /** How long applies waited while the board was copied (the event loop served reads between the steps). */
+  appliesHeldMs: number;
+  /** The longest single step of the copy: the longest the checkpoint held the event loop at once. */
+  longestStepMs: number;
+  /** Steps the copy took. */
+  copySteps: number;
 }
+
+/** Bytes of the board copied per step of a checkpoint: a few milliseconds of memory copying. */
+const COPY_STEP_BYTES = 4 * 1024 * 1024;
 
 const DEFAULT_INTERVAL_MS = 60_000;
 const DEFAULT_LOG_BYTES = 256 * 1024 * 1024;
@@ -133,7 +147,7 @@ export class DurableBoard {
         skipped.push(error.message);
       }
     }
-    const opened = FileBatchLog.open(walDir(options.dataDir), { fsync, segmentBytes: options.segmentBytes });
+    const opened = FileBatchLog.open(walDir(options.dataDir), { fsync, segmentBytes: options.segmentBytes, keepForReplay: true });
     const log = opened.log;
     engine ??= new OddsEngine(options.clock, options.engineOptions);
     const from = (checkpoint?.logIndex ?? 0) + 1;
@@ -142,9 +156,32 @@ export class DurableBoard {
     let applied = from - 1;
     const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
     const target = engine;
+    // ticks name the same rows over and over: their slots are remembered while only
+    // ticks replay (as the write path does; anything else clears them)
+    const tickSlots = new TickSlots();
+    const slots: number[] = [];
     log.replay(from, ({ index, payload }) => {
       const record = decodeRecord(payload);
-      target.apply(engineChanges(record.changes), record.time);
+      const batch = record.changes;
+      slots.length = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const change = batch[i];
+        if (change.op !== 'priceById') {
+          slots.length = 0;
+          break;
+        }
+        let slot = tickSlots.get(change.id);
+        if (slot < 0) {
+          slot = target.slotOf(change.id);
+          if (slot >= 0) tickSlots.note(change.id, slot);
+        }
+        slots.push(slot);
+      }
+      if (slots.length === batch.length) target.apply(batch as Change[], record.time, slots);
+      else {
+        tickSlots.clear();
+        target.apply(engineChanges(batch), record.time);
+      }
       applyCold(options.cold, record, index, warn);
       applied = index;
       records++;
@@ -173,19 +210,40 @@ export class DurableBoard {
     if (this.checkpointing !== null) return this.checkpointing;
     this.checkpointing = Promise.resolve().then(async () => {
       try {
-        const index = this.ingest.appliedIndex;
-        if (index === this.lastCheckpointIndex) return null;
+        if (this.ingest.appliedIndex === this.lastCheckpointIndex) return null;
         const started = performance.now();
-        // synchronous: no batch applies during it; the body is a copy, so the write and
-        // its fsync run off the event loop while later batches apply (they stay in the
-        // log, which only drops what the checkpoint covers)
-        const body = encodeEngineState(this.engine);
+        // the board is copied between two applied batches: applies wait (batches are
+        // still validated, logged and fsync'd meanwhile), the copy runs in steps between
+        // which the event loop serves reads, then applies resume
+        const release = this.ingest.holdApplies();
+        let index: number;
+        let copy: EngineStateCopy;
+        let longestStepMs = 0;
+        let steps = 1;
+        try {
+          index = this.ingest.appliedIndex;
+          let step = performance.now();
+          copy = new EngineStateCopy(this.engine);
+          while (!copy.copyStep(this.options.checkpointCopyStepBytes ?? COPY_STEP_BYTES)) {
+            longestStepMs = Math.max(longestStepMs, performance.now() - step);
+            await new Promise((resolve) => setImmediate(resolve));
+            step = performance.now();
+            steps++;
+          }
+          longestStepMs = Math.max(longestStepMs, performance.now() - step);
+        } finally {
+          release();
+        }
+        const appliesHeldMs = performance.now() - started;
+        // the copy owns its arrays: a worker thread packs it and takes its CRC while
+        // batches apply here; then the write and its fsync run on the thread pool
+        const packed = await packInWorker(copy.state, copy.buffers(), CHECKPOINT_PACK_OPTIONS);
         const encodeMs = performance.now() - started;
-        const written = await writeCheckpointInBackground(this.options.dataDir, index, body, { fsync: this.fsync });
+        const written = await writeCheckpointInBackground(this.options.dataDir, index, packed.body, { fsync: this.fsync, crc: packed.crc });
         this.lastCheckpointIndex = index;
         // records a failed cold write still needs stay in the log until a restart replays them
         if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index);
-        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs };
+        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs, appliesHeldMs, longestStepMs, copySteps: steps };
       } finally {
         this.checkpointing = null;
       }

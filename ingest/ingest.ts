@@ -23,7 +23,8 @@ import type { ColdRecordChange } from '../persistence/coldWrites.ts';
 import { BoardView, type ColdLookup, type PendingEffects } from './boardView.ts';
 import type { ChangeError } from './changes.ts';
 import { decodeBatch, type BatchFormat } from './decode.ts';
-import { coldChanges, encodeRecord, engineChanges, type BatchRecord } from './record.ts';
+import { coldChanges, encodeRecord, engineShare, type BatchRecord } from './record.ts';
+import { TickSlots } from './tickSlots.ts';
 import { validateBatch } from './validate.ts';
 
 export interface IngestResult {
@@ -75,6 +76,13 @@ interface InFlight {
   effects: PendingEffects;
 }
 
+/** Slots validation resolved for a batch, and the board they were resolved on. */
+interface SlotHints {
+  slots: number[];
+  /** The write path's epoch at validation (see Ingest.epoch). */
+  epoch: number;
+}
+
 export class Ingest {
   private readonly engine: OddsEngine;
   private readonly log: AppendLog;
@@ -87,6 +95,17 @@ export class Ingest {
   private applied: number;
   private failure: Error | null = null;
   private coldFailures = 0;
+  /**
+   * The board seq as this write path last left it, and a counter that moves whenever
+   * the board was found changed by anyone else: slots resolved at validation are
+   * reused at apply only if the epoch has not moved in between (the pending batches'
+   * own effects are known to validation; another writer's are not).
+   */
+  private ownSeq: number;
+  private epoch = 0;
+  private readonly tickSlots = new TickSlots();
+  /** While set, durable batches wait for it before they apply (holdApplies). */
+  private gate: Promise<void> | null = null;
 
   constructor(private readonly options: IngestOptions) {
     this.engine = options.engine;
@@ -94,6 +113,7 @@ export class Ingest {
     this.cold = options.cold;
     this.clock = options.clock;
     this.applied = options.appliedIndex ?? 0;
+    this.ownSeq = this.engine.seq;
     this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
@@ -127,8 +147,9 @@ export class Ingest {
   /** One batch of changes (plain objects, as decoded from JSON or msgpack). */
   async submit(changes: readonly unknown[], decodeErrors: readonly ChangeError[] = []): Promise<IngestResult> {
     if (this.failure !== null) throw new IngestError('ingest_failed', `the write path stopped after an internal error: ${this.failure.message}`);
+    const epoch = this.currentEpoch();
     const layers = this.inFlight.map((f) => f.effects).reverse();
-    const validated = validateBatch(changes, (own) => new BoardView(this.engine, this.cold.coldWrites, [own, ...layers]));
+    const validated = validateBatch(changes, (own) => new BoardView(this.engine, this.cold.coldWrites, [own, ...layers], this.tickSlots));
     const errors = [...decodeErrors, ...validated.errors].sort((a, b) => a.index - b.index);
     if (errors.length > 0) {
       const indexes = [...new Set(errors.map((e) => e.index))];
@@ -151,20 +172,52 @@ export class Ingest {
       const detail = error instanceof LogUnavailableError ? error.message : String(error);
       throw new IngestError('log_unavailable', detail, [], { cause: error });
     }
+    // held (a checkpoint copying the board): wait, still in flight, so batches validated
+    // meanwhile see this one's effects; waiters resume in log order
+    while (this.gate !== null) await this.gate;
     this.inFlight.shift();
-    this.applyRecord(index, record);
+    this.applyRecord(index, record, { slots: validated.slots, epoch });
     this.options.afterApply?.();
     return { seq: this.engine.seq, applied: record.changes.length, index };
   }
 
+  /**
+   * Holds every apply until the returned release is called: batches are still validated
+   * and logged (and their fsyncs shared), then apply in log order on release. What a
+   * checkpoint uses to copy the board in steps between which reads are served.
+   */
+  holdApplies(): () => void {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    this.gate = gate;
+    return () => {
+      if (this.gate === gate) this.gate = null;
+      open();
+    };
+  }
+
+  private currentEpoch(): number {
+    if (this.engine.seq !== this.ownSeq) {
+      // someone else wrote to the engine: rows may have moved
+      this.epoch++;
+      this.ownSeq = this.engine.seq;
+      this.tickSlots.clear();
+    }
+    return this.epoch;
+  }
+
   /** Applies a durable record (also what a restore calls for each replayed record). */
-  applyRecord(index: number, record: BatchRecord): void {
+  applyRecord(index: number, record: BatchRecord, hints?: SlotHints): void {
     if (index !== this.applied + 1) {
       this.failure = new Error(`record ${index} applied after ${this.applied}`);
       throw new IngestError('ingest_failed', this.failure.message);
     }
+    const slots = hints !== undefined && hints.epoch === this.currentEpoch() ? hints.slots : undefined;
+    const share = engineShare(record.changes, slots);
+    if (!onlyTicks(record)) this.tickSlots.clear(); // rows may move to other slots
     try {
-      this.engine.apply(engineChanges(record.changes), record.time);
+      this.engine.apply(share.changes, record.time, share.slots);
+      this.ownSeq = this.engine.seq;
     } catch (error) {
       // validation admits only changes the engine applies; an exception here is a bug
       // that may have left the batch half applied, so the write path stops (a restart
@@ -175,6 +228,12 @@ export class Ingest {
     this.applied = index;
     if (!applyCold(this.cold, record, index, this.warn)) this.coldFailures++;
   }
+}
+
+function onlyTicks(record: BatchRecord): boolean {
+  const changes = record.changes;
+  for (let i = 0; i < changes.length; i++) if (changes[i].op !== 'priceById') return false;
+  return true;
 }
 
 /** Cold records of a durable batch; a failing write is reported, not fatal: the log replays it on restart. */

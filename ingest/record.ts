@@ -35,8 +35,144 @@ export interface BatchRecord {
 
 const packr = new Packr({ useRecords: false });
 
+/**
+ * The record as msgpack. Price ticks, nearly every change a feed sends, are written by
+ * hand (a general encoder walks each object's keys and checks each value's type);
+ * anything else goes through msgpackr. Both are plain msgpack that decodeRecord (any
+ * msgpack reader) reads back to the same values: a tick's map holds op, id and the
+ * price fields it has, its id as a str16, integer prices as int32, other numbers as
+ * float64.
+ */
 export function encodeRecord(record: BatchRecord): Buffer {
-  return packr.pack({ v: RECORD_VERSION, t: record.time, c: record.changes });
+  const changes = record.changes;
+  const out = new RecordWriter(64 + changes.length * 96);
+  out.byte(0x83); // fixmap of 3: v, t, c
+  out.ascii(KEY_V);
+  out.byte(RECORD_VERSION);
+  out.ascii(KEY_T);
+  out.float64(record.time);
+  out.ascii(KEY_C);
+  out.byte(0xdd); // array32
+  out.uint32(changes.length);
+  for (let i = 0; i < changes.length; i++) {
+    const change = changes[i];
+    if (change.op !== 'priceById' || !out.tick(change)) out.bytes(packr.pack(change));
+  }
+  return out.done();
+}
+
+// msgpack of the fixed strings: a fixstr header (0xa0 | length), then the ASCII bytes
+const fixstr = (text: string): Buffer => Buffer.concat([Buffer.from([0xa0 | text.length]), Buffer.from(text, 'latin1')]);
+const KEY_V = fixstr('v');
+const KEY_T = fixstr('t');
+const KEY_C = fixstr('c');
+const OP_PRICE_BY_ID = Buffer.concat([fixstr('op'), fixstr('priceById'), fixstr('id')]);
+const KEY_PRICE_AMERICAN = fixstr('priceAmerican');
+const KEY_DFS_MULTIPLIER = fixstr('dfsMultiplier');
+const KEY_SUSPENDED = fixstr('suspended');
+const INT32_LIMIT = 2 ** 31;
+
+/** Writes `text` as UTF-8 at `at` (room is made); returns the byte count. Ids are ASCII: a loop beats a call into the encoder. */
+function writeUtf8(buffer: Buffer, text: string, at: number): number {
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) return buffer.write(text, at, 'utf8');
+    buffer[at + i] = code;
+  }
+  return n;
+}
+
+/** An output buffer that doubles as it fills. */
+class RecordWriter {
+  private buffer: Buffer;
+  private at = 0;
+
+  constructor(size: number) {
+    this.buffer = Buffer.allocUnsafe(size);
+  }
+
+  private room(bytes: number): void {
+    if (this.at + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.at + bytes));
+    this.buffer.copy(grown, 0, 0, this.at);
+    this.buffer = grown;
+  }
+
+  byte(value: number): void {
+    this.room(1);
+    this.buffer[this.at++] = value;
+  }
+
+  uint32(value: number): void {
+    this.room(4);
+    this.buffer.writeUInt32BE(value, this.at);
+    this.at += 4;
+  }
+
+  float64(value: number): void {
+    this.room(9);
+    this.buffer[this.at] = 0xcb;
+    this.buffer.writeDoubleBE(value, this.at + 1);
+    this.at += 9;
+  }
+
+  ascii(bytes: Buffer): void {
+    this.bytes(bytes);
+  }
+
+  bytes(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    this.buffer.set(bytes, this.at);
+    this.at += bytes.length;
+  }
+
+  /** Writes a tick; false (nothing written) for a field value the hand encoder does not cover. */
+  tick(change: PriceByIdChange): boolean {
+    const { id, priceAmerican: american, dfsMultiplier: dfs, suspended } = change;
+    if (american !== undefined && american !== null && !(Number.isInteger(american) && Math.abs(american) < INT32_LIMIT)) return false;
+    if (dfs !== undefined && dfs !== null && typeof dfs !== 'number') return false;
+    if (suspended !== undefined && typeof suspended !== 'boolean') return false;
+    const fields = 2 + (american !== undefined ? 1 : 0) + (dfs !== undefined ? 1 : 0) + (suspended !== undefined ? 1 : 0);
+    // the id: at most 3 bytes of UTF-8 per UTF-16 unit; a str16 holds any id (400 characters at most)
+    this.room(1 + OP_PRICE_BY_ID.length + 3 + id.length * 3 + 15 + 9 + 15 + 9 + 11 + 1);
+    const b = this.buffer; // room() above made space for the whole tick: no reallocation below
+    const start = this.at;
+    b[this.at++] = 0x80 | fields;
+    b.set(OP_PRICE_BY_ID, this.at);
+    this.at += OP_PRICE_BY_ID.length;
+    const length = writeUtf8(b, id, this.at + 3);
+    if (length > 0xffff) {
+      this.at = start;
+      return false;
+    }
+    b[this.at] = 0xda;
+    b.writeUInt16BE(length, this.at + 1);
+    this.at += 3 + length;
+    if (american !== undefined) {
+      this.ascii(KEY_PRICE_AMERICAN);
+      if (american === null) this.byte(0xc0);
+      else {
+        b[this.at] = 0xd2;
+        b.writeInt32BE(american, this.at + 1);
+        this.at += 5;
+      }
+    }
+    if (dfs !== undefined) {
+      this.ascii(KEY_DFS_MULTIPLIER);
+      if (dfs === null) this.byte(0xc0);
+      else this.float64(dfs);
+    }
+    if (suspended !== undefined) {
+      this.ascii(KEY_SUSPENDED);
+      this.byte(suspended ? 0xc3 : 0xc2);
+    }
+    return true;
+  }
+
+  done(): Buffer {
+    return this.buffer.subarray(0, this.at);
+  }
 }
 
 export function decodeRecord(payload: Uint8Array): BatchRecord {
@@ -50,18 +186,31 @@ export function decodeRecord(payload: Uint8Array): BatchRecord {
 /** The engine's share of a batch (events go to both the engine and the cold store). */
 export function engineChanges(changes: readonly LoggedChange[]): Change[] {
   const out: Change[] = [];
-  for (const change of changes) {
-    switch (change.op) {
-      case 'team':
-      case 'player':
-      case 'season':
-      case 'boxscore':
-        break;
-      default:
-        out.push(change);
-    }
-  }
+  for (const change of changes) if (!isColdOnly(change)) out.push(change as Change);
   return out;
+}
+
+/**
+ * engineChanges, keeping `slots` (one per change, as validation resolved them) parallel
+ * to what the engine gets; the batch itself when it has no cold change (a batch of ticks).
+ */
+export function engineShare(changes: readonly LoggedChange[], slots: readonly number[] | undefined): { changes: readonly Change[]; slots: readonly number[] | undefined } {
+  let cold = 0;
+  for (let i = 0; i < changes.length; i++) if (isColdOnly(changes[i])) cold++;
+  if (cold === 0) return { changes: changes as readonly Change[], slots };
+  const out: Change[] = [];
+  const outSlots: number[] | undefined = slots === undefined ? undefined : [];
+  for (let i = 0; i < changes.length; i++) {
+    const change = changes[i];
+    if (isColdOnly(change)) continue;
+    out.push(change as Change);
+    outSlots?.push(slots![i]);
+  }
+  return { changes: out, slots: outSlots };
+}
+
+function isColdOnly(change: LoggedChange): boolean {
+  return change.op === 'team' || change.op === 'player' || change.op === 'season' || change.op === 'boxscore';
 }
 
 /** The cold store's share of a batch. */

@@ -8,7 +8,7 @@
 // price ranges per source kind, player attribution).
 
 import { isAllowedTransition } from '../engine/eventTable.ts';
-import { americanToDecimal, decimalToAmerican, oddsId, type EventRecord, type OddsInput, type PlayerBoxRow, type TeamBoxRow } from '../engine/model.ts';
+import { americanToDecimal, decimalToAmerican, oddsId, type EventRecord, type OddsInput, type PlayerBoxRow, type SourceKind, type TeamBoxRow } from '../engine/model.ts';
 import { BoardView, PendingEffects } from './boardView.ts';
 import { shapeErrors, type ChangeError, type EventIn, type IngestChange, type OddsRowIn } from './changes.ts';
 import type { LoggedChange } from './record.ts';
@@ -18,6 +18,12 @@ export interface ValidatedBatch {
   errors: ChangeError[];
   /** What the batch does to the board, for the batches validated after it. */
   effects: PendingEffects;
+  /**
+   * Per entry of `changes`: the slot of the row a price tick moves, when validation
+   * found it on the engine alone (no pending batch touches rows), else -1. Valid for
+   * the apply that follows while nothing but the pending batches changes the board.
+   */
+  slots: number[];
 }
 
 const SIDES: Record<string, readonly string[]> = {
@@ -56,6 +62,7 @@ export function validateBatch(raw: readonly unknown[], board: (layer: PendingEff
   const effects = new PendingEffects();
   const view = board(effects);
   const changes: LoggedChange[] = [];
+  const slots: number[] = [];
   const errors: ChangeError[] = [];
   if (raw.length === 0) errors.push({ index: 0, code: 'empty_batch', field: null, detail: 'a batch holds at least one change' });
   // one fail for the whole batch (a closure per change costs more than the check of a price tick)
@@ -67,7 +74,8 @@ export function validateBatch(raw: readonly unknown[], board: (layer: PendingEff
   };
   for (; index < raw.length; index++) {
     const change = raw[index];
-    if (!isWellFormedPriceTick(change)) {
+    const tick = isWellFormedPriceTick(change);
+    if (!tick) {
       const shape = shapeErrors(change, index);
       if (shape.length > 0) {
         errors.push(...shape);
@@ -75,13 +83,26 @@ export function validateBatch(raw: readonly unknown[], board: (layer: PendingEff
       }
     }
     failed = false;
+    if (tick && view.settled) {
+      // the common case, a tick while no pending batch touches rows: one id look-up,
+      // whose slot the apply reuses (a tick records no effects, so the view stays settled)
+      const slot = view.settledLiveSlot((change as PriceTick).id);
+      const normalized = checkPriceOnSlot(change as PriceTick, slot, slot < 0 ? undefined : view.settledSourceKind(slot), fail);
+      if (failed || normalized === null) continue;
+      changes.push(normalized);
+      slots.push(slot);
+      continue;
+    }
     const normalized = checkChange(change as IngestChange, view, fail);
     if (failed || normalized === null) continue;
     record(normalized, effects, view);
     changes.push(normalized);
+    slots.push(-1);
   }
-  return { changes, errors, effects };
+  return { changes, errors, effects, slots };
 }
+
+type PriceTick = Extract<IngestChange, { op: 'price' }>;
 
 const ODDS_ID_PATTERN = /^[^:]+:[^:]+:[^:]+:[^:]+$/;
 
@@ -315,13 +336,19 @@ function rowPrice(
   return multiplier === null ? { american: price, dfs: null } : null;
 }
 
-function checkPrice(change: Extract<IngestChange, { op: 'price' }>, view: BoardView, fail: Fail): LoggedChange | null {
+function checkPrice(change: PriceTick, view: BoardView, fail: Fail): LoggedChange | null {
   const [eventId, book] = change.id.split(':');
-  if (!view.rowIsLive(change.id, eventId)) {
+  const live = view.rowIsLive(change.id, eventId);
+  return checkPriceOnSlot(change, live ? 0 : -1, live ? view.sourceKind(book) : undefined, fail);
+}
+
+/** A tick on the row at `slot` (-1: no live row), whose sportsbook is of `kind`. */
+function checkPriceOnSlot(change: PriceTick, slot: number, kind: SourceKind | undefined, fail: Fail): LoggedChange | null {
+  if (slot < 0) {
     fail('unknown_id', 'id', `no live row ${change.id}`);
     return null;
   }
-  const dfs = view.sourceKind(book) === 'dfs';
+  const dfs = kind === 'dfs';
   const hasPrice = change.priceAmerican != null || change.priceDecimal !== undefined || change.dfsMultiplier !== undefined;
   if (!hasPrice) {
     if (change.suspended === undefined) fail('empty_change', null, 'a price change carries a price or suspended');

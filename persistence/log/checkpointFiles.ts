@@ -75,18 +75,20 @@ export function writeCheckpoint(dir: string, logIndex: number, body: Uint8Array,
 
 /**
  * writeCheckpoint without holding the event loop: the body (already a copy of the state)
- * is written and fsync'd on the thread pool while batches go on applying. The same
+ * is written and fsync'd on the thread pool while batches go on applying; `crc`, when
+ * given, is the body's CRC-32 computed elsewhere. The same
  * steps and the same crash guarantees: temporary file, fsync, rename, directory fsync,
  * then the older checkpoints go.
  */
-export async function writeCheckpointInBackground(dir: string, logIndex: number, body: Uint8Array, options: { fsync?: boolean } = {}): Promise<WrittenCheckpoint> {
+export async function writeCheckpointInBackground(dir: string, logIndex: number, body: Uint8Array, options: { fsync?: boolean; crc?: number } = {}): Promise<WrittenCheckpoint> {
   const sync = options.fsync ?? true;
   const path = join(dir, checkpointName(logIndex));
   const temp = `${path}.tmp`;
   const header = Buffer.alloc(HEADER_BYTES);
   MAGIC.copy(header, 0);
   header.writeUInt32LE(FORMAT, 8);
-  header.writeUInt32LE(crc32(body), 12);
+  // a CRC taken where the body was built (a worker thread) keeps this pass off the event loop
+  header.writeUInt32LE(options.crc ?? crc32(body), 12);
   header.writeUInt32LE(Math.floor(body.length / 0x100000000), 16);
   header.writeUInt32LE(body.length >>> 0, 20);
   const file = await open(temp, 'w');

@@ -18,13 +18,15 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, statSy
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LogDamagedError, LogUnavailableError, type BatchLog, type LogRecord } from './batchLog.ts';
-import { encodeFrame, listSegments, scanSegment, segmentName, type SegmentFile } from './segments.ts';
+import { encodeFrame, listSegments, scanSegment, segmentName, walkChecked, type SegmentFile } from './segments.ts';
 
 export interface FileBatchLogOptions {
   /** fsync each group before acknowledging it (default true; WAL_FSYNC=0 turns it off). */
   fsync?: boolean;
   /** A new segment starts once the current one holds this many bytes (default 64 MiB). */
   segmentBytes?: number;
+  /** Keep the segments open() read until the first replay, which then neither reads nor checks them again (a start that replays at once). */
+  keepForReplay?: boolean;
 }
 
 export interface TornTail {
@@ -99,6 +101,7 @@ export class FileBatchLog implements BatchLog {
     let lastIndex = 0;
     let lastSize = 0;
     let tornTail: TornTail | null = null;
+    const checked = new Map<string, Uint8Array>();
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i];
       if (i > 0 && segment.firstIndex !== lastIndex + 1) {
@@ -114,9 +117,19 @@ export class FileBatchLog implements BatchLog {
       }
       lastIndex = scan.lastIndex;
       lastSize = scan.validEnd;
+      if (options.keepForReplay === true) checked.set(segment.path, bytes.subarray(0, scan.validEnd));
     }
-    return { log: new FileBatchLog(dir, segments, lastIndex, lastSize, options), tornTail };
+    const log = new FileBatchLog(dir, segments, lastIndex, lastSize, options);
+    log.checkedAtOpen = checked;
+    return { log, tornTail };
   }
+
+  /**
+   * Segments as open() read and checked them (every frame's CRC and index), kept for
+   * the replay that follows a start so it neither reads nor checks them again; the
+   * first replay drops them (a later one reads the files).
+   */
+  private checkedAtOpen = new Map<string, Uint8Array>();
 
   get lastIndex(): number {
     return this.durable;
@@ -153,10 +166,19 @@ export class FileBatchLog implements BatchLog {
 
   replay(fromIndex: number, visit: (record: LogRecord) => void): void {
     const segments = listSegments(this.dir);
+    const checked = this.checkedAtOpen;
+    this.checkedAtOpen = new Map();
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i];
       const next = segments[i + 1];
       if (next !== undefined && next.firstIndex <= fromIndex) continue; // wholly before fromIndex
+      const known = checked.get(segment.path);
+      if (known !== undefined) {
+        walkChecked(known, segment.firstIndex, (index, payload) => {
+          if (index >= fromIndex && index <= this.durable) visit({ index, payload });
+        });
+        continue;
+      }
       const bytes = readFileSync(segment.path);
       const scan = scanSegment(bytes, segment.firstIndex, (index, payload) => {
         if (index >= fromIndex && index <= this.durable) visit({ index, payload });

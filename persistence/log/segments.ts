@@ -103,3 +103,18 @@ function restIsZero(bytes: Uint8Array, from: number): boolean {
   for (let i = from; i < bytes.length; i++) if (bytes[i] !== 0) return false;
   return true;
 }
+
+/**
+ * Calls visit for each frame of bytes that scanSegment already found good (every
+ * frame whole, its CRC and index right): the walk trusts the lengths and reads no CRC.
+ */
+export function walkChecked(bytes: Uint8Array, firstIndex: number, visit: (index: number, payload: Uint8Array) => void): void {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  let index = firstIndex;
+  while (at + FRAME_HEADER_BYTES <= bytes.length) {
+    const end = at + FRAME_HEADER_BYTES + view.getUint32(at, true);
+    visit(index++, bytes.subarray(at + FRAME_HEADER_BYTES, end));
+    at = end;
+  }
+}

@@ -23,7 +23,7 @@ export interface OpenedBoard {
 }
 
 /** Opens DATA_DIR (dir) with its SQLite file dir/odds.db; a fresh one gets `board` loaded and checkpointed. */
-export async function openBoard(dir: string, clock: Clock, board: Board, options: { checkpointLogBytes?: number; fsync?: boolean } = {}): Promise<OpenedBoard> {
+export async function openBoard(dir: string, clock: Clock, board: Board, options: { checkpointLogBytes?: number; fsync?: boolean; checkpointCopyStepBytes?: number } = {}): Promise<OpenedBoard> {
   const persistence = openPersistence({ path: join(dir, 'odds.db'), env: {} });
   const durable = DurableBoard.open({ dataDir: dir, clock, cold: persistence, checkpointIntervalMs: 0, env: {}, warn: () => {}, ...options });
   if (durable.fresh) {

@@ -150,3 +150,23 @@ test('a write that fails (file size limit: EFBIG) rejects the append and every o
   assert.equal(reopened.log.lastIndex, result.ok.length + 1);
   assert.deepEqual(indexes.slice(0, result.ok.length), result.ok);
 });
+
+test('a log opened to replay at once replays the segments it checked, torn tail cut, as a plain open reads them; a second replay reads the files', async () => {
+  const dir = dataDir();
+  const { log } = FileBatchLog.open(walDir(dir), { segmentBytes: 300 });
+  for (let i = 1; i <= 30; i++) await log.append(payload(i));
+  await log.close();
+  const segments = listSegments(walDir(dir));
+  assert.ok(segments.length >= 3, `${segments.length} segments`);
+  appendFileSync(segments.at(-1)!.path, encodeFrame(31, payload(31)).subarray(0, 20)); // a torn tail
+  const kept = FileBatchLog.open(walDir(dir), { keepForReplay: true });
+  assert.notEqual(kept.tornTail, null);
+  const plain = FileBatchLog.open(walDir(dir));
+  for (const from of [1, 7, 30]) {
+    const expected = replayAll(plain.log, from);
+    assert.deepEqual(expected.map((r) => r.index), Array.from({ length: 31 - from }, (_, i) => from + i));
+    assert.deepEqual(replayAll(kept.log, from), expected);
+  }
+  await kept.log.close();
+  await plain.log.close();
+});
