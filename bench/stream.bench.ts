@@ -1,12 +1,27 @@
-// The push stream (`npm run bench -- stream`): change-to-client latency, from the start
-// of the engine.apply that makes a change to the WebSocket client receiving its delta
-// frame, with the clients in a child process pinned to the other core (taskset, when
-// present), at 1, 100 and 1,000 subscribers while the simulator applies 1,000
-// updates/s (a batch of 10 every 10 ms); messages/s and bytes/s delivered; and the
-// server's memory with 10,000 idle subscribers. Times on both sides are
-// performance.timeOrigin + performance.now() (one machine, one clock).
+// The push stream (`npm run bench -- stream`).
+//
+// What it measures: change-to-client latency, from the moment engine.apply starts on a
+// batch to the moment a subscriber's process has read the whole WebSocket frame that
+// carries it. Both ends read process.hrtime, which on Linux is CLOCK_MONOTONIC, one
+// clock for every process of the machine, so no clock offset enters the numbers. The
+// clients run in a child process pinned to cpu 1 (taskset, when present), the server to
+// cpu 0; the client is a raw-socket WebSocket reader (bench/streamBenchClient.ts) that
+// only looks at each frame's first bytes, so the client library is not what is timed.
+//
+// The feed: a live market moves a few prices at a time, all the time, not one large
+// batch a second; the simulator here applies BENCH_STREAM_BATCH changes (default 10)
+// every 10 ms (1,000 updates/s), each batch one engine.apply, so each delta carries the
+// rows of one small batch (a few KB). The batch generation is outside the timed span.
+//
+// For each subscriber count (BENCH_STREAM_SUBSCRIBERS, default 1,100,1000; subscribers
+// past 1 each follow one league, round robin) it prints, end to end, p50/p99/max; the
+// server's part alone (apply start to the last frame handed to the kernel, per batch:
+// apply, every listener, filter, serialize, send); deltas measured; messages/s and
+// bytes/s delivered; the client's CPU use (near 100 % means the client, not the server,
+// limits the numbers); and how many subscribers the hub found pushing back. Then the
+// server's memory with BENCH_STREAM_IDLE (default 10,000) idle subscribers.
 // BOARD (default small) picks the board; BENCH_STREAM_SECONDS (default 5) each run's length.
-import { fork, execFileSync } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,18 +31,22 @@ import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { startApp, type App } from '../service/app.ts';
+import { BenchSocket, monotonicMs, type FrameSeen } from './streamBenchClient.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const SECONDS = Number(process.env.BENCH_STREAM_SECONDS ?? 5);
-const BATCH = 10;
+const BATCH = Number(process.env.BENCH_STREAM_BATCH ?? 10);
 const INTERVAL_MS = 10;
-const wall = () => performance.timeOrigin + performance.now();
+const SUBSCRIBERS = (process.env.BENCH_STREAM_SUBSCRIBERS ?? '1,100,1000').split(',').map(Number);
+const IDLE = Number(process.env.BENCH_STREAM_IDLE ?? 10_000);
 
 interface ChildReport {
-  /** clk -> receive times (ms) of its delta frames. */
+  /** clk -> receive times (monotonicMs) of its delta frames. */
   received: Record<string, number[]>;
   messages: number;
   bytes: number;
+  /** CPU milliseconds the client process used since the last report. */
+  cpuMs: number;
 }
 
 type ChildCommand = { op: 'connect'; port: number; count: number; filters: Record<string, unknown>[] } | { op: 'report' } | { op: 'exit' };
@@ -35,49 +54,57 @@ type ChildCommand = { op: 'connect'; port: number; count: number; filters: Recor
 // ---- the client process -------------------------------------------------------------
 
 async function clientProcess(): Promise<void> {
-  const { WebSocket } = await import('ws');
-  const sockets: InstanceType<typeof WebSocket>[] = [];
+  const sockets: BenchSocket[] = [];
   let received: Record<string, number[]> = {};
   let messages = 0;
   let bytes = 0;
+  let cpu = process.cpuUsage();
+  const CLK = /"clk":"([^"]+)"/;
   process.on('message', async (command: ChildCommand) => {
     if (command.op === 'connect') {
-      const opened: Promise<void>[] = [];
-      for (let i = 0; i < command.count; i++) {
-        const ws = new WebSocket(`ws://127.0.0.1:${command.port}/api/v1/stream`, { perMessageDeflate: false });
-        sockets.push(ws);
-        let imaged = false;
-        opened.push(
-          new Promise((resolve, reject) => {
-            ws.on('error', reject);
-            ws.on('message', (data: Buffer) => {
-              const at = wall();
-              messages++;
-              bytes += data.length;
-              // The op and clk are at the front of every message: no full parse on the hot path.
-              const head = data.subarray(0, 120).toString('latin1');
-              if (head.startsWith('{"op":"delta"')) {
-                const clk = /"clk":"([^"]+)"/.exec(head)?.[1];
-                if (clk !== undefined) (received[clk] ??= []).push(at);
-              } else if (!imaged && head.startsWith('{"op":"image"') && head.includes('"segment":"end"')) {
-                imaged = true;
-                resolve();
-              }
-            });
-            ws.on('open', () => ws.send(JSON.stringify({ op: 'subscribe', id: 's', filter: command.filters[i % command.filters.length], heartbeatMs: 30_000 })));
-          }),
-        );
-        if (i % 200 === 199) await Promise.all(opened.slice(-200));
+      for (let start = 0; start < command.count; start += 200) {
+        const opened: Promise<void>[] = [];
+        for (let i = start; i < Math.min(command.count, start + 200); i++) {
+          opened.push(
+            new Promise((resolve, reject) => {
+              let imaged = false;
+              const onFrame = (frame: FrameSeen) => {
+                messages++;
+                bytes += frame.length;
+                if (frame.head.startsWith('{"op":"delta"')) {
+                  const clk = CLK.exec(frame.head)?.[1];
+                  if (clk !== undefined) (received[clk] ??= []).push(frame.at);
+                } else if (!imaged && frame.head.startsWith('{"op":"image"') && frame.head.includes('"segment":"end"')) {
+                  imaged = true;
+                  resolve();
+                }
+              };
+              BenchSocket.open(command.port, '/api/v1/stream', onFrame).then(
+                (socket) => {
+                  sockets.push(socket);
+                  socket.sendText(JSON.stringify({ op: 'subscribe', id: 's', filter: command.filters[i % command.filters.length], heartbeatMs: 30_000 }));
+                },
+                reject,
+              );
+            }),
+          );
+        }
+        await Promise.all(opened);
       }
-      await Promise.all(opened);
-      process.send!({ op: 'connected' });
-    } else if (command.op === 'report') {
-      process.send!({ op: 'report', report: { received, messages, bytes } satisfies ChildReport });
       received = {};
       messages = 0;
       bytes = 0;
+      cpu = process.cpuUsage();
+      process.send!({ op: 'connected' });
+    } else if (command.op === 'report') {
+      const used = process.cpuUsage(cpu);
+      process.send!({ op: 'report', report: { received, messages, bytes, cpuMs: (used.user + used.system) / 1000 } satisfies ChildReport });
+      received = {};
+      messages = 0;
+      bytes = 0;
+      cpu = process.cpuUsage();
     } else {
-      for (const ws of sockets) ws.terminate();
+      for (const socket of sockets) socket.destroy();
       process.exit(0);
     }
   });
@@ -112,30 +139,42 @@ function startClient(): { send: (command: ChildCommand) => void; next: (op: stri
   };
 }
 
-function percentile(sorted: number[], p: number): number {
+function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+  return round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
 }
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 async function latencyRun(app: App, clock: ManualClock, subscribers: number, filters: Record<string, unknown>[]): Promise<Record<string, number>> {
   const client = startClient();
   client.send({ op: 'connect', port: app.port, count: subscribers, filters });
   await client.next('connected');
   const applied = new Map<string, number>();
-  const started = wall();
+  const serverSpans: number[] = [];
+  let backedUpMax = 0;
+  const statsBefore = app.stream.stats();
+  const cpuBefore = process.cpuUsage();
+  const started = monotonicMs();
   const deadline = started + SECONDS * 1000;
   let next = started;
-  while (wall() < deadline) {
+  while (monotonicMs() < deadline) {
     next += INTERVAL_MS;
     clock.advance(INTERVAL_MS);
-    const at = wall();
-    app.simulator.step(BATCH);
+    const batch = app.simulator.nextBatch(BATCH);
+    const at = monotonicMs();
+    app.engine.apply(batch);
+    serverSpans.push(monotonicMs() - at);
     applied.set(app.stream.currentClk(), at);
-    const wait = next - wall();
+    const stats = app.stream.stats();
+    if (stats.backedUpClients > backedUpMax) backedUpMax = stats.backedUpClients;
+    const wait = next - monotonicMs();
     await sleep(wait > 0 ? wait : 0);
   }
   await sleep(500);
-  const elapsed = (wall() - started) / 1000;
+  const elapsed = (monotonicMs() - started) / 1000;
+  const serverCpu = process.cpuUsage(cpuBefore);
+  const statsAfter = app.stream.stats();
   client.send({ op: 'report' });
   const { report } = (await client.next('report')) as { report: ChildReport };
   client.send({ op: 'exit' });
@@ -145,13 +184,22 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
     if (at !== undefined) for (const time of times) latencies.push(time - at);
   }
   latencies.sort((a, b) => a - b);
+  serverSpans.sort((a, b) => a - b);
+  const n = `${subscribers} subscribers:`;
   return {
-    [`${subscribers} subscribers: latency p50 ms`]: percentile(latencies, 50),
-    [`${subscribers} subscribers: latency p99 ms`]: percentile(latencies, 99),
-    [`${subscribers} subscribers: deltas measured`]: latencies.length,
-    [`${subscribers} subscribers: messages/s`]: Math.round(report.messages / elapsed),
-    [`${subscribers} subscribers: bytes/s`]: Math.round(report.bytes / elapsed),
-    [`${subscribers} subscribers: client pinned to cpu 1`]: client.pinned ? 1 : 0,
+    [`${n} latency p50 ms`]: percentile(latencies, 50),
+    [`${n} latency p99 ms`]: percentile(latencies, 99),
+    [`${n} latency max ms`]: percentile(latencies, 100),
+    [`${n} server apply-to-sent p50 ms`]: percentile(serverSpans, 50),
+    [`${n} server apply-to-sent p99 ms`]: percentile(serverSpans, 99),
+    [`${n} deltas measured`]: latencies.length,
+    [`${n} messages/s`]: Math.round(report.messages / elapsed),
+    [`${n} bytes/s`]: Math.round(report.bytes / elapsed),
+    [`${n} server cpu %`]: Math.round((serverCpu.user + serverCpu.system) / 10 / (elapsed * 1000)),
+    [`${n} client cpu %`]: Math.round(report.cpuMs / 10 / elapsed),
+    [`${n} subscribers pushing back (max)`]: backedUpMax,
+    [`${n} slow consumers dropped`]: statsAfter.slowConsumerDrops - statsBefore.slowConsumerDrops,
+    [`${n} client pinned to cpu 1`]: client.pinned ? 1 : 0,
   };
 }
 
@@ -165,12 +213,15 @@ async function idleMemory(app: App, count: number): Promise<Record<string, numbe
   await sleep(500);
   gc?.();
   const afterUsage = process.memoryUsage();
+  const subscriptions = app.stream.stats().subscriptions;
   client.send({ op: 'exit' });
   await sleep(500);
   return {
+    [`${count} idle subscribers: subscriptions open`]: subscriptions,
     [`${count} idle subscribers: server rss delta MB`]: Math.round((afterUsage.rss - before.rss) / 1e5) / 10,
     [`${count} idle subscribers: server heap delta MB`]: Math.round((afterUsage.heapUsed - before.heapUsed) / 1e5) / 10,
     [`${count} idle subscribers: bytes per subscriber (rss)`]: Math.round((afterUsage.rss - before.rss) / count),
+    [`${count} idle subscribers: gc exposed (--expose-gc)`]: gc === undefined ? 0 : 1,
   };
 }
 
@@ -179,16 +230,22 @@ export async function benchStream(): Promise<Record<string, number | string>> {
   const clock = new ManualClock(NOW);
   const board = generateBoard({ size, seed: 42, now: NOW });
   const dir = mkdtempSync(join(tmpdir(), 'bench-stream-'));
-  // The simulator's timer stays off: the run steps it (1,000 updates/s) so each apply's start time is known.
+  // The simulator's timer stays off: the run applies its batches itself, so each apply's start time is known.
   const app = await startApp({ clock, board, dbPath: join(dir, 'odds.db'), port: 0, env: {}, log: () => {}, simulatorRate: 0 });
   const serverPinned = pin(process.pid, 0);
   try {
     const leagues = app.engine.knownLeagues();
-    const out: Record<string, number | string> = { board: size, 'server pinned to cpu 0': serverPinned ? 1 : 0, 'transport': app.server.transport };
-    Object.assign(out, await latencyRun(app, clock, 1, [{}]));
-    Object.assign(out, await latencyRun(app, clock, 100, leagues.map((league) => ({ league: [league] }))));
-    Object.assign(out, await latencyRun(app, clock, 1000, leagues.map((league) => ({ league: [league] }))));
-    Object.assign(out, await idleMemory(app, 10_000));
+    const out: Record<string, number | string> = {
+      board: size,
+      'feed: changes per apply, every 10 ms': BATCH,
+      'server pinned to cpu 0': serverPinned ? 1 : 0,
+      transport: app.server.transport,
+    };
+    for (const count of SUBSCRIBERS) {
+      const filters = count === 1 ? [{}] : leagues.map((league) => ({ league: [league] }));
+      Object.assign(out, await latencyRun(app, clock, count, filters));
+    }
+    if (IDLE > 0) Object.assign(out, await idleMemory(app, IDLE));
     return out;
   } finally {
     await app.close();

@@ -26,6 +26,7 @@ import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
 import { formatCode, ODDS_FORMATS, type OddsFormat } from '../rowJson.ts';
 import { SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import type { ClockPoint, ClockTokens } from './streamClock.ts';
+import { GroupIndex, type IndexedGroup } from './groupIndex.ts';
 import { CompiledFilter, filterKey, oddsFilterOf, type StreamFilter } from './streamFilter.ts';
 import { plainMessage, rowsMessage, rowsMsgpack, type OutgoingMessage, type ServerOp, type WireFormat } from './streamMessages.ts';
 
@@ -84,10 +85,16 @@ export interface StreamStats {
   bytes: number;
 }
 
-interface Group {
-  key: string;
-  compiled: CompiledFilter;
-  subs: Set<Subscription>;
+class Group implements IndexedGroup {
+  readonly subs = new Set<Subscription>();
+  pass = 0;
+  matched = new Int32Array(16);
+  matchedCount = 0;
+
+  constructor(
+    readonly key: string,
+    readonly compiled: CompiledFilter,
+  ) {}
 }
 
 class Subscription {
@@ -98,6 +105,12 @@ class Subscription {
   dirty = false;
   lastFlushAt = 0;
   readonly formatCode: number;
+  /**
+   * Subscriptions of a group whose deltas are the same bytes share them: same wire
+   * format, odds format, previous clk and id (every subscription that has kept up with
+   * its group has the same previous clk). This is the part without the clk.
+   */
+  readonly sharingPrefix: string;
 
   constructor(
     readonly id: string,
@@ -106,6 +119,7 @@ class Subscription {
     readonly request: SubscribeRequest,
   ) {
     this.formatCode = formatCode(request.oddsFormat);
+    this.sharingPrefix = `${request.format}:${this.formatCode}:`;
   }
 }
 
@@ -186,6 +200,12 @@ export class StreamHub implements ChangeListener {
   private readonly tokens: ClockTokens;
   private readonly bufferCap: number;
   private readonly groups = new Map<string, Group>();
+  private readonly index: GroupIndex<Group>;
+  /** Numbers the fan-out passes (a group's matched rows belong to the pass it records). */
+  private pass = 0;
+  private readonly touched: Group[] = [];
+  /** One group's delta messages of the pass, by sharing key (see Subscription.sharingPrefix). */
+  private readonly shared = new Map<string, OutgoingMessage>();
   private readonly clients = new Set<StreamClient>();
   private readonly timer: NodeJS.Timeout;
   /** Rows changed in the batch being applied, each once (stamp = batch number). */
@@ -193,7 +213,6 @@ export class StreamHub implements ChangeListener {
   private pendingCount = 0;
   private stamps: Uint32Array = new Uint32Array(1024);
   private batch = 1;
-  private matched: Int32Array = new Int32Array(1024);
   private readonly counters = { slowConsumerDrops: 0, resyncs: 0, resumes: 0, messages: 0, bytes: 0 };
 
   constructor(
@@ -201,6 +220,7 @@ export class StreamHub implements ChangeListener {
     options: StreamHubOptions,
   ) {
     this.tokens = options.tokens;
+    this.index = new GroupIndex(engine.store);
     this.bufferCap = options.bufferCapBytes;
     this.wallNow = options.wallNow ?? (() => performance.now());
     this.timer = setInterval(() => this.tick(), options.tickMs ?? 50);
@@ -259,20 +279,44 @@ export class StreamHub implements ChangeListener {
     const slots = this.pending.subarray(0, count).sort((a, b) => s.seq[a]! - s.seq[b]!);
     const point = this.point();
     const clk = this.tokens.issue(point);
-    if (this.matched.length < count) this.matched = new Int32Array(count);
-    for (const group of this.groups.values()) {
-      let matched = 0;
-      for (let i = 0; i < count; i++) if (group.compiled.matches(slots[i]!)) this.matched[matched++] = slots[i]!;
-      if (matched === 0) continue;
-      const rendered = new RenderedRows(this.engine, this.matched, matched);
-      for (const sub of group.subs) {
-        if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
-          sub.dirty = true;
-          continue;
-        }
-        this.sendRows(sub, 'delta', { op: 'delta', id: sub.id, clk, prev: sub.clk }, rendered.get(sub.request.format, sub.formatCode), clk, point);
+    // Each changed row, in change order, goes to the groups that follow it (the index
+    // tests only the groups filed under its event, league or sportsbook).
+    const pass = ++this.pass;
+    const touched = this.touched;
+    touched.length = 0;
+    for (let i = 0; i < count; i++) this.index.collect(slots[i]!, pass, touched);
+    for (let i = 0; i < touched.length; i++) this.fanOut(touched[i]!, clk, point);
+    touched.length = 0;
+  }
+
+  /**
+   * One group's delta of the batch: its rows rendered once per wire and odds format,
+   * each distinct message built once and handed to every subscription it is for. A
+   * subscription that is conflating, or whose client pushes back, only notes that it
+   * has something to catch up on.
+   */
+  private fanOut(group: Group, clk: string, point: ClockPoint): void {
+    const rendered = new RenderedRows(this.engine, group.matched, group.matchedCount);
+    const shared = this.shared;
+    shared.clear();
+    for (const sub of group.subs) {
+      if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
+        sub.dirty = true;
+        continue;
       }
+      const key = `${sub.sharingPrefix}${sub.clk} ${sub.id}`;
+      let message = shared.get(key);
+      if (message === undefined) {
+        const format = sub.request.format;
+        const bytes = rowsMessage(format, { op: 'delta', id: sub.id, clk, prev: sub.clk }, rendered.get(format, sub.formatCode));
+        message = { op: 'delta', resumeClk: clk, bytes, binary: format === 'msgpack' };
+        shared.set(key, message);
+      }
+      if (!this.deliver(sub.client, message, false)) continue;
+      sub.point = point;
+      sub.clk = clk;
     }
+    shared.clear();
   }
 
   // ---- subscriptions ---------------------------------------------------------------
@@ -287,8 +331,9 @@ export class StreamHub implements ChangeListener {
     const key = filterKey(request.filter);
     let group = this.groups.get(key);
     if (group === undefined) {
-      group = { key, compiled: new CompiledFilter(request.filter, this.engine.store), subs: new Set() };
+      group = new Group(key, new CompiledFilter(request.filter, this.engine.store));
       this.groups.set(key, group);
+      this.index.add(group);
     }
     const sub = new Subscription(request.id, client, group, request);
     group.subs.add(sub);
@@ -466,7 +511,8 @@ export class StreamHub implements ChangeListener {
   private deliver(client: StreamClient, message: OutgoingMessage, image: boolean): boolean {
     if (client.closed) return false;
     const result = this.send(client, message);
-    if (result === 'dropped' || (!image && client.sink.bufferedAmount() > this.bufferCap)) {
+    // 'sent' means nothing stayed queued (every sink reports it so): the cap is only read otherwise.
+    if (result === 'dropped' || (!image && result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap)) {
       this.dropSlow(client);
       return false;
     }
@@ -498,7 +544,9 @@ export class StreamHub implements ChangeListener {
   private leaveGroup(sub: Subscription): void {
     const group = sub.group;
     group.subs.delete(sub);
-    if (group.subs.size === 0) this.groups.delete(group.key);
+    if (group.subs.size > 0 || this.groups.get(group.key) !== group) return;
+    this.groups.delete(group.key);
+    this.index.remove(group);
   }
 
   /** Conflation intervals that are up, backed-up clients' slow flushes, and heartbeats. */
