@@ -167,6 +167,9 @@ export class StreamClient {
     this.hub.disconnect(this);
   }
 
+  /** The shortest heartbeat interval of its subscriptions (Infinity with none); kept by the hub as they come and go. */
+  heartbeatEvery = Infinity;
+
   heartbeatMs(): number {
     let ms = Infinity;
     for (const sub of this.subs.values()) if (sub.request.heartbeatMs < ms) ms = sub.request.heartbeatMs;
@@ -206,6 +209,11 @@ export class StreamHub implements ChangeListener {
   private readonly touched: Group[] = [];
   /** One group's delta messages of the pass, by sharing key (see Subscription.sharingPrefix). */
   private readonly shared = new Map<string, OutgoingMessage>();
+  /**
+   * Subscriptions holding back changes (dirty: conflating, or their client pushed
+   * back): the timer visits only these, not every subscription.
+   */
+  private readonly behind = new Set<Subscription>();
   private readonly clients = new Set<StreamClient>();
   private readonly timer: NodeJS.Timeout;
   /** Rows changed in the batch being applied, each once (stamp = batch number). */
@@ -240,14 +248,12 @@ export class StreamHub implements ChangeListener {
 
   stats(): StreamStats {
     let subscriptions = 0;
-    let conflating = 0;
     let backedUpClients = 0;
     for (const client of this.clients) {
       subscriptions += client.subs.size;
       if (client.backedUp) backedUpClients++;
-      for (const sub of client.subs.values()) if (sub.dirty) conflating++;
     }
-    return { clients: this.clients.size, subscriptions, groups: this.groups.size, conflating, backedUpClients, ...this.counters };
+    return { clients: this.clients.size, subscriptions, groups: this.groups.size, conflating: this.behind.size, backedUpClients, ...this.counters };
   }
 
   close(): void {
@@ -302,6 +308,7 @@ export class StreamHub implements ChangeListener {
     for (const sub of group.subs) {
       if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
         sub.dirty = true;
+        this.behind.add(sub);
         continue;
       }
       const key = `${sub.sharingPrefix}${sub.clk} ${sub.id}`;
@@ -338,6 +345,7 @@ export class StreamHub implements ChangeListener {
     const sub = new Subscription(request.id, client, group, request);
     group.subs.add(sub);
     client.subs.set(request.id, sub);
+    if (request.heartbeatMs < client.heartbeatEvery) client.heartbeatEvery = request.heartbeatMs;
     sub.lastFlushAt = this.wallNow();
 
     if (request.clk !== null) {
@@ -441,6 +449,7 @@ export class StreamHub implements ChangeListener {
     sub.point = point;
     sub.clk = clk;
     sub.dirty = false;
+    this.behind.delete(sub);
     sub.lastFlushAt = this.wallNow();
   }
 
@@ -455,6 +464,7 @@ export class StreamHub implements ChangeListener {
     const s = this.engine.store;
     const now = this.point();
     sub.dirty = false;
+    this.behind.delete(sub);
     sub.lastFlushAt = this.wallNow();
     if (slots.length === 0) {
       if (sub.clk === '' || now.seq === sub.point.seq) return;
@@ -544,6 +554,8 @@ export class StreamHub implements ChangeListener {
   private leaveGroup(sub: Subscription): void {
     const group = sub.group;
     group.subs.delete(sub);
+    this.behind.delete(sub);
+    sub.client.heartbeatEvery = sub.client.heartbeatMs();
     if (group.subs.size > 0 || this.groups.get(group.key) !== group) return;
     this.groups.delete(group.key);
     this.index.remove(group);
@@ -552,16 +564,18 @@ export class StreamHub implements ChangeListener {
   /** Conflation intervals that are up, backed-up clients' slow flushes, and heartbeats. */
   private tick(): void {
     const now = this.wallNow();
-    for (const client of this.clients) {
-      if (client.closed) continue;
-      for (const sub of client.subs.values()) {
-        if (!sub.dirty) continue;
-        const interval = client.backedUp ? Math.max(BACKED_UP_INTERVAL_MS, sub.request.conflateMs) : sub.request.conflateMs;
-        if (now - sub.lastFlushAt >= interval) this.catchUp(sub);
-        if (client.closed) break;
+    for (const sub of this.behind) {
+      const client = sub.client;
+      if (client.closed) {
+        this.behind.delete(sub);
+        continue;
       }
+      const interval = client.backedUp ? Math.max(BACKED_UP_INTERVAL_MS, sub.request.conflateMs) : sub.request.conflateMs;
+      if (now - sub.lastFlushAt >= interval) this.catchUp(sub);
+    }
+    for (const client of this.clients) {
       if (client.closed || client.backedUp || client.subs.size === 0) continue;
-      if (now - client.lastSentAt >= client.heartbeatMs()) this.sendHeartbeat(client);
+      if (now - client.lastSentAt >= client.heartbeatEvery) this.sendHeartbeat(client);
     }
   }
 }
