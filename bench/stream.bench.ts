@@ -10,15 +10,19 @@
 //
 // The feed: a live market moves a few prices at a time, all the time, not one large
 // batch a second; the simulator here applies BENCH_STREAM_BATCH changes (default 10)
-// every 10 ms (1,000 updates/s), each batch one engine.apply, so each delta carries the
-// rows of one small batch (a few KB). The batch generation is outside the timed span.
+// every BENCH_STREAM_INTERVAL_MS (default 10), 1,000 updates/s, each batch one
+// engine.apply, so each delta carries the rows of one small batch (a few KB). The batch
+// generation is outside the timed span. BENCH_STREAM_BATCH=1000
+// BENCH_STREAM_INTERVAL_MS=1000 gives the other shape, one large batch a second, whose
+// latency then includes rendering and writing a large frame.
 //
 // For each subscriber count (BENCH_STREAM_SUBSCRIBERS, default 1,100,1000; subscribers
 // past 1 each follow one league, round robin) it prints, end to end, p50/p99/max; the
 // server's part alone (apply start to the last frame handed to the kernel, per batch:
 // apply, every listener, filter, serialize, send); deltas measured; messages/s and
 // bytes/s delivered; the client's CPU use (near 100 % means the client, not the server,
-// limits the numbers); and how many subscribers the hub found pushing back. Then the
+// limits the numbers); the server's event-loop delay p99 and garbage-collection pauses
+// on both sides; and how many subscribers the hub found pushing back. Then the
 // server's memory with BENCH_STREAM_IDLE (default 10,000) idle subscribers.
 // BOARD (default small) picks the board; BENCH_STREAM_SECONDS (default 5) each run's length.
 import { execFileSync, fork } from 'node:child_process';
@@ -26,40 +30,112 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { startApp, type App } from '../service/app.ts';
-import { BenchSocket, monotonicMs, type FrameSeen } from './streamBenchClient.ts';
+import { BenchSocket, frameClk, frameStartsWith, monotonicMs, type FrameSeen } from './streamBenchClient.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const SECONDS = Number(process.env.BENCH_STREAM_SECONDS ?? 5);
 const BATCH = Number(process.env.BENCH_STREAM_BATCH ?? 10);
-const INTERVAL_MS = 10;
+const INTERVAL_MS = Number(process.env.BENCH_STREAM_INTERVAL_MS ?? 10);
 const SUBSCRIBERS = (process.env.BENCH_STREAM_SUBSCRIBERS ?? '1,100,1000').split(',').map(Number);
 const IDLE = Number(process.env.BENCH_STREAM_IDLE ?? 10_000);
 
 interface ChildReport {
-  /** clk -> receive times (monotonicMs) of its delta frames. */
-  received: Record<string, number[]>;
+  /** Each delta frame's receive time minus its batch's apply start (ms), sorted; frames of batches not listed are left out. */
+  latencies: number[];
   messages: number;
   bytes: number;
   /** CPU milliseconds the client process used since the last report. */
   cpuMs: number;
+  /** Garbage-collection pauses of the client process since the last report: count and total ms. */
+  gcCount: number;
+  gcMs: number;
 }
 
-type ChildCommand = { op: 'connect'; port: number; count: number; filters: Record<string, unknown>[] } | { op: 'report' } | { op: 'exit' };
+/** Counts garbage-collection pauses (count and milliseconds) from now on. */
+function watchGc(): { read: () => { count: number; ms: number }; reset: () => void; stop: () => void } {
+  let count = 0;
+  let ms = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      count++;
+      ms += entry.duration;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    read: () => ({ count, ms }),
+    reset: () => {
+      count = 0;
+      ms = 0;
+    },
+    stop: () => observer.disconnect(),
+  };
+}
+
+type ChildCommand =
+  | { op: 'connect'; port: number; count: number; filters: Record<string, unknown>[] }
+  /** applied: clk -> when the apply that issued it started (monotonicMs). */
+  | { op: 'report'; applied: Record<string, number> }
+  | { op: 'exit' };
+
+/**
+ * Delta receive times by clk, in typed arrays: the client keeps hundreds of thousands of
+ * them, and arrays of boxed numbers would put its garbage collector into the numbers.
+ */
+class Receipts {
+  private readonly clkIds = new Map<string, number>();
+  private readonly clks: string[] = [];
+  private ids = new Int32Array(1 << 16);
+  private times = new Float64Array(1 << 16);
+  private count = 0;
+
+  add(clk: string, at: number): void {
+    let id = this.clkIds.get(clk);
+    if (id === undefined) {
+      id = this.clks.length;
+      this.clkIds.set(clk, id);
+      this.clks.push(clk);
+    }
+    if (this.count === this.ids.length) {
+      const ids = new Int32Array(this.count * 2);
+      ids.set(this.ids);
+      this.ids = ids;
+      const times = new Float64Array(this.count * 2);
+      times.set(this.times);
+      this.times = times;
+    }
+    this.ids[this.count] = id;
+    this.times[this.count++] = at;
+  }
+
+  latencies(applied: Record<string, number>): number[] {
+    const startOf = this.clks.map((clk) => applied[clk] ?? NaN);
+    const out: number[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const start = startOf[this.ids[i]!]!;
+      if (!Number.isNaN(start)) out.push(this.times[i]! - start);
+    }
+    return out.sort((a, b) => a - b);
+  }
+}
 
 // ---- the client process -------------------------------------------------------------
 
 async function clientProcess(): Promise<void> {
   const sockets: BenchSocket[] = [];
-  let received: Record<string, number[]> = {};
+  let received = new Receipts();
   let messages = 0;
   let bytes = 0;
   let cpu = process.cpuUsage();
-  const CLK = /"clk":"([^"]+)"/;
+  const gc = watchGc();
+  const DELTA = Buffer.from('{"op":"delta"');
+  const IMAGE = Buffer.from('{"op":"image"');
   process.on('message', async (command: ChildCommand) => {
     if (command.op === 'connect') {
       for (let start = 0; start < command.count; start += 200) {
@@ -71,10 +147,10 @@ async function clientProcess(): Promise<void> {
               const onFrame = (frame: FrameSeen) => {
                 messages++;
                 bytes += frame.length;
-                if (frame.head.startsWith('{"op":"delta"')) {
-                  const clk = CLK.exec(frame.head)?.[1];
-                  if (clk !== undefined) (received[clk] ??= []).push(frame.at);
-                } else if (!imaged && frame.head.startsWith('{"op":"image"') && frame.head.includes('"segment":"end"')) {
+                if (frameStartsWith(frame, DELTA)) {
+                  const clk = frameClk(frame);
+                  if (clk !== null) received.add(clk, frame.at);
+                } else if (!imaged && frameStartsWith(frame, IMAGE) && frame.head.toString('latin1', 0, frame.headLength).includes('"segment":"end"')) {
                   imaged = true;
                   resolve();
                 }
@@ -91,18 +167,22 @@ async function clientProcess(): Promise<void> {
         }
         await Promise.all(opened);
       }
-      received = {};
+      received = new Receipts();
       messages = 0;
       bytes = 0;
       cpu = process.cpuUsage();
+      gc.reset();
       process.send!({ op: 'connected' });
     } else if (command.op === 'report') {
       const used = process.cpuUsage(cpu);
-      process.send!({ op: 'report', report: { received, messages, bytes, cpuMs: (used.user + used.system) / 1000 } satisfies ChildReport });
-      received = {};
+      const pauses = gc.read();
+      const latencies = received.latencies(command.applied);
+      process.send!({ op: 'report', report: { latencies, messages, bytes, cpuMs: (used.user + used.system) / 1000, gcCount: pauses.count, gcMs: pauses.ms } satisfies ChildReport });
+      received = new Receipts();
       messages = 0;
       bytes = 0;
       cpu = process.cpuUsage();
+      gc.reset();
     } else {
       for (const socket of sockets) socket.destroy();
       process.exit(0);
@@ -154,6 +234,9 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
   const serverSpans: number[] = [];
   let backedUpMax = 0;
   const statsBefore = app.stream.stats();
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  const gc = watchGc();
   const cpuBefore = process.cpuUsage();
   const started = monotonicMs();
   const deadline = started + SECONDS * 1000;
@@ -166,24 +249,21 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
     app.engine.apply(batch);
     serverSpans.push(monotonicMs() - at);
     applied.set(app.stream.currentClk(), at);
-    const stats = app.stream.stats();
-    if (stats.backedUpClients > backedUpMax) backedUpMax = stats.backedUpClients;
+    if (serverSpans.length % 10 === 0) backedUpMax = Math.max(backedUpMax, app.stream.stats().backedUpClients);
     const wait = next - monotonicMs();
     await sleep(wait > 0 ? wait : 0);
   }
   await sleep(500);
   const elapsed = (monotonicMs() - started) / 1000;
   const serverCpu = process.cpuUsage(cpuBefore);
+  loopDelay.disable();
+  const serverGc = gc.read();
+  gc.stop();
   const statsAfter = app.stream.stats();
-  client.send({ op: 'report' });
+  client.send({ op: 'report', applied: Object.fromEntries(applied) });
   const { report } = (await client.next('report')) as { report: ChildReport };
   client.send({ op: 'exit' });
-  const latencies: number[] = [];
-  for (const [clk, times] of Object.entries(report.received)) {
-    const at = applied.get(clk);
-    if (at !== undefined) for (const time of times) latencies.push(time - at);
-  }
-  latencies.sort((a, b) => a - b);
+  const latencies = report.latencies;
   serverSpans.sort((a, b) => a - b);
   const n = `${subscribers} subscribers:`;
   return {
@@ -197,6 +277,11 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
     [`${n} bytes/s`]: Math.round(report.bytes / elapsed),
     [`${n} server cpu %`]: Math.round((serverCpu.user + serverCpu.system) / 10 / (elapsed * 1000)),
     [`${n} client cpu %`]: Math.round(report.cpuMs / 10 / elapsed),
+    [`${n} server event-loop delay p99 ms`]: round(loopDelay.percentile(99) / 1e6),
+    [`${n} server gc pauses (count)`]: serverGc.count,
+    [`${n} server gc pauses (total ms)`]: round(serverGc.ms),
+    [`${n} client gc pauses (count)`]: report.gcCount,
+    [`${n} client gc pauses (total ms)`]: round(report.gcMs),
     [`${n} subscribers pushing back (max)`]: backedUpMax,
     [`${n} slow consumers dropped`]: statsAfter.slowConsumerDrops - statsBefore.slowConsumerDrops,
     [`${n} client pinned to cpu 1`]: client.pinned ? 1 : 0,
@@ -237,7 +322,8 @@ export async function benchStream(): Promise<Record<string, number | string>> {
     const leagues = app.engine.knownLeagues();
     const out: Record<string, number | string> = {
       board: size,
-      'feed: changes per apply, every 10 ms': BATCH,
+      'feed: changes per apply': BATCH,
+      'feed: ms between applies': INTERVAL_MS,
       'server pinned to cpu 0': serverPinned ? 1 : 0,
       transport: app.server.transport,
     };

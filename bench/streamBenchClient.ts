@@ -3,7 +3,9 @@
 // network, not a client library. Each connection is a raw TCP socket speaking just
 // enough of RFC 6455 (the upgrade, masked text frames out, unmasked frames in): a frame
 // is not decoded, only its first bytes are read for the op and the clk, and the time a
-// frame arrived is taken once per socket read (the read that completes it).
+// frame arrived is taken once per socket read (the read that completes it). Every
+// socket reads into one shared buffer (net's onread), so reading allocates nothing and
+// the client's garbage collector stays out of the measured times.
 //
 // Receive times are process.hrtime (CLOCK_MONOTONIC on Linux: one clock for every
 // process of the machine), so they compare with the server's apply times directly.
@@ -16,12 +18,34 @@ export const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 /** How many payload bytes of a frame are kept to read its op and clk (they lead every message). */
 const HEAD_BYTES = 160;
 
+/** The one buffer every socket of the process reads into (each read is handled before the next). */
+const READ_BUFFER = Buffer.alloc(256 * 1024);
+
 export interface FrameSeen {
-  /** The first bytes of the payload, as latin1 text. */
-  head: string;
+  /** The first headLength bytes of the payload, in a buffer reused for the next frame (read it in the callback). */
+  head: Buffer;
+  headLength: number;
   length: number;
   /** When the read that completed the frame returned (monotonicMs). */
   at: number;
+}
+
+const CLK_FIELD = Buffer.from('"clk":"');
+const QUOTE = 0x22;
+
+/** Whether the frame's payload starts with `prefix` (no allocation). */
+export function frameStartsWith(frame: FrameSeen, prefix: Buffer): boolean {
+  return frame.headLength >= prefix.length && frame.head.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
+}
+
+/** The frame's clk field (the one string a frame costs the client), or null. */
+export function frameClk(frame: FrameSeen): string | null {
+  const start = frame.head.indexOf(CLK_FIELD);
+  if (start < 0 || start >= frame.headLength) return null;
+  const from = start + CLK_FIELD.length;
+  const end = frame.head.indexOf(QUOTE, from);
+  if (end < 0 || end > frame.headLength) return null;
+  return frame.head.toString('latin1', from, end);
 }
 
 /** One connection: open() resolves after the 101; every complete server frame goes to onFrame. */
@@ -35,6 +59,7 @@ export class BenchSocket {
   private length = 0;
   private head = Buffer.alloc(HEAD_BYTES);
   private headHave = 0;
+  private readonly seen: FrameSeen = { head: this.head, headLength: 0, length: 0, at: 0 };
 
   private constructor(
     socket: Socket,
@@ -45,33 +70,41 @@ export class BenchSocket {
 
   static open(port: number, path: string, onFrame: (frame: FrameSeen) => void): Promise<BenchSocket> {
     return new Promise((resolve, reject) => {
-      const socket = connect({ port, host: '127.0.0.1', noDelay: true });
-      const client = new BenchSocket(socket, onFrame);
+      let client: BenchSocket | null = null;
+      const onread = (nread: number, buffer: Uint8Array): boolean => {
+        const at = monotonicMs();
+        const chunk = buffer as Buffer;
+        if (client === null) return true;
+        if (client.handshake === null) {
+          client.read(chunk, nread, at);
+          return true;
+        }
+        const seen = Buffer.concat([client.handshake, chunk.subarray(0, nread)]);
+        const end = seen.indexOf('\r\n\r\n');
+        if (end < 0) {
+          client.handshake = seen;
+          return true;
+        }
+        const status = seen.subarray(0, seen.indexOf('\r\n')).toString('latin1');
+        if (!status.includes(' 101 ')) {
+          reject(new Error(`stream upgrade refused: ${status}`));
+          client.socket.destroy();
+          return false;
+        }
+        client.handshake = null;
+        resolve(client);
+        if (seen.length > end + 4) {
+          const rest = seen.subarray(end + 4);
+          client.read(rest, rest.length, at);
+        }
+        return true;
+      };
+      const socket = connect({ port, host: '127.0.0.1', noDelay: true, onread: { buffer: READ_BUFFER, callback: onread } });
+      client = new BenchSocket(socket, onFrame);
       socket.once('error', reject);
       socket.on('connect', () => {
         const key = randomBytes(16).toString('base64');
         socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
-      });
-      socket.on('data', (chunk: Buffer) => {
-        if (client.handshake !== null) {
-          const seen = Buffer.concat([client.handshake, chunk]);
-          const end = seen.indexOf('\r\n\r\n');
-          if (end < 0) {
-            client.handshake = seen;
-            return;
-          }
-          const status = seen.subarray(0, seen.indexOf('\r\n')).toString('latin1');
-          if (!status.includes(' 101 ')) {
-            reject(new Error(`stream upgrade refused: ${status}`));
-            socket.destroy();
-            return;
-          }
-          client.handshake = null;
-          resolve(client);
-          if (seen.length > end + 4) client.read(seen.subarray(end + 4), monotonicMs());
-          return;
-        }
-        client.read(chunk, monotonicMs());
       });
     });
   }
@@ -88,9 +121,9 @@ export class BenchSocket {
     this.socket.destroy();
   }
 
-  private read(chunk: Buffer, at: number): void {
+  private read(chunk: Buffer, size: number, at: number): void {
     let i = 0;
-    while (i < chunk.length) {
+    while (i < size) {
       if (this.remaining < 0) {
         // the frame header: 2 bytes, then 2 or 8 bytes of length (servers do not mask)
         this.header[this.headerHave++] = chunk[i++]!;
@@ -103,7 +136,7 @@ export class BenchSocket {
         this.headerHave = 0;
         this.headHave = 0;
       }
-      const take = Math.min(this.remaining, chunk.length - i);
+      const take = Math.min(this.remaining, size - i);
       if (this.headHave < HEAD_BYTES) {
         const keep = Math.min(take, HEAD_BYTES - this.headHave);
         chunk.copy(this.head, this.headHave, i, i + keep);
@@ -113,7 +146,11 @@ export class BenchSocket {
       this.remaining -= take;
       if (this.remaining === 0) {
         this.remaining = -1;
-        this.onFrame({ head: this.head.toString('latin1', 0, this.headHave), length: this.length, at });
+        const seen = this.seen;
+        seen.headLength = this.headHave;
+        seen.length = this.length;
+        seen.at = at;
+        this.onFrame(seen);
       }
     }
   }
