@@ -305,19 +305,32 @@ export class StreamHub implements ChangeListener {
     const rendered = new RenderedRows(this.engine, group.matched, group.matchedCount);
     const shared = this.shared;
     shared.clear();
+    // The previous subscription's message and what it was for: subscriptions in step
+    // usually follow each other, so most find their message here without a key.
+    let lastMessage: OutgoingMessage | null = null;
+    let lastPrefix = '';
+    let lastPrev = '';
+    let lastId = '';
     for (const sub of group.subs) {
       if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
         sub.dirty = true;
         this.behind.add(sub);
         continue;
       }
-      const key = `${sub.sharingPrefix}${sub.clk} ${sub.id}`;
-      let message = shared.get(key);
-      if (message === undefined) {
-        const format = sub.request.format;
-        const bytes = rowsMessage(format, { op: 'delta', id: sub.id, clk, prev: sub.clk }, rendered.get(format, sub.formatCode));
-        message = { op: 'delta', resumeClk: clk, bytes, binary: format === 'msgpack' };
-        shared.set(key, message);
+      let message: OutgoingMessage | null = lastMessage;
+      if (message === null || sub.clk !== lastPrev || sub.sharingPrefix !== lastPrefix || sub.id !== lastId) {
+        const key = `${sub.sharingPrefix}${sub.clk} ${sub.id}`;
+        message = shared.get(key) ?? null;
+        if (message === null) {
+          const format = sub.request.format;
+          const bytes = rowsMessage(format, { op: 'delta', id: sub.id, clk, prev: sub.clk }, rendered.get(format, sub.formatCode));
+          message = { op: 'delta', resumeClk: clk, bytes, binary: format === 'msgpack' };
+          shared.set(key, message);
+        }
+        lastMessage = message;
+        lastPrefix = sub.sharingPrefix;
+        lastPrev = sub.clk;
+        lastId = sub.id;
       }
       if (!this.deliver(sub.client, message, false)) continue;
       sub.point = point;
