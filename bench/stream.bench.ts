@@ -277,6 +277,8 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
     [`${n} bytes/s`]: Math.round(report.bytes / elapsed),
     [`${n} server cpu %`]: Math.round((serverCpu.user + serverCpu.system) / 10 / (elapsed * 1000)),
     [`${n} client cpu %`]: Math.round(report.cpuMs / 10 / elapsed),
+    // CPU time, unlike the wall-clock spans, hardly moves when other processes share the machine
+    [`${n} server cpu µs per frame delivered`]: report.messages === 0 ? NaN : round(((serverCpu.user + serverCpu.system) / report.messages)),
     [`${n} server event-loop delay p99 ms`]: round(loopDelay.percentile(99) / 1e6),
     [`${n} server gc pauses (count)`]: serverGc.count,
     [`${n} server gc pauses (total ms)`]: round(serverGc.ms),
