@@ -9,10 +9,12 @@
 // what the board can answer) gets only the rows changed after it; anything else gets a
 // fresh image marked resync.
 //
-// Fan-out: subscriptions with the same filter share one group (one compiled matcher);
-// for each applied batch, each group finds its changed rows once and renders them once
-// per wire format and odds format, and every subscription of the group gets those bytes
-// behind its own small envelope.
+// Fan-out, at the end of every apply (same tick, no timer): subscriptions with the same
+// filter share one group (one compiled matcher); each changed row is offered only to
+// the groups filed under its event, league or sportsbook (groupIndex.ts), so a batch
+// costs its rows times the groups they may match; each group renders its rows once per
+// wire format and odds format, and each distinct message (envelope included: id, clk,
+// prev) is built once and handed as the same bytes to every subscription it is for.
 //
 // Conflation keeps nothing per row: a conflating subscription only remembers the
 // point its client is at (the clk of its last message) and that something changed; when
