@@ -37,6 +37,11 @@ export const SEGMENT_ROWS = 1000;
 /** How often a pushed-back client gets its conflated delta. */
 const BACKED_UP_INTERVAL_MS = 1000;
 
+/**
+ * 'sent': taken without pushing back (nothing queued, or less than the smallest buffer
+ * cap, 64 KiB: the hub reads bufferedAmount only after 'backpressure'); 'backpressure':
+ * queued behind earlier bytes, drained() follows; 'dropped': not taken.
+ */
 export type SinkResult = 'sent' | 'backpressure' | 'dropped';
 
 /** One client connection as the hub sees it. */
@@ -536,7 +541,7 @@ export class StreamHub implements ChangeListener {
   private deliver(client: StreamClient, message: OutgoingMessage, image: boolean): boolean {
     if (client.closed) return false;
     const result = this.send(client, message);
-    // 'sent' means nothing stayed queued (every sink reports it so): the cap is only read otherwise.
+    // after 'sent' the queue is below any cap (see SinkResult): the cap is only read after backpressure
     if (result === 'dropped' || (!image && result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap)) {
       this.dropSlow(client);
       return false;
