@@ -23,7 +23,9 @@
 // bytes/s delivered; the client's CPU use (near 100 % means the client, not the server,
 // limits the numbers); the server's event-loop delay p99 and garbage-collection pauses
 // on both sides; and how many subscribers the hub found pushing back. Then the
-// server's memory with BENCH_STREAM_IDLE (default 10,000) idle subscribers.
+// server's memory with BENCH_STREAM_IDLE (default 10,000) idle subscribers. First, the
+// hub's share alone, in process with sinks that take everything, at
+// BENCH_STREAM_HUB_SUBSCRIBERS (default 1,000; 0 skips it).
 // BOARD (default small) picks the board; BENCH_STREAM_SECONDS (default 5) each run's length.
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -35,6 +37,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
+import type { SubscribeRequest } from '../engine/stream/streamHub.ts';
+import { parseClientMessage } from '../http/routes/streamParams.ts';
 import { startApp, type App } from '../service/app.ts';
 import { BenchSocket, frameClk, frameStartsWith, monotonicMs, type FrameSeen } from './streamBenchClient.ts';
 
@@ -44,6 +48,7 @@ const BATCH = Number(process.env.BENCH_STREAM_BATCH ?? 10);
 const INTERVAL_MS = Number(process.env.BENCH_STREAM_INTERVAL_MS ?? 10);
 const SUBSCRIBERS = (process.env.BENCH_STREAM_SUBSCRIBERS ?? '1,100,1000').split(',').map(Number);
 const IDLE = Number(process.env.BENCH_STREAM_IDLE ?? 10_000);
+const HUB_SUBSCRIBERS = Number(process.env.BENCH_STREAM_HUB_SUBSCRIBERS ?? 1000);
 
 interface ChildReport {
   /** Each delta frame's receive time minus its batch's apply start (ms), sorted; frames of batches not listed are left out. */
@@ -290,6 +295,53 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
   };
 }
 
+/**
+ * The hub's own share, without sockets: BENCH_STREAM_HUB_SUBSCRIBERS subscriptions (one
+ * league each, round robin: few groups, many subscribers each; or one event each: as
+ * many groups as subscriptions, most of them untouched by a batch) whose sinks take
+ * every message, and the time of each apply
+ * (engine, every listener, index, render, one message per distinct envelope, the hand-off
+ * to each sink). What the real runs add on top is the kernel's write per socket and the
+ * client.
+ */
+async function hubInProcess(app: App, clock: ManualClock, count: number, by: 'league' | 'event'): Promise<Record<string, number>> {
+  let delivered = 0;
+  const clients = [];
+  const values = by === 'league' ? app.engine.knownLeagues() : app.engine.eventIdsWithLiveRows();
+  for (let i = 0; i < count; i++) {
+    const client = app.stream.connect({ send: () => (delivered++, 'sent'), bufferedAmount: () => 0, close: () => {} });
+    const filter = by === 'league' ? { league: [values[i % values.length]!] } : { eventId: [values[i % values.length]!] };
+    client.subscribe(parseSubscribe({ op: 'subscribe', id: 's', filter, heartbeatMs: 30_000 }));
+    clients.push(client);
+  }
+  const spans: number[] = [];
+  delivered = 0;
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < 500; i++) {
+    clock.advance(INTERVAL_MS);
+    const batch = app.simulator.nextBatch(BATCH);
+    const at = monotonicMs();
+    app.engine.apply(batch);
+    spans.push(monotonicMs() - at);
+  }
+  const used = process.cpuUsage(cpu);
+  for (const client of clients) client.disconnected();
+  spans.sort((a, b) => a - b);
+  const n = `hub in process, ${count} subscriptions by ${by}:`;
+  return {
+    [`${n} apply p50 ms`]: percentile(spans, 50),
+    [`${n} apply p99 ms`]: percentile(spans, 99),
+    [`${n} messages per apply`]: Math.round(delivered / 500),
+    [`${n} cpu µs per message`]: delivered === 0 ? NaN : round((used.user + used.system) / delivered),
+  };
+}
+
+function parseSubscribe(message: Record<string, unknown>): SubscribeRequest {
+  const parsed = parseClientMessage(JSON.stringify(message));
+  if (parsed.op !== 'subscribe') throw new Error('not a subscribe');
+  return parsed.request;
+}
+
 async function idleMemory(app: App, count: number): Promise<Record<string, number>> {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
@@ -329,6 +381,10 @@ export async function benchStream(): Promise<Record<string, number | string>> {
       'server pinned to cpu 0': serverPinned ? 1 : 0,
       transport: app.server.transport,
     };
+    if (HUB_SUBSCRIBERS > 0) {
+      Object.assign(out, await hubInProcess(app, clock, HUB_SUBSCRIBERS, 'league'));
+      Object.assign(out, await hubInProcess(app, clock, HUB_SUBSCRIBERS, 'event'));
+    }
     for (const count of SUBSCRIBERS) {
       const filters = count === 1 ? [{}] : leagues.map((league) => ({ league: [league] }));
       Object.assign(out, await latencyRun(app, clock, count, filters));
