@@ -16,16 +16,17 @@
 // BENCH_STREAM_INTERVAL_MS=1000 gives the other shape, one large batch a second, whose
 // latency then includes rendering and writing a large frame.
 //
-// For each subscriber count (BENCH_STREAM_SUBSCRIBERS, default 1,100,1000; subscribers
-// past 1 each follow one league, round robin) it prints, end to end, p50/p99/max; the
-// server's part alone (apply start to the last frame handed to the kernel, per batch:
-// apply, every listener, filter, serialize, send); deltas measured; messages/s and
-// bytes/s delivered; the client's CPU use (near 100 % means the client, not the server,
-// limits the numbers); the server's event-loop delay p99 and garbage-collection pauses
-// on both sides; and how many subscribers the hub found pushing back. Then the
-// server's memory with BENCH_STREAM_IDLE (default 10,000) idle subscribers. First, the
-// hub's share alone, in process with sinks that take everything, at
-// BENCH_STREAM_HUB_SUBSCRIBERS (default 1,000; 0 skips it).
+// In order: the server's memory with BENCH_STREAM_IDLE (default 10,000) idle
+// subscribers, on the fresh process; the hub's share alone, in process with sinks that
+// take everything, at BENCH_STREAM_HUB_SUBSCRIBERS (default 1,000; 0 skips it); then,
+// for each subscriber count (BENCH_STREAM_SUBSCRIBERS, default 1,100,1000; subscribers
+// past 1 each follow one league, round robin), end to end p50/p99/max; the server's
+// part alone (apply start to the last frame handed to the kernel, per batch: apply,
+// every listener, filter, serialize, send); deltas measured; messages/s and bytes/s
+// delivered; CPU on both sides (a client near 100 % limits the numbers itself; the
+// server's CPU per frame counts everything the process does, background work included);
+// the server's event-loop delay p99 and garbage-collection pauses on both sides; and how
+// many subscribers the hub found pushing back.
 // BOARD (default small) picks the board; BENCH_STREAM_SECONDS (default 5) each run's length.
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -175,6 +176,8 @@ async function clientProcess(): Promise<void> {
       received = new Receipts();
       messages = 0;
       bytes = 0;
+      // the garbage of connecting is collected now, not during the measured run
+      (globalThis as { gc?: () => void }).gc?.();
       cpu = process.cpuUsage();
       gc.reset();
       process.send!({ op: 'connected' });
@@ -207,7 +210,7 @@ function pin(pid: number, cpu: number): boolean {
 }
 
 function startClient(): { send: (command: ChildCommand) => void; next: (op: string) => Promise<any>; pinned: boolean } {
-  const child = fork(fileURLToPath(import.meta.url), ['--stream-client'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--stream-client'], { execArgv: ['--expose-gc', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const pinned = pin(child.pid!, 1);
   return {
     send: (command) => child.send(command),
@@ -342,16 +345,28 @@ function parseSubscribe(message: Record<string, unknown>): SubscribeRequest {
   return parsed.request;
 }
 
+/** Full collections until the heap stops shrinking, so a difference of two readings is what stayed alive. */
+async function settle(): Promise<NodeJS.MemoryUsage> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let i = 0; i < 3; i++) {
+    gc?.();
+    await sleep(100);
+  }
+  return process.memoryUsage();
+}
+
+/**
+ * Server memory for `count` idle subscribers (measured first, before the latency runs
+ * leave garbage behind). The heap delta is the hub's and the routes' objects; the rss
+ * delta adds uWS's native per-socket memory (and moves with what V8 keeps or returns).
+ */
 async function idleMemory(app: App, count: number): Promise<Record<string, number>> {
   const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
-  const before = process.memoryUsage();
+  const before = await settle();
   const client = startClient();
   client.send({ op: 'connect', port: app.port, count, filters: [{ eventId: ['no-such-event'] }] });
   await client.next('connected');
-  await sleep(500);
-  gc?.();
-  const afterUsage = process.memoryUsage();
+  const afterUsage = await settle();
   const subscriptions = app.stream.stats().subscriptions;
   client.send({ op: 'exit' });
   await sleep(500);
@@ -359,7 +374,9 @@ async function idleMemory(app: App, count: number): Promise<Record<string, numbe
     [`${count} idle subscribers: subscriptions open`]: subscriptions,
     [`${count} idle subscribers: server rss delta MB`]: Math.round((afterUsage.rss - before.rss) / 1e5) / 10,
     [`${count} idle subscribers: server heap delta MB`]: Math.round((afterUsage.heapUsed - before.heapUsed) / 1e5) / 10,
+    [`${count} idle subscribers: server external delta MB`]: Math.round((afterUsage.external - before.external) / 1e5) / 10,
     [`${count} idle subscribers: bytes per subscriber (rss)`]: Math.round((afterUsage.rss - before.rss) / count),
+    [`${count} idle subscribers: bytes per subscriber (heap)`]: Math.round((afterUsage.heapUsed - before.heapUsed) / count),
     [`${count} idle subscribers: gc exposed (--expose-gc)`]: gc === undefined ? 0 : 1,
   };
 }
@@ -381,6 +398,7 @@ export async function benchStream(): Promise<Record<string, number | string>> {
       'server pinned to cpu 0': serverPinned ? 1 : 0,
       transport: app.server.transport,
     };
+    if (IDLE > 0) Object.assign(out, await idleMemory(app, IDLE));
     if (HUB_SUBSCRIBERS > 0) {
       Object.assign(out, await hubInProcess(app, clock, HUB_SUBSCRIBERS, 'league'));
       Object.assign(out, await hubInProcess(app, clock, HUB_SUBSCRIBERS, 'event'));
@@ -389,7 +407,6 @@ export async function benchStream(): Promise<Record<string, number | string>> {
       const filters = count === 1 ? [{}] : leagues.map((league) => ({ league: [league] }));
       Object.assign(out, await latencyRun(app, clock, count, filters));
     }
-    if (IDLE > 0) Object.assign(out, await idleMemory(app, IDLE));
     return out;
   } finally {
     await app.close();
