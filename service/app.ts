@@ -93,9 +93,20 @@ export async function startApp(options: AppOptions): Promise<App> {
   const { engine, board, persistence, durable } = await openServedBoard({ ...options, env: options.env ?? process.env, log });
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
-  // stops them in reverse. The root subscribes the two small ones; the snapshot and the
+  // stops them in reverse. The root subscribes the small ones; the snapshot and the
   // signal books subscribe themselves when built, and the list owns their close().
   const listeners = new EngineListeners(engine);
+  const authenticator = new KeyAuthenticator(persistence.keyChecker, { requireKey: config.requireKey });
+  // The push stream (WebSocket and SSE) first: its deltas leave at the end of an apply,
+  // before the other listeners' work (signal books, snapshot), none of which it reads.
+  const stream = buildStream(engine, {
+    bufferCapBytes: config.streamBufferBytes,
+    secret: config.cursorSecret || 'odds-stream-clock',
+    restored: options.engine !== undefined,
+    authenticator,
+    clock,
+  });
+  listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
   const membership = listeners.subscribe('board membership', new BoardMembership(engine, clock));
   const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock }));
@@ -122,16 +133,6 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
   };
-  const authenticator = new KeyAuthenticator(persistence.keyChecker, { requireKey: config.requireKey });
-  // The push stream (WebSocket and SSE): a listener like the others, last, so it sends what they already settled.
-  const stream = buildStream(engine, {
-    bufferCapBytes: config.streamBufferBytes,
-    secret: config.cursorSecret || 'odds-stream-clock',
-    restored: options.engine !== undefined,
-    authenticator,
-    clock,
-  });
-  listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
   const server = await createServer({
     routes: [...buildRoutes(services), ...healthRoutes(operations.readiness), ...stream.routes],
     sockets: stream.sockets,

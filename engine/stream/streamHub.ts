@@ -9,10 +9,12 @@
 // what the board can answer) gets only the rows changed after it; anything else gets a
 // fresh image marked resync.
 //
-// Fan-out: subscriptions with the same filter share one group (one compiled matcher);
-// for each applied batch, each group finds its changed rows once and renders them once
-// per wire format and odds format, and every subscription of the group gets those bytes
-// behind its own small envelope.
+// Fan-out, at the end of every apply (same tick, no timer): subscriptions with the same
+// filter share one group (one compiled matcher); each changed row is offered only to
+// the groups filed under its event, league or sportsbook (groupIndex.ts), so a batch
+// costs its rows times the groups they may match; each group renders its rows once per
+// wire format and odds format, and each distinct message (envelope included: id, clk,
+// prev) is built once and handed as the same bytes to every subscription it is for.
 //
 // Conflation keeps nothing per row: a conflating subscription only remembers the
 // point its client is at (the clk of its last message) and that something changed; when
@@ -26,6 +28,7 @@ import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
 import { formatCode, ODDS_FORMATS, type OddsFormat } from '../rowJson.ts';
 import { SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import type { ClockPoint, ClockTokens } from './streamClock.ts';
+import { GroupIndex, type IndexedGroup } from './groupIndex.ts';
 import { CompiledFilter, filterKey, oddsFilterOf, type StreamFilter } from './streamFilter.ts';
 import { plainMessage, rowsMessage, rowsMsgpack, type OutgoingMessage, type ServerOp, type WireFormat } from './streamMessages.ts';
 
@@ -34,6 +37,11 @@ export const SEGMENT_ROWS = 1000;
 /** How often a pushed-back client gets its conflated delta. */
 const BACKED_UP_INTERVAL_MS = 1000;
 
+/**
+ * 'sent': taken without pushing back (nothing queued, or less than the smallest buffer
+ * cap, 64 KiB: the hub reads bufferedAmount only after 'backpressure'); 'backpressure':
+ * queued behind earlier bytes, drained() follows; 'dropped': not taken.
+ */
 export type SinkResult = 'sent' | 'backpressure' | 'dropped';
 
 /** One client connection as the hub sees it. */
@@ -84,10 +92,16 @@ export interface StreamStats {
   bytes: number;
 }
 
-interface Group {
-  key: string;
-  compiled: CompiledFilter;
-  subs: Set<Subscription>;
+class Group implements IndexedGroup {
+  readonly subs = new Set<Subscription>();
+  pass = 0;
+  matched = new Int32Array(16);
+  matchedCount = 0;
+
+  constructor(
+    readonly key: string,
+    readonly compiled: CompiledFilter,
+  ) {}
 }
 
 class Subscription {
@@ -98,6 +112,12 @@ class Subscription {
   dirty = false;
   lastFlushAt = 0;
   readonly formatCode: number;
+  /**
+   * Subscriptions of a group whose deltas are the same bytes share them: same wire
+   * format, odds format, previous clk and id (every subscription that has kept up with
+   * its group has the same previous clk). This is the part without the clk.
+   */
+  readonly sharingPrefix: string;
 
   constructor(
     readonly id: string,
@@ -106,6 +126,7 @@ class Subscription {
     readonly request: SubscribeRequest,
   ) {
     this.formatCode = formatCode(request.oddsFormat);
+    this.sharingPrefix = `${request.format}:${this.formatCode}:`;
   }
 }
 
@@ -153,6 +174,9 @@ export class StreamClient {
     this.hub.disconnect(this);
   }
 
+  /** The shortest heartbeat interval of its subscriptions (Infinity with none); kept by the hub as they come and go. */
+  heartbeatEvery = Infinity;
+
   heartbeatMs(): number {
     let ms = Infinity;
     for (const sub of this.subs.values()) if (sub.request.heartbeatMs < ms) ms = sub.request.heartbeatMs;
@@ -186,6 +210,17 @@ export class StreamHub implements ChangeListener {
   private readonly tokens: ClockTokens;
   private readonly bufferCap: number;
   private readonly groups = new Map<string, Group>();
+  private readonly index: GroupIndex<Group>;
+  /** Numbers the fan-out passes (a group's matched rows belong to the pass it records). */
+  private pass = 0;
+  private readonly touched: Group[] = [];
+  /** One group's delta messages of the pass, by sharing key (see Subscription.sharingPrefix). */
+  private readonly shared = new Map<string, OutgoingMessage>();
+  /**
+   * Subscriptions holding back changes (dirty: conflating, or their client pushed
+   * back): the timer visits only these, not every subscription.
+   */
+  private readonly behind = new Set<Subscription>();
   private readonly clients = new Set<StreamClient>();
   private readonly timer: NodeJS.Timeout;
   /** Rows changed in the batch being applied, each once (stamp = batch number). */
@@ -193,7 +228,6 @@ export class StreamHub implements ChangeListener {
   private pendingCount = 0;
   private stamps: Uint32Array = new Uint32Array(1024);
   private batch = 1;
-  private matched: Int32Array = new Int32Array(1024);
   private readonly counters = { slowConsumerDrops: 0, resyncs: 0, resumes: 0, messages: 0, bytes: 0 };
 
   constructor(
@@ -201,6 +235,7 @@ export class StreamHub implements ChangeListener {
     options: StreamHubOptions,
   ) {
     this.tokens = options.tokens;
+    this.index = new GroupIndex(engine.store);
     this.bufferCap = options.bufferCapBytes;
     this.wallNow = options.wallNow ?? (() => performance.now());
     this.timer = setInterval(() => this.tick(), options.tickMs ?? 50);
@@ -220,14 +255,12 @@ export class StreamHub implements ChangeListener {
 
   stats(): StreamStats {
     let subscriptions = 0;
-    let conflating = 0;
     let backedUpClients = 0;
     for (const client of this.clients) {
       subscriptions += client.subs.size;
       if (client.backedUp) backedUpClients++;
-      for (const sub of client.subs.values()) if (sub.dirty) conflating++;
     }
-    return { clients: this.clients.size, subscriptions, groups: this.groups.size, conflating, backedUpClients, ...this.counters };
+    return { clients: this.clients.size, subscriptions, groups: this.groups.size, conflating: this.behind.size, backedUpClients, ...this.counters };
   }
 
   close(): void {
@@ -259,20 +292,58 @@ export class StreamHub implements ChangeListener {
     const slots = this.pending.subarray(0, count).sort((a, b) => s.seq[a]! - s.seq[b]!);
     const point = this.point();
     const clk = this.tokens.issue(point);
-    if (this.matched.length < count) this.matched = new Int32Array(count);
-    for (const group of this.groups.values()) {
-      let matched = 0;
-      for (let i = 0; i < count; i++) if (group.compiled.matches(slots[i]!)) this.matched[matched++] = slots[i]!;
-      if (matched === 0) continue;
-      const rendered = new RenderedRows(this.engine, this.matched, matched);
-      for (const sub of group.subs) {
-        if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
-          sub.dirty = true;
-          continue;
-        }
-        this.sendRows(sub, 'delta', { op: 'delta', id: sub.id, clk, prev: sub.clk }, rendered.get(sub.request.format, sub.formatCode), clk, point);
+    // Each changed row, in change order, goes to the groups that follow it (the index
+    // tests only the groups filed under its event, league or sportsbook).
+    const pass = ++this.pass;
+    const touched = this.touched;
+    touched.length = 0;
+    for (let i = 0; i < count; i++) this.index.collect(slots[i]!, pass, touched);
+    for (let i = 0; i < touched.length; i++) this.fanOut(touched[i]!, clk, point);
+    touched.length = 0;
+  }
+
+  /**
+   * One group's delta of the batch: its rows rendered once per wire and odds format,
+   * each distinct message built once and handed to every subscription it is for. A
+   * subscription that is conflating, or whose client pushes back, only notes that it
+   * has something to catch up on.
+   */
+  private fanOut(group: Group, clk: string, point: ClockPoint): void {
+    const rendered = new RenderedRows(this.engine, group.matched, group.matchedCount);
+    const shared = this.shared;
+    shared.clear();
+    // The previous subscription's message and what it was for: subscriptions in step
+    // usually follow each other, so most find their message here without a key.
+    let lastMessage: OutgoingMessage | null = null;
+    let lastPrefix = '';
+    let lastPrev = '';
+    let lastId = '';
+    for (const sub of group.subs) {
+      if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
+        sub.dirty = true;
+        this.behind.add(sub);
+        continue;
       }
+      let message: OutgoingMessage | null = lastMessage;
+      if (message === null || sub.clk !== lastPrev || sub.sharingPrefix !== lastPrefix || sub.id !== lastId) {
+        const key = `${sub.sharingPrefix}${sub.clk} ${sub.id}`;
+        message = shared.get(key) ?? null;
+        if (message === null) {
+          const format = sub.request.format;
+          const bytes = rowsMessage(format, { op: 'delta', id: sub.id, clk, prev: sub.clk }, rendered.get(format, sub.formatCode));
+          message = { op: 'delta', resumeClk: clk, bytes, binary: format === 'msgpack' };
+          shared.set(key, message);
+        }
+        lastMessage = message;
+        lastPrefix = sub.sharingPrefix;
+        lastPrev = sub.clk;
+        lastId = sub.id;
+      }
+      if (!this.deliver(sub.client, message, false)) continue;
+      sub.point = point;
+      sub.clk = clk;
     }
+    shared.clear();
   }
 
   // ---- subscriptions ---------------------------------------------------------------
@@ -287,12 +358,14 @@ export class StreamHub implements ChangeListener {
     const key = filterKey(request.filter);
     let group = this.groups.get(key);
     if (group === undefined) {
-      group = { key, compiled: new CompiledFilter(request.filter, this.engine.store), subs: new Set() };
+      group = new Group(key, new CompiledFilter(request.filter, this.engine.store));
       this.groups.set(key, group);
+      this.index.add(group);
     }
     const sub = new Subscription(request.id, client, group, request);
     group.subs.add(sub);
     client.subs.set(request.id, sub);
+    if (request.heartbeatMs < client.heartbeatEvery) client.heartbeatEvery = request.heartbeatMs;
     sub.lastFlushAt = this.wallNow();
 
     if (request.clk !== null) {
@@ -396,6 +469,7 @@ export class StreamHub implements ChangeListener {
     sub.point = point;
     sub.clk = clk;
     sub.dirty = false;
+    this.behind.delete(sub);
     sub.lastFlushAt = this.wallNow();
   }
 
@@ -410,6 +484,7 @@ export class StreamHub implements ChangeListener {
     const s = this.engine.store;
     const now = this.point();
     sub.dirty = false;
+    this.behind.delete(sub);
     sub.lastFlushAt = this.wallNow();
     if (slots.length === 0) {
       if (sub.clk === '' || now.seq === sub.point.seq) return;
@@ -466,7 +541,8 @@ export class StreamHub implements ChangeListener {
   private deliver(client: StreamClient, message: OutgoingMessage, image: boolean): boolean {
     if (client.closed) return false;
     const result = this.send(client, message);
-    if (result === 'dropped' || (!image && client.sink.bufferedAmount() > this.bufferCap)) {
+    // after 'sent' the queue is below any cap (see SinkResult): the cap is only read after backpressure
+    if (result === 'dropped' || (!image && result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap)) {
       this.dropSlow(client);
       return false;
     }
@@ -498,22 +574,28 @@ export class StreamHub implements ChangeListener {
   private leaveGroup(sub: Subscription): void {
     const group = sub.group;
     group.subs.delete(sub);
-    if (group.subs.size === 0) this.groups.delete(group.key);
+    this.behind.delete(sub);
+    sub.client.heartbeatEvery = sub.client.heartbeatMs();
+    if (group.subs.size > 0 || this.groups.get(group.key) !== group) return;
+    this.groups.delete(group.key);
+    this.index.remove(group);
   }
 
   /** Conflation intervals that are up, backed-up clients' slow flushes, and heartbeats. */
   private tick(): void {
     const now = this.wallNow();
-    for (const client of this.clients) {
-      if (client.closed) continue;
-      for (const sub of client.subs.values()) {
-        if (!sub.dirty) continue;
-        const interval = client.backedUp ? Math.max(BACKED_UP_INTERVAL_MS, sub.request.conflateMs) : sub.request.conflateMs;
-        if (now - sub.lastFlushAt >= interval) this.catchUp(sub);
-        if (client.closed) break;
+    for (const sub of this.behind) {
+      const client = sub.client;
+      if (client.closed) {
+        this.behind.delete(sub);
+        continue;
       }
+      const interval = client.backedUp ? Math.max(BACKED_UP_INTERVAL_MS, sub.request.conflateMs) : sub.request.conflateMs;
+      if (now - sub.lastFlushAt >= interval) this.catchUp(sub);
+    }
+    for (const client of this.clients) {
       if (client.closed || client.backedUp || client.subs.size === 0) continue;
-      if (now - client.lastSentAt >= client.heartbeatMs()) this.sendHeartbeat(client);
+      if (now - client.lastSentAt >= client.heartbeatEvery) this.sendHeartbeat(client);
     }
   }
 }

@@ -17,6 +17,8 @@ export interface OutgoingMessage {
   resumeClk: string | null;
   bytes: Buffer;
   binary: boolean;
+  /** The same message framed as a Server-Sent Event, built by the first SSE client that sends it (a delta is shared by every subscription it is for). */
+  sse?: Buffer;
 }
 
 const packr = new Packr({ useRecords: false, variableMapSize: true });

@@ -150,10 +150,12 @@ export function streamSseRoute(options: StreamRouteOptions): AnyRoute {
 const DATA = Buffer.from('data: ');
 const EVENT_END = Buffer.from('\n\n');
 
-/** event: <op>, id: <clk> on resume points, data: the JSON message (one line). */
+/** event: <op>, id: <clk> on resume points, data: the JSON message (one line); built once per message however many clients it goes to. */
 function sseEvent(message: OutgoingMessage): Buffer {
+  if (message.sse !== undefined) return message.sse;
   const head = message.resumeClk === null ? `event: ${message.op}\n` : `event: ${message.op}\nid: ${message.resumeClk}\n`;
-  return Buffer.concat([Buffer.from(head), DATA, message.bytes, EVENT_END]);
+  message.sse = Buffer.concat([Buffer.from(head), DATA, message.bytes, EVENT_END]);
+  return message.sse;
 }
 
 /** Queued bytes past which a stream client is disconnected as a slow consumer (STREAM_BUFFER_BYTES). */
