@@ -445,7 +445,7 @@ export interface paths {
         };
         /**
          * The full live board as one gzip JSON body (bootstrap for the /odds/updated sync).
-         * @description Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says. Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out. Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection's last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable). count is the number of rows; updated is the board's as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response's meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows. ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.
+         * @description Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says. Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out. Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection's last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable). count is the number of rows; updated is the board's as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response's meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows. ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body. X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence.
          */
         get: operations["snapshot"];
         put?: never;
@@ -736,10 +736,10 @@ export interface components {
             /** @constant */
             success: true;
         };
-        /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable. On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them. */
+        /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable; the ingest port of a read replica answers every write 403 read_only. On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them. */
         Error: {
             /** @enum {string} */
-            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable";
+            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable" | "read_only";
             /** @description A human sentence; for enums it names the valid values. */
             detail: string;
             /** @description The offending parameter, or null. */
@@ -1155,6 +1155,8 @@ export interface components {
     headers: {
         /** @description Strong ETag of this representation. */
         ETag: string;
+        /** @description The board sequence the answer reflects (the seq an ingest acknowledgement reports): the version of a snapshot, else the board as it was when the answer was written. Every node of a replicated deployment (the writer and its read replicas) serves byte-identical bodies and ETags at the same X-Board-Seq. */
+        "X-Board-Seq": number;
     };
     pathItems: never;
 }
@@ -1176,6 +1178,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1191,6 +1194,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1227,6 +1231,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1242,6 +1247,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1268,6 +1274,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1279,6 +1286,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1319,6 +1327,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1334,6 +1343,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1377,6 +1387,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1392,6 +1403,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1420,6 +1432,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1435,6 +1448,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1468,6 +1482,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1483,6 +1498,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1512,6 +1528,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1527,6 +1544,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1562,6 +1580,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1577,6 +1596,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1612,6 +1632,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1627,6 +1648,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1658,6 +1680,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1673,6 +1696,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1699,6 +1723,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1714,6 +1739,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1739,6 +1765,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1754,6 +1781,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1779,6 +1807,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1794,6 +1823,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1842,6 +1872,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1857,6 +1888,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1898,6 +1930,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1913,6 +1946,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1939,6 +1973,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1950,6 +1985,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1986,6 +2022,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2001,6 +2038,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2029,6 +2067,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2044,6 +2083,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2081,6 +2121,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2096,6 +2137,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2128,6 +2170,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2143,6 +2186,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2173,6 +2217,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2188,6 +2233,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2217,6 +2263,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2227,6 +2274,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2253,6 +2301,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2268,6 +2317,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2304,6 +2354,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2319,6 +2370,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2345,6 +2397,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2360,6 +2413,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2405,6 +2459,7 @@ export interface operations {
             /** @description Server-Sent Events, one message per event (data: the message as JSON). */
             200: {
                 headers: {
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2415,6 +2470,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2448,6 +2504,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2463,6 +2520,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2491,6 +2549,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2506,6 +2565,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2543,6 +2603,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2558,6 +2619,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2590,6 +2652,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2605,6 +2668,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;

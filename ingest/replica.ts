@@ -11,9 +11,10 @@
 // had not read: it fell behind retention) stops the replica; `stale` says so and the
 // caller restarts it, which re-bootstraps from the object store.
 //
-// Lag for /readyz: records the stream holds beyond the applied one, from the
-// consumer's pending count after each record (lagRecords), or read from the stream
-// (measureLag).
+// Lag for /readyz: records the stream holds beyond the applied one. The newest index
+// known to be in the stream moves with the consumer's pending count after each record
+// and with measureLag(), which reads the stream's newest commit (the start path calls
+// it on a timer, so a replica that receives nothing still learns it is behind).
 import type { Clock } from '../engine/clock.ts';
 import type { EngineOptions, OddsEngine } from '../engine/engine.ts';
 import { encodeEngineState } from '../engine/checkpoint.ts';
@@ -44,7 +45,8 @@ export class Replica {
   readonly restore: ReplicatedRestore;
   private applied: number;
   private appliedSeq: number;
-  private pending = 0;
+  /** The newest record index known to be in the stream. */
+  private knownLast: number;
   private messages: ConsumerMessages | null = null;
   private following: Promise<void> | null = null;
   private failure: Error | null = null;
@@ -59,6 +61,7 @@ export class Replica {
     this.restore = restore;
     this.applied = restore.appliedIndex;
     this.appliedSeq = restore.appliedSeq;
+    this.knownLast = restore.appliedIndex;
     this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
@@ -72,9 +75,9 @@ export class Replica {
     return this.applied;
   }
 
-  /** Records delivered to the consumer's server side but not applied yet, as of the last applied record. */
+  /** Records the stream is known to hold after the applied one. */
   get lagRecords(): number {
-    return this.pending;
+    return Math.max(0, this.knownLast - this.applied);
   }
 
   /** Why following stopped (fell behind retention, an unreadable record), or null while it runs. */
@@ -85,7 +88,8 @@ export class Replica {
   /** Records the stream holds after the applied one (reads the stream's newest commit). */
   async measureLag(): Promise<number> {
     const last = await lastCommit(this.options.board);
-    return Math.max(0, last.index - this.applied);
+    if (last.index > this.knownLast) this.knownLast = last.index;
+    return this.lagRecords;
   }
 
   /** Starts applying the stream's records as they come. */
@@ -110,7 +114,8 @@ export class Replica {
           applyCold(this.options.cold, record, index, this.warn);
           this.applied = index;
           this.appliedSeq = commit.seq;
-          this.pending = commit.info.pending;
+          const known = index + commit.info.pending;
+          if (known > this.knownLast) this.knownLast = known;
           this.options.afterApply?.(index);
         }
       } catch (error) {

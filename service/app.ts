@@ -26,6 +26,7 @@ import type { StreamHub } from '../engine/stream/streamHub.ts';
 import { feedChanges } from '../ingest/engineFeed.ts';
 import type { Persistence } from '../persistence/persistence.ts';
 import { openServedBoard, type DurableStart, type StartBoard } from './durableStart.ts';
+import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeedFromEnv } from '../feeds/startFeed.ts';
@@ -81,6 +82,8 @@ export interface App {
   port: number;
   /** The durable board and its ingest listener; null without a data dir. */
   durable: DurableStart | null;
+  /** With LOG=nats: the writer or the replica of the JetStream stream (service/replicatedStart.ts); else null. */
+  replicated: ReplicatedStart | null;
   close(): Promise<void>;
 }
 
@@ -91,7 +94,8 @@ export async function startApp(options: AppOptions): Promise<App> {
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');
-  const { engine, board, persistence, durable } = await openServedBoard({ ...options, env: options.env ?? process.env, log });
+  const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({ ...options, env: options.env ?? process.env, log, config });
+  if (replicated !== null) operations.readiness.probe(replicated.role, replicated.readiness);
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
   // stops them in reverse. The root subscribes the two small ones; the snapshot and the
@@ -123,7 +127,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
   };
-  const authenticator = new KeyAuthenticator(persistence.keyChecker, { requireKey: config.requireKey });
+  const authenticator = new KeyAuthenticator(keyChecker, { requireKey: config.requireKey });
   // The push stream (WebSocket and SSE): a listener like the others, last, so it sends what they already settled.
   const stream = buildStream(engine, {
     bufferCapBytes: config.streamBufferBytes,
@@ -143,21 +147,26 @@ export async function startApp(options: AppOptions): Promise<App> {
     clock,
     log,
     observer: httpMetrics,
+    boardSeq: () => engine.seq,
   });
   operations.readiness.pass('board');
 
   if (durable !== null) await durable.listen();
+  if (replicated !== null) await replicated.listen();
+  // the write path in this process: the durable board's, the replicated writer's; a replica has none
+  const writePath = durable?.durable.ingest ?? replicated?.ingest ?? null;
 
   // on a durable board the simulator's batches go through the write path like a feed's
   const simulator = new Simulator(engine, clock, {
     ratePerSecond: options.simulatorRate ?? 0,
     seed: options.simulatorSeed ?? board.options.seed,
-    submit: durable === null ? undefined : (batch) => durable.durable.ingest.submit(feedChanges(engine, batch)).then((result) => result.applied),
+    submit: writePath === null ? undefined : (batch) => writePath.submit(feedChanges(engine, batch)).then((result) => result.applied),
     warn: log,
   });
-  if ((options.simulatorRate ?? 0) > 0) simulator.start();
+  // a replica's board moves only with the stream
+  if ((options.simulatorRate ?? 0) > 0 && replicated?.role !== 'replica') simulator.start();
   // a feed in the process (FEED=the-odds-api) submits through the durable board's write path
-  const feedIngest = options.ingest ?? durable?.durable.ingest;
+  const feedIngest = options.ingest ?? writePath ?? undefined;
   const feed = feedIngest === undefined ? null : startFeedFromEnv(feedIngest, options.env ?? process.env, log);
 
   let closed = false;
@@ -173,6 +182,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     board,
     port: server.port,
     durable,
+    replicated,
     async close() {
       if (closed) return;
       closed = true;
@@ -181,6 +191,7 @@ export async function startApp(options: AppOptions): Promise<App> {
       simulator.stop();
       try {
         await durable?.close();
+        await replicated?.close();
       } finally {
         await server.close();
       }

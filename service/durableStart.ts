@@ -32,6 +32,10 @@ import { DEFAULT_MAX_BATCH_BYTES, startIngestListener } from '../ingest/listener
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import { LogDamagedError } from '../persistence/log/batchLog.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+import type { KeyChecker } from '../persistence/keyCheck.ts';
+import { natsSettingsFromConfig } from '../ingest/replicaStart.ts';
+import type { Config } from './config.ts';
+import { openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
 
 /** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
 export type StartBoard = BoardOptions | Board | 'none';
@@ -212,14 +216,20 @@ export interface ServedBoardOptions {
   ingestHost?: string;
   transport?: TransportChoice;
   log: (line: string) => void;
+  /** The settings read; with LOG=nats the board is a writer or a replica of a JetStream stream (replicatedStart.ts). */
+  config?: Config;
 }
 
 export interface ServedBoard {
   engine: OddsEngine;
   board: Board;
   persistence: Persistence;
-  /** Null without a data dir. */
+  /** Null without a data dir, and with LOG=nats. */
   durable: DurableStart | null;
+  /** The writer or replica of a JetStream stream (LOG=nats with a data dir); null otherwise. */
+  replicated: ReplicatedStart | null;
+  /** Counts API keys (the fleet's counts on a replicated node); default persistence.keyChecker. */
+  keyChecker: KeyChecker;
 }
 
 /**
@@ -229,12 +239,17 @@ export interface ServedBoard {
  */
 export async function openServedBoard(options: ServedBoardOptions): Promise<ServedBoard> {
   const { clock, env } = options;
+  const nats = options.config === undefined ? null : natsSettingsFromConfig(options.config);
+  if (nats !== null && options.dataDir !== undefined && options.engine === undefined) {
+    const replicated = await openReplicatedStart({ ...options, settings: nats, config: options.config!, dataDir: options.dataDir });
+    return { engine: replicated.engine, board: replicated.board, persistence: replicated.persistence, durable: null, replicated, keyChecker: replicated.keyChecker };
+  }
   if (options.dataDir !== undefined && options.engine === undefined) {
     mkdirSync(options.dataDir, { recursive: true });
     const persistence = openPersistence({ path: options.dbPath ?? (env.DB_PATH || join(options.dataDir, 'odds.db')), env });
     try {
       const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence });
-      return { engine: durable.engine, board: durable.board, persistence, durable };
+      return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker };
     } catch (error) {
       persistence.close();
       throw error;
@@ -246,5 +261,5 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
   if (options.engine === undefined) loadBoard(engine, board);
   const persistence = openPersistence({ path: options.dbPath, env });
   if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
-  return { engine, board, persistence, durable: null };
+  return { engine, board, persistence, durable: null, replicated: null, keyChecker: persistence.keyChecker };
 }
