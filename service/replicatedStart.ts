@@ -178,7 +178,7 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
     else if (mode === 'fixture') parts.push('fixture board loaded and checkpointed to disk and the object store');
     else parts.push('empty board (BOARD=none)');
     if (listener !== null) {
-      if (token === null) parts.push(`read-only ingest port http://${host}:${listener.port}/ingest/v1/batches (403 read_only)`);
+      if (token === null) parts.push(`ingest on http://${host}:${listener.port}/ingest/v1/batches refuses writes (403 read_only: a replica)`);
       else parts.push(`ingest on http://${host}:${listener.port}/ingest/v1/batches and ws://${host}:${listener.port}/ingest/v1/ws (${token.source === 'env' ? 'token from INGEST_TOKEN' : `token in ${token.file}`})`);
     }
     return parts.join('; ');
