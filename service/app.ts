@@ -102,7 +102,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   // signal books subscribe themselves when built, and the list owns their close().
   const listeners = new EngineListeners(engine);
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
-  const membership = listeners.subscribe('board membership', new BoardMembership(engine, clock));
+  const membership = listeners.subscribe('board membership', new BoardMembership(engine));
   const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock }));
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.
