@@ -51,8 +51,8 @@ export interface ReplicatedStartOptions {
 }
 
 export type ReplicatedNode =
-  | { role: 'writer'; nc: NatsConnection; writer: ReplicaWriter; close(): Promise<void> }
-  | { role: 'replica'; nc: NatsConnection; replica: Replica; close(): Promise<void> };
+  | { role: 'writer'; nc: NatsConnection; checkpoints: NatsCheckpointStore; writer: ReplicaWriter; close(): Promise<void> }
+  | { role: 'replica'; nc: NatsConnection; checkpoints: NatsCheckpointStore; replica: Replica; close(): Promise<void> };
 
 /** Connects and opens the writer (restored, ready to ingest) or the replica (restored and following). */
 export async function openReplicatedNode(settings: NatsSettings, options: ReplicatedStartOptions): Promise<ReplicatedNode> {
@@ -66,6 +66,7 @@ export async function openReplicatedNode(settings: NatsSettings, options: Replic
       return {
         role: 'writer',
         nc,
+        checkpoints,
         writer,
         async close() {
           await writer.close();
@@ -79,6 +80,7 @@ export async function openReplicatedNode(settings: NatsSettings, options: Replic
     return {
       role: 'replica',
       nc,
+      checkpoints,
       replica,
       async close() {
         await replica.close();

@@ -13,16 +13,16 @@
 //
 // Both count API key usage through the fleet's key-value buckets (fleetUsage.ts), so a
 // key's limits hold across every node. Cold data (events, teams, players...) comes
-// with the records like the odds; what the log does not carry is the fixture board's
-// initial cold data, which a node with a new SQLite file loads from BOARD/SEED/NOW
-// like the writer did (a fleet started on a fixture board runs with the same three;
-// a board fed from BOARD=none carries everything in the stream).
+// with the records like the odds; what the log does not carry is the start board's
+// cold data (the fixture's events, teams, players, or BOARD=none's leagues), which a
+// node with a new SQLite file generates from the writer's record of it in the object
+// store (size, seed and NOW: natsCheckpoints.ts), whatever its own BOARD, SEED and clock.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../engine/clock.ts';
 import { OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
-import type { Board } from '../engine/model.ts';
+import type { Board, BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import type { ProbeState } from '../http/routes/health.ts';
 import type { RunningServer } from '../http/server.ts';
@@ -104,12 +104,16 @@ export async function openReplicatedStart(options: ReplicatedStartOptions): Prom
       mode = start === 'none' ? 'empty' : 'fixture';
       loadBoard(engine, board);
       persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+      await node.checkpoints.putStartBoard({ size: board.options.size, seed: board.options.seed, now: board.options.now });
       await node.writer.checkpointNow();
     } else {
       board = referenceBoard(clock.now());
       if (newDb) {
-        // the fixture board's cold data is not in the stream: load it as the writer did, from the same settings
-        const initial = startBoard();
+        // the start board's cold data is not in the stream: load the board the writer
+        // recorded in the object store (its settings and NOW, not this node's)
+        const recorded = await node.checkpoints.startBoard();
+        const initial =
+          recorded === null ? startBoard() : recorded.size === 'none' ? referenceBoard(recorded.now, recorded.seed) : generateBoard({ size: recorded.size as BoardSize, seed: recorded.seed, now: recorded.now });
         const scratch = new OddsEngine(clock);
         loadBoard(scratch, initial);
         persistence.loadCold(initial, { eventsWithOdds: new Set(scratch.eventIdsWithLiveRows()) });
