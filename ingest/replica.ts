@@ -92,6 +92,19 @@ export class Replica {
     return this.lagRecords;
   }
 
+  /**
+   * Whether the replica serves a current board, for /readyz: not while following stopped
+   * (it must be restarted) nor while more than `maxLag` records behind the stream;
+   * `info` gives the figures either way.
+   */
+  readiness(maxLag: number): { ready: boolean; reason: string; info: { role: 'replica'; applied: number; lag: number } } {
+    const lag = this.lagRecords;
+    const info = { role: 'replica' as const, applied: this.applied, lag };
+    if (this.failure !== null) return { ready: false, reason: `stopped following the stream: ${this.failure.message}`, info };
+    if (lag > maxLag) return { ready: false, reason: `catching up: ${lag} records behind the stream (more than REPLICA_MAX_LAG=${maxLag})`, info };
+    return { ready: true, reason: '', info };
+  }
+
   /** Starts applying the stream's records as they come. */
   async follow(): Promise<void> {
     if (this.following !== null) return;

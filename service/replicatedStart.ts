@@ -167,12 +167,7 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
       const broken = node.writer.log.broken;
       return { ready: !broken, reason: broken ? 'a publish to the stream failed: restart the writer' : '', info: { role: 'writer', applied: node.writer.ingest.appliedIndex } };
     }
-    const replica = node.replica;
-    const lag = replica.lagRecords;
-    const info = { role: 'replica', applied: replica.appliedIndex, lag };
-    if (replica.stale !== null) return { ready: false, reason: `stopped following the stream: ${replica.stale.message}`, info };
-    if (lag > config.replicaMaxLag) return { ready: false, reason: `catching up: ${lag} records behind the stream (more than REPLICA_MAX_LAG=${config.replicaMaxLag})`, info };
-    return { ready: true, reason: '', info };
+    return node.replica.readiness(config.replicaMaxLag);
   };
 
   const describe = (): string => {
