@@ -52,6 +52,8 @@ export class Replica {
   private failure: Error | null = null;
   private stopped = false;
   private readonly warn: (line: string) => void;
+  /** Called after each applied record (options.afterApply; the bench sets it to time the lag). */
+  afterApply: ((index: number) => void) | null;
 
   private constructor(
     private readonly options: ReplicaOptions,
@@ -62,6 +64,7 @@ export class Replica {
     this.applied = restore.appliedIndex;
     this.appliedSeq = restore.appliedSeq;
     this.knownLast = restore.appliedIndex;
+    this.afterApply = options.afterApply ?? null;
     this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
@@ -129,7 +132,7 @@ export class Replica {
           this.appliedSeq = commit.seq;
           const known = index + commit.info.pending;
           if (known > this.knownLast) this.knownLast = known;
-          this.options.afterApply?.(index);
+          this.afterApply?.(index);
         }
       } catch (error) {
         if (!this.stopped) {
