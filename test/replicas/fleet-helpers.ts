@@ -184,3 +184,27 @@ export function assertSameAnswers(reference: NodeAnswers, other: NodeAnswers, wh
     assert.ok(theirs.body.equals(reply.body), `${who}: ${path} differs:\n  ${reply.body.toString().slice(0, 400)}\n  ${theirs.body.toString().slice(0, 400)}`);
   }
 }
+
+/** The first Server-Sent Event with data of a stream subscription (the image it starts with), as sent. */
+export function firstStreamEvent(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        // events are separated by a blank line; the preamble (comment, retry) carries no data
+        for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+          const event = text.slice(0, end);
+          text = text.slice(end + 2);
+          if (event.includes('data:')) {
+            resolve(event);
+            req.destroy();
+            return;
+          }
+        }
+      });
+      res.on('error', () => {});
+    });
+    req.on('error', (error) => (error.message === 'socket hang up' ? undefined : reject(error)));
+  });
+}

@@ -18,7 +18,7 @@ import type { ServiceChild } from '../ingest/service-child.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
 import { httpRequest } from '../helpers/server.ts';
-import { answers, assertSameAnswers, boardSeq, everyPath, ingestRandom, post, priceableIds, seededRandom, startNode, waitForSeq, INGEST_TOKEN } from './fleet-helpers.ts';
+import { answers, assertSameAnswers, boardSeq, everyPath, firstStreamEvent, ingestRandom, post, priceableIds, seededRandom, startNode, waitForSeq, INGEST_TOKEN } from './fleet-helpers.ts';
 import { tempDir } from './replica-helpers.ts';
 
 const REPLICA_SETTINGS = { BOARD: 'medium', SEED: '7' };
@@ -67,6 +67,12 @@ describe('a writer and two replicas as processes over JetStream', { timeout: 150
     lastSeq = run.lastSeq;
     assert.ok(paths.length > 25, `only ${paths.length} paths`);
     await assertFleetAgrees(lastSeq);
+    // the push stream starts with the same image and the same clk on every node
+    const streamPath = '/api/v1/stream/sse?league=nba';
+    const image = await firstStreamEvent(writer.port, streamPath);
+    assert.match(image, /clk/);
+    assert.equal(await firstStreamEvent(r1.port, streamPath), image, 'replica 1: stream image');
+    assert.equal(await firstStreamEvent(r2.port, streamPath), image, 'replica 2: stream image');
     // the answer names the seq it reflects; a 304 does too
     const status = await httpRequest(r1.port, '/api/v1/status');
     const again = await httpRequest(r1.port, '/api/v1/status', { headers: { 'If-None-Match': String(status.headers.etag) } });
