@@ -1,10 +1,9 @@
-// Opening a writer or a replica of a board whose log is a JetStream stream, from the
-// settings service/config.ts read (LOG, ROLE, NATS_URL, NATS_STREAM, NATS_BOARD,
+// Opening a writer or a replica of a board whose log is a JetStream stream, from its
+// settings (service/config.ts reads them: LOG, ROLE, NATS_URL, NATS_STREAM, NATS_BOARD,
 // NATS_MAX_AGE_MS, NATS_MAX_BYTES, REPLICA_ID): what the start path calls when LOG=nats.
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../engine/clock.ts';
 import type { EngineOptions } from '../engine/engine.ts';
-import { readConfig, type Config } from '../service/config.ts';
 import { NatsBatchLog } from '../persistence/nats/natsBatchLog.ts';
 import { NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
 import { openBoardStream } from '../persistence/nats/natsStream.ts';
@@ -20,25 +19,6 @@ export interface NatsSettings {
   maxAgeMs: number | undefined;
   maxBytes: number | undefined;
   replicaId: string;
-}
-
-/** The JetStream settings of a configuration, or null when LOG is not 'nats'. */
-export function natsSettingsFromConfig(config: Config): NatsSettings | null {
-  if (config.log !== 'nats') return null;
-  return {
-    role: config.role,
-    url: config.natsUrl,
-    stream: config.natsStream,
-    board: config.natsBoard,
-    maxAgeMs: config.natsMaxAgeMs,
-    maxBytes: config.natsMaxBytes,
-    replicaId: config.replicaId,
-  };
-}
-
-/** The JetStream settings read from `env` (through readConfig: a bad value throws ConfigError naming it), or null when LOG is not 'nats'. */
-export function natsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): NatsSettings | null {
-  return natsSettingsFromConfig(readConfig(env));
 }
 
 export interface ReplicatedStartOptions {

@@ -33,9 +33,8 @@ import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import { LogDamagedError } from '../persistence/log/batchLog.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
-import { natsSettingsFromConfig } from '../ingest/replicaStart.ts';
 import type { Config } from './config.ts';
-import { openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
+import { natsSettingsFromConfig, openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
 
 /** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
 export type StartBoard = BoardOptions | Board | 'none';

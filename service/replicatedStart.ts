@@ -37,8 +37,27 @@ import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { FleetKeyChecker } from '../persistence/nats/fleetKeyChecker.ts';
 import { FleetUsage } from '../persistence/nats/fleetUsage.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
-import type { Config } from './config.ts';
+import { readConfig, type Config } from './config.ts';
 import { referenceBoard, type StartBoard, type StartMode } from './durableStart.ts';
+
+/** The JetStream settings of a configuration, or null when LOG is not 'nats'. */
+export function natsSettingsFromConfig(config: Config): NatsSettings | null {
+  if (config.log !== 'nats') return null;
+  return {
+    role: config.role,
+    url: config.natsUrl,
+    stream: config.natsStream,
+    board: config.natsBoard,
+    maxAgeMs: config.natsMaxAgeMs,
+    maxBytes: config.natsMaxBytes,
+    replicaId: config.replicaId,
+  };
+}
+
+/** The JetStream settings read from `env` (through readConfig: a bad value throws ConfigError naming it), or null when LOG is not 'nats'. */
+export function natsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): NatsSettings | null {
+  return natsSettingsFromConfig(readConfig(env));
+}
 
 export interface ReplicatedStartOptions {
   settings: NatsSettings;
