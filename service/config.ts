@@ -172,7 +172,7 @@ export const SETTINGS = [
     parse: (t) => (t !== null && t.toLowerCase() === 'off' ? null : port(t, 9464)),
   }),
   setting({ key: 'metricsHost', name: 'METRICS_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the operations listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
-  // read replicas: the log on a NATS JetStream stream (ingest/replicaStart.ts, README "Read replicas")
+  // read replicas: the log on a NATS JetStream stream (service/replicatedStart.ts, README "Read replicas over NATS JetStream")
   setting({ key: 'log', name: 'LOG', fallback: 'file', allowed: LOG_KINDS.join(', '), help: 'where the batch log lives: local files in DATA_DIR, or a NATS JetStream stream (replicas follow it)', parse: oneOf(LOG_KINDS, 'file') }),
   setting({ key: 'role', name: 'ROLE', fallback: 'writer', allowed: `${ROLES.join(', ')} (replica needs LOG=nats)`, help: 'writer takes ingest; replica follows the stream and serves reads only', parse: oneOf(ROLES, 'writer') }),
   setting({ key: 'natsUrl', name: 'NATS_URL', fallback: 'nats://127.0.0.1:4222', allowed: 'a nats://, tls://, ws:// or wss:// address', help: 'the NATS server (LOG=nats)', parse: (t) => (t === null ? 'nats://127.0.0.1:4222' : /^(nats|tls|wss?):\/\/\S+$/.test(t) ? t : undefined) }),
