@@ -18,7 +18,7 @@
 import type { Clock } from '../engine/clock.ts';
 import type { EngineOptions, OddsEngine } from '../engine/engine.ts';
 import { encodeEngineState } from '../engine/checkpoint.ts';
-import { writeCheckpoint } from '../persistence/log/checkpointFiles.ts';
+import { writeCheckpoint, writeCheckpointInBackground } from '../persistence/log/checkpointFiles.ts';
 import { writeStreamPosition, type NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
 import { CONSUME_OPTIONS, headerInt, HEADER_INDEX, lastCommit, orderedCommits, recordPayload, type BoardStream } from '../persistence/nats/natsStream.ts';
 import type { ConsumerMessages } from '@nats-io/jetstream';
@@ -51,6 +51,7 @@ export class Replica {
   private following: Promise<void> | null = null;
   private failure: Error | null = null;
   private stopped = false;
+  private checkpointing: Promise<{ logIndex: number; bytes: number }> | null = null;
   private readonly warn: (line: string) => void;
   /** Called after each applied record (options.afterApply; the bench sets it to time the lag). */
   afterApply: ((index: number) => void) | null;
@@ -160,8 +161,31 @@ export class Replica {
     return { logIndex: this.applied, bytes: written.bytes };
   }
 
+  /**
+   * The same checkpoint without holding the event loop for the write: the state is
+   * encoded between records (synchronously), then written and fsync'd on the thread pool
+   * while records go on applying. Concurrent calls share one.
+   */
+  checkpointInBackground(): Promise<{ logIndex: number; bytes: number }> {
+    if (this.checkpointing !== null) return this.checkpointing;
+    const index = this.applied;
+    const seq = this.appliedSeq;
+    const body = encodeEngineState(this.engine);
+    this.checkpointing = (async () => {
+      try {
+        const written = await writeCheckpointInBackground(this.options.dataDir, index, body, { fsync: this.options.fsync });
+        writeStreamPosition(this.options.dataDir, index, seq);
+        return { logIndex: index, bytes: written.bytes };
+      } finally {
+        this.checkpointing = null;
+      }
+    })();
+    return this.checkpointing;
+  }
+
   async close(): Promise<void> {
     this.stopped = true;
+    if (this.checkpointing !== null) await this.checkpointing.catch(() => {});
     this.messages?.stop();
     await this.following;
   }

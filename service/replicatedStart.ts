@@ -173,11 +173,10 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
     every(LAG_PROBE_MS, () => void replica.measureLag().catch(() => {}));
     every(config.checkpointIntervalMs, () => {
       if (replica.appliedIndex === checkpointed || replica.stale !== null) return;
-      try {
-        checkpointed = replica.checkpointNow().logIndex;
-      } catch (error) {
-        warn(`checkpoint failed: ${String(error)}`);
-      }
+      replica.checkpointInBackground().then(
+        (written) => (checkpointed = written.logIndex),
+        (error: unknown) => warn(`checkpoint failed: ${String(error)}`),
+      );
     });
   }
 
@@ -236,7 +235,7 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
           while (ingest.inFlightCount > 0) await new Promise((resolve) => setImmediate(resolve));
           if (!node.writer.log.broken) await node.writer.checkpointNow().catch((error: unknown) => warn(`last checkpoint failed: ${String(error)}`));
         } else if (node.replica.stale === null) {
-          node.replica.checkpointNow();
+          await node.replica.checkpointInBackground().catch((error: unknown) => warn(`last checkpoint failed: ${String(error)}`));
         }
         await fleet.close();
       } finally {
