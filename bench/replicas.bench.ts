@@ -119,7 +119,7 @@ export async function benchReplicas(): Promise<Measurements> {
     }
 
     // read throughput: the replica (following an idle stream) against a stand-alone server
-    const alone = await startApp({ clock: new ManualClock(NOW), board, port: 0, env: { METRICS_PORT: 'off' }, log: () => {} });
+    const alone = await startApp({ clock: new ManualClock(NOW), board, dbPath: join(dir, 'alone.db'), port: 0, env: { METRICS_PORT: 'off' }, log: () => {} });
     apps.push(alone);
     for (const route of ROUTES) {
       const headers = { 'Accept-Encoding': 'gzip' };
