@@ -157,23 +157,24 @@ describe('a writer and two replicas as processes over JetStream', { timeout: 150
       }
     }
     const get = (node: ServiceChild) => httpRequest(node.port, '/api/v1/leagues', { headers: { 'X-Api-Key': key } });
-    // 20 requests on the writer...
-    for (let i = 0; i < 20; i++) assert.equal((await get(writer)).status, 200);
+    // 10 requests on the writer...
+    for (let i = 0; i < 10; i++) assert.equal((await get(writer)).status, 200);
     // ...which each replica learns through the usage bucket: the remaining count it answers is
-    // the fleet's (each poll counts too: polled every 300 ms while the counts flush each second)
+    // the fleet's (each poll counts too: polled every 500 ms while the counts flush each second, at most
+    // 20 polls a node, so the sync alone cannot use up the minute)
     let ownR1 = 0;
     const synced = await eventually(async () => {
       const reply = await get(r1);
       ownR1++;
-      return Number(reply.headers['x-ratelimit-remaining']) === 60 - 20 - ownR1;
-    }, 10_000, 300);
+      return Number(reply.headers['x-ratelimit-remaining']) === 60 - 10 - ownR1;
+    }, 10_000, 500);
     assert.ok(synced, 'replica 1 never counted the writer\'s requests');
     let ownR2 = 0;
     const syncedR2 = await eventually(async () => {
       const reply = await get(r2);
       ownR2++;
-      return Number(reply.headers['x-ratelimit-remaining']) === 60 - 20 - ownR1 - ownR2;
-    }, 10_000, 300);
+      return Number(reply.headers['x-ratelimit-remaining']) === 60 - 10 - ownR1 - ownR2;
+    }, 10_000, 500);
     assert.ok(syncedR2, 'replica 2 never counted the others\' requests');
     // replica 2 then serves only what is left of the minute for the whole fleet
     let served = 0;
@@ -189,7 +190,7 @@ describe('a writer and two replicas as processes over JetStream', { timeout: 150
       return refused >= 5;
     }, 20_000, 0);
     assert.ok(enough, `replica 2 never refused (served ${served})`);
-    assert.ok(20 + ownR1 + ownR2 + served <= 60, `the fleet served ${20 + ownR1 + ownR2 + served} requests of a key limited to 60 a minute`);
+    assert.ok(10 + ownR1 + ownR2 + served <= 60, `the fleet served ${10 + ownR1 + ownR2 + served} requests of a key limited to 60 a minute`);
     assert.ok(served >= 1, 'replica 2 served what was left');
   });
 });
