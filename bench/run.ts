@@ -24,6 +24,7 @@ const SECTIONS: Section[] = [
   { name: 'transports', load: async () => (await import('./http-transports.bench.ts')).benchTransports },
   { name: 'feeds', load: async () => (await import('./feeds.bench.ts')).benchFeeds },
   { name: 'ingest', load: async () => (await import('./ingest.bench.ts')).benchIngest },
+  { name: 'replicas', load: async () => (await import('./replicas.bench.ts')).benchReplicas },
 ];
 
 function formatValue(value: number | string): string {

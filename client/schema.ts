@@ -736,10 +736,10 @@ export interface components {
             /** @constant */
             success: true;
         };
-        /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable. On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them. */
+        /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable; the ingest port of a read replica answers every write 403 read_only. On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them. */
         Error: {
             /** @enum {string} */
-            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable";
+            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable" | "read_only";
             /** @description A human sentence; for enums it names the valid values. */
             detail: string;
             /** @description The offending parameter, or null. */
@@ -1155,7 +1155,7 @@ export interface components {
     headers: {
         /** @description Strong ETag of this representation. */
         ETag: string;
-        /** @description The board sequence the body reflects (the seq an ingest acknowledgement reports). */
+        /** @description The board sequence the answer reflects (the seq an ingest acknowledgement reports): the version of a snapshot, else the board as it was when the answer was written. Every node of a replicated deployment (the writer and its read replicas) serves byte-identical bodies and ETags at the same X-Board-Seq. */
         "X-Board-Seq": number;
     };
     pathItems: never;
@@ -1178,6 +1178,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1193,6 +1194,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1229,6 +1231,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1244,6 +1247,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1270,6 +1274,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1281,6 +1286,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1321,6 +1327,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1336,6 +1343,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1379,6 +1387,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1394,6 +1403,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1422,6 +1432,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1437,6 +1448,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1470,6 +1482,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1485,6 +1498,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1514,6 +1528,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1529,6 +1544,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1564,6 +1580,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1579,6 +1596,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1614,6 +1632,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1629,6 +1648,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1660,6 +1680,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1675,6 +1696,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1701,6 +1723,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1716,6 +1739,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1741,6 +1765,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1756,6 +1781,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1781,6 +1807,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1796,6 +1823,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1844,6 +1872,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1859,6 +1888,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1900,6 +1930,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1915,6 +1946,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1941,6 +1973,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1952,6 +1985,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1988,6 +2022,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2003,6 +2038,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2031,6 +2067,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2046,6 +2083,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2083,6 +2121,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2098,6 +2137,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2130,6 +2170,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2145,6 +2186,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2175,6 +2217,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2190,6 +2233,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2230,6 +2274,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2256,6 +2301,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2271,6 +2317,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2307,6 +2354,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2322,6 +2370,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2348,6 +2397,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2363,6 +2413,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2408,6 +2459,7 @@ export interface operations {
             /** @description Server-Sent Events, one message per event (data: the message as JSON). */
             200: {
                 headers: {
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2418,6 +2470,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2451,6 +2504,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2466,6 +2520,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2494,6 +2549,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2509,6 +2565,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2546,6 +2603,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2561,6 +2619,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2593,6 +2652,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2608,6 +2668,7 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content?: never;

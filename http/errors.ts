@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'batch_too_large',
   'unsupported_media_type',
   'log_unavailable',
+  // a write sent to a read replica's ingest port
+  'read_only',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -11,7 +11,8 @@ export const OPENAPI_PATH = '/api/v1/openapi.json';
 const INFO_DESCRIPTION = [
   'Read-only sportsbook and DFS odds service. This document is the contract: every route, parameter, record and error.',
   'Every path answers GET and HEAD (HEAD: same headers, no body); OPTIONS answers a 204 CORS preflight; other methods 405 method_not_allowed with Allow: GET, HEAD, OPTIONS.',
-  'Every response carries Access-Control-Allow-Origin: * and exposes ETag, X-RateLimit-* and Retry-After.',
+  'Every response carries Access-Control-Allow-Origin: * and exposes ETag, X-RateLimit-*, Retry-After and X-Board-Seq.',
+  'Every data response (200 and 304) carries X-Board-Seq, the board sequence it reflects. A writer and its read replicas serve the same bytes and ETags at the same X-Board-Seq, so a client behind a load balancer keeps its ETags, cursors and stream position when it lands on another node; a client that must not see the board go back waits for an X-Board-Seq at least the last one it saw.',
   'JSON is application/json; charset=utf-8. Accept: application/msgpack returns the same envelope as MessagePack (ETag suffix -mp); Accept-Encoding: gzip compresses bodies over 1 KiB (ETag suffix -gz). Error bodies are always JSON.',
   'ETags are strong and change exactly when the body bytes change; a matching If-None-Match answers 304 without a body.',
   'Query parameters: unknown names are ignored and listed in meta.warnings; a repeated parameter: the last one wins; an empty value counts as absent; + decodes to a space.',
@@ -59,7 +60,7 @@ function operationOf(route: AnyRoute): Record<string, unknown> {
   }));
   const responses: Record<string, unknown> = {
     '200': successResponse(route),
-    '304': { description: 'If-None-Match matched the current ETag: no body.', headers: { ETag: { $ref: '#/components/headers/ETag' } } },
+    '304': { description: 'If-None-Match matched the current ETag: no body.', headers: { ETag: { $ref: '#/components/headers/ETag' }, 'X-Board-Seq': { $ref: '#/components/headers/X-Board-Seq' } } },
   };
   if (route.query.length > 0) responses['400'] = { $ref: '#/components/responses/BadRequest' };
   const authenticated = route.authenticate !== false;
@@ -85,13 +86,12 @@ function operationOf(route: AnyRoute): Record<string, unknown> {
 function successResponse(route: AnyRoute): Record<string, unknown> {
   const ref = { $ref: `#/components/schemas/${route.response}` };
   const kind = route.responseKind ?? 'envelope';
-  const headers = { ETag: { $ref: '#/components/headers/ETag' } };
+  const headers = { ETag: { $ref: '#/components/headers/ETag' }, 'X-Board-Seq': { $ref: '#/components/headers/X-Board-Seq' } };
   if (kind === 'event-stream') {
-    return { description: 'Server-Sent Events, one message per event (data: the message as JSON).', content: { 'text/event-stream': { schema: ref } } };
+    return { description: 'Server-Sent Events, one message per event (data: the message as JSON).', headers: { 'X-Board-Seq': headers['X-Board-Seq'] }, content: { 'text/event-stream': { schema: ref } } };
   }
   if (kind === 'gzip-json') {
-    const withSeq = { ...headers, 'X-Board-Seq': { $ref: '#/components/headers/X-Board-Seq' } };
-    return { description: 'JSON body, always Content-Encoding: gzip.', headers: withSeq, content: { 'application/json': { schema: ref } } };
+    return { description: 'JSON body, always Content-Encoding: gzip.', headers, content: { 'application/json': { schema: ref } } };
   }
   const schema =
     kind === 'document'
@@ -138,7 +138,11 @@ const ERROR_RESPONSES = {
 
 const HEADERS = {
   ETag: { description: 'Strong ETag of this representation.', schema: { type: 'string' } },
-  'X-Board-Seq': { description: 'The board sequence the body reflects (the seq an ingest acknowledgement reports).', schema: { type: 'integer', minimum: 0 } },
+  'X-Board-Seq': {
+    description:
+      'The board sequence the answer reflects (the seq an ingest acknowledgement reports): the version of a snapshot, else the board as it was when the answer was written. Every node of a replicated deployment (the writer and its read replicas) serves byte-identical bodies and ETags at the same X-Board-Seq.',
+    schema: { type: 'integer', minimum: 0 },
+  },
 };
 
 /** The route serving the document itself; built at start-up (an unknown response schema fails fast). */

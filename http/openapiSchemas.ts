@@ -52,7 +52,7 @@ const Envelope: Schema = {
 const ErrorSchema: Schema = {
   type: 'object',
   description:
-    'Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable. On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them.',
+    'Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable; the ingest port of a read replica answers every write 403 read_only. On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them.',
   required: ['success', 'code', 'detail', 'param'],
   additionalProperties: false,
   properties: {

@@ -55,6 +55,13 @@ export interface ServerOptions {
   log?: (line: string, fields?: { requestId: string }) => void;
   /** Told of every answered request (metrics, access log). */
   observer?: RequestObserver;
+  /**
+   * The board sequence the answers reflect (the engine's seq), sent as X-Board-Seq on
+   * every data answer, so a client behind a load balancer can tell which state a node
+   * served and wait for a node that reached its last one. A cached body still valid
+   * at the request reflects the board as it is then, so the seq at answer time is right.
+   */
+  boardSeq?: () => number;
 }
 
 export interface RunningServer {
@@ -161,6 +168,10 @@ class Facade {
   private readonly cacheableBlock: HeaderBlock;
   private readonly observer: RequestObserver | null;
   private readonly requestIds = new RequestIds();
+  private readonly boardSeq: (() => number) | null;
+  /** X-Board-Seq's text for lastSeq: made once per board change, not per answer. */
+  private lastSeq = -1;
+  private lastSeqText = '';
 
   constructor(router: Router, transport: Transport, options: ServerOptions) {
     this.router = router;
@@ -171,6 +182,18 @@ class Facade {
     this.corsBlock = transport.headerBlock(CORS_HEADERS);
     this.cacheableBlock = transport.headerBlock(CACHEABLE_HEADERS);
     this.observer = options.observer ?? null;
+    this.boardSeq = options.boardSeq ?? null;
+  }
+
+  /** Writes X-Board-Seq when the server knows the board. */
+  private writeBoardSeq(res: TransportResponse): void {
+    if (this.boardSeq === null) return;
+    const seq = this.boardSeq();
+    if (seq !== this.lastSeq) {
+      this.lastSeq = seq;
+      this.lastSeqText = String(seq);
+    }
+    res.writeHeader('X-Board-Seq', this.lastSeqText);
   }
 
   onRequest(res: TransportResponse, req: TransportRequest): void {
@@ -345,6 +368,7 @@ class Facade {
     x.done = true;
     res.cork(() => {
       res.writeStatus('200 OK').writeHeader('Content-Type', result.contentType).writeHeader('Cache-Control', 'no-cache').writeHeader('X-Accel-Buffering', 'no');
+      this.writeBoardSeq(res);
       this.writeCommonHeaders(x);
       if (x.head) {
         res.endWithoutBody();
@@ -412,6 +436,7 @@ class Facade {
       if (ifNoneMatchHits(x.ifNoneMatch, etag)) {
         x.status = 304;
         res.writeStatus('304 Not Modified').writeHeader('ETag', etag);
+        this.writeBoardSeq(res);
         this.writeCommonHeaders(x, this.cacheableBlock);
         res.endWithoutBody();
         return;
@@ -421,6 +446,7 @@ class Facade {
       res.writeHeader('Content-Type', VARIANT_CONTENT_TYPE[variant]!);
       if ((variant & 1) === 1) res.writeHeader('Content-Encoding', 'gzip');
       res.writeHeader('ETag', etag);
+      this.writeBoardSeq(res);
       this.writeCommonHeaders(x, this.cacheableBlock);
       this.end(x, bytes);
     });
@@ -434,6 +460,7 @@ class Facade {
       res.cork(() => {
         res.writeStatus('304 Not Modified').writeHeader('ETag', result.etag);
         if (result.boardSeq !== undefined) res.writeHeader('X-Board-Seq', String(result.boardSeq));
+        else this.writeBoardSeq(res);
         this.writeCommonHeaders(x);
         res.endWithoutBody();
       });
@@ -443,6 +470,7 @@ class Facade {
     const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ['X-Request-Id', x.requestId], ...x.authHeaders];
     if (result.contentEncoding !== undefined) headers.push(['Content-Encoding', result.contentEncoding]);
     if (result.boardSeq !== undefined) headers.push(['X-Board-Seq', String(result.boardSeq)]);
+    else if (this.boardSeq !== null) headers.push(['X-Board-Seq', String(this.boardSeq())]);
     if (x.head) {
       let length = 0;
       for (const chunk of result.chunks) length += chunk.length;

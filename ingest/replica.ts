@@ -11,13 +11,14 @@
 // had not read: it fell behind retention) stops the replica; `stale` says so and the
 // caller restarts it, which re-bootstraps from the object store.
 //
-// Lag for /readyz: records the stream holds beyond the applied one, from the
-// consumer's pending count after each record (lagRecords), or read from the stream
-// (measureLag).
+// Lag for /readyz: records the stream holds beyond the applied one. The newest index
+// known to be in the stream moves with the consumer's pending count after each record
+// and with measureLag(), which reads the stream's newest commit (the start path calls
+// it on a timer, so a replica that receives nothing still learns it is behind).
 import type { Clock } from '../engine/clock.ts';
 import type { EngineOptions, OddsEngine } from '../engine/engine.ts';
 import { encodeEngineState } from '../engine/checkpoint.ts';
-import { writeCheckpoint } from '../persistence/log/checkpointFiles.ts';
+import { writeCheckpoint, writeCheckpointInBackground } from '../persistence/log/checkpointFiles.ts';
 import { writeStreamPosition, type NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
 import { CONSUME_OPTIONS, headerInt, HEADER_INDEX, lastCommit, orderedCommits, recordPayload, type BoardStream } from '../persistence/nats/natsStream.ts';
 import type { ConsumerMessages } from '@nats-io/jetstream';
@@ -44,12 +45,16 @@ export class Replica {
   readonly restore: ReplicatedRestore;
   private applied: number;
   private appliedSeq: number;
-  private pending = 0;
+  /** The newest record index known to be in the stream. */
+  private knownLast: number;
   private messages: ConsumerMessages | null = null;
   private following: Promise<void> | null = null;
   private failure: Error | null = null;
   private stopped = false;
+  private checkpointing: Promise<{ logIndex: number; bytes: number }> | null = null;
   private readonly warn: (line: string) => void;
+  /** Called after each applied record (options.afterApply; the bench sets it to time the lag). */
+  afterApply: ((index: number) => void) | null;
 
   private constructor(
     private readonly options: ReplicaOptions,
@@ -59,6 +64,8 @@ export class Replica {
     this.restore = restore;
     this.applied = restore.appliedIndex;
     this.appliedSeq = restore.appliedSeq;
+    this.knownLast = restore.appliedIndex;
+    this.afterApply = options.afterApply ?? null;
     this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
@@ -72,9 +79,9 @@ export class Replica {
     return this.applied;
   }
 
-  /** Records delivered to the consumer's server side but not applied yet, as of the last applied record. */
+  /** Records the stream is known to hold after the applied one. */
   get lagRecords(): number {
-    return this.pending;
+    return Math.max(0, this.knownLast - this.applied);
   }
 
   /** Why following stopped (fell behind retention, an unreadable record), or null while it runs. */
@@ -85,7 +92,21 @@ export class Replica {
   /** Records the stream holds after the applied one (reads the stream's newest commit). */
   async measureLag(): Promise<number> {
     const last = await lastCommit(this.options.board);
-    return Math.max(0, last.index - this.applied);
+    if (last.index > this.knownLast) this.knownLast = last.index;
+    return this.lagRecords;
+  }
+
+  /**
+   * Whether the replica serves a current board, for /readyz: not while following stopped
+   * (it must be restarted) nor while more than `maxLag` records behind the stream;
+   * `info` gives the figures either way.
+   */
+  readiness(maxLag: number): { ready: boolean; reason: string; info: { role: 'replica'; applied: number; lag: number } } {
+    const lag = this.lagRecords;
+    const info = { role: 'replica' as const, applied: this.applied, lag };
+    if (this.failure !== null) return { ready: false, reason: `stopped following the stream: ${this.failure.message}`, info };
+    if (lag > maxLag) return { ready: false, reason: `catching up: ${lag} records behind the stream (more than REPLICA_MAX_LAG=${maxLag})`, info };
+    return { ready: true, reason: '', info };
   }
 
   /** Starts applying the stream's records as they come. */
@@ -110,8 +131,9 @@ export class Replica {
           applyCold(this.options.cold, record, index, this.warn);
           this.applied = index;
           this.appliedSeq = commit.seq;
-          this.pending = commit.info.pending;
-          this.options.afterApply?.(index);
+          const known = index + commit.info.pending;
+          if (known > this.knownLast) this.knownLast = known;
+          this.afterApply?.(index);
         }
       } catch (error) {
         if (!this.stopped) {
@@ -139,8 +161,31 @@ export class Replica {
     return { logIndex: this.applied, bytes: written.bytes };
   }
 
+  /**
+   * The same checkpoint without holding the event loop for the write: the state is
+   * encoded between records (synchronously), then written and fsync'd on the thread pool
+   * while records go on applying. Concurrent calls share one.
+   */
+  checkpointInBackground(): Promise<{ logIndex: number; bytes: number }> {
+    if (this.checkpointing !== null) return this.checkpointing;
+    const index = this.applied;
+    const seq = this.appliedSeq;
+    const body = encodeEngineState(this.engine);
+    this.checkpointing = (async () => {
+      try {
+        const written = await writeCheckpointInBackground(this.options.dataDir, index, body, { fsync: this.options.fsync });
+        writeStreamPosition(this.options.dataDir, index, seq);
+        return { logIndex: index, bytes: written.bytes };
+      } finally {
+        this.checkpointing = null;
+      }
+    })();
+    return this.checkpointing;
+  }
+
   async close(): Promise<void> {
     this.stopped = true;
+    if (this.checkpointing !== null) await this.checkpointing.catch(() => {});
     this.messages?.stop();
     await this.following;
   }

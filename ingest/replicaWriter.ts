@@ -6,7 +6,7 @@
 import { encodeEngineState } from '../engine/checkpoint.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { EngineOptions, OddsEngine } from '../engine/engine.ts';
-import { writeCheckpoint } from '../persistence/log/checkpointFiles.ts';
+import { writeCheckpointInBackground } from '../persistence/log/checkpointFiles.ts';
 import { NatsBatchLog } from '../persistence/nats/natsBatchLog.ts';
 import { writeStreamPosition, type NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
 import { Ingest, type ColdStore } from './ingest.ts';
@@ -66,12 +66,16 @@ export class ReplicaWriter {
   checkpointNow(): Promise<WriterCheckpoint | null> {
     if (this.checkpointing !== null) return this.checkpointing;
     this.checkpointing = (async () => {
+      // yield first: with nothing new the body would finish (and clear the flag in its
+      // finally) before the assignment, leaving the flag set and every later call a no-op
+      await Promise.resolve();
       try {
         const index = this.ingest.appliedIndex;
         if (index === this.lastCheckpointIndex) return null;
         const seq = index === this.options.log.lastIndex ? this.options.log.lastCommitSeq : 0;
         const body = encodeEngineState(this.engine); // synchronous: no batch applies during it
-        const written = writeCheckpoint(this.options.dataDir, index, body, { fsync: this.options.fsync });
+        // a copy of the state: written and fsync'd off the event loop while batches go on applying
+        const written = await writeCheckpointInBackground(this.options.dataDir, index, body, { fsync: this.options.fsync });
         writeStreamPosition(this.options.dataDir, index, seq);
         await this.options.checkpoints.put(index, seq, body);
         this.lastCheckpointIndex = index;

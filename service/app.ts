@@ -26,6 +26,7 @@ import type { StreamHub } from '../engine/stream/streamHub.ts';
 import { feedChanges } from '../ingest/engineFeed.ts';
 import type { Persistence } from '../persistence/persistence.ts';
 import { openServedBoard, type DurableStart, type StartBoard } from './durableStart.ts';
+import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeedFromEnv } from '../feeds/startFeed.ts';
@@ -80,6 +81,8 @@ export interface App {
   port: number;
   /** The durable board and its ingest listener; null without a data dir. */
   durable: DurableStart | null;
+  /** With LOG=nats: the writer or the replica of the JetStream stream (service/replicatedStart.ts); else null. */
+  replicated: ReplicatedStart | null;
   close(): Promise<void>;
 }
 
@@ -90,25 +93,27 @@ export async function startApp(options: AppOptions): Promise<App> {
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');
-  const { engine, board, persistence, durable } = await openServedBoard({ ...options, env: options.env ?? process.env, log });
+  const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({ ...options, env: options.env ?? process.env, log, config });
+  if (replicated !== null) operations.readiness.probe(replicated.role, replicated.readiness);
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
   // stops them in reverse. The root subscribes the small ones; the snapshot and the
   // signal books subscribe themselves when built, and the list owns their close().
   const listeners = new EngineListeners(engine);
-  const authenticator = new KeyAuthenticator(persistence.keyChecker, { requireKey: config.requireKey });
+  const authenticator = new KeyAuthenticator(keyChecker, { requireKey: config.requireKey });
   // The push stream (WebSocket and SSE) first: its deltas leave at the end of an apply,
   // before the other listeners' work (signal books, snapshot), none of which it reads.
   const stream = buildStream(engine, {
     bufferCapBytes: config.streamBufferBytes,
     secret: config.cursorSecret || 'odds-stream-clock',
-    restored: options.engine !== undefined,
+    // a board restored from disk, or one node of a replicated board: the epoch comes from the board, so clk tokens move between restarts and nodes
+    restored: options.engine !== undefined || replicated !== null,
     authenticator,
     clock,
   });
   listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
-  const membership = listeners.subscribe('board membership', new BoardMembership(engine, clock));
+  const membership = listeners.subscribe('board membership', new BoardMembership(engine));
   const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock }));
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.
@@ -143,21 +148,26 @@ export async function startApp(options: AppOptions): Promise<App> {
     clock,
     log,
     observer: httpMetrics,
+    boardSeq: () => engine.seq,
   });
   operations.readiness.pass('board');
 
   if (durable !== null) await durable.listen();
+  if (replicated !== null) await replicated.listen();
+  // the write path in this process: the durable board's, the replicated writer's; a replica has none
+  const writePath = durable?.durable.ingest ?? replicated?.ingest ?? null;
 
   // on a durable board the simulator's batches go through the write path like a feed's
   const simulator = new Simulator(engine, clock, {
     ratePerSecond: options.simulatorRate ?? 0,
     seed: options.simulatorSeed ?? board.options.seed,
-    submit: durable === null ? undefined : (batch) => durable.durable.ingest.submit(feedChanges(engine, batch)).then((result) => result.applied),
+    submit: writePath === null ? undefined : (batch) => writePath.submit(feedChanges(engine, batch)).then((result) => result.applied),
     warn: log,
   });
-  if ((options.simulatorRate ?? 0) > 0) simulator.start();
+  // a replica's board moves only with the stream
+  if ((options.simulatorRate ?? 0) > 0 && replicated?.role !== 'replica') simulator.start();
   // a feed in the process (FEED=the-odds-api) submits through the durable board's write path
-  const feedIngest = options.ingest ?? durable?.durable.ingest;
+  const feedIngest = options.ingest ?? writePath ?? undefined;
   const feed = feedIngest === undefined ? null : startFeedFromEnv(feedIngest, options.env ?? process.env, log);
 
   let closed = false;
@@ -173,6 +183,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     board,
     port: server.port,
     durable,
+    replicated,
     async close() {
       if (closed) return;
       closed = true;
@@ -181,6 +192,7 @@ export async function startApp(options: AppOptions): Promise<App> {
       simulator.stop();
       try {
         await durable?.close();
+        await replicated?.close();
       } finally {
         await server.close();
       }

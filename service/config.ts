@@ -8,6 +8,7 @@
 // An empty value counts as unset (`PORT= npm start` takes the default). Secrets
 // (CURSOR_SECRET, INGEST_TOKEN) are never echoed: an error names the variable only.
 import { existsSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { parseInstant } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { DEFAULT_DB_PATH } from '../persistence/database.ts';
@@ -46,6 +47,20 @@ export interface Config {
   /** The operations listener (/metrics, /healthz, /readyz); 0 picks an ephemeral port, null turns it off. */
   metricsPort: number | null;
   metricsHost: string;
+  /** Where the batch log lives: the local files in DATA_DIR, or a NATS JetStream stream. */
+  log: 'file' | 'nats';
+  /** writer: takes ingest and publishes to the log; replica: follows the stream, read only (needs LOG=nats). */
+  role: 'writer' | 'replica';
+  natsUrl: string;
+  natsStream: string;
+  /** The board's name in the stream's subjects. */
+  natsBoard: string;
+  natsMaxAgeMs: number | undefined;
+  natsMaxBytes: number | undefined;
+  /** This node's name in the fleet's usage buckets. */
+  replicaId: string;
+  /** A replica further behind the stream than this many records answers /readyz 503. */
+  replicaMaxLag: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -99,6 +114,11 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 const TRANSPORTS = ['auto', 'uws', 'node'] as const;
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
 const DEFAULT_CHECKPOINT_LOG_BYTES = 256 * 1024 * 1024;
+const LOG_KINDS = ['file', 'nats'] as const;
+const ROLES = ['writer', 'replica'] as const;
+const NAME_TOKEN = /^[A-Za-z0-9_-]+$/;
+/** Unset stays undefined (the stream's default applies); a value must be a positive integer. */
+const positiveOrUnset = (t: string | null): number | undefined => (t !== null && /^[1-9]\d*$/.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : undefined);
 
 export const SETTINGS = [
   setting({ key: 'port', name: 'PORT', fallback: '8080', allowed: 'an integer from 0 to 65535 (0: any free port)', help: 'port of the public API', parse: (t) => port(t, 8080) }),
@@ -152,6 +172,16 @@ export const SETTINGS = [
     parse: (t) => (t !== null && t.toLowerCase() === 'off' ? null : port(t, 9464)),
   }),
   setting({ key: 'metricsHost', name: 'METRICS_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the operations listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
+  // read replicas: the log on a NATS JetStream stream (service/replicatedStart.ts, README "Read replicas over NATS JetStream")
+  setting({ key: 'log', name: 'LOG', fallback: 'file', allowed: LOG_KINDS.join(', '), help: 'where the batch log lives: local files in DATA_DIR, or a NATS JetStream stream (replicas follow it)', parse: oneOf(LOG_KINDS, 'file') }),
+  setting({ key: 'role', name: 'ROLE', fallback: 'writer', allowed: `${ROLES.join(', ')} (replica needs LOG=nats)`, help: 'writer takes ingest; replica follows the stream and serves reads only', parse: oneOf(ROLES, 'writer') }),
+  setting({ key: 'natsUrl', name: 'NATS_URL', fallback: 'nats://127.0.0.1:4222', allowed: 'a nats://, tls://, ws:// or wss:// address', help: 'the NATS server (LOG=nats)', parse: (t) => (t === null ? 'nats://127.0.0.1:4222' : /^(nats|tls|wss?):\/\/\S+$/.test(t) ? t : undefined) }),
+  setting({ key: 'natsStream', name: 'NATS_STREAM', fallback: 'ODDS', allowed: "letters, digits, '-', '_'", help: 'the JetStream stream of the log (its object store and usage buckets are named after it)', parse: (t) => (t === null ? 'ODDS' : NAME_TOKEN.test(t) ? t : undefined) }),
+  setting({ key: 'natsBoard', name: 'NATS_BOARD', fallback: 'main', allowed: "letters, digits, '-', '_'", help: "the board's name in the stream's subjects", parse: (t) => (t === null ? 'main' : NAME_TOKEN.test(t) ? t : undefined) }),
+  setting({ key: 'natsMaxAgeMs', name: 'NATS_MAX_AGE_MS', fallback: String(7 * 24 * 3600_000), allowed: 'a positive integer', help: 'the stream drops records older than this', parse: positiveOrUnset }),
+  setting({ key: 'natsMaxBytes', name: 'NATS_MAX_BYTES', fallback: String(8 * 1024 ** 3), allowed: 'a positive integer', help: 'the stream keeps at most this many bytes, dropping the oldest', parse: positiveOrUnset }),
+  setting({ key: 'replicaId', name: 'REPLICA_ID', fallback: '(the host name)', allowed: "letters, digits, '-', '_' (others become '_')", help: "this node's name in the fleet's API key usage counts; unique per node", parse: (t) => (t ?? hostname()).replace(/[^A-Za-z0-9_-]/g, '_') }),
+  setting({ key: 'replicaMaxLag', name: 'REPLICA_MAX_LAG', fallback: '1000', allowed: 'a non-negative integer', help: 'a replica more records than this behind the stream answers /readyz 503 (catching up)', parse: (t) => intIn(0, Number.MAX_SAFE_INTEGER)(t, 1000) }),
 ] as const;
 
 export interface ConfigProblem {
@@ -179,6 +209,8 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     if (value === undefined && text !== null) problems.push({ name: s.name, value: s.secret === true ? null : raw!, allowed: s.allowed });
     else config[s.key] = value;
   }
+  // a replica follows the writer through the stream: there is none with the local log
+  if (problems.length === 0 && config.role === 'replica' && config.log !== 'nats') problems.push({ name: 'ROLE', value: env.ROLE!, allowed: 'writer with LOG=file (replica needs LOG=nats)' });
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;
 }

@@ -33,6 +33,9 @@ import { DEFAULT_MAX_BATCH_BYTES, startIngestListener } from '../ingest/listener
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import { LogDamagedError } from '../persistence/log/batchLog.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+import type { KeyChecker } from '../persistence/keyCheck.ts';
+import type { Config } from './config.ts';
+import { natsSettingsFromConfig, openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
 
 /** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
 export type StartBoard = BoardOptions | Board | 'none';
@@ -243,14 +246,20 @@ export interface ServedBoardOptions {
   transport?: TransportChoice;
   log: (line: string) => void;
   progress?: boolean;
+  /** The settings read; with LOG=nats the board is a writer or a replica of a JetStream stream (replicatedStart.ts). */
+  config?: Config;
 }
 
 export interface ServedBoard {
   engine: OddsEngine;
   board: Board;
   persistence: Persistence;
-  /** Null without a data dir. */
+  /** Null without a data dir, and with LOG=nats. */
   durable: DurableStart | null;
+  /** The writer or replica of a JetStream stream (LOG=nats with a data dir); null otherwise. */
+  replicated: ReplicatedStart | null;
+  /** Counts API keys (the fleet's counts on a replicated node); default persistence.keyChecker. */
+  keyChecker: KeyChecker;
 }
 
 /**
@@ -260,12 +269,17 @@ export interface ServedBoard {
  */
 export async function openServedBoard(options: ServedBoardOptions): Promise<ServedBoard> {
   const { clock, env } = options;
+  const nats = options.config === undefined ? null : natsSettingsFromConfig(options.config);
+  if (nats !== null && options.dataDir !== undefined && options.engine === undefined) {
+    const replicated = await openReplicatedStart({ ...options, settings: nats, config: options.config!, dataDir: options.dataDir });
+    return { engine: replicated.engine, board: replicated.board, persistence: replicated.persistence, durable: null, replicated, keyChecker: replicated.keyChecker };
+  }
   if (options.dataDir !== undefined && options.engine === undefined) {
     mkdirSync(options.dataDir, { recursive: true });
     const persistence = openPersistence({ path: options.dbPath ?? (env.DB_PATH || join(options.dataDir, 'odds.db')), env });
     try {
       const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence });
-      return { engine: durable.engine, board: durable.board, persistence, durable };
+      return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker };
     } catch (error) {
       persistence.close();
       throw error;
@@ -277,5 +291,5 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
   if (options.engine === undefined) loadBoard(engine, options.progress === true ? withLoadProgress(board) : board);
   const persistence = openPersistence({ path: options.dbPath, env });
   if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
-  return { engine, board, persistence, durable: null };
+  return { engine, board, persistence, durable: null, replicated: null, keyChecker: persistence.keyChecker };
 }

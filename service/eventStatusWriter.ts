@@ -5,6 +5,9 @@
 // row is added, so row inserts/removes mark it for re-checking too. Reads that filter
 // or render on these columns call flush() first (a no-op when nothing is pending), so
 // they see the engine's state at the time of the read, not up to one interval late.
+// The time a flush records (the events' meta.updated) is the newest change's own time
+// (a row's update time, the board's as-of time for a status change), not the clock at
+// the flush: a replica applying the writer's logged batches records the writer's times.
 import type { Clock } from '../engine/clock.ts';
 import type { ChangeKind, ChangeListener, OddsEngine } from '../engine/engine.ts';
 import type { Persistence } from '../persistence/persistence.ts';
@@ -19,6 +22,8 @@ export class EventStatusWriter implements ChangeListener {
   /** Events with live rows as of the last flush (what SQLite's has_odds says). */
   private live: Set<string>;
   private readonly timer: NodeJS.Timeout;
+  /** Time of the newest change pending (0: none). */
+  private pendingAt = 0;
 
   constructor(
     private readonly engine: OddsEngine,
@@ -30,12 +35,17 @@ export class EventStatusWriter implements ChangeListener {
     this.timer.unref();
   }
 
-  rowChanged(_slot: number, kind: ChangeKind): void {
-    if (kind === 'insert' || kind === 'remove') this.membershipChanged = true;
+  rowChanged(slot: number, kind: ChangeKind): void {
+    if (kind !== 'insert' && kind !== 'remove') return;
+    this.membershipChanged = true;
+    const at = this.engine.store.updated[slot]!;
+    if (at > this.pendingAt) this.pendingAt = at;
   }
 
   eventChanged(eventId: string): void {
     this.pending.add(eventId);
+    const at = this.engine.asOf();
+    if (at > this.pendingAt) this.pendingAt = at;
   }
 
   /** True when the engine has changes SQLite does not show yet. */
@@ -59,7 +69,9 @@ export class EventStatusWriter implements ChangeListener {
       if (event) changes.push({ id, status: event.status, hasOdds: this.live.has(id) });
     }
     this.pending.clear();
-    if (changes.length > 0) this.persistence.updateEventStatuses(changes, this.clock.now());
+    const at = this.pendingAt > 0 ? this.pendingAt : this.clock.now();
+    this.pendingAt = 0;
+    if (changes.length > 0) this.persistence.updateEventStatuses(changes, at);
   }
 
   close(): void {

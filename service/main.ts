@@ -65,10 +65,12 @@ async function main(): Promise<void> {
   });
   const seconds = (performance.now() - started) / 1000;
   const rows = `${app.engine.liveRows.toLocaleString('en-US')} live rows`;
-  const what = app.durable?.mode === 'restored' ? `restored board (${rows})` : config.board === 'none' ? `empty board (${rows})` : `${config.board} board (seed ${config.seed}, ${rows})`;
-  const durable = app.durable === null ? '' : `; ${app.durable.describe()}`;
+  const startedFrom = app.durable ?? app.replicated;
+  const mode = startedFrom?.mode ?? null;
+  const what = mode === 'restored' ? `restored board (${rows})` : config.board === 'none' ? `empty board (${rows})` : `${config.board} board (seed ${config.seed}, ${rows})`;
+  const durable = startedFrom === null ? '' : `; ${startedFrom.describe()}`;
   logger.info(
-    { event: 'ready', board: config.board, seed: config.seed, mode: app.durable?.mode ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, metricsPort: operations.port, transport: app.server.transport },
+    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, metricsPort: operations.port, transport: app.server.transport },
     `${what} ready in ${seconds.toFixed(1)}s on http://${config.host}:${app.port}/api/v1/status; transport: ${app.server.transport}${durable}`,
   );
 

@@ -5,7 +5,9 @@
 //   GET /readyz   200 {"status":"ready","checks":{...}} when every readiness check
 //                 passes; otherwise 503 not_ready naming each check that does not,
 //                 with its reason (the board is still loading, the log is still
-//                 replaying, the process is shutting down)
+//                 replaying, the process is shutting down, a replica is catching
+//                 up with its stream); a check that reports figures (a replica's
+//                 lag) adds them to the ready body under its name
 //
 // Neither needs a key nor counts as API usage (the authenticator is not called), and
 // neither is cached: each answer is the state at that request. They are not in the
@@ -19,9 +21,20 @@ interface Check {
   reason: string;
 }
 
+/** A check evaluated at each /readyz: its state now, and figures for the ready body. */
+export interface ProbeState extends Check {
+  info?: Record<string, unknown>;
+}
+
 /** Named conditions the process must meet before it takes traffic; each starts not ready. */
 export class Readiness {
   private readonly checks = new Map<string, Check>();
+  private readonly probes = new Map<string, () => ProbeState>();
+
+  /** Declares a check whose state `probe` says at each look (a replica's lag behind its stream). */
+  probe(name: string, probe: () => ProbeState): void {
+    this.probes.set(name, probe);
+  }
 
   /** Declares a check, not ready for `reason` until pass(name). */
   expect(name: string, reason: string): void {
@@ -38,6 +51,7 @@ export class Readiness {
 
   get ready(): boolean {
     for (const check of this.checks.values()) if (!check.ready) return false;
+    for (const probe of this.probes.values()) if (!probe().ready) return false;
     return true;
   }
 
@@ -45,12 +59,30 @@ export class Readiness {
   problems(): string[] {
     const out: string[] = [];
     for (const [name, check] of this.checks) if (!check.ready) out.push(`${name}: ${check.reason}`);
+    for (const [name, probe] of this.probes) {
+      const state = probe();
+      if (!state.ready) out.push(`${name}: ${state.reason}`);
+    }
     return out;
   }
 
   snapshot(): Record<string, 'ok' | string> {
     const out: Record<string, string> = {};
     for (const [name, check] of this.checks) out[name] = check.ready ? 'ok' : check.reason;
+    for (const [name, probe] of this.probes) {
+      const state = probe();
+      out[name] = state.ready ? 'ok' : state.reason;
+    }
+    return out;
+  }
+
+  /** The figures each probe reports (by its name), for the ready body. */
+  info(): Record<string, Record<string, unknown>> {
+    const out: Record<string, Record<string, unknown>> = {};
+    for (const [name, probe] of this.probes) {
+      const info = probe().info;
+      if (info !== undefined) out[name] = info;
+    }
     return out;
   }
 }
@@ -81,7 +113,7 @@ export function healthRoutes(readiness: Readiness): AnyRoute[] {
     query: [],
     handle: (): DocumentResult => {
       if (!readiness.ready) throw new HttpError(503, 'not_ready', `not ready: ${readiness.problems().join('; ')}`);
-      return { kind: 'document', body: Buffer.from(JSON.stringify({ status: 'ready', checks: readiness.snapshot() })) };
+      return { kind: 'document', body: Buffer.from(JSON.stringify({ status: 'ready', checks: readiness.snapshot(), ...readiness.info() })) };
     },
   });
   return [healthz, readyz];

@@ -124,7 +124,11 @@ export class FleetUsage {
   /** Publishes the own counts that changed since the last flush. */
   flush(): Promise<void> {
     if (this.flushing !== null) return this.flushing;
+    // the body yields first: with nothing to publish it would otherwise finish (and
+    // clear the flag in its finally) before the assignment below, leaving the flag set
+    // for good and every later flush a no-op
     this.flushing = (async () => {
+      await Promise.resolve();
       try {
         for (const bucket of ['minute', 'month'] as const) {
           const counts = this.counts[bucket];

@@ -6,6 +6,11 @@
 // newest `keep` (default 2): the one before the newest stays while readers may be
 // downloading it.
 //
+// Beside them one object, start-board, records what the writer loaded when the log
+// began (the fixture board's size, seed and NOW, or size 'none'): the cold data of that
+// board (events, teams, players...) is not in the stream, so a node with a new SQLite
+// file generates the same board from it rather than from its own settings and clock.
+//
 // Next to each local checkpoint file the stream position goes in a small JSON file
 // (stream-position.json): the local checkpoint format knows only the log index.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -22,6 +27,15 @@ export interface StoredCheckpoint {
   /** Stream sequence of the commit of record logIndex (0 when the log was empty). */
   streamSeq: number;
 }
+
+/** What the writer loaded when the log began. */
+export interface StartBoardRecord {
+  size: string;
+  seed: number;
+  now: number;
+}
+
+const START_BOARD = 'start-board';
 
 export class NatsCheckpointStore {
   private constructor(
@@ -55,6 +69,20 @@ export class NatsCheckpointStore {
       if (Number.isSafeInteger(logIndex) && Number.isSafeInteger(streamSeq)) out.push({ name: info.name, logIndex, streamSeq });
     }
     return out.sort((a, b) => b.logIndex - a.logIndex);
+  }
+
+  /** Records the board the log began with (the writer, once, when it loads it). */
+  async putStartBoard(record: StartBoardRecord): Promise<void> {
+    await this.store.putBlob({ name: START_BOARD }, new TextEncoder().encode(JSON.stringify(record)));
+  }
+
+  /** The board the log began with, or null when no writer recorded one. */
+  async startBoard(): Promise<StartBoardRecord | null> {
+    const body = await this.store.getBlob(START_BOARD);
+    if (body === null) return null;
+    const record = JSON.parse(new TextDecoder().decode(body)) as Partial<StartBoardRecord>;
+    if (typeof record.size !== 'string' || typeof record.seed !== 'number' || typeof record.now !== 'number') throw new Error('the start-board record in the object store is malformed');
+    return { size: record.size, seed: record.seed, now: record.now };
   }
 
   async newest(): Promise<StoredCheckpoint | null> {

@@ -6,7 +6,8 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../engine/clock.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { natsSettingsFromEnv, openReplicatedNode, type ReplicatedNode } from '../../ingest/replicaStart.ts';
+import { openReplicatedNode, type ReplicatedNode } from '../../ingest/replicaStart.ts';
+import { natsSettingsFromEnv } from '../../service/replicatedStart.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
 import { openCold, randomBatch, seededRandom, tempDir } from './replica-helpers.ts';
@@ -21,9 +22,9 @@ describe('JetStream settings from the environment', () => {
   });
 
   it('a bad value is refused, naming the variable', () => {
-    assert.throws(() => natsSettingsFromEnv({ LOG: 'kafka' }), /LOG must be/);
-    assert.throws(() => natsSettingsFromEnv({ LOG: 'nats', ROLE: 'reader' }), /ROLE must be/);
-    assert.throws(() => natsSettingsFromEnv({ ROLE: 'replica' }), /ROLE=replica needs LOG=nats/);
+    assert.throws(() => natsSettingsFromEnv({ LOG: 'kafka' }), /LOG="kafka" is not allowed/);
+    assert.throws(() => natsSettingsFromEnv({ LOG: 'nats', ROLE: 'reader' }), /ROLE="reader" is not allowed/);
+    assert.throws(() => natsSettingsFromEnv({ ROLE: 'replica' }), /replica needs LOG=nats/);
     assert.throws(() => natsSettingsFromEnv({ LOG: 'nats', NATS_URL: 'http://x' }), /NATS_URL/);
     assert.throws(() => natsSettingsFromEnv({ LOG: 'nats', NATS_MAX_BYTES: '-5' }), /NATS_MAX_BYTES/);
     assert.throws(() => natsSettingsFromEnv({ LOG: 'nats', NATS_MAX_AGE_MS: '1h' }), /NATS_MAX_AGE_MS/);

@@ -41,11 +41,19 @@ function badValues(): Record<string, string> {
     LOG_LEVEL: 'loud',
     METRICS_PORT: '-1',
     METRICS_HOST: 'x/y',
+    LOG: 'kafka',
+    ROLE: 'reader',
+    NATS_URL: 'http://x',
+    NATS_STREAM: 'a.b',
+    NATS_BOARD: 'a b',
+    NATS_MAX_AGE_MS: '1h',
+    NATS_MAX_BYTES: '-5',
+    REPLICA_MAX_LAG: 'lots',
   };
 }
 
 /** Free text: any value is allowed, so there is no bad one to test. */
-const FREE_TEXT = new Set(['CURSOR_SECRET', 'INGEST_TOKEN']);
+const FREE_TEXT = new Set(['CURSOR_SECRET', 'INGEST_TOKEN', 'REPLICA_ID']);
 
 function runMain(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
