@@ -5,8 +5,8 @@
 // no change at all. Only acknowledged changes enter the mirror: a refused or lost
 // batch is simply diffed again at the next poll.
 
-import type { EventStatus } from '../../engine/model.ts';
-import type { IngestChange } from '../../ingest/changes.ts';
+import { EVENT_STATUSES, type EventStatus } from '../../engine/model.ts';
+import type { ChangeError, IngestChange } from '../../ingest/changes.ts';
 import type { MappedEvent } from './mapEvent.ts';
 
 interface MirrorRow {
@@ -22,6 +22,10 @@ interface MirrorEvent {
   status: EventStatus | null;
   startTime: number;
   sportKey: string;
+}
+
+function isEventStatus(text: string | undefined): text is EventStatus {
+  return (EVENT_STATUSES as readonly string[]).includes(text ?? '');
 }
 
 export class BoardMirror {
@@ -152,10 +156,39 @@ export class BoardMirror {
     }
   }
 
-  /** Changes the ingest path refused: an event record it would not take is treated as known with an unknown status, so it is not sent again each poll. */
-  refused(changes: readonly IngestChange[]): void {
-    for (const change of changes) {
-      if (change.op === 'odds') this.pendingKeys.delete(change.row.id);
+  /**
+   * Changes of `batch` the ingest path refused (errors name them by index). Refusals that
+   * say the board already differs from the mirror correct it: a remove or price of a row
+   * that is not live (removed already, by a batch whose answer was lost or by another
+   * writer) forgets the row, so the next poll sends it anew if the provider still lists
+   * it; a status change the board's status does not allow takes that status (the error
+   * names it). An event record it would not take stays known with an unknown status, so
+   * it is not sent again each poll.
+   */
+  refused(batch: readonly IngestChange[], errors: readonly ChangeError[]): void {
+    for (const error of errors) {
+      const change = batch[error.index];
+      if (change === undefined) continue;
+      switch (change.op) {
+        case 'odds':
+          this.pendingKeys.delete(change.row.id);
+          break;
+        case 'remove':
+        case 'price':
+          if (error.code === 'unknown_id') this.forget(change.id);
+          break;
+        case 'status': {
+          const event = this.events.get(change.eventId);
+          const current = /^(\w+) cannot become/.exec(error.detail)?.[1];
+          if (event === undefined || error.code !== 'invalid_transition') break;
+          event.status = isEventStatus(current) ? current : null;
+          // a closed game has no live rows on the board
+          if (event.status === 'final' || event.status === 'cancelled') for (const id of this.rowsOfEvent.get(change.eventId) ?? []) this.forget(id);
+          break;
+        }
+        default:
+          break;
+      }
     }
   }
 
