@@ -11,6 +11,7 @@ import { existsSync, statSync } from 'node:fs';
 import { parseInstant } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { DEFAULT_DB_PATH } from '../persistence/database.ts';
+import { ODDS_API_SETTINGS, type FeedSetting } from '../feeds/feedSettings.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type TransportName = 'auto' | 'uws' | 'node';
@@ -46,6 +47,17 @@ export interface Config {
   /** The operations listener (/metrics, /healthz, /readyz); 0 picks an ephemeral port, null turns it off. */
   metricsPort: number | null;
   metricsHost: string;
+  /** A feed run inside the process, submitting through its write path; null: none. */
+  feed: 'the-odds-api' | null;
+  /** The Odds API settings of that feed (feeds/feedSettings.ts reads them the same way for `npm run feed`). */
+  oddsApiKey: string | null;
+  oddsApiBaseUrl: string;
+  oddsApiSports: string[];
+  oddsApiRegions: string;
+  oddsApiMarkets: string[];
+  oddsApiIntervalMs: number;
+  oddsApiBudgetPerDay: number;
+  oddsApiTimeoutMs: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -89,6 +101,11 @@ function oneOf<T extends string>(values: readonly T[], fallback: T) {
 }
 
 const port = intIn(0, 65535);
+
+/** A feed setting (feeds/feedSettings.ts) as a row of this table: same variable, default, allowed texts and parser. */
+function feedSetting<K extends keyof Config>(key: K, feed: FeedSetting<Config[K]>): Setting<K> {
+  return { key, name: feed.env, fallback: feed.fallback, allowed: feed.allowed, help: `FEED=the-odds-api: ${feed.help}`, parse: (t) => feed.parse(t ?? feed.fallback) };
+}
 
 function isDirectory(path: string): boolean {
   return existsSync(path) && statSync(path).isDirectory();
@@ -152,6 +169,22 @@ export const SETTINGS = [
     parse: (t) => (t !== null && t.toLowerCase() === 'off' ? null : port(t, 9464)),
   }),
   setting({ key: 'metricsHost', name: 'METRICS_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the operations listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
+  setting({
+    key: 'feed',
+    name: 'FEED',
+    fallback: '',
+    allowed: 'the-odds-api',
+    help: 'a feed polled inside the process, submitting in process through the write path (needs ODDS_API_KEY)',
+    parse: (t) => (t === null ? null : t === 'the-odds-api' ? t : undefined),
+  }),
+  setting({ key: 'oddsApiKey', name: 'ODDS_API_KEY', fallback: '', allowed: ODDS_API_SETTINGS.apiKey.allowed, help: `FEED=the-odds-api: ${ODDS_API_SETTINGS.apiKey.help}`, secret: true, parse: (t) => t }),
+  feedSetting('oddsApiBaseUrl', ODDS_API_SETTINGS.baseUrl),
+  feedSetting('oddsApiSports', ODDS_API_SETTINGS.sports),
+  feedSetting('oddsApiRegions', ODDS_API_SETTINGS.regions),
+  feedSetting('oddsApiMarkets', ODDS_API_SETTINGS.markets),
+  feedSetting('oddsApiIntervalMs', ODDS_API_SETTINGS.intervalMs),
+  feedSetting('oddsApiBudgetPerDay', ODDS_API_SETTINGS.budgetPerDay),
+  feedSetting('oddsApiTimeoutMs', ODDS_API_SETTINGS.timeoutMs),
 ] as const;
 
 export interface ConfigProblem {
@@ -179,6 +212,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     if (value === undefined && text !== null) problems.push({ name: s.name, value: s.secret === true ? null : raw!, allowed: s.allowed });
     else config[s.key] = value;
   }
+  if (config.feed === 'the-odds-api' && config.oddsApiKey === null) problems.push({ name: 'ODDS_API_KEY', value: '', allowed: 'an API key of The Odds API: FEED=the-odds-api needs one' });
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;
 }

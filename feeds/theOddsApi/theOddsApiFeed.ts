@@ -113,8 +113,8 @@ export class TheOddsApiFeed {
   private readonly client: ProviderClient;
   private readonly now: () => number;
   private readonly random: () => number;
-  /** A 401 said the credits are spent (the remaining header may not have said so). */
-  private quotaRefused = false;
+  /** A 401 said the credits are spent (the remaining header may not have said so): the credits left then (null: unknown), undefined when not refused. */
+  private quotaRefusedAt: number | null | undefined = undefined;
   private quotaWarned = false;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   private readonly log: (line: string) => void;
@@ -180,13 +180,18 @@ export class TheOddsApiFeed {
   /** No credits left: x-requests-remaining said 0, or a 401 said the quota is spent. */
   quotaSpent(): boolean {
     const remaining = this.client.quota.remaining;
-    return this.quotaRefused || (remaining !== null && remaining <= 0);
+    return this.quotaRefusedAt !== undefined || (remaining !== null && remaining <= 0);
   }
 
-  /** While paused: the free GET /v4/sports reads the quota headers again; credits back (or no header to say) resume polling. */
+  /**
+   * While paused: the free GET /v4/sports reads the quota headers again. Polling resumes
+   * once they show more credits than when the provider refused (a renewal), or when the
+   * answer does not say (the next paid call will tell).
+   */
   private async checkQuota(): Promise<void> {
     const answer = await this.guard('quota check', () => this.client.get('/v4/sports'));
-    if (answer !== null && (answer.remaining === null || answer.remaining > 0)) this.quotaRefused = false;
+    const refusedAt = this.quotaRefusedAt;
+    if (answer !== null && refusedAt !== undefined && (answer.remaining === null || answer.remaining > (refusedAt ?? 0))) this.quotaRefusedAt = undefined;
     this.updateQuota();
     this.stats.nextPollInMs = this.nextDelayMs();
     this.options.progress?.(this.progressLine(), this.stats);
@@ -241,7 +246,7 @@ export class TheOddsApiFeed {
         throw error;
       }
       if (error instanceof QuotaExhausted) {
-        this.quotaRefused = true;
+        this.quotaRefusedAt = this.client.quota.remaining;
         this.log(`the-odds-api: skipped ${what}: ${error.message}`);
         return null;
       }

@@ -195,3 +195,66 @@ test('the credit budget spaces the polls: no simulated day spends more than the 
     assert.equal(stub.used, client.creditsSpent, 'the provider counted what the feed counted');
   });
 });
+
+test('a bookmaker that stops quoting an event loses its rows; a book the table does not know arrives as a retail source first', async () => {
+  await withStub(async (stub) => {
+    const { feed } = feedFor(stub, { markets: ['h2h', 'spreads', 'totals'] });
+    await feed.pollOnce();
+    const [first] = stub.sports.get('basketball_nba')!.events;
+    const dk = first.bookmakers.find((b) => b.key === 'draftkings')!;
+    const dkIds = walkAll(engine(), filterOf({ eventIds: [first.id], sportsbooks: ['draftkings'] }), 500).map((slot) => engine().idOf(slot));
+    assert.ok(dkIds.length >= 6, `${dkIds.length} draftkings rows`);
+    first.bookmakers.splice(first.bookmakers.indexOf(dk), 1);
+    // a book new to the board: its source comes first in the same batch, with the default kind
+    first.bookmakers.push({
+      key: 'novabet_us',
+      title: 'NovaBet',
+      last_update: dk.last_update,
+      markets: [{ key: 'h2h', outcomes: [{ name: first.home_team!, price: -120 }, { name: first.away_team!, price: 105 }] }],
+    });
+    assert.equal(await feed.pollOnce(), dkIds.length + 3, 'a remove per draftkings row, the source and two rows');
+    for (const id of dkIds) assert.ok(engine().isTombstone(engine().slotOf(id)), `${id} is a tombstone`);
+    assert.equal(engine().sources.kindOf('novabet_us'), 'retail');
+    assert.equal(row(`${first.id}:novabet_us:MONEYLINE:FULL-AWAY`).priceAmerican, 105);
+    assert.equal(await feed.pollOnce(), 0, 'nothing more to send');
+  });
+});
+
+test('the quota: low credits are logged once; at 0 the feed pauses paid calls, checks with the free /v4/sports and resumes when credits return', async () => {
+  await withStub(async (stub) => {
+    let step = 0;
+    const { feed, lines } = feedFor(stub, {
+      markets: ['h2h', 'spreads', 'totals'],
+      lowQuotaPolls: 5,
+      sleep: async () => {
+        step++;
+        if (step === 1) stub.remaining = 12; // four polls' worth: below five
+        if (step === 3) stub.remaining = 4; // one poll, then the provider refuses the next call (401, quota)
+        if (step === 7) stub.remaining = 500;
+        if (step === 9) feed.stop();
+      },
+    });
+    await feed.run();
+    assert.equal(lines.filter((l) => /credits running low/.test(l)).length, 1, lines.join('\n'));
+    assert.equal(lines.filter((l) => /no paid calls until it is renewed/.test(l)).length, 1, lines.join('\n'));
+    assert.equal(lines.filter((l) => /polling resumes/.test(l)).length, 1, lines.join('\n'));
+    // while paused only the free call was made
+    const paused = stub.requests.findIndex((r) => r.status === 401);
+    const resumed = stub.requests.findIndex((r, i) => i > paused && r.path !== '/v4/sports');
+    assert.ok(paused > 0 && resumed > paused + 2, `paused at ${paused}, resumed at ${resumed}`);
+    assert.ok(stub.requests.slice(paused + 1, resumed).every((r) => r.path === '/v4/sports'), 'no paid call while the quota is spent');
+    assert.ok(stub.requests.slice(resumed).some((r) => r.path.endsWith('/odds') && r.status === 200), 'paid calls again after the credits came back');
+    assert.ok(stub.remaining >= 0);
+  });
+});
+
+test('a provider that does not answer in time is retried; the poll completes', async () => {
+  await withStub(async (stub) => {
+    const lines: string[] = [];
+    const client = new ProviderClient({ baseUrl: stub.url, apiKey: STUB_API_KEY, backoffBaseMs: 20, timeoutMs: 300, log: (l) => lines.push(l) });
+    const feed = new TheOddsApiFeed({ client, sink: new InProcessSink(opened.durable.ingest), sports: ['basketball_nba'], regions: 'us', markets: ['h2h'], intervalMs: 1000, now: () => clock.now(), log: (l) => lines.push(l) });
+    stub.fault(/\/odds$/, 200, '[]', {}, 3000);
+    assert.ok((await feed.pollOnce()) > 0, 'the second attempt brought the rows');
+    assert.ok(lines.some((l) => /GET \/v4\/sports\/basketball_nba\/odds: no answer within 0.3 s; retrying in/.test(l)), lines.join('\n'));
+  });
+});
