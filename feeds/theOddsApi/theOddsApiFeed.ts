@@ -95,6 +95,11 @@ export class IngestTokenRejected extends Error {
   }
 }
 
+/** '0.3 s', '12 s': whole seconds once they are ten or more. */
+function secondsText(ms: number): string {
+  return ms < 10_000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms / 1000)} s`;
+}
+
 export class TheOddsApiFeed {
   readonly mirror = new BoardMirror();
   readonly stats: FeedStats = {
@@ -205,10 +210,10 @@ export class TheOddsApiFeed {
     const paused = this.quotaSpent();
     if (paused && !this.stats.quotaPaused) {
       this.log(
-        `the-odds-api: the usage quota is spent (credits left ${remaining ?? '?'}); no paid calls until it is renewed, checking every ${Math.round(this.options.intervalMs / 1000)} s with the free /v4/sports`,
+        `the-odds-api: the usage quota is spent (credits left ${remaining ?? '?'}); no paid calls until it is renewed, checking every ${secondsText(this.options.intervalMs)} with the free /v4/sports`,
       );
     } else if (!paused && this.stats.quotaPaused) {
-      this.log(`the-odds-api: credits again (${remaining ?? '?'} left); polling resumes`);
+      this.log(`the-odds-api: credits again (${remaining?.toLocaleString('en-US') ?? '?'} left); polling resumes`);
       this.quotaWarned = false;
     }
     this.stats.quotaPaused = paused;
@@ -224,7 +229,7 @@ export class TheOddsApiFeed {
     return (
       `the-odds-api: poll ${s.polls} · credits left ${left} (this poll ${s.lastPollCost}, spent ${s.creditsSpent}) · ` +
       `changes sent ${s.changesSent.toLocaleString('en-US')} in ${s.batches} batches · skipped answers ${s.skippedAnswers}${s.ingestRetries > 0 ? ` · batches resent ${s.ingestRetries}` : ''} · ` +
-      `${s.quotaPaused ? 'paused: quota spent · ' : ''}next in ${Math.round(s.nextPollInMs / 1000)} s`
+      `${s.quotaPaused ? 'paused: quota spent · ' : ''}next in ${secondsText(s.nextPollInMs)}`
     );
   }
 
