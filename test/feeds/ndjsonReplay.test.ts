@@ -3,6 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { ManualClock } from '../../engine/clock.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { InProcessSink } from '../../feeds/batchSink.ts';
@@ -47,4 +48,12 @@ test('a file replays in batches with progress; --from-line resumes; a refused li
   await assert.rejects(replayNdjson({ sink, file }), /lines 1-2 were refused: .*line 2: invalid_price.*--from-line 1/);
   writeFileSync(file, `${lines[0]}\n{not json\n`);
   await assert.rejects(replayNdjson({ sink, file }), /line 2 is not JSON/);
+});
+
+test('- replays stdin', async () => {
+  const { id, lines } = priceLines(3, (i) => 150 + i);
+  const result = await replayNdjson({ sink: new InProcessSink(opened.durable.ingest), file: '-', stdin: Readable.from([`${lines.join('\n')}\n`]), batchSize: 2 });
+  assert.deepEqual({ ...result }, { lines: 3, changes: 3, batches: 2, lastLine: 3 });
+  const engine = opened.durable.engine;
+  assert.equal(engine.store.priceAmerican[engine.slotOf(id)], 152);
 });

@@ -258,3 +258,28 @@ test('a provider that does not answer in time is retried; the poll completes', a
     assert.ok(lines.some((l) => /GET \/v4\/sports\/basketball_nba\/odds: no answer within 0.3 s; retrying in/.test(l)), lines.join('\n'));
   });
 });
+
+test('refusals that show the board differs correct the mirror, and a poll does not repeat a refusal', async () => {
+  await withStub(async (stub) => {
+    const { feed, lines } = feedFor(stub, { markets: ['h2h'] });
+    const [first] = stub.sports.get('basketball_nba')!.events;
+    // a sharp book on the board whose key the table does not list: the feed would call it retail
+    first.bookmakers.push({ key: 'bookmaker', title: 'BookMaker', last_update: first.bookmakers[0].last_update, markets: [{ key: 'h2h', outcomes: [{ name: first.home_team!, price: -110 }, { name: first.away_team!, price: -110 }] }] });
+    await feed.pollOnce();
+    assert.ok(lines.some((l) => /1 of \d+ changes refused \(#\d+ kind_change source.kind: bookmaker is a sharp source/.test(l)), lines.join('\n'));
+    assert.equal(row(`${first.id}:bookmaker:MONEYLINE:FULL-HOME`).priceAmerican, -110, 'its rows are still taken');
+    // another writer closes the game on the board
+    if (engine().event(first.id)!.status === 'scheduled') await opened.durable.ingest.submit([{ op: 'status', eventId: first.id, status: 'in_progress' }]);
+    await opened.durable.ingest.submit([{ op: 'status', eventId: first.id, status: 'final' }]);
+    const h2h = first.bookmakers.find((b) => b.key === 'pinnacle')!.markets[0];
+    h2h.outcomes[0].price = nudged(h2h.outcomes[0].price, 0.02);
+    await feed.pollOnce(); // the tick: unknown_id (the row is a tombstone), so the mirror forgets the row
+    await feed.pollOnce(); // the row sent again as new: event_closed
+    const refused = feed.stats.refusedChanges;
+    const logged = lines.length;
+    assert.ok(lines.some((l) => /unknown_id/.test(l)) && lines.some((l) => /event_closed/.test(l)), lines.join('\n'));
+    assert.equal(await feed.pollOnce(), 0);
+    assert.equal(feed.stats.refusedChanges, refused, 'nothing refused is sent again');
+    assert.equal(lines.length, logged, 'and nothing more is logged');
+  });
+});
