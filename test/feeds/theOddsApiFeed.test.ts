@@ -12,6 +12,7 @@ import { TheOddsApiFeed, type TheOddsApiFeedOptions } from '../../feeds/theOddsA
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 import { NOW } from '../helpers/now.ts';
 import { filterOf, walkAll } from '../helpers/engine-helpers.ts';
+import type { ProviderMarket } from '../../feeds/theOddsApi/providerTypes.ts';
 import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
 
 const board = generateBoard({ seed: 42, size: 'small', now: NOW });
@@ -282,4 +283,74 @@ test('refusals that show the board differs correct the mirror, and a poll does n
     assert.equal(feed.stats.refusedChanges, refused, 'nothing refused is sent again');
     assert.equal(lines.length, logged, 'and nothing more is logged');
   });
+});
+
+test('through the stub onto the board: a three-way moneyline, alternates, a period total, an Over/Under prop, a Yes milestone and outrights, as hand-written rows', async () => {
+  const stub = new StubProvider();
+  const at = '2027-01-10T18:00:00Z';
+  const book = (key: string, markets: ProviderMarket[]) => ({ key, title: key, last_update: at, markets });
+  stub.addSport('soccer_epl', [
+    { id: 'kinds-epl-1', sport_key: '', commence_time: at, home_team: 'Arsenal', away_team: 'Chelsea', bookmakers: [book('williamhill_us', [{ key: 'h2h', outcomes: [{ name: 'Arsenal', price: 150 }, { name: 'Draw', price: 240 }, { name: 'Chelsea', price: 180 }] }])] },
+  ]);
+  stub.addSport('americanfootball_nfl', [
+    {
+      id: 'kinds-nfl-1',
+      sport_key: '',
+      commence_time: at,
+      home_team: 'Buffalo Bills',
+      away_team: 'Miami Dolphins',
+      bookmakers: [
+        book('draftkings', [
+          { key: 'alternate_spreads', outcomes: [{ name: 'Buffalo Bills', price: 140, point: -9.5 }, { name: 'Miami Dolphins', price: -170, point: 9.5 }] },
+          { key: 'alternate_totals', outcomes: [{ name: 'Over', price: 160, point: 51.5 }] },
+          { key: 'totals_h1', outcomes: [{ name: 'Over', price: -105, point: 23.5 }, { name: 'Under', price: -115, point: 23.5 }] },
+          { key: 'player_pass_yds', outcomes: [{ name: 'Over', description: 'Josh Allen', price: -115, point: 245.5 }] },
+        ]),
+        book('fanduel', [{ key: 'player_anytime_td', outcomes: [{ name: 'Yes', description: 'James Cook', price: 110 }, { name: 'No', description: 'James Cook', price: -140 }] }]),
+      ],
+    },
+  ]);
+  stub.addSport('americanfootball_nfl_super_bowl_winner', [
+    { id: 'kinds-sb-2027', sport_key: '', commence_time: '2027-02-14T23:30:00Z', home_team: null, away_team: null, bookmakers: [book('fanduel', [{ key: 'outrights', outcomes: [{ name: 'Kansas City Chiefs', price: 450 }, { name: 'Buffalo Bills', price: 600 }] }])] },
+  ]);
+  await stub.start();
+  try {
+    const { feed, lines } = feedFor(stub, {
+      sports: ['soccer_epl', 'americanfootball_nfl', 'americanfootball_nfl_super_bowl_winner'],
+      markets: ['h2h', 'alternate_spreads', 'alternate_totals', 'totals_h1', 'player_pass_yds', 'player_anytime_td'],
+    });
+    await feed.pollOnce();
+    assert.equal(feed.stats.refusedChanges, 0, lines.join('\n'));
+    const fields = ['market', 'marketSubtype', 'period', 'side', 'teamSide', 'line', 'priceAmerican', 'playerName', 'marketScope'];
+    const expected: [string, ...unknown[]][] = [
+      ['kinds-epl-1:caesars:MONEYLINE_3_WAY:FULL-HOME', 'MONEYLINE_3_WAY', 'MONEYLINE_3_WAY', 'FULL', 'HOME', 'HOME', null, 150],
+      ['kinds-epl-1:caesars:MONEYLINE_3_WAY:FULL-DRAW', 'MONEYLINE_3_WAY', 'MONEYLINE_3_WAY', 'FULL', 'DRAW', 'NONE', null, 240],
+      ['kinds-epl-1:caesars:MONEYLINE_3_WAY:FULL-AWAY', 'MONEYLINE_3_WAY', 'MONEYLINE_3_WAY', 'FULL', 'AWAY', 'AWAY', null, 180],
+      ['kinds-nfl-1:draftkings:SPREAD:FULL-HOME-m9.5', 'SPREAD', 'SPREAD', 'FULL', 'HOME', 'HOME', -9.5, 140],
+      ['kinds-nfl-1:draftkings:SPREAD:FULL-AWAY-9.5', 'SPREAD', 'SPREAD', 'FULL', 'AWAY', 'AWAY', 9.5, -170],
+      ['kinds-nfl-1:draftkings:TOTAL:FULL-OVER-51.5', 'TOTAL', 'TOTAL', 'FULL', 'OVER', 'NONE', 51.5, 160],
+      ['kinds-nfl-1:draftkings:TOTAL:1H-OVER-23.5', 'TOTAL', 'TOTAL', '1H', 'OVER', 'NONE', 23.5, -105],
+      ['kinds-nfl-1:draftkings:TOTAL:1H-UNDER-23.5', 'TOTAL', 'TOTAL', '1H', 'UNDER', 'NONE', 23.5, -115],
+      ['kinds-nfl-1:draftkings:PLAYER_TOTAL_PASSING_YARDS:FULL-OVER-245.5-nfl-p-josh-allen', 'PLAYER_TOTAL', 'PLAYER_TOTAL_PASSING_YARDS', 'FULL', 'OVER', 'NONE', 245.5, -115, 'Josh Allen'],
+      ['kinds-nfl-1:fanduel:PLAYER_MILESTONE_TOUCHDOWNS:FULL-OVER-0.5-nfl-p-james-cook', 'PLAYER_MILESTONE', 'PLAYER_MILESTONE_TOUCHDOWNS', 'FULL', 'OVER', 'NONE', 0.5, 110, 'James Cook'],
+      ['kinds-sb-2027:fanduel:CHAMPIONSHIP_WINNER:FULL-YES-kansas-city-chiefs', 'CATEGORICAL', 'CHAMPIONSHIP_WINNER', 'FULL', 'YES', 'NONE', null, 450, undefined, 'SEASON'],
+      ['kinds-sb-2027:fanduel:CHAMPIONSHIP_WINNER:FULL-YES-buffalo-bills', 'CATEGORICAL', 'CHAMPIONSHIP_WINNER', 'FULL', 'YES', 'NONE', null, 600, undefined, 'SEASON'],
+    ];
+    for (const [id, ...values] of expected) {
+      const slot = engine().slotOf(id);
+      assert.ok(slot >= 0 && engine().isLive(slot), `${id} is on the board`);
+      const r = row(id);
+      fields.forEach((field, i) => {
+        if (i < values.length && values[i] !== undefined) assert.deepEqual(r[field] ?? null, values[i], `${id} ${field}`);
+      });
+    }
+    // exactly those: the No side of the milestone is not a row
+    for (const eventId of ['kinds-epl-1', 'kinds-nfl-1', 'kinds-sb-2027']) {
+      const live = walkAll(engine(), filterOf({ eventIds: [eventId] }), 500).map((slot) => engine().idOf(slot));
+      assert.deepEqual(live.sort(), expected.map(([id]) => id).filter((id) => id.startsWith(`${eventId}:`)).sort());
+    }
+    assert.equal(engine().event('kinds-sb-2027')!.isFutures, true);
+  } finally {
+    await stub.close();
+  }
 });
