@@ -60,6 +60,7 @@ async function main(args: string[]): Promise<void> {
       fromLine: positive('from-line', 1),
       batchSize: positive('batch', 1000),
       progress: progressWriter(),
+      log: (line) => process.stderr.write(`\n${line}\n`),
     });
     process.stderr.write(`\nndjson: done, ${result.changes} changes in ${result.batches} batches (last line ${result.lastLine})\n`);
     return;
