@@ -197,6 +197,8 @@ export class TheOddsApiFeed {
     const answer = await this.guard('quota check', () => this.client.get('/v4/sports'));
     const refusedAt = this.quotaRefusedAt;
     if (answer !== null && refusedAt !== undefined && (answer.remaining === null || answer.remaining > (refusedAt ?? 0))) this.quotaRefusedAt = undefined;
+    // an answer without the header cannot keep the pause a header started: the next paid call will tell
+    if (answer !== null && answer.remaining === null) this.client.quota.remaining = null;
     this.updateQuota();
     this.stats.nextPollInMs = this.nextDelayMs();
     this.options.progress?.(this.progressLine(), this.stats);
@@ -220,7 +222,9 @@ export class TheOddsApiFeed {
     const cost = this.stats.lastPollCost;
     const low = !paused && remaining !== null && cost > 0 && remaining < (this.options.lowQuotaPolls ?? 10) * cost;
     if (low && !this.quotaWarned) this.log(`the-odds-api: credits running low: ${remaining} left, about ${Math.floor(remaining / cost)} polls at ${cost} credits each`);
-    this.quotaWarned = low || paused;
+    // a poll cut short (cost 0) says nothing about the rate: the warning stands until credits are plenty again
+    if (low || paused) this.quotaWarned = true;
+    else if (cost > 0) this.quotaWarned = false;
   }
 
   progressLine(): string {
