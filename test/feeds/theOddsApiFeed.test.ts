@@ -354,3 +354,15 @@ test('through the stub onto the board: a three-way moneyline, alternates, a peri
     await stub.close();
   }
 });
+
+test('all-in-season polls the in-season sport keys /v4/sports lists that the table maps, and no other', async () => {
+  await withStub(async (stub) => {
+    stub.addSport('cricket_ipl', []);
+    const { feed, lines } = feedFor(stub, { sports: ['all-in-season'], markets: ['h2h'] });
+    assert.ok((await feed.pollOnce()) > 0);
+    const paths = new Set(stub.requests.map((r) => r.path));
+    assert.ok(paths.has('/v4/sports') && paths.has('/v4/sports/basketball_nba/odds'), [...paths].join());
+    assert.ok(![...paths].some((p) => p.includes('cricket')), 'a sport key without a league is not polled');
+    assert.deepEqual(lines.filter((l) => /cricket/.test(l)), []);
+  });
+});
