@@ -60,8 +60,13 @@ export interface HttpSinkOptions {
 /**
  * POST /ingest/v1/batches as the write path documents it: 200 {success, seq, applied};
  * 400 invalid_batch with errors[]; 401 invalid_token; 413 batch_too_large; 415; 503
- * log_unavailable. Every refusal becomes a BatchRejected with the server's code and detail.
+ * log_unavailable. Every refusal becomes a BatchRejected with the server's code and detail;
+ * a listener that cannot be reached is `ingest_unreachable`, an answer that never came
+ * `ingest_no_answer` (both retryable).
  */
+/** Connection errors that mean the request never left this process or never reached a listener. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
 export class HttpBatchSink implements BatchSink {
   readonly description: string;
   private readonly endpoint: string;
@@ -74,6 +79,7 @@ export class HttpBatchSink implements BatchSink {
   async submit(changes: readonly IngestChange[]): Promise<BatchAck> {
     const body = changes.map((change) => JSON.stringify(change)).join('\n') + '\n';
     let response: Response;
+    let text: string;
     try {
       response = await fetch(this.endpoint, {
         method: 'POST',
@@ -81,10 +87,15 @@ export class HttpBatchSink implements BatchSink {
         body,
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
       });
+      text = await response.text();
     } catch (error) {
-      throw new BatchRejected('ingest_unreachable', `cannot reach ${this.endpoint}: ${(error as Error).message}`, [], true);
+      // Refused or unresolved connections never carried the batch; any other failure (a
+      // timeout, a reset while waiting for the answer) may come after the batch was logged.
+      const cause = ((error as { cause?: { code?: unknown } }).cause?.code ?? '') as string;
+      const delivered = !NOT_SENT.has(cause);
+      const why = (error as Error).name === 'TimeoutError' ? `no answer within ${(this.options.timeoutMs ?? 30_000) / 1000} s` : `${(error as Error).message}${cause ? ` (${cause})` : ''}`;
+      throw new BatchRejected(delivered ? 'ingest_no_answer' : 'ingest_unreachable', `${this.endpoint}: ${why}`, [], true);
     }
-    const text = await response.text();
     let answer: Record<string, unknown> = {};
     try {
       const parsed: unknown = JSON.parse(text);

@@ -7,7 +7,7 @@ import { replayNdjson } from './ndjsonReplay.ts';
 import { ProviderClient } from './theOddsApi/providerClient.ts';
 import { TheOddsApiFeed } from './theOddsApi/theOddsApiFeed.ts';
 
-const USAGE = 'usage: npm run feed -- the-odds-api [--api-key K --sports a,b --regions us --markets h2h,spreads --interval S --budget-per-day N --ingest URL --token T]\n       npm run feed -- ndjson FILE|- [--from-line N --batch N --ingest URL --token T]';
+const USAGE = 'usage: npm run feed -- the-odds-api [--api-key K --sports a,b --regions us --markets h2h,spreads --interval S --budget-per-day N --timeout S --ingest URL --token T --retry-max S]\n       npm run feed -- ndjson FILE|- [--from-line N --batch N --ingest URL --token T]';
 
 function progressWriter(): (line: string) => void {
   const tty = process.stderr.isTTY === true;
@@ -21,21 +21,26 @@ async function main(args: string[]): Promise<void> {
     const { flags } = parseFlags(rest, THE_ODDS_API_FLAGS);
     const settings = theOddsApiSettings(flags, env);
     if (settings.token === undefined) throw new Error('--token or INGEST_TOKEN is needed to submit to the ingest listener');
-    const log = (line: string) => process.stderr.write(`\n${line}\n`);
+    const tty = process.stderr.isTTY === true;
+    // on a terminal the progress line is redrawn in place: a log line starts below it
+    const log = (line: string) => process.stderr.write(tty ? `\n${line}\n` : `${line}\n`);
+    log(`the-odds-api: polling ${settings.baseUrl} for ${settings.sports.join(',')} (${settings.markets.join(',')}), submitting to ${settings.ingestUrl}`);
     const feed = new TheOddsApiFeed({
-      client: new ProviderClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, log }),
+      client: new ProviderClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs: settings.timeoutMs, log }),
       sink: new HttpBatchSink({ url: settings.ingestUrl, token: settings.token }),
       sports: settings.sports,
       regions: settings.regions,
       markets: settings.markets,
       intervalMs: settings.intervalMs,
       budgetPerDay: settings.budgetPerDay,
+      retryMaxMs: settings.retryMaxMs,
       log,
       progress: progressWriter(),
     });
     process.on('SIGINT', () => feed.stop());
     process.on('SIGTERM', () => feed.stop());
     await feed.run();
+    log(`the-odds-api: stopped after ${feed.stats.polls} polls, ${feed.stats.changesSent} changes sent`);
     return;
   }
   if (kind === 'ndjson') {
@@ -55,6 +60,7 @@ async function main(args: string[]): Promise<void> {
       fromLine: positive('from-line', 1),
       batchSize: positive('batch', 1000),
       progress: progressWriter(),
+      log: (line) => process.stderr.write(`\n${line}\n`),
     });
     process.stderr.write(`\nndjson: done, ${result.changes} changes in ${result.batches} batches (last line ${result.lastLine})\n`);
     return;

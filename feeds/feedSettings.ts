@@ -1,8 +1,13 @@
-// The-odds-api feed settings from flags or the environment (every flag has one):
+// The-odds-api feed settings, from flags or the environment (every flag has one):
 //   --base-url ODDS_API_BASE_URL   --api-key ODDS_API_KEY   --sports ODDS_API_SPORTS
 //   --regions ODDS_API_REGIONS     --markets ODDS_API_MARKETS --interval ODDS_API_INTERVAL (s)
-//   --budget-per-day ODDS_API_BUDGET_PER_DAY
+//   --budget-per-day ODDS_API_BUDGET_PER_DAY                 --timeout ODDS_API_TIMEOUT (s)
 //   --ingest INGEST_URL            --token INGEST_TOKEN  (only when run as its own process)
+//   --retry-max INGEST_RETRY_MAX (s): longest wait before a batch the ingest listener did
+//                                     not take is sent again (default 30)
+// Each value is read by one parser below, used both here (npm run feed) and by
+// service/config.ts (FEED=the-odds-api inside the server), so both accept and refuse the
+// same texts with the same words.
 import { DEFAULT_BASE_URL } from './theOddsApi/providerClient.ts';
 
 export interface TheOddsApiSettings {
@@ -13,20 +18,72 @@ export interface TheOddsApiSettings {
   markets: string[];
   intervalMs: number;
   budgetPerDay: number;
-  ingestUrl: string;
-  token: string | undefined;
+  timeoutMs: number;
 }
 
-const ENV_OF: Record<string, string> = {
-  'base-url': 'ODDS_API_BASE_URL',
-  'api-key': 'ODDS_API_KEY',
-  sports: 'ODDS_API_SPORTS',
-  regions: 'ODDS_API_REGIONS',
-  markets: 'ODDS_API_MARKETS',
-  interval: 'ODDS_API_INTERVAL',
-  'budget-per-day': 'ODDS_API_BUDGET_PER_DAY',
-  ingest: 'INGEST_URL',
-  token: 'INGEST_TOKEN',
+export interface FeedCliSettings extends TheOddsApiSettings {
+  ingestUrl: string;
+  token: string | undefined;
+  retryMaxMs: number;
+}
+
+/** One setting: its variable, default (as written in the environment), what is allowed, and the parser (undefined: not allowed). */
+export interface FeedSetting<T> {
+  env: string;
+  fallback: string;
+  allowed: string;
+  help: string;
+  parse(text: string): T | undefined;
+}
+
+const list = (text: string): string[] | undefined => {
+  const items = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  return items.length > 0 && items.every((s) => /^[a-z0-9_]+$/.test(s)) ? items : undefined;
+};
+const seconds = (min: number) => (text: string): number | undefined => (/^\d+(\.\d+)?$/.test(text) && Number(text) >= min ? Math.round(Number(text) * 1000) : undefined);
+const httpUrl = (text: string): string | undefined => {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? text : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+export const ODDS_API_SETTINGS = {
+  baseUrl: { env: 'ODDS_API_BASE_URL', fallback: DEFAULT_BASE_URL, allowed: 'an http(s) URL', help: 'The Odds API origin', parse: httpUrl } as FeedSetting<string>,
+  apiKey: { env: 'ODDS_API_KEY', fallback: '', allowed: 'an API key of The Odds API', help: 'API key of The Odds API (needed with FEED=the-odds-api)', parse: (t: string) => t } as FeedSetting<string>,
+  sports: {
+    env: 'ODDS_API_SPORTS',
+    fallback: 'all-in-season',
+    allowed: 'comma-separated sport keys (basketball_nba,soccer_epl) or all-in-season',
+    help: 'sport keys the feed polls',
+    parse: (t: string) => (t === 'all-in-season' ? ['all-in-season'] : list(t)),
+  } as FeedSetting<string[]>,
+  regions: { env: 'ODDS_API_REGIONS', fallback: 'us', allowed: 'comma-separated region codes (us,uk,eu,au)', help: 'bookmaker regions', parse: (t: string) => list(t)?.join(',') } as FeedSetting<string>,
+  markets: { env: 'ODDS_API_MARKETS', fallback: 'h2h,spreads,totals', allowed: 'comma-separated market keys (h2h,spreads,player_points)', help: 'market keys the feed asks for', parse: list } as FeedSetting<string[]>,
+  intervalMs: { env: 'ODDS_API_INTERVAL', fallback: '60', allowed: 'seconds, at least 0.1', help: 'shortest wait between polls (s)', parse: seconds(0.1) } as FeedSetting<number>,
+  budgetPerDay: {
+    env: 'ODDS_API_BUDGET_PER_DAY',
+    fallback: '0',
+    allowed: 'a non-negative integer (0: no budget)',
+    help: 'credits a day the feed may spend; polls are spaced to fit',
+    parse: (t: string) => (/^\d+$/.test(t) ? Number(t) : undefined),
+  } as FeedSetting<number>,
+  timeoutMs: { env: 'ODDS_API_TIMEOUT', fallback: '30', allowed: 'seconds, at least 0.1', help: 'longest wait for one provider answer (s)', parse: seconds(0.1) } as FeedSetting<number>,
+} as const;
+
+type SettingKey = keyof typeof ODDS_API_SETTINGS;
+
+const FLAG_OF: Record<SettingKey, string> = {
+  baseUrl: 'base-url',
+  apiKey: 'api-key',
+  sports: 'sports',
+  regions: 'regions',
+  markets: 'markets',
+  intervalMs: 'interval',
+  budgetPerDay: 'budget-per-day',
+  timeoutMs: 'timeout',
 };
 
 /** --name value / --name=value pairs, checked against the known flags. */
@@ -49,28 +106,37 @@ export function parseFlags(args: readonly string[], known: readonly string[]): {
   return { flags, rest };
 }
 
-export function theOddsApiSettings(flags: Map<string, string>, env: NodeJS.ProcessEnv): TheOddsApiSettings {
-  const get = (name: string): string | undefined => flags.get(name) ?? (env[ENV_OF[name]] || undefined);
-  const apiKey = get('api-key');
-  if (apiKey === undefined) throw new Error('the-odds-api needs an API key: --api-key or ODDS_API_KEY');
-  const number = (name: string, fallback: number): number => {
-    const text = get(name);
-    if (text === undefined) return fallback;
-    if (!/^\d+(\.\d+)?$/.test(text)) throw new Error(`--${name} (${ENV_OF[name]}) must be a non-negative number, got ${text}`);
-    return Number(text);
-  };
-  const list = (name: string, fallback: string) => (get(name) ?? fallback).split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  return {
-    baseUrl: get('base-url') ?? DEFAULT_BASE_URL,
-    apiKey,
-    sports: list('sports', 'all-in-season'),
-    regions: get('regions') ?? 'us',
-    markets: list('markets', 'h2h,spreads,totals'),
-    intervalMs: number('interval', 60) * 1000,
-    budgetPerDay: number('budget-per-day', 0),
-    ingestUrl: get('ingest') ?? 'http://127.0.0.1:8081',
-    token: get('token'),
-  };
+/**
+ * The feed's settings from `lookup` (a setting's text, or undefined when unset); throws
+ * one Error naming every value that is not allowed. Without an API key: `apiKey` ''.
+ */
+export function readOddsApiSettings(lookup: (key: SettingKey) => string | undefined, nameOf: (key: SettingKey) => string): { settings: TheOddsApiSettings; problems: string[] } {
+  const problems: string[] = [];
+  const settings: Record<string, unknown> = {};
+  for (const key of Object.keys(ODDS_API_SETTINGS) as SettingKey[]) {
+    const setting = ODDS_API_SETTINGS[key] as FeedSetting<unknown>;
+    const text = lookup(key)?.trim();
+    const value = setting.parse(text === undefined || text === '' ? setting.fallback : text);
+    if (value === undefined) problems.push(`${nameOf(key)}=${JSON.stringify(text)} is not allowed: expected ${setting.allowed}`);
+    settings[key] = value;
+  }
+  return { settings: settings as unknown as TheOddsApiSettings, problems };
 }
 
-export const THE_ODDS_API_FLAGS = Object.keys(ENV_OF);
+/** `npm run feed -- the-odds-api` settings: flags first, then the environment. */
+export function theOddsApiSettings(flags: Map<string, string>, env: NodeJS.ProcessEnv): FeedCliSettings {
+  const { settings, problems } = readOddsApiSettings(
+    (key) => flags.get(FLAG_OF[key]) ?? (env[ODDS_API_SETTINGS[key].env] || undefined),
+    (key) => (flags.has(FLAG_OF[key]) ? `--${FLAG_OF[key]}` : ODDS_API_SETTINGS[key].env),
+  );
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+  if (settings.apiKey === '') throw new Error('the-odds-api needs an API key: --api-key or ODDS_API_KEY');
+  const ingestUrl = flags.get('ingest') ?? (env.INGEST_URL || 'http://127.0.0.1:8081');
+  if (httpUrl(ingestUrl) === undefined) throw new Error(`--ingest (INGEST_URL) must be an http(s) URL, got ${ingestUrl}`);
+  const retryText = flags.get('retry-max') ?? (env.INGEST_RETRY_MAX || '30');
+  const retryMaxMs = seconds(0.1)(retryText);
+  if (retryMaxMs === undefined) throw new Error(`--retry-max (INGEST_RETRY_MAX) must be seconds, at least 0.1, got ${retryText}`);
+  return { ...settings, ingestUrl, token: flags.get('token') ?? (env.INGEST_TOKEN || undefined), retryMaxMs };
+}
+
+export const THE_ODDS_API_FLAGS = [...Object.values(FLAG_OF), 'ingest', 'token', 'retry-max'];

@@ -2,7 +2,9 @@
 // in batches to a BatchSink, with a progress line (lines/s, ETA when the size is
 // known) and --from-line to resume after an interruption: the line numbers of the
 // last acknowledged batch are in every progress line. A line that is not JSON, or a
-// batch the ingest path refuses, stops the replay with its line numbers.
+// batch the ingest path refuses, stops the replay with its line numbers. A batch the
+// ingest path could not take (listener away, log unavailable) is sent again, the same
+// batch, after a back-off, a few times before the replay stops.
 
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -18,7 +20,12 @@ export interface ReplayOptions {
   fromLine?: number;
   batchSize?: number;
   progress?: (line: string) => void;
+  /** Said when a batch is sent again. */
+  log?: (line: string) => void;
   stdin?: Readable;
+  /** Times a batch the ingest path could not take is sent again (default 5; waits 0.5 s doubling, jittered). */
+  resends?: number;
+  retryBaseMs?: number;
 }
 
 export interface ReplayResult {
@@ -43,8 +50,21 @@ export async function replayNdjson(options: ReplayOptions): Promise<ReplayResult
   const flush = async () => {
     if (batch.length === 0) return;
     try {
-      await options.sink.submit(batch);
+      for (let resend = 0; ; resend++) {
+        try {
+          await options.sink.submit(batch);
+          break;
+        } catch (error) {
+          if (!(error instanceof BatchRejected) || !error.retryable || resend >= (options.resends ?? 5)) throw error;
+          const ms = (options.retryBaseMs ?? 500) * 2 ** resend * (0.5 + Math.random());
+          options.log?.(`ndjson: lines ${batchFirst}-${lineNo} not taken (${error.code}: ${error.message}); sending them again in ${(ms / 1000).toFixed(1)} s`);
+          await new Promise((resolve) => setTimeout(resolve, ms));
+        }
+      }
     } catch (error) {
+      if (error instanceof BatchRejected && error.retryable) {
+        throw new Error(`lines ${batchFirst}-${lineNo} were not taken: ${error.message}; resume with --from-line ${batchFirst} once the ingest listener takes batches again`);
+      }
       if (error instanceof BatchRejected) {
         const first = error.errors[0];
         const where = first !== undefined ? ` (line ${batchFirst + first.index}: ${first.code} ${first.field ?? ''} ${first.detail})` : '';

@@ -1,37 +1,48 @@
-// The feed inside the server process (FEED=the-odds-api plus the ODDS_API_* settings
-// of feedSettings.ts): it submits through the service's own Ingest, no network hop.
-// Returns null when FEED is unset; stop() ends the polling.
+// The feed inside the server process (FEED=the-odds-api plus the ODDS_API_* settings,
+// read and checked by service/config.ts): it submits through the service's own Ingest,
+// no network hop. Returns null when FEED is unset; stop() ends the polling and resolves
+// once the poll in flight has finished (the app closes the write path after it).
+import type { Config } from '../service/config.ts';
 import type { Ingest } from '../ingest/ingest.ts';
 import { InProcessSink } from './batchSink.ts';
-import { theOddsApiSettings } from './feedSettings.ts';
-import { ApiKeyRejected, ProviderClient } from './theOddsApi/providerClient.ts';
+import { ProviderClient } from './theOddsApi/providerClient.ts';
 import { TheOddsApiFeed } from './theOddsApi/theOddsApiFeed.ts';
 
 export interface RunningFeed {
   feed: TheOddsApiFeed;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
-export function startFeedFromEnv(ingest: Ingest, env: NodeJS.ProcessEnv, log: (line: string) => void): RunningFeed | null {
-  const name = env.FEED;
-  if (name === undefined || name === '') return null;
-  if (name !== 'the-odds-api') throw new Error(`FEED must be the-odds-api, got ${name}`);
-  const settings = theOddsApiSettings(new Map(), env);
-  const client = new ProviderClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, log });
+export type FeedConfig = Pick<
+  Config,
+  'feed' | 'oddsApiKey' | 'oddsApiBaseUrl' | 'oddsApiSports' | 'oddsApiRegions' | 'oddsApiMarkets' | 'oddsApiIntervalMs' | 'oddsApiBudgetPerDay' | 'oddsApiTimeoutMs'
+>;
+
+export function startFeed(ingest: Ingest, config: FeedConfig, log: (line: string) => void): RunningFeed | null {
+  if (config.feed === null) return null;
+  if (config.oddsApiKey === null) throw new Error('FEED=the-odds-api needs ODDS_API_KEY');
+  const client = new ProviderClient({ baseUrl: config.oddsApiBaseUrl, apiKey: config.oddsApiKey, timeoutMs: config.oddsApiTimeoutMs, log });
   const feed = new TheOddsApiFeed({
     client,
     sink: new InProcessSink(ingest),
-    sports: settings.sports,
-    regions: settings.regions,
-    markets: settings.markets,
-    intervalMs: settings.intervalMs,
-    budgetPerDay: settings.budgetPerDay,
+    sports: config.oddsApiSports,
+    regions: config.oddsApiRegions,
+    markets: config.oddsApiMarkets,
+    intervalMs: config.oddsApiIntervalMs,
+    budgetPerDay: config.oddsApiBudgetPerDay,
     log,
     progress: (line) => log(line),
   });
-  feed.run().catch((error: unknown) => {
+  log(`feed the-odds-api: polling ${config.oddsApiBaseUrl} for ${config.oddsApiSports.join(',')} (${config.oddsApiMarkets.join(',')}) every ${config.oddsApiIntervalMs / 1000} s, submitting in process`);
+  const running = feed.run().catch((error: unknown) => {
     // a refused key stops the feed, not the service
-    log(error instanceof ApiKeyRejected ? `feed stopped: ${error.message}` : `feed stopped: ${String(error)}`);
+    log(`feed the-odds-api stopped: ${error instanceof Error ? error.message : String(error)}`);
   });
-  return { feed, stop: () => feed.stop() };
+  return {
+    feed,
+    stop: async () => {
+      feed.stop();
+      await running;
+    },
+  };
 }

@@ -29,7 +29,7 @@ import { openServedBoard, type DurableStart, type StartBoard } from './durableSt
 import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
-import { startFeedFromEnv } from '../feeds/startFeed.ts';
+import { startFeed } from '../feeds/startFeed.ts';
 import type { Ingest } from '../ingest/ingest.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations.ts';
@@ -168,7 +168,9 @@ export async function startApp(options: AppOptions): Promise<App> {
   if ((options.simulatorRate ?? 0) > 0 && replicated?.role !== 'replica') simulator.start();
   // a feed in the process (FEED=the-odds-api) submits through the durable board's write path
   const feedIngest = options.ingest ?? writePath ?? undefined;
-  const feed = feedIngest === undefined ? null : startFeedFromEnv(feedIngest, options.env ?? process.env, log);
+  const feedLogger = logger.child({ feed: config.feed });
+  const feed = feedIngest === undefined ? null : startFeed(feedIngest, config, (line) => feedLogger.info(line));
+  if (config.feed !== null && feedIngest === undefined) feedLogger.warn('FEED is set but the board has no write path (no DATA_DIR): the feed does not run');
 
   let closed = false;
   return {
@@ -187,7 +189,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     async close() {
       if (closed) return;
       closed = true;
-      feed?.stop();
+      // the poll in flight finishes before the write path closes
+      await feed?.stop();
       operations.readiness.fail('shutdown', 'the process is shutting down');
       simulator.stop();
       try {

@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { parseInstant } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { DEFAULT_DB_PATH } from '../persistence/database.ts';
+import { ODDS_API_SETTINGS, type FeedSetting } from '../feeds/feedSettings.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type TransportName = 'auto' | 'uws' | 'node';
@@ -61,6 +62,17 @@ export interface Config {
   replicaId: string;
   /** A replica further behind the stream than this many records answers /readyz 503. */
   replicaMaxLag: number;
+  /** A feed run inside the process, submitting through its write path; null: none. */
+  feed: 'the-odds-api' | null;
+  /** The Odds API settings of that feed (feeds/feedSettings.ts reads them the same way for `npm run feed`). */
+  oddsApiKey: string | null;
+  oddsApiBaseUrl: string;
+  oddsApiSports: string[];
+  oddsApiRegions: string;
+  oddsApiMarkets: string[];
+  oddsApiIntervalMs: number;
+  oddsApiBudgetPerDay: number;
+  oddsApiTimeoutMs: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -104,6 +116,11 @@ function oneOf<T extends string>(values: readonly T[], fallback: T) {
 }
 
 const port = intIn(0, 65535);
+
+/** A feed setting (feeds/feedSettings.ts) as a row of this table: same variable, default, allowed texts and parser. */
+function feedSetting<K extends keyof Config>(key: K, feed: FeedSetting<Config[K]>): Setting<K> {
+  return { key, name: feed.env, fallback: feed.fallback, allowed: feed.allowed, help: `FEED=the-odds-api: ${feed.help}`, parse: (t) => feed.parse(t ?? feed.fallback) };
+}
 
 function isDirectory(path: string): boolean {
   return existsSync(path) && statSync(path).isDirectory();
@@ -182,6 +199,22 @@ export const SETTINGS = [
   setting({ key: 'natsMaxBytes', name: 'NATS_MAX_BYTES', fallback: String(8 * 1024 ** 3), allowed: 'a positive integer', help: 'the stream keeps at most this many bytes, dropping the oldest', parse: positiveOrUnset }),
   setting({ key: 'replicaId', name: 'REPLICA_ID', fallback: '(the host name)', allowed: "letters, digits, '-', '_' (others become '_')", help: "this node's name in the fleet's API key usage counts; unique per node", parse: (t) => (t ?? hostname()).replace(/[^A-Za-z0-9_-]/g, '_') }),
   setting({ key: 'replicaMaxLag', name: 'REPLICA_MAX_LAG', fallback: '1000', allowed: 'a non-negative integer', help: 'a replica more records than this behind the stream answers /readyz 503 (catching up)', parse: (t) => intIn(0, Number.MAX_SAFE_INTEGER)(t, 1000) }),
+  setting({
+    key: 'feed',
+    name: 'FEED',
+    fallback: '',
+    allowed: 'the-odds-api',
+    help: 'a feed polled inside the process, submitting in process through the write path (needs ODDS_API_KEY)',
+    parse: (t) => (t === null ? null : t === 'the-odds-api' ? t : undefined),
+  }),
+  setting({ key: 'oddsApiKey', name: 'ODDS_API_KEY', fallback: '', allowed: ODDS_API_SETTINGS.apiKey.allowed, help: `FEED=the-odds-api: ${ODDS_API_SETTINGS.apiKey.help}`, secret: true, parse: (t) => t }),
+  feedSetting('oddsApiBaseUrl', ODDS_API_SETTINGS.baseUrl),
+  feedSetting('oddsApiSports', ODDS_API_SETTINGS.sports),
+  feedSetting('oddsApiRegions', ODDS_API_SETTINGS.regions),
+  feedSetting('oddsApiMarkets', ODDS_API_SETTINGS.markets),
+  feedSetting('oddsApiIntervalMs', ODDS_API_SETTINGS.intervalMs),
+  feedSetting('oddsApiBudgetPerDay', ODDS_API_SETTINGS.budgetPerDay),
+  feedSetting('oddsApiTimeoutMs', ODDS_API_SETTINGS.timeoutMs),
 ] as const;
 
 export interface ConfigProblem {
@@ -211,6 +244,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   // a replica follows the writer through the stream: there is none with the local log
   if (problems.length === 0 && config.role === 'replica' && config.log !== 'nats') problems.push({ name: 'ROLE', value: env.ROLE!, allowed: 'writer with LOG=file (replica needs LOG=nats)' });
+  if (config.feed === 'the-odds-api' && config.oddsApiKey === null) problems.push({ name: 'ODDS_API_KEY', value: '', allowed: 'an API key of The Odds API: FEED=the-odds-api needs one' });
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;
 }

@@ -15,5 +15,10 @@ export function createLogger(level: LogLevel, destination: pino.DestinationStrea
 
 /** The settings as they can be logged: secrets replaced by whether they are set. */
 export function loggableConfig(config: Config): Record<string, unknown> {
-  return { ...config, cursorSecret: config.cursorSecret !== undefined ? 'set' : 'default', ingestToken: config.ingestToken !== null ? 'set' : 'unset' };
+  return {
+    ...config,
+    cursorSecret: config.cursorSecret !== undefined ? 'set' : 'default',
+    ingestToken: config.ingestToken !== null ? 'set' : 'unset',
+    oddsApiKey: config.oddsApiKey !== null ? 'set' : 'unset',
+  };
 }

@@ -5,8 +5,8 @@
 // no change at all. Only acknowledged changes enter the mirror: a refused or lost
 // batch is simply diffed again at the next poll.
 
-import type { EventStatus } from '../../engine/model.ts';
-import type { IngestChange } from '../../ingest/changes.ts';
+import { EVENT_STATUSES, type EventStatus } from '../../engine/model.ts';
+import type { ChangeError, IngestChange } from '../../ingest/changes.ts';
 import type { MappedEvent } from './mapEvent.ts';
 
 interface MirrorRow {
@@ -24,6 +24,10 @@ interface MirrorEvent {
   sportKey: string;
 }
 
+function isEventStatus(text: string | undefined): text is EventStatus {
+  return (EVENT_STATUSES as readonly string[]).includes(text ?? '');
+}
+
 export class BoardMirror {
   private readonly rows = new Map<string, MirrorRow>();
   private readonly rowsOfEvent = new Map<string, Set<string>>();
@@ -33,6 +37,8 @@ export class BoardMirror {
   private readonly sources = new Set<string>();
   /** marketKey of rows sent but not yet acknowledged (an odds change carries no provider key). */
   private readonly pendingKeys = new Map<string, string>();
+  /** Rows the ingest path refused, with the price refused: not sent again until the provider's price changes. */
+  private readonly refusedRows = new Map<string, number>();
 
   get rowCount(): number {
     return this.rows.size;
@@ -76,6 +82,8 @@ export class BoardMirror {
       const dfs = row.dfsMultiplier !== undefined && row.dfsMultiplier !== null;
       const price = (dfs ? row.dfsMultiplier : row.priceAmerican) as number;
       if (held === undefined) {
+        if (this.refusedRows.get(row.id) === price) continue;
+        this.refusedRows.delete(row.id);
         out.push({ op: 'odds', row });
         this.pendingKeys.set(row.id, marketKey);
       } else if (held.price !== price) {
@@ -152,10 +160,53 @@ export class BoardMirror {
     }
   }
 
-  /** Changes the ingest path refused: an event record it would not take is treated as known with an unknown status, so it is not sent again each poll. */
-  refused(changes: readonly IngestChange[]): void {
-    for (const change of changes) {
-      if (change.op === 'odds') this.pendingKeys.delete(change.row.id);
+  /**
+   * Changes of `batch` the ingest path refused (errors name them by index). Refusals that
+   * say the board already differs from the mirror correct it: a remove or price of a row
+   * that is not live (removed already, by a batch whose answer was lost or by another
+   * writer) forgets the row, so the next poll sends it anew if the provider still lists
+   * it; a status change the board's status does not allow takes that status (the error
+   * names it). A refused row is not sent again until the provider's price for it changes,
+   * and a refused source, team or player record not at all; an event record it would not
+   * take stays known with an unknown status. So a poll does not repeat a refusal.
+   */
+  refused(batch: readonly IngestChange[], errors: readonly ChangeError[]): void {
+    for (const error of errors) {
+      const change = batch[error.index];
+      if (change === undefined) continue;
+      switch (change.op) {
+        case 'odds': {
+          this.pendingKeys.delete(change.row.id);
+          const dfs = change.row.dfsMultiplier !== undefined && change.row.dfsMultiplier !== null;
+          this.refusedRows.set(change.row.id, (dfs ? change.row.dfsMultiplier : change.row.priceAmerican) as number);
+          break;
+        }
+        // refused records are not offered again each poll (the log said why once)
+        case 'source':
+          this.sources.add(change.source.id);
+          break;
+        case 'team':
+          this.teams.add(change.team.id);
+          break;
+        case 'player':
+          this.players.add(change.player.id);
+          break;
+        case 'remove':
+        case 'price':
+          if (error.code === 'unknown_id') this.forget(change.id);
+          break;
+        case 'status': {
+          const event = this.events.get(change.eventId);
+          const current = /^(\w+) cannot become/.exec(error.detail)?.[1];
+          if (event === undefined || error.code !== 'invalid_transition') break;
+          event.status = isEventStatus(current) ? current : null;
+          // a closed game has no live rows on the board
+          if (event.status === 'final' || event.status === 'cancelled') for (const id of this.rowsOfEvent.get(change.eventId) ?? []) this.forget(id);
+          break;
+        }
+        default:
+          break;
+      }
     }
   }
 

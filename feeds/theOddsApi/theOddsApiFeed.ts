@@ -15,14 +15,29 @@
 // poll that cost C credits (the sum of x-requests-last) under a budget of B per day
 // is followed by at least C / B of a day, so no 24 hours spend more than B.
 // A malformed answer or a refused request skips that part of the poll (and says
-// why); only a refused API key (401) stops the feed.
+// why); only a refused API key (401) or ingest token stops the feed.
+//
+// Quota: when x-requests-remaining reaches 0 (or a 401 says the credits are spent) the
+// feed pauses: no paid call until the free GET /v4/sports shows credits again, checked
+// once per interval. While fewer credits are left than lowQuotaPolls polls like the
+// last one cost, it says so once.
+//
+// Delivery: one batch in flight at a time, in the order the poll made them, and no
+// provider call while a batch waits: a batch the ingest path could not take (its
+// listener down or restarting, 503 log_unavailable) is sent again, the same batch, after
+// a back-off with jitter, until it is acknowledged; so the board takes the feed's
+// changes in order and each batch is logged once. The one case where a batch may be
+// logged twice is an answer lost after the batch was sent (a timeout, the service
+// killed while answering): sending it again then changes no price (a price equal to
+// the row's is not a new history entry), and a remove or status change it already made
+// is refused, which the mirror takes as done.
 
 import type { IngestChange } from '../../ingest/changes.ts';
 import { BatchRejected, type BatchSink } from '../batchSink.ts';
 import { BoardMirror } from './boardMirror.ts';
 import { mapEvent } from './mapEvent.ts';
 import { leagueOfSport } from './mappingTables.ts';
-import { ApiKeyRejected, ProviderClient, ProviderRequestError } from './providerClient.ts';
+import { ApiKeyRejected, ProviderClient, ProviderRequestError, QuotaExhausted, abortableSleep } from './providerClient.ts';
 import { MalformedResponse, parseEventOdds, parseEvents, parseOddsList, parseScores, parseSports, type ProviderEventOdds } from './providerTypes.ts';
 
 /** Markets the sport-wide /odds endpoint serves; every other key needs the per-event endpoint. */
@@ -42,7 +57,14 @@ export interface TheOddsApiFeedOptions {
   intervalMs: number;
   /** Credits a day the feed may spend (0 = no budget). */
   budgetPerDay?: number;
+  /** First wait before a batch the ingest path could not take is sent again (doubles per attempt, times a jitter of 0.5..1.5); default 500 ms. */
+  retryBaseMs?: number;
+  /** Longest such wait; default 30 s. */
+  retryMaxMs?: number;
+  /** Warn while the credits left cover fewer than this many polls like the last one (default 10). */
+  lowQuotaPolls?: number;
   now?: () => number;
+  random?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   log?: (line: string) => void;
   /** Called after every poll with the progress line. */
@@ -59,26 +81,46 @@ export interface FeedStats {
   creditsRemaining: number | null;
   lastPollCost: number;
   nextPollInMs: number;
+  /** Batches sent again because the ingest path could not take them. */
+  ingestRetries: number;
+  /** True while the quota is spent and the feed makes no paid call. */
+  quotaPaused: boolean;
 }
 
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
+/** The ingest listener refused the feed's token (401): sending more cannot help, so the feed stops. */
+export class IngestTokenRejected extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'IngestTokenRejected';
+  }
+}
+
+/** '0.3 s', '12 s': whole seconds once they are ten or more. */
+function secondsText(ms: number): string {
+  return ms < 10_000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms / 1000)} s`;
 }
 
 export class TheOddsApiFeed {
   readonly mirror = new BoardMirror();
-  readonly stats: FeedStats = { polls: 0, changesSent: 0, batches: 0, skippedAnswers: 0, refusedChanges: 0, creditsSpent: 0, creditsRemaining: null, lastPollCost: 0, nextPollInMs: 0 };
+  readonly stats: FeedStats = {
+    polls: 0,
+    changesSent: 0,
+    batches: 0,
+    skippedAnswers: 0,
+    refusedChanges: 0,
+    creditsSpent: 0,
+    creditsRemaining: null,
+    lastPollCost: 0,
+    nextPollInMs: 0,
+    ingestRetries: 0,
+    quotaPaused: false,
+  };
   private readonly client: ProviderClient;
   private readonly now: () => number;
+  private readonly random: () => number;
+  /** A 401 said the credits are spent (the remaining header may not have said so): the credits left then (null: unknown), undefined when not refused. */
+  private quotaRefusedAt: number | null | undefined = undefined;
+  private quotaWarned = false;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   private readonly log: (line: string) => void;
   private readonly stopping = new AbortController();
@@ -88,6 +130,7 @@ export class TheOddsApiFeed {
   constructor(private readonly options: TheOddsApiFeedOptions) {
     this.client = options.client;
     this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? abortableSleep;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.featured = options.markets.filter((m) => FEATURED_MARKETS.has(m));
@@ -96,6 +139,7 @@ export class TheOddsApiFeed {
 
   stop(): void {
     this.stopping.abort();
+    this.client.stop();
   }
 
   get stopped(): boolean {
@@ -105,7 +149,8 @@ export class TheOddsApiFeed {
   /** Polls until stop() (resolves) or a refused API key (rejects with ApiKeyRejected). */
   async run(): Promise<void> {
     while (!this.stopped) {
-      await this.pollOnce();
+      if (this.quotaSpent()) await this.checkQuota();
+      else await this.pollOnce();
       if (this.stopped) break;
       const delay = this.nextDelayMs();
       this.stats.nextPollInMs = delay;
@@ -120,22 +165,66 @@ export class TheOddsApiFeed {
     return Math.max(this.options.intervalMs, byBudget);
   }
 
-  /** One poll of every sport; resolves with the changes it submitted. Rejects only with ApiKeyRejected. */
+  /** One poll of every sport; resolves with the changes it submitted. Rejects only with ApiKeyRejected or IngestTokenRejected. */
   async pollOnce(): Promise<number> {
     const spentBefore = this.client.creditsSpent;
     let sent = 0;
     const sports = await this.guard('sports', () => this.sportKeys());
     for (const sport of sports ?? []) {
-      if (this.stopped) break;
+      if (this.stopped || this.quotaSpent()) break;
       sent += await this.pollSport(sport);
     }
     this.stats.polls++;
     this.stats.lastPollCost = this.client.creditsSpent - spentBefore;
-    this.stats.creditsSpent = this.client.creditsSpent;
-    this.stats.creditsRemaining = this.client.quota.remaining;
+    this.updateQuota();
     this.stats.nextPollInMs = this.nextDelayMs();
     this.options.progress?.(this.progressLine(), this.stats);
     return sent;
+  }
+
+  /** No credits left: x-requests-remaining said 0, or a 401 said the quota is spent. */
+  quotaSpent(): boolean {
+    const remaining = this.client.quota.remaining;
+    return this.quotaRefusedAt !== undefined || (remaining !== null && remaining <= 0);
+  }
+
+  /**
+   * While paused: the free GET /v4/sports reads the quota headers again. Polling resumes
+   * once they show more credits than when the provider refused (a renewal), or when the
+   * answer does not say (the next paid call will tell).
+   */
+  private async checkQuota(): Promise<void> {
+    const answer = await this.guard('quota check', () => this.client.get('/v4/sports'));
+    const refusedAt = this.quotaRefusedAt;
+    if (answer !== null && refusedAt !== undefined && (answer.remaining === null || answer.remaining > (refusedAt ?? 0))) this.quotaRefusedAt = undefined;
+    // an answer without the header cannot keep the pause a header started: the next paid call will tell
+    if (answer !== null && answer.remaining === null) this.client.quota.remaining = null;
+    this.updateQuota();
+    this.stats.nextPollInMs = this.nextDelayMs();
+    this.options.progress?.(this.progressLine(), this.stats);
+  }
+
+  /** Stats and the log lines of entering and leaving the pause and of running low. */
+  private updateQuota(): void {
+    this.stats.creditsSpent = this.client.creditsSpent;
+    const remaining = this.client.quota.remaining;
+    this.stats.creditsRemaining = remaining;
+    const paused = this.quotaSpent();
+    if (paused && !this.stats.quotaPaused) {
+      this.log(
+        `the-odds-api: the usage quota is spent (credits left ${remaining ?? '?'}); no paid calls until it is renewed, checking every ${secondsText(this.options.intervalMs)} with the free /v4/sports`,
+      );
+    } else if (!paused && this.stats.quotaPaused) {
+      this.log(`the-odds-api: credits again (${remaining?.toLocaleString('en-US') ?? '?'} left); polling resumes`);
+      this.quotaWarned = false;
+    }
+    this.stats.quotaPaused = paused;
+    const cost = this.stats.lastPollCost;
+    const low = !paused && remaining !== null && cost > 0 && remaining < (this.options.lowQuotaPolls ?? 10) * cost;
+    if (low && !this.quotaWarned) this.log(`the-odds-api: credits running low: ${remaining} left, about ${Math.floor(remaining / cost)} polls at ${cost} credits each`);
+    // a poll cut short (cost 0) says nothing about the rate: the warning stands until credits are plenty again
+    if (low || paused) this.quotaWarned = true;
+    else if (cost > 0) this.quotaWarned = false;
   }
 
   progressLine(): string {
@@ -143,7 +232,8 @@ export class TheOddsApiFeed {
     const left = s.creditsRemaining === null ? '?' : s.creditsRemaining.toLocaleString('en-US');
     return (
       `the-odds-api: poll ${s.polls} · credits left ${left} (this poll ${s.lastPollCost}, spent ${s.creditsSpent}) · ` +
-      `changes sent ${s.changesSent.toLocaleString('en-US')} in ${s.batches} batches · skipped answers ${s.skippedAnswers} · next in ${Math.round(s.nextPollInMs / 1000)} s`
+      `changes sent ${s.changesSent.toLocaleString('en-US')} in ${s.batches} batches · skipped answers ${s.skippedAnswers}${s.ingestRetries > 0 ? ` · batches resent ${s.ingestRetries}` : ''} · ` +
+      `${s.quotaPaused ? 'paused: quota spent · ' : ''}next in ${secondsText(s.nextPollInMs)}`
     );
   }
 
@@ -163,6 +253,11 @@ export class TheOddsApiFeed {
       if (error instanceof ApiKeyRejected) {
         this.stop();
         throw error;
+      }
+      if (error instanceof QuotaExhausted) {
+        this.quotaRefusedAt = this.client.quota.remaining;
+        this.log(`the-odds-api: skipped ${what}: ${error.message}`);
+        return null;
       }
       if (error instanceof MalformedResponse || error instanceof ProviderRequestError) {
         this.stats.skippedAnswers++;
@@ -196,14 +291,14 @@ export class TheOddsApiFeed {
       const list = await this.guard(`${sport} events`, async () => parseEvents((await this.client.get(`/v4/sports/${sport}/events`, { dateFormat: 'iso' })).body));
       const covered = new Set(this.perEvent);
       for (const listed of list ?? []) {
-        if (this.stopped) break;
+        if (this.stopped || this.quotaSpent()) break;
         const event = await this.guard(`${sport} event ${listed.id} odds`, async () =>
           parseEventOdds((await this.client.get(`/v4/sports/${sport}/events/${listed.id}/odds`, { ...common, markets: this.perEvent.join(',') })).body),
         );
         if (event !== null) this.mirror.diffEvent(mapEvent(event as ProviderEventOdds, mapping, false), sport, covered, now, changes);
       }
     }
-    if (!outright) await this.finishGames(sport, now, changes);
+    if (!outright && !this.quotaSpent()) await this.finishGames(sport, now, changes);
     return this.submit(changes);
   }
 
@@ -228,43 +323,66 @@ export class TheOddsApiFeed {
     }
   }
 
-  /** Submits the changes in batches; a refused batch is sent again without the changes it names. */
+  /** Submits the changes in batches, each acknowledged before the next is sent. */
   private async submit(changes: IngestChange[]): Promise<number> {
     let sent = 0;
     for (let from = 0; from < changes.length; from += BATCH_CHANGES) {
-      const batch = changes.slice(from, from + BATCH_CHANGES);
-      const ok = await this.submitBatch(batch, true);
-      if (ok < 0) {
+      const delivered = await this.deliver(changes.slice(from, from + BATCH_CHANGES));
+      if (delivered < 0) {
+        // stopped while waiting, or a batch the ingest path will never take: the rest is diffed again next poll
         this.mirror.unsent(changes.slice(from));
         break;
       }
-      sent += ok;
+      sent += delivered;
     }
     return sent;
   }
 
-  /** Changes applied, or -1 when the sink is unavailable (the rest waits for the next poll). */
-  private async submitBatch(batch: IngestChange[], retryRefused: boolean): Promise<number> {
-    try {
-      await this.options.sink.submit(batch);
+  /**
+   * Sends one batch until it is acknowledged: again after a back-off while the ingest
+   * path cannot take it, and without the changes it refuses (named by index) when it
+   * refuses some. Resolves with the changes applied, or -1 when the feed stopped or the
+   * batch can never be taken.
+   */
+  private async deliver(batch: IngestChange[]): Promise<number> {
+    let resends = 0;
+    while (!this.stopped) {
+      try {
+        await this.options.sink.submit(batch);
+      } catch (error) {
+        if (!(error instanceof BatchRejected)) throw error;
+        if (error.code === 'invalid_token') {
+          this.stop();
+          throw new IngestTokenRejected(`the ingest listener refused the token (${error.message}); check --token / INGEST_TOKEN`);
+        }
+        if (error.retryable) {
+          const ms = Math.min(this.options.retryMaxMs ?? 30_000, (this.options.retryBaseMs ?? 500) * 2 ** Math.min(resends, 20)) * (0.5 + this.random());
+          resends++;
+          this.stats.ingestRetries++;
+          this.log(`the-odds-api: ${this.options.sink.description} did not take a batch of ${batch.length} changes (${error.code}: ${error.message}); sending the same batch again in ${(ms / 1000).toFixed(1)} s (resend ${resends}), no provider call meanwhile`);
+          await this.sleep(ms, this.stopping.signal);
+          continue;
+        }
+        if (error.errors.length === 0) {
+          this.log(`the-odds-api: a batch of ${batch.length} changes was refused whole (${error.code}: ${error.message}); the next poll diffs it again`);
+          return -1;
+        }
+        const bad = new Set(error.errors.map((e) => e.index));
+        const refused = batch.filter((_, i) => bad.has(i));
+        this.stats.refusedChanges += refused.length;
+        const first = error.errors.slice(0, 3).map((e) => `#${e.index} ${e.code} ${e.field ?? ''}: ${e.detail}`).join('; ');
+        this.log(`the-odds-api: ${refused.length} of ${batch.length} changes refused (${first}); sending the rest`);
+        this.mirror.refused(batch, error.errors);
+        batch = batch.filter((_, i) => !bad.has(i));
+        if (batch.length === 0) return 0;
+        continue;
+      }
+      if (resends > 0) this.log(`the-odds-api: ${this.options.sink.description} took the batch of ${batch.length} changes after ${resends} resends`);
       this.mirror.acknowledged(batch);
       this.stats.batches++;
       this.stats.changesSent += batch.length;
       return batch.length;
-    } catch (error) {
-      if (!(error instanceof BatchRejected)) throw error;
-      if (error.retryable || error.errors.length === 0 || !retryRefused) {
-        this.log(`the-odds-api: a batch of ${batch.length} changes was not taken (${error.code}: ${error.message}); the next poll sends it again`);
-        return -1;
-      }
-      const bad = new Set(error.errors.map((e) => e.index));
-      const refused = batch.filter((_, i) => bad.has(i));
-      this.stats.refusedChanges += refused.length;
-      const first = error.errors.slice(0, 3).map((e) => `#${e.index} ${e.code} ${e.field ?? ''}: ${e.detail}`).join('; ');
-      this.log(`the-odds-api: ${refused.length} of ${batch.length} changes refused (${first}); sending the rest`);
-      this.mirror.refused(refused);
-      const rest = batch.filter((_, i) => !bad.has(i));
-      return rest.length === 0 ? 0 : this.submitBatch(rest, false);
     }
+    return -1;
   }
 }

@@ -3,9 +3,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { ManualClock } from '../../engine/clock.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
-import { InProcessSink } from '../../feeds/batchSink.ts';
+import { createServer } from 'node:net';
+import { HttpBatchSink, InProcessSink } from '../../feeds/batchSink.ts';
 import { replayNdjson } from '../../feeds/ndjsonReplay.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 import { NOW } from '../helpers/now.ts';
@@ -47,4 +49,33 @@ test('a file replays in batches with progress; --from-line resumes; a refused li
   await assert.rejects(replayNdjson({ sink, file }), /lines 1-2 were refused: .*line 2: invalid_price.*--from-line 1/);
   writeFileSync(file, `${lines[0]}\n{not json\n`);
   await assert.rejects(replayNdjson({ sink, file }), /line 2 is not JSON/);
+});
+
+test('- replays stdin', async () => {
+  const { id, lines } = priceLines(3, (i) => 150 + i);
+  const result = await replayNdjson({ sink: new InProcessSink(opened.durable.ingest), file: '-', stdin: Readable.from([`${lines.join('\n')}\n`]), batchSize: 2 });
+  assert.deepEqual({ ...result }, { lines: 3, changes: 3, batches: 2, lastLine: 3 });
+  const engine = opened.durable.engine;
+  assert.equal(engine.store.priceAmerican[engine.slotOf(id)], 152);
+});
+
+test('a batch the ingest listener cannot take is sent again, then the replay stops naming the line to resume from', async () => {
+  const { lines } = priceLines(3, (i) => 170 + i);
+  const file = join(dir, 'away.ndjson');
+  writeFileSync(file, lines.join('\n') + '\n');
+  // a port nothing listens on
+  const port = await new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = server.address() as { port: number };
+      server.close(() => resolve(free));
+    });
+  });
+  const said: string[] = [];
+  const sink = new HttpBatchSink({ url: `http://127.0.0.1:${port}`, token: 't' });
+  await assert.rejects(
+    replayNdjson({ sink, file, batchSize: 2, resends: 2, retryBaseMs: 5, log: (l) => said.push(l) }),
+    /lines 1-2 were not taken: .*ECONNREFUSED.*; resume with --from-line 1 once the ingest listener takes batches again/,
+  );
+  assert.equal(said.length, 2, said.join('\n'));
+  assert.match(said[0], /ndjson: lines 1-2 not taken \(ingest_unreachable: .*\); sending them again in/);
 });

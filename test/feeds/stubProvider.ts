@@ -97,6 +97,8 @@ interface Fault {
   status: number;
   headers?: Record<string, string>;
   body: string;
+  /** Answer this much later (a provider that stalls). */
+  delayMs?: number;
 }
 
 export interface StubRequest {
@@ -131,8 +133,8 @@ export class StubProvider {
   }
 
   /** The next request whose path matches gets this answer instead. */
-  fault(path: RegExp, status: number, body: string, headers?: Record<string, string>): void {
-    this.faults.push({ path, status, body, headers });
+  fault(path: RegExp, status: number, body: string, headers?: Record<string, string>, delayMs?: number): void {
+    this.faults.push({ path, status, body, headers, delayMs });
   }
 
   event(id: string): ProviderEventOdds {
@@ -159,6 +161,8 @@ export class StubProvider {
     const log: StubRequest = { path: url.pathname, query: url.searchParams, at: Date.now(), status: 200, cost: 0 };
     this.requests.push(log);
     const send = (status: number, body: unknown, cost: number, headers: Record<string, string> = {}) => {
+      // like the provider: a call that costs more than the credits left is refused, and says why
+      if (status === 200 && cost > this.remaining) return send(401, { message: 'Usage quota has been reached', error_code: 'OUT_OF_USAGE_CREDITS' }, 0);
       log.status = status;
       log.cost = cost;
       if (status === 200) {
@@ -177,6 +181,12 @@ export class StubProvider {
     const fault = this.faults.findIndex((f) => f.path.test(url.pathname));
     if (fault >= 0) {
       const [f] = this.faults.splice(fault, 1);
+      if (f.delayMs !== undefined) {
+        setTimeout(() => {
+          if (!res.destroyed) send(f.status, f.body, f.status === 200 ? 1 : 0, f.headers);
+        }, f.delayMs);
+        return;
+      }
       return send(f.status, f.body, f.status === 200 ? 1 : 0, f.headers);
     }
     if (url.searchParams.get('apiKey') !== STUB_API_KEY) return send(401, { message: 'API key is not valid' }, 0);

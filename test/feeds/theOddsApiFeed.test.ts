@@ -12,6 +12,7 @@ import { TheOddsApiFeed, type TheOddsApiFeedOptions } from '../../feeds/theOddsA
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 import { NOW } from '../helpers/now.ts';
 import { filterOf, walkAll } from '../helpers/engine-helpers.ts';
+import type { ProviderMarket } from '../../feeds/theOddsApi/providerTypes.ts';
 import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
 
 const board = generateBoard({ seed: 42, size: 'small', now: NOW });
@@ -193,5 +194,175 @@ test('the credit budget spaces the polls: no simulated day spends more than the 
     assert.ok(client.creditsSpent >= budget - 5, `the budget is used, not wasted: ${client.creditsSpent}`);
     assert.equal(feed.nextDelayMs(), Math.ceil((feed.stats.lastPollCost * 86_400_000) / budget));
     assert.equal(stub.used, client.creditsSpent, 'the provider counted what the feed counted');
+  });
+});
+
+test('a bookmaker that stops quoting an event loses its rows; a book the table does not know arrives as a retail source first', async () => {
+  await withStub(async (stub) => {
+    const { feed } = feedFor(stub, { markets: ['h2h', 'spreads', 'totals'] });
+    await feed.pollOnce();
+    const [first] = stub.sports.get('basketball_nba')!.events;
+    const dk = first.bookmakers.find((b) => b.key === 'draftkings')!;
+    const dkIds = walkAll(engine(), filterOf({ eventIds: [first.id], sportsbooks: ['draftkings'] }), 500).map((slot) => engine().idOf(slot));
+    assert.ok(dkIds.length >= 6, `${dkIds.length} draftkings rows`);
+    first.bookmakers.splice(first.bookmakers.indexOf(dk), 1);
+    // a book new to the board: its source comes first in the same batch, with the default kind
+    first.bookmakers.push({
+      key: 'novabet_us',
+      title: 'NovaBet',
+      last_update: dk.last_update,
+      markets: [{ key: 'h2h', outcomes: [{ name: first.home_team!, price: -120 }, { name: first.away_team!, price: 105 }] }],
+    });
+    assert.equal(await feed.pollOnce(), dkIds.length + 3, 'a remove per draftkings row, the source and two rows');
+    for (const id of dkIds) assert.ok(engine().isTombstone(engine().slotOf(id)), `${id} is a tombstone`);
+    assert.equal(engine().sources.kindOf('novabet_us'), 'retail');
+    assert.equal(row(`${first.id}:novabet_us:MONEYLINE:FULL-AWAY`).priceAmerican, 105);
+    assert.equal(await feed.pollOnce(), 0, 'nothing more to send');
+  });
+});
+
+test('the quota: low credits are logged once; at 0 the feed pauses paid calls, checks with the free /v4/sports and resumes when credits return', async () => {
+  await withStub(async (stub) => {
+    let step = 0;
+    const { feed, lines } = feedFor(stub, {
+      markets: ['h2h', 'spreads', 'totals'],
+      lowQuotaPolls: 5,
+      sleep: async () => {
+        step++;
+        if (step === 1) stub.remaining = 12; // four polls' worth: below five
+        if (step === 3) stub.remaining = 4; // one poll, then the provider refuses the next call (401, quota)
+        if (step === 7) stub.remaining = 500;
+        if (step === 9) feed.stop();
+      },
+    });
+    await feed.run();
+    assert.equal(lines.filter((l) => /credits running low/.test(l)).length, 1, lines.join('\n'));
+    assert.equal(lines.filter((l) => /no paid calls until it is renewed/.test(l)).length, 1, lines.join('\n'));
+    assert.equal(lines.filter((l) => /polling resumes/.test(l)).length, 1, lines.join('\n'));
+    // while paused only the free call was made
+    const paused = stub.requests.findIndex((r) => r.status === 401);
+    const resumed = stub.requests.findIndex((r, i) => i > paused && r.path !== '/v4/sports');
+    assert.ok(paused > 0 && resumed > paused + 2, `paused at ${paused}, resumed at ${resumed}`);
+    assert.ok(stub.requests.slice(paused + 1, resumed).every((r) => r.path === '/v4/sports'), 'no paid call while the quota is spent');
+    assert.ok(stub.requests.slice(resumed).some((r) => r.path.endsWith('/odds') && r.status === 200), 'paid calls again after the credits came back');
+    assert.ok(stub.remaining >= 0);
+  });
+});
+
+test('a provider that does not answer in time is retried; the poll completes', async () => {
+  await withStub(async (stub) => {
+    const lines: string[] = [];
+    const client = new ProviderClient({ baseUrl: stub.url, apiKey: STUB_API_KEY, backoffBaseMs: 20, timeoutMs: 300, log: (l) => lines.push(l) });
+    const feed = new TheOddsApiFeed({ client, sink: new InProcessSink(opened.durable.ingest), sports: ['basketball_nba'], regions: 'us', markets: ['h2h'], intervalMs: 1000, now: () => clock.now(), log: (l) => lines.push(l) });
+    stub.fault(/\/odds$/, 200, '[]', {}, 3000);
+    assert.ok((await feed.pollOnce()) > 0, 'the second attempt brought the rows');
+    assert.ok(lines.some((l) => /GET \/v4\/sports\/basketball_nba\/odds: no answer within 0.3 s; retrying in/.test(l)), lines.join('\n'));
+  });
+});
+
+test('refusals that show the board differs correct the mirror, and a poll does not repeat a refusal', async () => {
+  await withStub(async (stub) => {
+    const { feed, lines } = feedFor(stub, { markets: ['h2h'] });
+    const [first] = stub.sports.get('basketball_nba')!.events;
+    // a sharp book on the board whose key the table does not list: the feed would call it retail
+    first.bookmakers.push({ key: 'bookmaker', title: 'BookMaker', last_update: first.bookmakers[0].last_update, markets: [{ key: 'h2h', outcomes: [{ name: first.home_team!, price: -110 }, { name: first.away_team!, price: -110 }] }] });
+    await feed.pollOnce();
+    assert.ok(lines.some((l) => /1 of \d+ changes refused \(#\d+ kind_change source.kind: bookmaker is a sharp source/.test(l)), lines.join('\n'));
+    assert.equal(row(`${first.id}:bookmaker:MONEYLINE:FULL-HOME`).priceAmerican, -110, 'its rows are still taken');
+    // another writer closes the game on the board
+    if (engine().event(first.id)!.status === 'scheduled') await opened.durable.ingest.submit([{ op: 'status', eventId: first.id, status: 'in_progress' }]);
+    await opened.durable.ingest.submit([{ op: 'status', eventId: first.id, status: 'final' }]);
+    const h2h = first.bookmakers.find((b) => b.key === 'pinnacle')!.markets[0];
+    h2h.outcomes[0].price = nudged(h2h.outcomes[0].price, 0.02);
+    await feed.pollOnce(); // the tick: unknown_id (the row is a tombstone), so the mirror forgets the row
+    await feed.pollOnce(); // the row sent again as new: event_closed
+    const refused = feed.stats.refusedChanges;
+    const logged = lines.length;
+    assert.ok(lines.some((l) => /unknown_id/.test(l)) && lines.some((l) => /event_closed/.test(l)), lines.join('\n'));
+    assert.equal(await feed.pollOnce(), 0);
+    assert.equal(feed.stats.refusedChanges, refused, 'nothing refused is sent again');
+    assert.equal(lines.length, logged, 'and nothing more is logged');
+  });
+});
+
+test('through the stub onto the board: a three-way moneyline, alternates, a period total, an Over/Under prop, a Yes milestone and outrights, as hand-written rows', async () => {
+  const stub = new StubProvider();
+  const at = '2027-01-10T18:00:00Z';
+  const book = (key: string, markets: ProviderMarket[]) => ({ key, title: key, last_update: at, markets });
+  stub.addSport('soccer_epl', [
+    { id: 'kinds-epl-1', sport_key: '', commence_time: at, home_team: 'Arsenal', away_team: 'Chelsea', bookmakers: [book('williamhill_us', [{ key: 'h2h', outcomes: [{ name: 'Arsenal', price: 150 }, { name: 'Draw', price: 240 }, { name: 'Chelsea', price: 180 }] }])] },
+  ]);
+  stub.addSport('americanfootball_nfl', [
+    {
+      id: 'kinds-nfl-1',
+      sport_key: '',
+      commence_time: at,
+      home_team: 'Buffalo Bills',
+      away_team: 'Miami Dolphins',
+      bookmakers: [
+        book('draftkings', [
+          { key: 'alternate_spreads', outcomes: [{ name: 'Buffalo Bills', price: 140, point: -9.5 }, { name: 'Miami Dolphins', price: -170, point: 9.5 }] },
+          { key: 'alternate_totals', outcomes: [{ name: 'Over', price: 160, point: 51.5 }] },
+          { key: 'totals_h1', outcomes: [{ name: 'Over', price: -105, point: 23.5 }, { name: 'Under', price: -115, point: 23.5 }] },
+          { key: 'player_pass_yds', outcomes: [{ name: 'Over', description: 'Josh Allen', price: -115, point: 245.5 }] },
+        ]),
+        book('fanduel', [{ key: 'player_anytime_td', outcomes: [{ name: 'Yes', description: 'James Cook', price: 110 }, { name: 'No', description: 'James Cook', price: -140 }] }]),
+      ],
+    },
+  ]);
+  stub.addSport('americanfootball_nfl_super_bowl_winner', [
+    { id: 'kinds-sb-2027', sport_key: '', commence_time: '2027-02-14T23:30:00Z', home_team: null, away_team: null, bookmakers: [book('fanduel', [{ key: 'outrights', outcomes: [{ name: 'Kansas City Chiefs', price: 450 }, { name: 'Buffalo Bills', price: 600 }] }])] },
+  ]);
+  await stub.start();
+  try {
+    const { feed, lines } = feedFor(stub, {
+      sports: ['soccer_epl', 'americanfootball_nfl', 'americanfootball_nfl_super_bowl_winner'],
+      markets: ['h2h', 'alternate_spreads', 'alternate_totals', 'totals_h1', 'player_pass_yds', 'player_anytime_td'],
+    });
+    await feed.pollOnce();
+    assert.equal(feed.stats.refusedChanges, 0, lines.join('\n'));
+    const fields = ['market', 'marketSubtype', 'period', 'side', 'teamSide', 'line', 'priceAmerican', 'playerName', 'marketScope'];
+    const expected: [string, ...unknown[]][] = [
+      ['kinds-epl-1:caesars:MONEYLINE_3_WAY:FULL-HOME', 'MONEYLINE_3_WAY', 'MONEYLINE_3_WAY', 'FULL', 'HOME', 'HOME', null, 150],
+      ['kinds-epl-1:caesars:MONEYLINE_3_WAY:FULL-DRAW', 'MONEYLINE_3_WAY', 'MONEYLINE_3_WAY', 'FULL', 'DRAW', 'NONE', null, 240],
+      ['kinds-epl-1:caesars:MONEYLINE_3_WAY:FULL-AWAY', 'MONEYLINE_3_WAY', 'MONEYLINE_3_WAY', 'FULL', 'AWAY', 'AWAY', null, 180],
+      ['kinds-nfl-1:draftkings:SPREAD:FULL-HOME-m9.5', 'SPREAD', 'SPREAD', 'FULL', 'HOME', 'HOME', -9.5, 140],
+      ['kinds-nfl-1:draftkings:SPREAD:FULL-AWAY-9.5', 'SPREAD', 'SPREAD', 'FULL', 'AWAY', 'AWAY', 9.5, -170],
+      ['kinds-nfl-1:draftkings:TOTAL:FULL-OVER-51.5', 'TOTAL', 'TOTAL', 'FULL', 'OVER', 'NONE', 51.5, 160],
+      ['kinds-nfl-1:draftkings:TOTAL:1H-OVER-23.5', 'TOTAL', 'TOTAL', '1H', 'OVER', 'NONE', 23.5, -105],
+      ['kinds-nfl-1:draftkings:TOTAL:1H-UNDER-23.5', 'TOTAL', 'TOTAL', '1H', 'UNDER', 'NONE', 23.5, -115],
+      ['kinds-nfl-1:draftkings:PLAYER_TOTAL_PASSING_YARDS:FULL-OVER-245.5-nfl-p-josh-allen', 'PLAYER_TOTAL', 'PLAYER_TOTAL_PASSING_YARDS', 'FULL', 'OVER', 'NONE', 245.5, -115, 'Josh Allen'],
+      ['kinds-nfl-1:fanduel:PLAYER_MILESTONE_TOUCHDOWNS:FULL-OVER-0.5-nfl-p-james-cook', 'PLAYER_MILESTONE', 'PLAYER_MILESTONE_TOUCHDOWNS', 'FULL', 'OVER', 'NONE', 0.5, 110, 'James Cook'],
+      ['kinds-sb-2027:fanduel:CHAMPIONSHIP_WINNER:FULL-YES-kansas-city-chiefs', 'CATEGORICAL', 'CHAMPIONSHIP_WINNER', 'FULL', 'YES', 'NONE', null, 450, undefined, 'SEASON'],
+      ['kinds-sb-2027:fanduel:CHAMPIONSHIP_WINNER:FULL-YES-buffalo-bills', 'CATEGORICAL', 'CHAMPIONSHIP_WINNER', 'FULL', 'YES', 'NONE', null, 600, undefined, 'SEASON'],
+    ];
+    for (const [id, ...values] of expected) {
+      const slot = engine().slotOf(id);
+      assert.ok(slot >= 0 && engine().isLive(slot), `${id} is on the board`);
+      const r = row(id);
+      fields.forEach((field, i) => {
+        if (i < values.length && values[i] !== undefined) assert.deepEqual(r[field] ?? null, values[i], `${id} ${field}`);
+      });
+    }
+    // exactly those: the No side of the milestone is not a row
+    for (const eventId of ['kinds-epl-1', 'kinds-nfl-1', 'kinds-sb-2027']) {
+      const live = walkAll(engine(), filterOf({ eventIds: [eventId] }), 500).map((slot) => engine().idOf(slot));
+      assert.deepEqual(live.sort(), expected.map(([id]) => id).filter((id) => id.startsWith(`${eventId}:`)).sort());
+    }
+    assert.equal(engine().event('kinds-sb-2027')!.isFutures, true);
+  } finally {
+    await stub.close();
+  }
+});
+
+test('all-in-season polls the in-season sport keys /v4/sports lists that the table maps, and no other', async () => {
+  await withStub(async (stub) => {
+    stub.addSport('cricket_ipl', []);
+    const { feed, lines } = feedFor(stub, { sports: ['all-in-season'], markets: ['h2h'] });
+    assert.ok((await feed.pollOnce()) > 0);
+    const paths = new Set(stub.requests.map((r) => r.path));
+    assert.ok(paths.has('/v4/sports') && paths.has('/v4/sports/basketball_nba/odds'), [...paths].join());
+    assert.ok(![...paths].some((p) => p.includes('cricket')), 'a sport key without a league is not polled');
+    assert.deepEqual(lines.filter((l) => /cricket/.test(l)), []);
   });
 });

@@ -49,11 +49,19 @@ function badValues(): Record<string, string> {
     NATS_MAX_AGE_MS: '1h',
     NATS_MAX_BYTES: '-5',
     REPLICA_MAX_LAG: 'lots',
+    FEED: 'sportradar',
+    ODDS_API_BASE_URL: 'ftp://odds.example',
+    ODDS_API_SPORTS: 'NBA!',
+    ODDS_API_REGIONS: 'u s',
+    ODDS_API_MARKETS: ',',
+    ODDS_API_INTERVAL: '0',
+    ODDS_API_BUDGET_PER_DAY: '-1',
+    ODDS_API_TIMEOUT: 'soon',
   };
 }
 
 /** Free text: any value is allowed, so there is no bad one to test. */
-const FREE_TEXT = new Set(['CURSOR_SECRET', 'INGEST_TOKEN', 'REPLICA_ID']);
+const FREE_TEXT = new Set(['CURSOR_SECRET', 'INGEST_TOKEN', 'REPLICA_ID', 'ODDS_API_KEY']);
 
 function runMain(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
