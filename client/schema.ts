@@ -219,6 +219,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/historical/price-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One selection's price history at every book that quotes it (for line-movement charts).
+         * @description The rows whose odds id equals id except for the sportsbook part, each with its priceHistory exactly as in the snapshot with include_history=true (the last 50 price changes, oldest first, {fs, ls, pa, pd, dm, su}, fs/ls epoch seconds). Removed selections are included with removed: true while their history is kept (at least 10 minutes after removal). Rows in /odds order (sportsbook, id), unpaginated. meta.updated: the latest ls among the entries.
+         */
+        get: operations["historicalPrice_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/leagues": {
         parameters: {
             query?: never;
@@ -445,7 +465,7 @@ export interface paths {
         };
         /**
          * The full live board as one gzip JSON body (bootstrap for the /odds/updated sync).
-         * @description Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says. Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out. Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection's last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable). count is the number of rows; updated is the board's as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response's meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows. ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.
+         * @description Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says. Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out. Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection's last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable). count is the number of rows; updated is the board's as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response's meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows. ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body. X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence.
          */
         get: operations["snapshot"];
         put?: never;
@@ -957,6 +977,24 @@ export interface components {
              */
             year: number;
         };
+        /** @description One book's row of a selection with its price history (the snapshot's priceHistory, oldest first, at most 50). No player attribution. removed: true once the selection left the board. */
+        SelectionHistoryRow: {
+            eventId: string;
+            eventStartTime: string;
+            id: string;
+            /** @description Absent on pure moneylines. */
+            line?: number;
+            market: string;
+            marketSubtype: string;
+            period: string;
+            priceHistory: components["schemas"]["PriceHistoryEntry"][];
+            /** @constant */
+            removed?: true;
+            selection: string;
+            /** @enum {string} */
+            side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER" | "YES";
+            sportsbook: string;
+        };
         /** @description The full live board, gzip JSON, not the envelope. syncToken is the since for the next /odds/updated poll. */
         Snapshot: {
             /** @description Odds rows in the snapshot. */
@@ -1155,6 +1193,8 @@ export interface components {
     headers: {
         /** @description Strong ETag of this representation. */
         ETag: string;
+        /** @description The board sequence the body reflects (the seq an ingest acknowledgement reports). */
+        "X-Board-Seq": number;
     };
     pathItems: never;
 }
@@ -1666,6 +1706,50 @@ export interface operations {
                     } & components["schemas"]["Envelope"];
                     "application/msgpack": {
                         data: components["schemas"]["HistoricalOddsRow"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    historicalPrice_history: {
+        parameters: {
+            query: {
+                /** @description Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}) of any book quoting the selection; every book's row of that selection is returned. Missing: 400 missing_parameter; not four parts: 400 invalid_parameter; an event never seen, or no book with that selection: 404 not_found. id must be a string of at most 400 characters. */
+                id: string;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SelectionHistoryRow"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["SelectionHistoryRow"][];
                     } & components["schemas"]["Envelope"];
                 };
             };
@@ -2217,6 +2301,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,5 +1,5 @@
 // Derived and historical routes:
-// /edges, /arbitrage, /historical/odds, /historical/arbitrage.
+// /edges, /arbitrage, /historical/odds, /historical/price-history, /historical/arbitrage.
 //
 // The signal books (engine/signals/engineSignals.ts) are built and closed by the
 // composition root (service/app.ts); these routes only read them. /edges and
@@ -11,6 +11,7 @@
 // so its token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
 import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
+import { oddsIdParts, selectionHistory } from '../../engine/signals/selectionHistory.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
 import type { EdgeQuery } from '../../engine/signals/edgeBook.ts';
@@ -27,6 +28,7 @@ const EDGES_PATH = '/api/v1/edges';
 const ARBITRAGE_PATH = '/api/v1/arbitrage';
 const HISTORICAL_ODDS_PATH = '/api/v1/historical/odds';
 const HISTORICAL_ARBITRAGE_PATH = '/api/v1/historical/arbitrage';
+const PRICE_HISTORY_PATH = '/api/v1/historical/price-history';
 
 const SOURCE = {
   name: 'source',
@@ -74,6 +76,10 @@ const ARBITRAGE_QUERY = [ARB_TYPE, LEAGUE, EVENT_ID, MIN_PROFIT, COMMON_PARAMS.c
 const HISTORICAL_ODDS_QUERY = [
   { name: 'event_id', kind: 'string', required: true, maxLength: 200, description: 'Required: the event whose selections are replayed. Missing: 400 missing_parameter; an event id never seen: 404 not_found.' },
   { name: 'date', kind: 'instant', description: 'As-of time (ISO-8601 or epoch ms); default now. Resolution: one second (price history times are whole seconds).' },
+] as const satisfies readonly ParamDef[];
+
+const PRICE_HISTORY_QUERY = [
+  { name: 'id', kind: 'string', required: true, maxLength: 400, description: 'Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}) of any book quoting the selection; every book\'s row of that selection is returned. Missing: 400 missing_parameter; not four parts: 400 invalid_parameter; an event never seen, or no book with that selection: 404 not_found.' },
 ] as const satisfies readonly ParamDef[];
 
 const HISTORICAL_ARBITRAGE_QUERY = [
@@ -193,6 +199,27 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     },
   });
 
+  // The line-movement chart of the board page needs one selection's history across
+  // books; /historical/odds answers one instant per call and the snapshot carries the
+  // whole board, so this route reads one event's rows and answers only that selection.
+  const priceHistory = defineRoute({
+    path: PRICE_HISTORY_PATH,
+    auth: 'key',
+    response: 'SelectionHistoryRow',
+    query: PRICE_HISTORY_QUERY,
+    summary: 'One selection\'s price history at every book that quotes it (for line-movement charts).',
+    description:
+      'The rows whose odds id equals id except for the sportsbook part, each with its priceHistory exactly as in the snapshot with include_history=true (the last 50 price changes, oldest first, {fs, ls, pa, pd, dm, su}, fs/ls epoch seconds). Removed selections are included with removed: true while their history is kept (at least 10 minutes after removal). Rows in /odds order (sportsbook, id), unpaginated. meta.updated: the latest ls among the entries.',
+    handle: (req): DataResult => {
+      const id = req.query.id;
+      if (oddsIdParts(id) === null) throw invalidParameter('id', 'id must be an odds id: {eventId}:{sportsbook}:{marketSubtype}:{selectionId}');
+      const result = selectionHistory(engine, id);
+      if (result === null) throw notFound(`no event ${id.slice(0, id.indexOf(':'))}`, 'id');
+      if (result.rows.length === 0) throw notFound(`no book quotes the selection of ${id}`, 'id');
+      return { kind: 'data', data: result.rows, updated: result.updated };
+    },
+  });
+
   const arbitrageAt = defineRoute({
     path: HISTORICAL_ARBITRAGE_PATH,
     auth: 'key',
@@ -214,5 +241,5 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     },
   });
 
-  return [edges, arbitrage, oddsAt, arbitrageAt];
+  return [edges, arbitrage, oddsAt, priceHistory, arbitrageAt];
 }
