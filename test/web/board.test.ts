@@ -1,7 +1,7 @@
 // GET / in headless Chromium over the real server with the simulator running: the odds
 // screen renders the board, follows price changes applied to the engine, highlights
 // each line's best price, shows an arbitrage while it is open, charts a selection's
-// history point for point, and works with REQUIRE_KEY=1 once a key is entered.
+// history point for point (from the one-selection history route, not the snapshot), and works with REQUIRE_KEY=1 once a key is entered.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
@@ -205,6 +205,9 @@ describe('live board page', () => {
     assert.ok(Object.keys(expected).length >= 2, `${line} is priced by several books`);
     assert.deepEqual(points, expected);
     assert.ok(Object.values(expected).some((n) => n >= 2), 'some book has moved');
+    // the chart read that one selection's history, never the whole board
+    assert.ok(requested.includes('/api/v1/historical/price-history'), 'the chart asked the price-history route');
+    assert.ok(!requested.includes('/api/v1/snapshot'), 'the page never downloaded the snapshot');
 
     // uPlot drew on its canvas: pixels in the series' colours, not a blank plot
     const inked = await page.$eval('.chart canvas', (canvas) => {

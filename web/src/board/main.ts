@@ -19,7 +19,7 @@ const health = new HealthBar(store);
 const grid = new OddsGrid(store, () => filters);
 const arbitrage = new ArbitragePanel();
 const edges = new EdgesPanel();
-const chart = new LineChart();
+const chart = new LineChart(() => store.newest);
 
 function select(name: string, label: string): HTMLSelectElement {
   const element = document.createElement('select');
