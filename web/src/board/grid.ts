@@ -60,7 +60,15 @@ export class OddsGrid {
     this.empty.textContent = 'No lines match the filters.';
     this.viewport.append(this.spacer);
     this.element.append(this.header, this.viewport, this.empty);
-    this.viewport.addEventListener('scroll', () => this.invalidate(), { passive: true });
+    this.viewport.addEventListener(
+      'scroll',
+      () => {
+        // many books make the columns wider than the board: the header follows the rows sideways
+        if (this.header.scrollLeft !== this.viewport.scrollLeft) this.header.scrollLeft = this.viewport.scrollLeft;
+        this.invalidate();
+      },
+      { passive: true },
+    );
     this.viewport.addEventListener('click', (event) => {
       const target = (event.target as HTMLElement).closest<HTMLElement>('.grid-row');
       const line = target === null ? undefined : this.pool.find((row) => row.el === target)?.line;
