@@ -1,7 +1,8 @@
 // GET / in headless Chromium over the real server with the simulator running: the odds
 // screen renders the board, follows price changes applied to the engine, highlights
 // each line's best price, shows an arbitrage while it is open, charts a selection's
-// history point for point (from the one-selection history route, not the snapshot), and works with REQUIRE_KEY=1 once a key is entered.
+// history point for point (from the one-selection history route, not the snapshot), and
+// works with REQUIRE_KEY=1 once a key is entered.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';

@@ -1,6 +1,6 @@
 // GET /docs in headless Chromium: Redoc renders every operation of the OpenAPI document
 // the service publishes, with its path and its curl example as a code block, and nothing
-// is fetched from outside the service.
+// is fetched from outside the service, on a service that requires keys.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -10,7 +10,7 @@ describe('API reference page', () => {
   let t: TestApp;
   let b: TestBrowser;
   before(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ env: { REQUIRE_KEY: '1' } }); // the reference needs no key
     b = await openBrowser();
   });
   after(async () => {
