@@ -3,7 +3,7 @@
 // 'board:first-rows' User Timing mark, so it includes the snapshot download and parse),
 // then the frame rate and long tasks (the performance timeline's longtask entries) while
 // the simulator moves the board at 1,000 updates/s. Screenshots of / and /docs go to
-// bench/results/. BENCH_WEB_BOARD picks the board (default medium).
+// bench/results/, and of /docs/stream. BENCH_WEB_BOARD picks the board (default medium).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +55,9 @@ export async function benchWeb(): Promise<Record<string, number | string>> {
     const longTasks = await page.evaluate(() => (window as unknown as { longTasks: number[] }).longTasks);
     const updatesShown = await page.$eval('[data-stat="updates/s"]', (el) => el.textContent ?? '');
     mkdirSync(RESULTS, { recursive: true });
+    // the screenshot shows a line's movement too: the first line on screen, charted
+    await page.click('.grid-row[data-line] .grid-label');
+    await page.waitForSelector('.chart[data-state="drawn"]', { timeout: 60_000 });
     await page.screenshot({ path: join(RESULTS, 'web-board.png') });
     app.simulator.stop();
 
@@ -62,6 +65,10 @@ export async function benchWeb(): Promise<Record<string, number | string>> {
     await docs.goto(`${origin}/docs`);
     await docs.waitForSelector('[data-section-id^="operation/"]', { timeout: 60_000 });
     await docs.screenshot({ path: join(RESULTS, 'web-docs.png') });
+    const streamDocs = await browser.page(app.port);
+    await streamDocs.goto(`${origin}/docs/stream`);
+    await streamDocs.waitForSelector('#asyncapi[data-state="rendered"]', { timeout: 60_000 });
+    await streamDocs.screenshot({ path: join(RESULTS, 'web-docs-stream.png') });
 
     return {
       board: size,
@@ -73,7 +80,7 @@ export async function benchWeb(): Promise<Record<string, number | string>> {
       'long tasks total (ms)': Math.round(longTasks.reduce((a, b) => a + b, 0)),
       'updates/s the page counted': updatesShown,
       'problems (console errors, foreign requests)': browser.problems.length,
-      screenshots: `${RESULTS}/web-board.png, ${RESULTS}/web-docs.png`,
+      screenshots: `${RESULTS}/web-board.png, ${RESULTS}/web-docs.png, ${RESULTS}/web-docs-stream.png`,
     };
   } finally {
     await browser.close();

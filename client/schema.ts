@@ -12,6 +12,12 @@ export interface paths {
         /**
          * Plan, monthly usage and cap, and per-minute limit of the calling key.
          * @description Send the key as for any route (X-Api-Key or Authorization: Bearer). Without a valid key (none, unknown or revoked) the answer is the anonymous plan: ENTERPRISE with every other field null. Never errors: no 401 and no 429 here. This request is not counted and carries no X-RateLimit headers. monthlyUsed counts this UTC month's requests, including those not yet written to the database. meta.updated is the time of the request.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/account/usage'
+         *     ```
          */
         get: operations["accountUsage"];
         put?: never;
@@ -31,7 +37,13 @@ export interface paths {
         };
         /**
          * Cross-book arbitrage (two-way and three-way), best price per side.
-         * @description Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1. Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1. Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note.
+         * @description Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1. Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1. Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/arbitrage?type=two_way&min_profit=0.001&limit=5'
+         *     ```
          */
         get: operations["arbitrage"];
         put?: never;
@@ -49,7 +61,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse). */
+        /**
+         * The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse).
+         * @description Channels, operations and messages of the WebSocket stream and its Server-Sent Events form; /docs/stream renders it. No key needed. Built once at start-up, so its ETag holds for the life of the process.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/asyncapi.json' | jq '.channels | keys'
+         *     ```
+         */
         get: operations["asyncapi_json"];
         put?: never;
         post?: never;
@@ -68,7 +89,13 @@ export interface paths {
         };
         /**
          * DFS pick'em lines against the no-vig fair value of the sharp books.
-         * @description Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed).
+         * @description Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed). Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/edges?min_edge=0.01&devig=power&limit=5'
+         *     ```
          */
         get: operations["edges"];
         put?: never;
@@ -88,7 +115,15 @@ export interface paths {
         };
         /**
          * Events in a time window, keyset-paginated over (startTime, id).
-         * @description Default window: starts_after = now, starts_before = now + 14 days. status and hasOdds are the engine's at the time of the request. Futures anchors are left out unless status or include_futures=true asks for them. meta.updated is when the events data last changed, or, for a window that follows the clock, when the window last took in or let go of an event, if later. An out-of-season league answers 200 with [] and meta.note.
+         * @description Default window: starts_after = now, starts_before = now + 14 days (ISO-8601 instants or epoch milliseconds). status and hasOdds are the engine's at the time of the request. Futures anchors are left out unless status or include_futures=true asks for them. meta.updated is when the events data last changed, or, for a window that follows the clock, when the window last took in or let go of an event, if later. An out-of-season league answers 200 with [] and meta.note. startTime is minute precision ending in Z. No key needed. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/events?limit=5'
+         *     # finished events of the last days (a box score exists once final)
+         *     curl -s 'http://localhost:8080/api/v1/events?status=final&starts_after=2000-01-01T00:00:00Z&limit=5'
+         *     ```
          */
         get: operations["events"];
         put?: never;
@@ -108,7 +143,14 @@ export interface paths {
         };
         /**
          * One event with its matchup context and, once its box score exists, the final score.
-         * @description data holds one EventDetail. homeScore and awayScore are present once the box score exists. Futures anchors are real events here. Unknown id: 404 not_found.
+         * @description data holds one EventDetail. homeScore and awayScore are present once the box score exists. Futures anchors are real events here. Unknown id: 404 not_found. No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     EVENT=$(curl -s 'http://localhost:8080/api/v1/events/active?limit=1' | jq -r '.data[0].id')
+         *     curl -s "http://localhost:8080/api/v1/events/$EVENT"
+         *     ```
          */
         get: operations["eventsBy_eventId"];
         put?: never;
@@ -128,7 +170,14 @@ export interface paths {
         };
         /**
          * Every book price for one event, in one response.
-         * @description All rows of the event (futures anchors included: their futures rows), unpaginated: cursor and limit are not parameters of this route and are ignored with a meta.warnings entry. nextCursor is always null. Unknown event: 404 not_found. Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it.
+         * @description All rows of the event (futures anchors included: their futures rows), unpaginated: cursor and limit are not parameters of this route and are ignored with a meta.warnings entry. nextCursor is always null. Unknown event: 404 not_found. Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it. Prices: odds_format=all (default) gives priceAmerican and priceDecimal, american or decimal only that field, probability replaces both with priceProbability (1/decimal, 4 places); DFS pick'em rows carry dfsMultiplier instead of prices. Times: updated is ISO-8601 UTC with milliseconds, eventStartTime minute precision without zone. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     EVENT=$(curl -s 'http://localhost:8080/api/v1/events/active?limit=1' | jq -r '.data[0].id')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/events/$EVENT/odds?odds_format=decimal&is_main=true"
+         *     ```
          */
         get: operations["eventsBy_eventIdOdds"];
         put?: never;
@@ -148,7 +197,14 @@ export interface paths {
         };
         /**
          * The whole box score of one event, unpaginated.
-         * @description data holds one object {eventId, league, teams, players}: team rows (home first) and player rows (by playerId). Both arrays are empty until the event has a box score. Unknown id: 404 not_found.
+         * @description data holds one object {eventId, league, teams, players}: team rows (home first) and player rows (by playerId). Both arrays are empty until the event has a box score. Unknown id: 404 not_found. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     FINAL=$(curl -s 'http://localhost:8080/api/v1/events?status=final&starts_after=2000-01-01T00:00:00Z&limit=1' | jq -r '.data[0].id')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/events/$FINAL/stats"
+         *     ```
          */
         get: operations["eventsBy_eventIdStats"];
         put?: never;
@@ -168,7 +224,13 @@ export interface paths {
         };
         /**
          * Events that currently have live markets, keyset-paginated over (startTime, id).
-         * @description Events with at least one live odds row on the board at the time of the request (suspended rows count), any start time. Futures anchors are left out unless include_futures=true. An out-of-season league answers 200 with [] and meta.note.
+         * @description Events with at least one live odds row on the board at the time of the request (suspended rows count), any start time. Futures anchors are left out unless include_futures=true. An out-of-season league answers 200 with [] and meta.note. No key needed. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/events/active?include_futures=true&limit=5'
+         *     ```
          */
         get: operations["eventsActive"];
         put?: never;
@@ -188,7 +250,14 @@ export interface paths {
         };
         /**
          * Arbitrage as it stood at to, replayed from price history.
-         * @description Each selection's price in force at to, counted only if that price was last seen at or after from (staleness window to - from), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (a single to gives a snapshot); an earlier from applies the staleness window. A leg's updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.
+         * @description Each selection's price in force at to, counted only if that price was last seen at or after from (staleness window to - from), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (a single to gives a snapshot); an earlier from applies the staleness window. A leg's updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     # the board as it stood at one instant (to alone: every price in force then counts)
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/historical/arbitrage?to=$(date -u +%Y-%m-%dT%H:%M:%SZ)&min_profit=0.001&limit=10"
+         *     ```
          */
         get: operations["historicalArbitrage"];
         put?: never;
@@ -208,9 +277,44 @@ export interface paths {
         };
         /**
          * Each selection of an event with its American price in force at date (default now), from price history.
-         * @description Rebuilt from each selection's price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf.
+         * @description Rebuilt from each selection's price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     EVENT=$(curl -s 'http://localhost:8080/api/v1/events/active?limit=1' | jq -r '.data[0].id')
+         *     # the prices in force a minute ago (date: ISO-8601 or epoch milliseconds)
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/historical/odds?event_id=$EVENT&date=$(( ($(date +%s) - 60) * 1000 ))"
+         *     ```
          */
         get: operations["historicalOdds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/historical/price-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One selection's price history at every book that quotes it (for line-movement charts).
+         * @description The rows whose odds id equals id except for the sportsbook part, each with its priceHistory exactly as in the snapshot with include_history=true (the last 50 price changes, oldest first, {fs, ls, pa, pd, dm, su}, fs/ls epoch seconds). Removed selections are included with removed: true while their history is kept (at least 10 minutes after removal). Rows in /odds order (sportsbook, id), unpaginated. meta.updated: the latest ls among the entries. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     ID=$(curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/odds?market=total&limit=1' | jq -r '.data[0].id')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/historical/price-history?id=$ID"
+         *     ```
+         */
+        get: operations["historicalPrice_history"];
         put?: never;
         post?: never;
         delete?: never;
@@ -228,7 +332,13 @@ export interface paths {
         };
         /**
          * League codes with a season in progress today; the list rotates with the calendar.
-         * @description Sorted codes. A season is in progress from its startDate through its endDate (UTC days). meta.updated is when the list last turned (the latest season start or end so far).
+         * @description Sorted codes. A season is in progress from its startDate through its endDate (UTC days). meta.updated is when the list last turned (the latest season start or end so far). No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/leagues'
+         *     ```
          */
         get: operations["leagues"];
         put?: never;
@@ -248,7 +358,13 @@ export interface paths {
         };
         /**
          * Distinct market types, aggregated across subtypes, with live row counts.
-         * @description One item per market type with live rows, by marketType; marketSubtype is omitted. liveCount counts live rows (suspended included, tombstones excluded) and the counts add up to /status totalMarkets.
+         * @description One item per market type with live rows, by marketType; marketSubtype is omitted. liveCount counts live rows (suspended included, tombstones excluded) and the counts add up to /status totalMarkets. No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/markets'
+         *     ```
          */
         get: operations["markets"];
         put?: never;
@@ -268,7 +384,13 @@ export interface paths {
         };
         /**
          * Distinct (marketType, marketSubtype) pairs currently live, with counts.
-         * @description Sorted by marketType, then marketSubtype. liveCount counts live rows (suspended included, tombstones excluded); the counts add up to /status totalMarkets.
+         * @description Sorted by marketType, then marketSubtype. liveCount counts live rows (suspended included, tombstones excluded); the counts add up to /status totalMarkets. No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/markets/active'
+         *     ```
          */
         get: operations["marketsActive"];
         put?: never;
@@ -288,7 +410,16 @@ export interface paths {
         };
         /**
          * Odds rows, filtered and keyset-paginated.
-         * @description Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it. meta.updated is the latest updated among the page rows; on an empty page, the board's as-of time when the page was first found empty (kept while it stays empty, so its ETag holds).
+         * @description Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it. meta.updated is the latest updated among the page rows; on an empty page, the board's as-of time when the page was first found empty (kept while it stays empty, so its ETag holds). Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Prices: odds_format=all (default) gives priceAmerican and priceDecimal, american or decimal only that field, probability replaces both with priceProbability (1/decimal, 4 places); DFS pick'em rows carry dfsMultiplier instead of prices. Times: updated is ISO-8601 UTC with milliseconds, eventStartTime minute precision without zone. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. An out-of-season league answers 200 with [] and meta.note. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/odds?market=moneyline&odds_format=american&is_main=true&limit=5'
+         *     # the next page: the same filters plus the cursor
+         *     CURSOR=$(curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/odds?market=moneyline&limit=5' | jq -r .nextCursor)
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/odds?market=moneyline&limit=5&cursor=$CURSOR"
+         *     ```
          */
         get: operations["odds"];
         put?: never;
@@ -308,7 +439,14 @@ export interface paths {
         };
         /**
          * The delta feed: rows updated at or after since, tombstones included.
-         * @description Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it. Tombstones (selections that left the board) are the row's last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board's as-of time when the walk's first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since.
+         * @description Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it. Tombstones (selections that left the board) are the row's last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board's as-of time when the walk's first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since. since: ISO-8601 instant or epoch milliseconds; missing: 400 missing_parameter. Sync: load /api/v1/snapshot, then poll with since = its syncToken, then each walk's meta.updated, upserting rows by id and deleting tombstones. A since older than the tombstone horizon answers 200 with a meta.note: re-bootstrap from the snapshot. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Prices: odds_format=all (default) gives priceAmerican and priceDecimal, american or decimal only that field, probability replaces both with priceProbability (1/decimal, 4 places); DFS pick'em rows carry dfsMultiplier instead of prices. Times: updated is ISO-8601 UTC with milliseconds, eventStartTime minute precision without zone. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     SINCE=$(curl -s --compressed -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/snapshot' | jq -r .syncToken)
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/odds/updated?since=$SINCE&limit=100"
+         *     ```
          */
         get: operations["oddsUpdated"];
         put?: never;
@@ -326,7 +464,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document (version 1.0.0). */
+        /**
+         * This OpenAPI 3.1 document (version 1.0.0).
+         * @description The contract of every route, parameter, record and error; /docs renders it. No key needed. Built once at start-up, so its ETag holds for the life of the process.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/openapi.json' | jq '.paths | keys'
+         *     ```
+         */
         get: operations["openapi_json"];
         put?: never;
         post?: never;
@@ -345,7 +492,14 @@ export interface paths {
         };
         /**
          * Players, keyset-paginated over id.
-         * @description Ordered by id (plain string order). team and team_id are aliases; when both are given, team_id wins (the cursor is bound to the team that won, so a walk may switch spelling). meta.updated is when the players data last changed.
+         * @description Ordered by id (plain string order). team and team_id are aliases; when both are given, team_id wins (the cursor is bound to the team that won, so a walk may switch spelling). meta.updated is when the players data last changed. No key needed. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     TEAM=$(curl -s 'http://localhost:8080/api/v1/teams?limit=1' | jq -r '.data[0].id')
+         *     curl -s "http://localhost:8080/api/v1/players?team_id=$TEAM&limit=5"
+         *     ```
          */
         get: operations["players"];
         put?: never;
@@ -365,7 +519,14 @@ export interface paths {
         };
         /**
          * One player.
-         * @description data holds one Player. Unknown id: 404 not_found.
+         * @description data holds one Player. Unknown id: 404 not_found. No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     PLAYER=$(curl -s 'http://localhost:8080/api/v1/players?limit=1' | jq -r '.data[0].id')
+         *     curl -s "http://localhost:8080/api/v1/players/$PLAYER"
+         *     ```
          */
         get: operations["playersBy_playerId"];
         put?: never;
@@ -385,7 +546,14 @@ export interface paths {
         };
         /**
          * Prop prices for markets that reference the player.
-         * @description Player props (game and season) whose playerId is the player. scope is not a parameter here (ignored with a warning). Unknown player: 404 not_found. Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it.
+         * @description Player props (game and season) whose playerId is the player. scope is not a parameter here (ignored with a warning). Unknown player: 404 not_found. Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Prices: odds_format=all (default) gives priceAmerican and priceDecimal, american or decimal only that field, probability replaces both with priceProbability (1/decimal, 4 places); DFS pick'em rows carry dfsMultiplier instead of prices. Times: updated is ISO-8601 UTC with milliseconds, eventStartTime minute precision without zone. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     PLAYER=$(curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/odds?market=player&limit=1' | jq -r '.data[0].playerId')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/players/$PLAYER/odds?limit=10"
+         *     ```
          */
         get: operations["playersBy_playerIdOdds"];
         put?: never;
@@ -405,7 +573,14 @@ export interface paths {
         };
         /**
          * The player's box stat rows, one per event played, in event order; unpaginated.
-         * @description Rows ordered by event start, then event id. season keeps one season year. Unknown player: 404 not_found.
+         * @description Rows ordered by event start, then event id. season keeps one season year (an integer; another value: 400 invalid_parameter). Unknown player: 404 not_found. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     PLAYER=$(curl -s 'http://localhost:8080/api/v1/players?limit=1' | jq -r '.data[0].id')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/players/$PLAYER/stats"
+         *     ```
          */
         get: operations["playersBy_playerIdStats"];
         put?: never;
@@ -425,7 +600,13 @@ export interface paths {
         };
         /**
          * Every league season overlapping a calendar year, with its status today.
-         * @description Sorted by league, then year. Without year: 400 missing_parameter. futuresEventId names the synthetic event anchoring the season's futures where that event exists, else null. meta.updated is the later of when the events data last changed and the latest start or end of these seasons so far.
+         * @description Sorted by league, then year. Without year: 400 missing_parameter. futuresEventId names the synthetic event anchoring the season's futures where that event exists, else null. meta.updated is the later of when the events data last changed and the latest start or end of these seasons so far. No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s "http://localhost:8080/api/v1/seasons?year=$(date -u +%Y)"
+         *     ```
          */
         get: operations["seasons"];
         put?: never;
@@ -445,7 +626,15 @@ export interface paths {
         };
         /**
          * The full live board as one gzip JSON body (bootstrap for the /odds/updated sync).
-         * @description Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says. Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out. Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection's last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable). count is the number of rows; updated is the board's as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response's meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows. ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body. X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence.
+         * @description Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says. Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out. Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection's last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable). count is the number of rows; updated is the board's as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response's meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows. ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body. X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence. include_history accepts true/false/1/0; another value: 400 invalid_parameter. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     # --compressed: curl unzips the body (it is always gzip)
+         *     curl -s --compressed -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/snapshot' | jq '{updated, syncToken, count, events: (.events | length)}'
+         *     curl -s --compressed -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/snapshot?include_history=true' -o snapshot.json
+         *     ```
          */
         get: operations["snapshot"];
         put?: never;
@@ -465,7 +654,13 @@ export interface paths {
         };
         /**
          * Every source (sportsbooks and DFS platforms) currently ingesting, with its live row count.
-         * @description Sources with at least one live odds row, by id. marketCount counts live rows, suspended included, tombstones excluded: the counts add up to /status totalMarkets. meta.updated is when a row last joined or left the board.
+         * @description Sources with at least one live odds row, by id. marketCount counts live rows, suspended included, tombstones excluded: the counts add up to /status totalMarkets. meta.updated is when a row last joined or left the board. No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/sportsbooks'
+         *     ```
          */
         get: operations["sportsbooks"];
         put?: never;
@@ -485,7 +680,14 @@ export interface paths {
         };
         /**
          * Player box stat rows filtered by event, team and/or player, keyset-paginated over (eventId, playerId).
-         * @description At least one of event_id, team_id and player_id is required: without any, 400 missing_parameter (param null, the detail names all three). Several filters combine with AND. Unknown ids simply match nothing.
+         * @description At least one of event_id, team_id and player_id is required: without any, 400 missing_parameter (param null, the detail names all three). Several filters combine with AND. Unknown ids simply match nothing. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     TEAM=$(curl -s 'http://localhost:8080/api/v1/teams?limit=1' | jq -r '.data[0].id')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/stats/players?team_id=$TEAM&limit=5"
+         *     ```
          */
         get: operations["statsPlayers"];
         put?: never;
@@ -505,7 +707,13 @@ export interface paths {
         };
         /**
          * Live market count and sportsbook count; also the readiness probe.
-         * @description totalMarkets counts live odds rows (suspended included, tombstones excluded); sportsbooks counts sources with at least one live row. meta.updated is the time of the last change applied to the board.
+         * @description totalMarkets counts live odds rows (suspended included, tombstones excluded); sportsbooks counts sources with at least one live row. meta.updated is the time of the last change applied to the board. No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/status'
+         *     ```
          */
         get: operations["status"];
         put?: never;
@@ -532,6 +740,16 @@ export interface paths {
          *     Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed's 10 minutes and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.
          *
          *     The WebSocket stream at /api/v1/stream carries the same messages for many subscriptions per connection (JSON or MessagePack); both are described in the AsyncAPI document at /api/v1/asyncapi.json.
+         *
+         *     A bad filter answers 400 invalid_parameter before the stream opens. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter instead.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     EVENT=$(curl -s 'http://localhost:8080/api/v1/events/active?limit=1' | jq -r '.data[0].id')
+         *     # -N: print events as they arrive; --max-time ends the example after 3 s
+         *     curl -sN --max-time 3 -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/stream/sse?event_id=$EVENT&market=moneyline&heartbeat_ms=1000"
+         *     ```
          */
         get: operations["streamSse"];
         put?: never;
@@ -551,7 +769,16 @@ export interface paths {
         };
         /**
          * Teams, keyset-paginated over id.
-         * @description Ordered by id (plain string order). meta.updated is when the teams data last changed.
+         * @description Ordered by id (plain string order). meta.updated is when the teams data last changed. No key needed. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s 'http://localhost:8080/api/v1/teams?limit=5'
+         *     # revalidate: the same request with the ETag answers 304 while the teams are unchanged
+         *     ETAG=$(curl -s -o /dev/null -D - 'http://localhost:8080/api/v1/teams?limit=5' | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }')
+         *     curl -s -o /dev/null -w '%{http_code}\n' -H "If-None-Match: $ETAG" 'http://localhost:8080/api/v1/teams?limit=5'
+         *     ```
          */
         get: operations["teams"];
         put?: never;
@@ -571,7 +798,14 @@ export interface paths {
         };
         /**
          * One team.
-         * @description data holds one Team. Unknown id: 404 not_found.
+         * @description data holds one Team. Unknown id: 404 not_found. No key needed. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     TEAM=$(curl -s 'http://localhost:8080/api/v1/teams?limit=1' | jq -r '.data[0].id')
+         *     curl -s "http://localhost:8080/api/v1/teams/$TEAM"
+         *     ```
          */
         get: operations["teamsBy_teamId"];
         put?: never;
@@ -591,7 +825,14 @@ export interface paths {
         };
         /**
          * Prices for markets of events where the team is home or away.
-         * @description Game rows only: futures anchors have no home or away team. scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found. Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it.
+         * @description Game rows only: futures anchors have no home or away team. scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found. Rows are ordered by sportsbook, then id (plain string order); pages are keyset slices of that order, so a walk never repeats a row and returns every row that exists throughout it. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Prices: odds_format=all (default) gives priceAmerican and priceDecimal, american or decimal only that field, probability replaces both with priceProbability (1/decimal, 4 places); DFS pick'em rows carry dfsMultiplier instead of prices. Times: updated is ISO-8601 UTC with milliseconds, eventStartTime minute precision without zone. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     TEAM=$(curl -s 'http://localhost:8080/api/v1/events/active?limit=1' | jq -r '.data[0].homeTeamId')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/teams/$TEAM/odds?odds_format=american&limit=10"
+         *     ```
          */
         get: operations["teamsBy_teamIdOdds"];
         put?: never;
@@ -611,7 +852,14 @@ export interface paths {
         };
         /**
          * The team's box stat rows, one per event with a box score, in event order; unpaginated.
-         * @description Rows ordered by event start, then event id. season keeps one season year. Unknown team: 404 not_found.
+         * @description Rows ordered by event start, then event id. season keeps one season year (an integer; another value: 400 invalid_parameter). Unknown team: 404 not_found. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     TEAM=$(curl -s 'http://localhost:8080/api/v1/teams?limit=1' | jq -r '.data[0].id')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/teams/$TEAM/stats"
+         *     ```
          */
         get: operations["teamsBy_teamIdStats"];
         put?: never;
@@ -956,6 +1204,24 @@ export interface components {
              * @description Calendar year the season is filed under.
              */
             year: number;
+        };
+        /** @description One book's row of a selection with its price history (the snapshot's priceHistory, oldest first, at most 50). No player attribution. removed: true once the selection left the board. */
+        SelectionHistoryRow: {
+            eventId: string;
+            eventStartTime: string;
+            id: string;
+            /** @description Absent on pure moneylines. */
+            line?: number;
+            market: string;
+            marketSubtype: string;
+            period: string;
+            priceHistory: components["schemas"]["PriceHistoryEntry"][];
+            /** @constant */
+            removed?: true;
+            selection: string;
+            /** @enum {string} */
+            side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER" | "YES";
+            sportsbook: string;
         };
         /** @description The full live board, gzip JSON, not the envelope. syncToken is the since for the next /odds/updated poll. */
         Snapshot: {
@@ -1689,6 +1955,52 @@ export interface operations {
                     } & components["schemas"]["Envelope"];
                     "application/msgpack": {
                         data: components["schemas"]["HistoricalOddsRow"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    historicalPrice_history: {
+        parameters: {
+            query: {
+                /** @description Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}) of any book quoting the selection; every book's row of that selection is returned. Missing: 400 missing_parameter; not four parts: 400 invalid_parameter; an event never seen, or no book with that selection: 404 not_found. id must be a string of at most 400 characters. */
+                id: string;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SelectionHistoryRow"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["SelectionHistoryRow"][];
                     } & components["schemas"]["Envelope"];
                 };
             };

@@ -10,6 +10,7 @@ import { defineRoute, type AnyRoute } from './router.ts';
 import type { DocumentResult } from './request.ts';
 import { SEGMENT_ROWS } from '../engine/stream/streamHub.ts';
 import { CONFLATE_MS, HEARTBEAT_MS } from './routes/streamParams.ts';
+import { BASE_URL, curlExample } from './routes/routeDocs.ts';
 
 export const ASYNCAPI_PATH = '/api/v1/asyncapi.json';
 
@@ -174,6 +175,9 @@ export function asyncApiRoute(): AnyRoute {
     response: 'AsyncApiDocument',
     responseKind: 'document',
     summary: 'The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse).',
+    description:
+      'Channels, operations and messages of the WebSocket stream and its Server-Sent Events form; /docs/stream renders it. No key needed. Built once at start-up, so its ETag holds for the life of the process.' +
+      curlExample(`curl -s '${BASE_URL}/api/v1/asyncapi.json' | jq '.channels | keys'`),
     cache: { validity: () => 0, capacity: 4 },
     handle: (): DocumentResult => ({ kind: 'document', body }),
   });

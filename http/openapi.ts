@@ -5,6 +5,7 @@ import { COMPONENT_SCHEMAS } from './openapiSchemas.ts';
 import { constraintSentence, paramSchema, type ParamDef } from './schemas.ts';
 import type { AnyRoute } from './router.ts';
 import type { DocumentResult } from './request.ts';
+import { BASE_URL, curlExample } from './routes/routeDocs.ts';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
@@ -155,6 +156,9 @@ export function openApiRoute(routes: readonly AnyRoute[], extraSchemas?: Record<
     response: 'OpenApiDocument',
     responseKind: 'document',
     summary: 'This OpenAPI 3.1 document (version 1.0.0).',
+    description:
+      'The contract of every route, parameter, record and error; /docs renders it. No key needed. Built once at start-up, so its ETag holds for the life of the process.' +
+      curlExample(`curl -s '${BASE_URL}/api/v1/openapi.json' | jq '.paths | keys'`),
     cache: { validity: () => 0, capacity: 4 },
     handle(): DocumentResult {
       return { kind: 'document', body };

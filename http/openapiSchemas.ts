@@ -370,6 +370,27 @@ const HistoricalOddsRow: Schema = {
   },
 };
 
+const SelectionHistoryRow: Schema = {
+  type: 'object',
+  description: 'One book\'s row of a selection with its price history (the snapshot\'s priceHistory, oldest first, at most 50). No player attribution. removed: true once the selection left the board.',
+  required: ['id', 'eventId', 'sportsbook', 'market', 'marketSubtype', 'period', 'selection', 'side', 'eventStartTime', 'priceHistory'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^[^:]+:[^:]+:[^:]+:[^:]+$' },
+    eventId: { type: 'string', pattern: ID },
+    sportsbook: { type: 'string', pattern: CODE },
+    market: { type: 'string', pattern: UPPER_SNAKE },
+    marketSubtype: { type: 'string', pattern: UPPER_SNAKE },
+    period: { type: 'string', pattern: UPPER_SNAKE },
+    selection: { type: 'string' },
+    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] },
+    line: { type: 'number', description: 'Absent on pure moneylines.' },
+    eventStartTime: { type: 'string', pattern: MINUTE_NO_ZONE },
+    removed: { const: true },
+    priceHistory: { type: 'array', maxItems: 50, items: { $ref: '#/components/schemas/PriceHistoryEntry' } },
+  },
+};
+
 const AccountUsage: Schema = {
   type: 'object',
   description: 'The calling key\'s plan and usage. Anonymous callers: plan ENTERPRISE and every other field null. Never errors.',
@@ -462,6 +483,7 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Schema>> = {
   ArbitrageLeg,
   Arbitrage,
   HistoricalOddsRow,
+  SelectionHistoryRow,
   AccountUsage,
   PriceHistoryEntry,
   SnapshotOddsRow,

@@ -55,7 +55,7 @@ export function entryInForce(engine: OddsEngine, slot: number, at: number): numb
 }
 
 /** Slots of one event, live and tombstoned, in (sportsbook, id) order. */
-function eventSlots(engine: OddsEngine, ev: number): number[] {
+export function eventSlots(engine: OddsEngine, ev: number): number[] {
   const slots: number[] = [];
   const live = engine.indexes.byEvent[ev];
   if (live !== undefined) for (let i = 0; i < live.length; i++) slots.push(live.items[i]);

@@ -5,6 +5,7 @@
 // (the answer depends on the key and on requests counted a moment ago).
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { Services } from './services.ts';
+import { BASE_URL, curlExample, KEY_HEADER } from './routeDocs.ts';
 
 export function accountRoutes(ctx: Services): AnyRoute[] {
   const { apiKeys, usage } = ctx.persistence;
@@ -16,7 +17,8 @@ export function accountRoutes(ctx: Services): AnyRoute[] {
     query: [],
     summary: 'Plan, monthly usage and cap, and per-minute limit of the calling key.',
     description:
-      'Send the key as for any route (X-Api-Key or Authorization: Bearer). Without a valid key (none, unknown or revoked) the answer is the anonymous plan: ENTERPRISE with every other field null. Never errors: no 401 and no 429 here. This request is not counted and carries no X-RateLimit headers. monthlyUsed counts this UTC month\'s requests, including those not yet written to the database. meta.updated is the time of the request.',
+      'Send the key as for any route (X-Api-Key or Authorization: Bearer). Without a valid key (none, unknown or revoked) the answer is the anonymous plan: ENTERPRISE with every other field null. Never errors: no 401 and no 429 here. This request is not counted and carries no X-RateLimit headers. monthlyUsed counts this UTC month\'s requests, including those not yet written to the database. meta.updated is the time of the request.' +
+      curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/account/usage'`),
     handle: (req) => {
       const key = req.apiKey === null ? null : apiKeys.lookup(req.apiKey);
       return { kind: 'data', data: [usage.accountUsage(key, req.now)], updated: req.now };

@@ -16,6 +16,7 @@ import { ACTIVE_EVENTS_QUERY, EVENTS_QUERY } from './catalogParams.ts';
 import type { Services } from './services.ts';
 import { EventStarts, WINDOW_MS } from './eventStarts.ts';
 import { ListPlans, type ListPlan, type ListPlanSpec } from './listPlan.ts';
+import { ACTIVE_EVENT, BASE_URL, CURSOR_RULES, curlExample, ETAG_RULES, KEY_HEADER, KEY_RULES, PARAMETER_ERRORS } from './routeDocs.ts';
 
 const EVENTS_PATH = '/api/v1/events';
 const ACTIVE_PATH = '/api/v1/events/active';
@@ -136,7 +137,8 @@ export function eventRoutes(ctx: Services): AnyRoute[] {
     query: EVENTS_QUERY,
     summary: 'Events in a time window, keyset-paginated over (startTime, id).',
     description:
-      'Default window: starts_after = now, starts_before = now + 14 days. status and hasOdds are the engine\'s at the time of the request. Futures anchors are left out unless status or include_futures=true asks for them. meta.updated is when the events data last changed, or, for a window that follows the clock, when the window last took in or let go of an event, if later. An out-of-season league answers 200 with [] and meta.note.',
+      `Default window: starts_after = now, starts_before = now + 14 days (ISO-8601 instants or epoch milliseconds). status and hasOdds are the engine's at the time of the request. Futures anchors are left out unless status or include_futures=true asks for them. meta.updated is when the events data last changed, or, for a window that follows the clock, when the window last took in or let go of an event, if later. An out-of-season league answers 200 with [] and meta.note. startTime is minute precision ending in Z. No key needed. ${CURSOR_RULES} ${ETAG_RULES} ${PARAMETER_ERRORS}` +
+      curlExample(`curl -s '${BASE_URL}/api/v1/events?limit=5'`, '# finished events of the last days (a box score exists once final)', `curl -s '${BASE_URL}/api/v1/events?status=final&starts_after=2000-01-01T00:00:00Z&limit=5'`),
     cache: { validity: (req, now) => listToken(listPlans, req.query, now) },
     handle: (req) => listPage(listPlans, req.query, req.now),
   });
@@ -148,7 +150,8 @@ export function eventRoutes(ctx: Services): AnyRoute[] {
     query: ACTIVE_EVENTS_QUERY,
     summary: 'Events that currently have live markets, keyset-paginated over (startTime, id).',
     description:
-      'Events with at least one live odds row on the board at the time of the request (suspended rows count), any start time. Futures anchors are left out unless include_futures=true. An out-of-season league answers 200 with [] and meta.note.',
+      `Events with at least one live odds row on the board at the time of the request (suspended rows count), any start time. Futures anchors are left out unless include_futures=true. An out-of-season league answers 200 with [] and meta.note. No key needed. ${CURSOR_RULES} ${ETAG_RULES} ${PARAMETER_ERRORS}` +
+      curlExample(`curl -s '${BASE_URL}/api/v1/events/active?include_futures=true&limit=5'`),
     cache: { validity: (req, now) => listToken(activePlans, req.query, now) },
     handle: (req) => listPage(activePlans, req.query, req.now),
   });
@@ -160,7 +163,8 @@ export function eventRoutes(ctx: Services): AnyRoute[] {
     query: [],
     summary: 'One event with its matchup context and, once its box score exists, the final score.',
     description:
-      'data holds one EventDetail. homeScore and awayScore are present once the box score exists. Futures anchors are real events here. Unknown id: 404 not_found.',
+      `data holds one EventDetail. homeScore and awayScore are present once the box score exists. Futures anchors are real events here. Unknown id: 404 not_found. No key needed. ${ETAG_RULES}` +
+      curlExample(ACTIVE_EVENT, `curl -s "${BASE_URL}/api/v1/events/$EVENT"`),
     cache: { validity: () => eventsAndStatsVersion() },
     handle: (req) => {
       const row = events.detail(req.params.eventId!);
@@ -176,7 +180,11 @@ export function eventRoutes(ctx: Services): AnyRoute[] {
     query: [],
     summary: 'The whole box score of one event, unpaginated.',
     description:
-      'data holds one object {eventId, league, teams, players}: team rows (home first) and player rows (by playerId). Both arrays are empty until the event has a box score. Unknown id: 404 not_found.',
+      `data holds one object {eventId, league, teams, players}: team rows (home first) and player rows (by playerId). Both arrays are empty until the event has a box score. Unknown id: 404 not_found. ${ETAG_RULES} ${KEY_RULES}` +
+      curlExample(
+        `FINAL=$(curl -s '${BASE_URL}/api/v1/events?status=final&starts_after=2000-01-01T00:00:00Z&limit=1' | jq -r '.data[0].id')`,
+        `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/events/$FINAL/stats"`,
+      ),
     cache: { validity: () => eventsAndStatsVersion() },
     handle: (req) => {
       const score = events.boxScore(req.params.eventId!);

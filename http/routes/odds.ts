@@ -15,6 +15,7 @@ import { ListPlans } from './listPlan.ts';
 import { oddsPlanSpec } from './oddsPlan.ts';
 import { KnownIds } from './knownIds.ts';
 import { statusRoute } from './status.ts';
+import { ACTIVE_EVENT, BASE_URL, CURSOR_RULES, curlExample, described, ETAG_RULES, KEY_HEADER, KEY_RULES, ODDS_FORMAT_RULES, PARAMETER_ERRORS } from './routeDocs.ts';
 
 const ODDS_PATH = '/api/v1/odds';
 const UPDATED_PATH = '/api/v1/odds/updated';
@@ -86,7 +87,20 @@ export function oddsRoutes(ctx: Services): AnyRoute[] {
     response: 'OddsRow',
     query: ODDS_QUERY,
     summary: 'Odds rows, filtered and keyset-paginated.',
-    description: `${ORDER_TEXT} meta.updated is the latest updated among the page rows; on an empty page, the board's as-of time when the page was first found empty (kept while it stays empty, so its ETag holds).`,
+    description: described(
+      [
+        ORDER_TEXT,
+        'meta.updated is the latest updated among the page rows; on an empty page, the board\'s as-of time when the page was first found empty (kept while it stays empty, so its ETag holds).',
+        CURSOR_RULES, ODDS_FORMAT_RULES, ETAG_RULES, PARAMETER_ERRORS,
+        'An out-of-season league answers 200 with [] and meta.note.', KEY_RULES,
+      ],
+      curlExample(
+        `curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/odds?market=moneyline&odds_format=american&is_main=true&limit=5'`,
+        '# the next page: the same filters plus the cursor',
+        `CURSOR=$(curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/odds?market=moneyline&limit=5' | jq -r .nextCursor)`,
+        `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/odds?market=moneyline&limit=5&cursor=$CURSOR"`,
+      ),
+    ),
     cache: {
       validity: (req, now) => listToken(engine, oddsPlans.of(req.query, req.query, now)),
     },
@@ -99,7 +113,18 @@ export function oddsRoutes(ctx: Services): AnyRoute[] {
     response: 'OddsRow',
     query: UPDATED_QUERY,
     summary: 'The delta feed: rows updated at or after since, tombstones included.',
-    description: `${ORDER_TEXT} Tombstones (selections that left the board) are the row's last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board's as-of time when the walk's first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since.`,
+    description: described(
+      [
+        ORDER_TEXT,
+        'Tombstones (selections that left the board) are the row\'s last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board\'s as-of time when the walk\'s first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since.',
+        'since: ISO-8601 instant or epoch milliseconds; missing: 400 missing_parameter. Sync: load /api/v1/snapshot, then poll with since = its syncToken, then each walk\'s meta.updated, upserting rows by id and deleting tombstones. A since older than the tombstone horizon answers 200 with a meta.note: re-bootstrap from the snapshot.',
+        CURSOR_RULES, ODDS_FORMAT_RULES, ETAG_RULES, PARAMETER_ERRORS, KEY_RULES,
+      ],
+      curlExample(
+        `SINCE=$(curl -s --compressed ${KEY_HEADER} '${BASE_URL}/api/v1/snapshot' | jq -r .syncToken)`,
+        `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/odds/updated?since=$SINCE&limit=100"`,
+      ),
+    ),
     cache: {
       validity: (req, now) => deltaToken(engine, updatedPlans.of(req.query, req.query, now)),
     },
@@ -112,7 +137,13 @@ export function oddsRoutes(ctx: Services): AnyRoute[] {
     response: 'OddsRow',
     query: EVENT_ODDS_QUERY,
     summary: 'Every book price for one event, in one response.',
-    description: `All rows of the event (futures anchors included: their futures rows), unpaginated: cursor and limit are not parameters of this route and are ignored with a meta.warnings entry. nextCursor is always null. Unknown event: 404 not_found. ${ORDER_TEXT}`,
+    description: described(
+      [
+        'All rows of the event (futures anchors included: their futures rows), unpaginated: cursor and limit are not parameters of this route and are ignored with a meta.warnings entry. nextCursor is always null. Unknown event: 404 not_found.',
+        ORDER_TEXT, ODDS_FORMAT_RULES, ETAG_RULES, PARAMETER_ERRORS, KEY_RULES,
+      ],
+      curlExample(ACTIVE_EVENT, `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/events/$EVENT/odds?odds_format=decimal&is_main=true"`),
+    ),
     cache: {
       validity: (req, now) => listToken(engine, eventPlans.of(req, req, now)),
     },
@@ -125,7 +156,16 @@ export function oddsRoutes(ctx: Services): AnyRoute[] {
     response: 'OddsRow',
     query: SUBJECT_ODDS_QUERY,
     summary: 'Prop prices for markets that reference the player.',
-    description: `Player props (game and season) whose playerId is the player. scope is not a parameter here (ignored with a warning). Unknown player: 404 not_found. ${ORDER_TEXT}`,
+    description: described(
+      [
+        'Player props (game and season) whose playerId is the player. scope is not a parameter here (ignored with a warning). Unknown player: 404 not_found.',
+        ORDER_TEXT, CURSOR_RULES, ODDS_FORMAT_RULES, ETAG_RULES, PARAMETER_ERRORS, KEY_RULES,
+      ],
+      curlExample(
+        `PLAYER=$(curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/odds?market=player&limit=1' | jq -r '.data[0].playerId')`,
+        `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/players/$PLAYER/odds?limit=10"`,
+      ),
+    ),
     cache: {
       validity: (req, now) => listToken(engine, playerPlans.of(req, req, now)),
     },
@@ -138,7 +178,16 @@ export function oddsRoutes(ctx: Services): AnyRoute[] {
     response: 'OddsRow',
     query: SUBJECT_ODDS_QUERY,
     summary: 'Prices for markets of events where the team is home or away.',
-    description: `Game rows only: futures anchors have no home or away team. scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found. ${ORDER_TEXT}`,
+    description: described(
+      [
+        'Game rows only: futures anchors have no home or away team. scope is not a parameter here (ignored with a warning). Unknown team: 404 not_found.',
+        ORDER_TEXT, CURSOR_RULES, ODDS_FORMAT_RULES, ETAG_RULES, PARAMETER_ERRORS, KEY_RULES,
+      ],
+      curlExample(
+        `TEAM=$(curl -s '${BASE_URL}/api/v1/events/active?limit=1' | jq -r '.data[0].homeTeamId')`,
+        `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/teams/$TEAM/odds?odds_format=american&limit=10"`,
+      ),
+    ),
     cache: {
       validity: (req, now) => listToken(engine, teamPlans.of(req, req, now)),
     },

@@ -7,6 +7,7 @@ import type { PlayerBoxKey } from '../../persistence/rows.ts';
 import { isIdKey, keysetWalk, nextCursor } from './catalogCursor.ts';
 import { BOX_STATS_QUERY, PLAYERS_QUERY, STATS_PLAYERS_QUERY } from './catalogParams.ts';
 import type { Services } from './services.ts';
+import { BASE_URL, CURSOR_RULES, curlExample, ETAG_RULES, KEY_HEADER, KEY_RULES, PARAMETER_ERRORS } from './routeDocs.ts';
 
 const PLAYERS_PATH = '/api/v1/players';
 const STATS_PLAYERS_PATH = '/api/v1/stats/players';
@@ -25,7 +26,9 @@ export function playerRoutes(ctx: Services): AnyRoute[] {
     response: 'Player',
     query: PLAYERS_QUERY,
     summary: 'Players, keyset-paginated over id.',
-    description: 'Ordered by id (plain string order). team and team_id are aliases; when both are given, team_id wins (the cursor is bound to the team that won, so a walk may switch spelling). meta.updated is when the players data last changed.',
+    description:
+      `Ordered by id (plain string order). team and team_id are aliases; when both are given, team_id wins (the cursor is bound to the team that won, so a walk may switch spelling). meta.updated is when the players data last changed. No key needed. ${CURSOR_RULES} ${ETAG_RULES} ${PARAMETER_ERRORS}` +
+      curlExample(`TEAM=$(curl -s '${BASE_URL}/api/v1/teams?limit=1' | jq -r '.data[0].id')`, `curl -s "${BASE_URL}/api/v1/players?team_id=$TEAM&limit=5"`),
     cache: { validity: () => persistence.version('players') },
     handle: (req) => {
       const q = req.query;
@@ -47,7 +50,7 @@ export function playerRoutes(ctx: Services): AnyRoute[] {
     response: 'Player',
     query: [],
     summary: 'One player.',
-    description: 'data holds one Player. Unknown id: 404 not_found.',
+    description: `data holds one Player. Unknown id: 404 not_found. No key needed. ${ETAG_RULES}` + curlExample(`PLAYER=$(curl -s '${BASE_URL}/api/v1/players?limit=1' | jq -r '.data[0].id')`, `curl -s "${BASE_URL}/api/v1/players/$PLAYER"`),
     cache: { validity: () => persistence.version('players') },
     handle: (req) => {
       const player = players.get(req.params.playerId!);
@@ -62,7 +65,9 @@ export function playerRoutes(ctx: Services): AnyRoute[] {
     response: 'PlayerBoxRow',
     query: BOX_STATS_QUERY,
     summary: 'The player\'s box stat rows, one per event played, in event order; unpaginated.',
-    description: 'Rows ordered by event start, then event id. season keeps one season year. Unknown player: 404 not_found.',
+    description:
+      `Rows ordered by event start, then event id. season keeps one season year (an integer; another value: 400 invalid_parameter). Unknown player: 404 not_found. ${ETAG_RULES} ${KEY_RULES}` +
+      curlExample(`PLAYER=$(curl -s '${BASE_URL}/api/v1/players?limit=1' | jq -r '.data[0].id')`, `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/players/$PLAYER/stats"`),
     cache: { validity: () => persistence.version('players') + persistence.version('stats') + persistence.version('events') },
     handle: (req) => {
       const rows = players.stats(req.params.playerId!, req.query.season);
@@ -78,7 +83,8 @@ export function playerRoutes(ctx: Services): AnyRoute[] {
     query: STATS_PLAYERS_QUERY,
     summary: 'Player box stat rows filtered by event, team and/or player, keyset-paginated over (eventId, playerId).',
     description:
-      'At least one of event_id, team_id and player_id is required: without any, 400 missing_parameter (param null, the detail names all three). Several filters combine with AND. Unknown ids simply match nothing.',
+      `At least one of event_id, team_id and player_id is required: without any, 400 missing_parameter (param null, the detail names all three). Several filters combine with AND. Unknown ids simply match nothing. ${CURSOR_RULES} ${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
+      curlExample(`TEAM=$(curl -s '${BASE_URL}/api/v1/teams?limit=1' | jq -r '.data[0].id')`, `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/stats/players?team_id=$TEAM&limit=5"`),
     cache: { validity: () => persistence.version('stats') },
     handle: (req) => {
       const q = req.query;

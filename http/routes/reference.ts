@@ -9,6 +9,7 @@ import { SEASONS_QUERY } from './catalogParams.ts';
 import type { Services } from './services.ts';
 import { SeasonCalendar } from './seasonCalendar.ts';
 import { TokenMemo } from './tokenMemo.ts';
+import { BASE_URL, curlExample, ETAG_RULES, PARAMETER_ERRORS } from './routeDocs.ts';
 
 /** The latest season start or end at or before now: when a status or the active set last turned. */
 function lastTurn(seasons: readonly SeasonRecord[], now: number): number {
@@ -36,7 +37,9 @@ export function referenceRoutes(services: Services): AnyRoute[] {
     response: 'League',
     query: [],
     summary: 'League codes with a season in progress today; the list rotates with the calendar.',
-    description: 'Sorted codes. A season is in progress from its startDate through its endDate (UTC days). meta.updated is when the list last turned (the latest season start or end so far).',
+    description:
+      `Sorted codes. A season is in progress from its startDate through its endDate (UTC days). meta.updated is when the list last turned (the latest season start or end so far). No key needed. ${ETAG_RULES}` +
+      curlExample(`curl -s '${BASE_URL}/api/v1/leagues'`),
     cache: { validity: (_req, now) => SeasonCalendar.dayOf(now), capacity: 8 },
     handle: (req) => {
       const year = yearOf(req.now);
@@ -52,7 +55,8 @@ export function referenceRoutes(services: Services): AnyRoute[] {
     query: SEASONS_QUERY,
     summary: 'Every league season overlapping a calendar year, with its status today.',
     description:
-      'Sorted by league, then year. Without year: 400 missing_parameter. futuresEventId names the synthetic event anchoring the season\'s futures where that event exists, else null. meta.updated is the later of when the events data last changed and the latest start or end of these seasons so far.',
+      `Sorted by league, then year. Without year: 400 missing_parameter. futuresEventId names the synthetic event anchoring the season's futures where that event exists, else null. meta.updated is the later of when the events data last changed and the latest start or end of these seasons so far. No key needed. ${ETAG_RULES} ${PARAMETER_ERRORS}` +
+      curlExample(`curl -s "${BASE_URL}/api/v1/seasons?year=$(date -u +%Y)"`),
     cache: { validity: (_req, now) => seasonsMemo.of(SeasonCalendar.dayOf(now), persistence.version('events')) },
     handle: (req) => {
       const rows = persistence.seasons.forYear(req.query.year, req.now);
@@ -66,7 +70,9 @@ export function referenceRoutes(services: Services): AnyRoute[] {
     response: 'Sportsbook',
     query: [],
     summary: 'Every source (sportsbooks and DFS platforms) currently ingesting, with its live row count.',
-    description: 'Sources with at least one live odds row, by id. marketCount counts live rows, suspended included, tombstones excluded: the counts add up to /status totalMarkets. meta.updated is when a row last joined or left the board.',
+    description:
+      `Sources with at least one live odds row, by id. marketCount counts live rows, suspended included, tombstones excluded: the counts add up to /status totalMarkets. meta.updated is when a row last joined or left the board. No key needed. ${ETAG_RULES}` +
+      curlExample(`curl -s '${BASE_URL}/api/v1/sportsbooks'`),
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: engine.bookCounts(), updated: membership.changedAt }),
   });
@@ -77,7 +83,9 @@ export function referenceRoutes(services: Services): AnyRoute[] {
     response: 'MarketType',
     query: [],
     summary: 'Distinct market types, aggregated across subtypes, with live row counts.',
-    description: 'One item per market type with live rows, by marketType; marketSubtype is omitted. liveCount counts live rows (suspended included, tombstones excluded) and the counts add up to /status totalMarkets.',
+    description:
+      `One item per market type with live rows, by marketType; marketSubtype is omitted. liveCount counts live rows (suspended included, tombstones excluded) and the counts add up to /status totalMarkets. No key needed. ${ETAG_RULES}` +
+      curlExample(`curl -s '${BASE_URL}/api/v1/markets'`),
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: marketTypes(engine.marketCounts()), updated: membership.changedAt }),
   });
@@ -88,7 +96,9 @@ export function referenceRoutes(services: Services): AnyRoute[] {
     response: 'MarketType',
     query: [],
     summary: 'Distinct (marketType, marketSubtype) pairs currently live, with counts.',
-    description: 'Sorted by marketType, then marketSubtype. liveCount counts live rows (suspended included, tombstones excluded); the counts add up to /status totalMarkets.',
+    description:
+      `Sorted by marketType, then marketSubtype. liveCount counts live rows (suspended included, tombstones excluded); the counts add up to /status totalMarkets. No key needed. ${ETAG_RULES}` +
+      curlExample(`curl -s '${BASE_URL}/api/v1/markets/active'`),
     cache: { validity: () => membership.version, capacity: 8 },
     handle: () => ({ kind: 'data', data: engine.marketCounts(), updated: membership.changedAt }),
   });

@@ -1,5 +1,5 @@
 // Derived and historical routes:
-// /edges, /arbitrage, /historical/odds, /historical/arbitrage.
+// /edges, /arbitrage, /historical/odds, /historical/price-history, /historical/arbitrage.
 //
 // The signal books (engine/signals/engineSignals.ts) are built and closed by the
 // composition root (service/app.ts); these routes only read them. /edges and
@@ -11,6 +11,7 @@
 // so its token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
 import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
+import { oddsIdParts, selectionHistory } from '../../engine/signals/selectionHistory.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
 import type { EdgeQuery } from '../../engine/signals/edgeBook.ts';
@@ -22,11 +23,13 @@ import { COMMON_PARAMS, type ParamDef, type QueryOf } from '../schemas.ts';
 import type { Services } from './services.ts';
 import { EVENT_ID, LEAGUE } from './oddsParams.ts';
 import { ListPlans, type ListPlanSpec } from './listPlan.ts';
+import { ACTIVE_EVENT, BASE_URL, CURSOR_RULES, curlExample, ETAG_RULES, KEY_HEADER, KEY_RULES, PARAMETER_ERRORS } from './routeDocs.ts';
 
 const EDGES_PATH = '/api/v1/edges';
 const ARBITRAGE_PATH = '/api/v1/arbitrage';
 const HISTORICAL_ODDS_PATH = '/api/v1/historical/odds';
 const HISTORICAL_ARBITRAGE_PATH = '/api/v1/historical/arbitrage';
+const PRICE_HISTORY_PATH = '/api/v1/historical/price-history';
 
 const SOURCE = {
   name: 'source',
@@ -74,6 +77,10 @@ const ARBITRAGE_QUERY = [ARB_TYPE, LEAGUE, EVENT_ID, MIN_PROFIT, COMMON_PARAMS.c
 const HISTORICAL_ODDS_QUERY = [
   { name: 'event_id', kind: 'string', required: true, maxLength: 200, description: 'Required: the event whose selections are replayed. Missing: 400 missing_parameter; an event id never seen: 404 not_found.' },
   { name: 'date', kind: 'instant', description: 'As-of time (ISO-8601 or epoch ms); default now. Resolution: one second (price history times are whole seconds).' },
+] as const satisfies readonly ParamDef[];
+
+const PRICE_HISTORY_QUERY = [
+  { name: 'id', kind: 'string', required: true, maxLength: 400, description: 'Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}) of any book quoting the selection; every book\'s row of that selection is returned. Missing: 400 missing_parameter; not four parts: 400 invalid_parameter; an event never seen, or no book with that selection: 404 not_found.' },
 ] as const satisfies readonly ParamDef[];
 
 const HISTORICAL_ARBITRAGE_QUERY = [
@@ -144,7 +151,9 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     query: EDGES_QUERY,
     summary: 'DFS pick\'em lines against the no-vig fair value of the sharp books.',
     description:
-      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed).',
+      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed). ' +
+      `${CURSOR_RULES} ${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
+      curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/edges?min_edge=0.01&devig=power&limit=5'`),
     cache: { validity: (req, now) => edgePlans.of(req.query, req.query, now).tokenOf(signals.edgesVersion(now, req.query.devig)) },
     handle: (req): DataResult => {
       const q = req.query;
@@ -164,7 +173,9 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     query: ARBITRAGE_QUERY,
     summary: 'Cross-book arbitrage (two-way and three-way), best price per side.',
     description:
-      'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1. Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1. Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note.',
+      'Per (event, subtype, period, line, player/team scope): the best non-suspended price per side across non-DFS books; listed when the implied probabilities sum below 1. Middles, futures, DFS rows and suspended legs never appear. Legs carry equal-payout stakes summing to 1. Sorted by profit descending, then id; keyset cursor bound to the filters. Maintained incrementally per market group. An out-of-season league: 200, [] and meta.note. ' +
+      `${CURSOR_RULES} ${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
+      curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/arbitrage?type=two_way&min_profit=0.001&limit=5'`),
     cache: { validity: (req, now) => arbitragePlans.of(req.query, req.query, now).tokenOf(signals.arbitrageVersion()) },
     handle: (req): DataResult => {
       const q = req.query;
@@ -184,11 +195,36 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     query: HISTORICAL_ODDS_QUERY,
     summary: 'Each selection of an event with its American price in force at date (default now), from price history.',
     description:
-      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf.',
+      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf. ' +
+      `${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
+      curlExample(ACTIVE_EVENT, '# the prices in force a minute ago (date: ISO-8601 or epoch milliseconds)', `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/historical/odds?event_id=$EVENT&date=$(( ($(date +%s) - 60) * 1000 ))"`),
     handle: (req): DataResult => {
       const at = req.query.date ?? req.now;
       const result = historicalOdds(engine, req.query.event_id, at);
       if (result === null) throw notFound(`no event ${req.query.event_id}`, 'event_id');
+      return { kind: 'data', data: result.rows, updated: result.updated };
+    },
+  });
+
+  // The line-movement chart of the board page needs one selection's history across
+  // books; /historical/odds answers one instant per call and the snapshot carries the
+  // whole board, so this route reads one event's rows and answers only that selection.
+  const priceHistory = defineRoute({
+    path: PRICE_HISTORY_PATH,
+    auth: 'key',
+    response: 'SelectionHistoryRow',
+    query: PRICE_HISTORY_QUERY,
+    summary: 'One selection\'s price history at every book that quotes it (for line-movement charts).',
+    description:
+      'The rows whose odds id equals id except for the sportsbook part, each with its priceHistory exactly as in the snapshot with include_history=true (the last 50 price changes, oldest first, {fs, ls, pa, pd, dm, su}, fs/ls epoch seconds). Removed selections are included with removed: true while their history is kept (at least 10 minutes after removal). Rows in /odds order (sportsbook, id), unpaginated. meta.updated: the latest ls among the entries. ' +
+      `${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
+      curlExample(`ID=$(curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/odds?market=total&limit=1' | jq -r '.data[0].id')`, `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/historical/price-history?id=$ID"`),
+    handle: (req): DataResult => {
+      const id = req.query.id;
+      if (oddsIdParts(id) === null) throw invalidParameter('id', 'id must be an odds id: {eventId}:{sportsbook}:{marketSubtype}:{selectionId}');
+      const result = selectionHistory(engine, id);
+      if (result === null) throw notFound(`no event ${id.slice(0, id.indexOf(':'))}`, 'id');
+      if (result.rows.length === 0) throw notFound(`no book quotes the selection of ${id}`, 'id');
       return { kind: 'data', data: result.rows, updated: result.updated };
     },
   });
@@ -200,7 +236,9 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     query: HISTORICAL_ARBITRAGE_QUERY,
     summary: 'Arbitrage as it stood at to, replayed from price history.',
     description:
-      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter.',
+      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter. ' +
+      `${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
+      curlExample('# the board as it stood at one instant (to alone: every price in force then counts)', `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/historical/arbitrage?to=$(date -u +%Y-%m-%dT%H:%M:%SZ)&min_profit=0.001&limit=10"`),
     handle: (req): DataResult => {
       const q = req.query;
       const from = q.from ?? q.to ?? req.now;
@@ -214,5 +252,5 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     },
   });
 
-  return [edges, arbitrage, oddsAt, arbitrageAt];
+  return [edges, arbitrage, oddsAt, priceHistory, arbitrageAt];
 }

@@ -16,6 +16,7 @@ import type { SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import type { LargeBodyResult, PendingLargeBodyResult } from '../request.ts';
 import type { Services } from './services.ts';
+import { BASE_URL, curlExample, KEY_HEADER, KEY_RULES } from './routeDocs.ts';
 
 export const SNAPSHOT_PATH = '/api/v1/snapshot';
 /** Longest the event loop is held by one step of a first build. */
@@ -29,7 +30,14 @@ const DESCRIPTION = [
   'count is the number of rows; updated is the board\'s as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response\'s meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows.',
   'ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.',
   'X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence.',
-].join(' ');
+  'include_history accepts true/false/1/0; another value: 400 invalid_parameter.',
+  KEY_RULES,
+].join(' ') +
+  curlExample(
+    '# --compressed: curl unzips the body (it is always gzip)',
+    `curl -s --compressed ${KEY_HEADER} '${BASE_URL}/api/v1/snapshot' | jq '{updated, syncToken, count, events: (.events | length)}'`,
+    `curl -s --compressed ${KEY_HEADER} '${BASE_URL}/api/v1/snapshot?include_history=true' -o snapshot.json`,
+  );
 
 export function snapshotRoutes(services: Pick<Services, 'snapshot'>): AnyRoute[] {
   const { snapshot } = services;

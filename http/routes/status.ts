@@ -4,6 +4,7 @@
 // as-of time (the counts carry no time of their own).
 import type { OddsEngine } from '../../engine/engine.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
+import { BASE_URL, curlExample, ETAG_RULES } from './routeDocs.ts';
 
 export function statusRoute(engine: OddsEngine): AnyRoute {
   return defineRoute({
@@ -12,7 +13,9 @@ export function statusRoute(engine: OddsEngine): AnyRoute {
     response: 'Status',
     query: [],
     summary: 'Live market count and sportsbook count; also the readiness probe.',
-    description: 'totalMarkets counts live odds rows (suspended included, tombstones excluded); sportsbooks counts sources with at least one live row. meta.updated is the time of the last change applied to the board.',
+    description:
+      `totalMarkets counts live odds rows (suspended included, tombstones excluded); sportsbooks counts sources with at least one live row. meta.updated is the time of the last change applied to the board. No key needed. ${ETAG_RULES}` +
+      curlExample(`curl -s '${BASE_URL}/api/v1/status'`),
     cache: { validity: () => engine.seq, capacity: 8 },
     handle: () => ({ kind: 'data', data: [engine.status()], updated: engine.asOf() }),
   });

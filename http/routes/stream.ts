@@ -17,6 +17,7 @@ import { defineRoute, type AnyRoute } from '../router.ts';
 import { defineSocketRoute, type AnySocketRoute, type SocketConnection } from '../socketRoute.ts';
 import type { StreamResult } from '../request.ts';
 import { parseClientMessage, SSE_QUERY, sseRequest, StreamRequestError } from './streamParams.ts';
+import { ACTIVE_EVENT, BASE_URL, curlExample, KEY_HEADER, KEY_RULES } from './routeDocs.ts';
 
 export const STREAM_PATH = '/api/v1/stream';
 export const SSE_PATH = '/api/v1/stream/sse';
@@ -100,7 +101,13 @@ const SSE_DESCRIPTION = [
   'Events: `image` (the rows as /odds serves them at one board sequence, in segments of at most 1,000 rows; only the last segment, `"segment": "end"`, carries an id), `delta` (every row of the subscription changed since the previous event, tombstones `"removed": true` included, with `clk` and `prev`), `heartbeat` (after heartbeat_ms without other traffic) and `status` (resync, slow_consumer).',
   'Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed\'s 10 minutes and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.',
   'The WebSocket stream at /api/v1/stream carries the same messages for many subscriptions per connection (JSON or MessagePack); both are described in the AsyncAPI document at /api/v1/asyncapi.json.',
-].join('\n\n');
+  `A bad filter answers 400 invalid_parameter before the stream opens. ${KEY_RULES} A browser's EventSource cannot set headers: pass the key as the key parameter instead.`,
+].join('\n\n') +
+  curlExample(
+    ACTIVE_EVENT,
+    '# -N: print events as they arrive; --max-time ends the example after 3 s',
+    `curl -sN --max-time 3 ${KEY_HEADER} "${BASE_URL}/api/v1/stream/sse?event_id=$EVENT&market=moneyline&heartbeat_ms=1000"`,
+  );
 
 export function streamSseRoute(options: StreamRouteOptions): AnyRoute {
   const { hub } = options;

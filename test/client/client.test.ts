@@ -24,6 +24,7 @@ const EVERY_PATH = [
   '/api/v1/events/active',
   '/api/v1/historical/arbitrage',
   '/api/v1/historical/odds',
+  '/api/v1/historical/price-history',
   '/api/v1/leagues',
   '/api/v1/markets',
   '/api/v1/markets/active',
@@ -92,6 +93,8 @@ describe('typed client', () => {
     ok('/api/v1/events/active', await api.GET('/api/v1/events/active'));
     ok('/api/v1/historical/arbitrage', await api.GET('/api/v1/historical/arbitrage', { params: { query: { limit: 5 } } }));
     ok('/api/v1/historical/odds', await api.GET('/api/v1/historical/odds', { params: { query: { event_id: row.eventId } } }));
+    const history = ok('/api/v1/historical/price-history', await api.GET('/api/v1/historical/price-history', { params: { query: { id: row.id } } }));
+    assert.ok(history.data.some((r) => r.id === row.id && r.priceHistory.length > 0));
     ok('/api/v1/leagues', await api.GET('/api/v1/leagues'));
     ok('/api/v1/markets', await api.GET('/api/v1/markets'));
     ok('/api/v1/markets/active', await api.GET('/api/v1/markets/active'));

@@ -1,7 +1,8 @@
 // GET / in headless Chromium over the real server with the simulator running: the odds
 // screen renders the board, follows price changes applied to the engine, highlights
 // each line's best price, shows an arbitrage while it is open, charts a selection's
-// history point for point, and works with REQUIRE_KEY=1 once a key is entered.
+// history point for point (from the one-selection history route, not the snapshot), and
+// works with REQUIRE_KEY=1 once a key is entered.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
@@ -205,6 +206,9 @@ describe('live board page', () => {
     assert.ok(Object.keys(expected).length >= 2, `${line} is priced by several books`);
     assert.deepEqual(points, expected);
     assert.ok(Object.values(expected).some((n) => n >= 2), 'some book has moved');
+    // the chart read that one selection's history, never the whole board
+    assert.ok(requested.includes('/api/v1/historical/price-history'), 'the chart asked the price-history route');
+    assert.ok(!requested.includes('/api/v1/snapshot'), 'the page never downloaded the snapshot');
 
     // uPlot drew on its canvas: pixels in the series' colours, not a blank plot
     const inked = await page.$eval('.chart canvas', (canvas) => {
@@ -215,6 +219,38 @@ describe('live board page', () => {
       return coloured;
     });
     assert.ok(inked > 50, `coloured pixels: ${inked}`);
+  });
+
+  it('marks each book\'s opening and closing price once the event has started', async () => {
+    // a started event (the board's live game), shown through the panels' link form
+    const now = t.clock.now();
+    const startedRow = (boardRows(t.app.engine, 'all') as unknown as (EngineRow & { eventStartTime: string })[]).find(
+      (row) => row.marketScope === undefined && Date.parse(`${row.eventStartTime}:00Z`) <= now,
+    );
+    assert.ok(startedRow, 'the board has a started event');
+    await page.evaluate((id) => (location.hash = `#event=${encodeURIComponent(id)}`), startedRow.eventId);
+    const shownEvents = async () => page.$$eval('.grid-row:not([hidden])', (rows) => [...new Set(rows.map((r) => (r as HTMLElement).dataset.event))]);
+    assert.ok(await eventually(async () => JSON.stringify(await shownEvents()) === JSON.stringify([startedRow.eventId])), `rows shown: ${(await shownEvents()).join()}`);
+    const counts = new Map<string, string[]>();
+    for (const cell of await drawnCells(page)) counts.set(cell.line, [...(counts.get(cell.line) ?? []), cell.id]);
+    const [line, ids] = [...counts].sort((a, b) => b[1].length - a[1].length)[0]!;
+    await page.click(`.grid-row[data-line="${line}"] .grid-label`);
+    await page.waitForSelector(`.chart[data-state="drawn"][data-line="${line}"]`, { timeout: 30_000 });
+    assert.equal(await page.$eval('.chart', (el) => (el as HTMLElement).dataset.started), 'true');
+
+    const { body } = await t.call('/api/v1/historical/price-history', `/api/v1/historical/price-history?id=${encodeURIComponent(ids[0]!)}`);
+    const start = Date.parse(`${startedRow.eventStartTime}:00Z`) / 1000;
+    const expected: string[] = [];
+    for (const row of body.data as { sportsbook: string; removed?: true; priceHistory: { fs: number; pd?: number; dm?: number }[] }[]) {
+      if (row.removed === true) continue;
+      const values = row.priceHistory.filter((h) => h.pd !== undefined || h.dm !== undefined);
+      const closing = values.filter((h) => h.fs <= start).pop();
+      const value = (h: { pd?: number; dm?: number } | undefined) => (h === undefined ? '–' : (h.pd ?? h.dm)!.toFixed(3));
+      expected.push(`${row.sportsbook}: open ${value(values[0])} · close ${value(closing)}`);
+    }
+    assert.ok(expected.length >= 2, `${line} is priced by several books`);
+    const marks = await page.$$eval('.chart-marks dt', (terms) => terms.map((dt) => `${dt.textContent}: ${dt.nextElementSibling?.textContent}`));
+    assert.deepEqual(marks, expected);
   });
 
   it('logs no console errors and fetches nothing outside the service', () => {

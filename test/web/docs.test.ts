@@ -1,5 +1,6 @@
 // GET /docs in headless Chromium: Redoc renders every operation of the OpenAPI document
-// the service publishes, with its path, and nothing is fetched from outside the service.
+// the service publishes, with its path and its curl example as a code block, and nothing
+// is fetched from outside the service, on a service that requires keys.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -9,7 +10,7 @@ describe('API reference page', () => {
   let t: TestApp;
   let b: TestBrowser;
   before(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ env: { REQUIRE_KEY: '1' } }); // the reference needs no key
     b = await openBrowser();
   });
   after(async () => {
@@ -29,10 +30,11 @@ describe('API reference page', () => {
       for (const [path, operationId] of ops) {
         const sections = [...document.querySelectorAll(`[data-section-id="operation/${operationId}"]`)];
         if (!sections.some((section) => (section.textContent ?? '').includes(path))) missing.push(path);
+        else if (!sections.some((section) => [...section.querySelectorAll('pre code, pre')].some((code) => (code.textContent ?? '').includes('curl ')))) missing.push(`${path}: no curl example rendered`);
       }
       return missing;
     }, paths.map(([path, item]) => [path, item.get.operationId] as [string, string]));
-    assert.deepEqual(rendered, [], 'paths without a rendered operation');
+    assert.deepEqual(rendered, [], 'paths without a rendered operation or example');
     assert.deepEqual(b.problems, []);
   });
 });

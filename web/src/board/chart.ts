@@ -1,12 +1,13 @@
-// A selection's line movement across books: each book's price history (the snapshot's
-// priceHistory, fetched with include_history=true when a line is picked) as a stepped
-// line of decimal prices, one point per history entry, extended live by the feed's
-// changes to those rows. Once the event has started, its start is marked with each
-// book's opening price (first entry) and closing price (the one in force at the start).
+// A selection's line movement across books: each book's price history (from
+// /api/v1/historical/price-history, which answers that one selection at every book, so
+// picking a line never downloads the board) as a stepped line of decimal prices, one
+// point per history entry, extended live by the feed's changes to those rows. Once the
+// event has started, its start is marked with each book's opening price (first entry)
+// and closing price (the one in force at the start).
 import uPlot from 'uplot';
 import { getJson } from './api.ts';
 import { lineKeyOf, type Line } from './store.ts';
-import type { OddsRow, PriceHistoryEntry, Snapshot } from './types.ts';
+import type { Envelope, OddsRow, PriceHistoryEntry, SelectionHistoryRow } from './types.ts';
 
 interface Series {
   book: string;
@@ -41,7 +42,8 @@ export class LineChart {
   private started = false;
   private request = 0;
 
-  constructor() {
+  /** boardTime: the newest change the page holds (epoch ms), the service's clock as far as the page knows it. */
+  constructor(private readonly boardTime: () => number) {
     this.element = document.createElement('section');
     this.element.className = 'panel chart';
     this.title = document.createElement('h2');
@@ -59,9 +61,11 @@ export class LineChart {
     this.title.textContent = `Line movement: ${line.label}`;
     this.element.dataset.line = line.key;
     this.element.dataset.state = 'loading';
-    let snapshot: Snapshot;
+    const anyRow = line.prices.values().next().value as OddsRow | undefined;
+    if (anyRow === undefined) return;
+    let reply: Envelope<SelectionHistoryRow>;
     try {
-      snapshot = await getJson<Snapshot>('/api/v1/snapshot?include_history=true');
+      reply = await getJson<Envelope<SelectionHistoryRow>>(`/api/v1/historical/price-history?id=${encodeURIComponent(anyRow.id)}`);
     } catch (error) {
       if (request !== this.request) return;
       this.element.dataset.state = 'failed';
@@ -69,12 +73,11 @@ export class LineChart {
       return;
     }
     if (request !== this.request) return;
-    const event = snapshot.events.find((e) => e.id === line.eventId);
-    const rows = (event?.odds ?? []).filter((row) => lineKeyOf(row.id) === line.key).sort((a, b) => (a.sportsbook < b.sportsbook ? -1 : 1));
+    const rows = reply.data.filter((row) => row.removed !== true);
     this.series = rows.map((row) => {
       const xs: number[] = [];
       const ys: number[] = [];
-      for (const entry of row.priceHistory ?? []) {
+      for (const entry of row.priceHistory) {
         const value = valueOf(entry);
         if (value === null) continue;
         xs.push(entry.fs);
@@ -83,7 +86,7 @@ export class LineChart {
       return { book: row.sportsbook, xs, ys };
     });
     this.start = rows.length > 0 ? startSeconds(rows[0]!.eventStartTime) : 0;
-    this.started = rows.length > 0 && this.start * 1000 <= Date.parse(snapshot.updated);
+    this.started = rows.length > 0 && this.start * 1000 <= Math.max(this.boardTime(), Date.parse(reply.meta.updated));
     this.draw();
   }
 

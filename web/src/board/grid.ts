@@ -60,7 +60,15 @@ export class OddsGrid {
     this.empty.textContent = 'No lines match the filters.';
     this.viewport.append(this.spacer);
     this.element.append(this.header, this.viewport, this.empty);
-    this.viewport.addEventListener('scroll', () => this.invalidate(), { passive: true });
+    this.viewport.addEventListener(
+      'scroll',
+      () => {
+        // many books make the columns wider than the board: the header follows the rows sideways
+        if (this.header.scrollLeft !== this.viewport.scrollLeft) this.header.scrollLeft = this.viewport.scrollLeft;
+        this.invalidate();
+      },
+      { passive: true },
+    );
     this.viewport.addEventListener('click', (event) => {
       const target = (event.target as HTMLElement).closest<HTMLElement>('.grid-row');
       const line = target === null ? undefined : this.pool.find((row) => row.el === target)?.line;
@@ -99,6 +107,8 @@ export class OddsGrid {
     const filters = this.filters();
     const key = `${filters.league}\u0000${filters.market}\u0000${filters.eventId}`;
     if (!force && this.seenShape === this.store.shape && this.seenFilters === key) return;
+    // other filters show another list: start it at its top (the old offset may lie past its end)
+    if (this.seenFilters !== key) this.viewport.scrollTop = 0;
     this.seenShape = this.store.shape;
     this.seenFilters = key;
     this.lines = this.store.select(filters);
@@ -151,7 +161,11 @@ export class OddsGrid {
   private draw(): void {
     this.refilter();
     const height = this.viewport.clientHeight || 600;
-    const first = Math.max(0, Math.floor(this.viewport.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    // the pooled rows are positioned children of the viewport, so rows drawn for a longer
+    // list keep it scrollable past the end of a shorter one: clamp to the list's end
+    const end = Math.max(0, this.lines.length * ROW_HEIGHT - height);
+    if (this.viewport.scrollTop > end) this.viewport.scrollTop = end;
+    const first = Math.max(0, Math.floor(Math.min(this.viewport.scrollTop, end) / ROW_HEIGHT) - OVERSCAN);
     const count = Math.min(this.lines.length - first, Math.ceil(height / ROW_HEIGHT) + 2 * OVERSCAN);
     this.ensurePool(Math.max(0, count));
     if (count > 0 && !this.drewRows) {

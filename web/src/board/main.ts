@@ -19,7 +19,7 @@ const health = new HealthBar(store);
 const grid = new OddsGrid(store, () => filters);
 const arbitrage = new ArbitragePanel();
 const edges = new EdgesPanel();
-const chart = new LineChart();
+const chart = new LineChart(() => store.newest);
 
 function select(name: string, label: string): HTMLSelectElement {
   const element = document.createElement('select');
@@ -150,10 +150,28 @@ async function begin(): Promise<void> {
   followHash();
 }
 
+/**
+ * The filter menus follow the moving board at most once a second: each refresh scans
+ * every line and may rebuild a menu of thousands of events, which is not worth a frame
+ * each time a line comes or goes. A user's own filter change refreshes at once.
+ */
+const FILTER_REFRESH_MS = 1000;
+let filtersDue = 0;
+let lastFilterRefresh = 0;
+function refreshFiltersSoon(): void {
+  if (filtersDue !== 0 || filterShape === store.shape) return;
+  const wait = Math.max(0, lastFilterRefresh + FILTER_REFRESH_MS - performance.now());
+  filtersDue = window.setTimeout(() => {
+    filtersDue = 0;
+    lastFilterRefresh = performance.now();
+    refreshFilters();
+  }, wait);
+}
+
 store.onApplied((changed) => chart.applied(changed));
 feed.onChange((rows) => {
   store.apply(rows);
-  refreshFilters();
+  refreshFiltersSoon();
   grid.invalidate();
 });
 feed.onReset(load);

@@ -44,6 +44,10 @@ function labelOf(row: OddsRow): string {
   return `${row.marketSubtype}${period} · ${subject}${row.selection}`;
 }
 
+function byOrder(a: Line, b: Line): number {
+  return a.order < b.order ? -1 : a.order > b.order ? 1 : 0;
+}
+
 function priceOf(row: OddsRow): number | null {
   if (row.suspended || row.priceDecimal === undefined) return null;
   return row.priceDecimal;
@@ -66,6 +70,11 @@ export class BoardStore {
   /** Bumped on every applied batch: views redraw. */
   version = 0;
   private readonly bookCounts = new Map<string, number>();
+  /**
+   * Every line in display order, kept sorted as lines come and go (a binary search and
+   * one splice each), so a filter change or a moving board never sorts 30k lines again.
+   */
+  private ordered: Line[] = [];
   private readonly changeListeners: ((changed: readonly OddsRow[]) => void)[] = [];
 
   onApplied(listener: (changed: readonly OddsRow[]) => void): void {
@@ -79,7 +88,9 @@ export class BoardStore {
     this.flashes.clear();
     this.events.clear();
     for (const event of events) this.events.set(event.id, event);
+    this.ordered = [];
     for (const row of rows) this.upsert(row, false);
+    this.ordered = [...this.lines.values()].sort(byOrder);
     this.refreshBooks();
     this.shape++;
     this.version++;
@@ -120,16 +131,29 @@ export class BoardStore {
     if (changed.length > 0) for (const listener of this.changeListeners) listener(changed);
   }
 
-  /** Lines passing the filters, by event start, event, then label. */
+  /** Lines passing the filters, by event start, event, then label (one pass over the kept order). */
   select(filters: Filters): Line[] {
+    if (filters.league === '' && filters.market === '' && filters.eventId === '') return this.ordered.slice();
     const out: Line[] = [];
-    for (const line of this.lines.values()) {
+    for (const line of this.ordered) {
       if (filters.league !== '' && line.league !== filters.league) continue;
       if (filters.market !== '' && line.market !== filters.market) continue;
       if (filters.eventId !== '' && line.eventId !== filters.eventId) continue;
       out.push(line);
     }
-    return out.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+    return out;
+  }
+
+  /** Where `line` is, or would go, in the kept order. */
+  private orderIndex(line: Line): number {
+    let low = 0;
+    let high = this.ordered.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.ordered[mid]!.order < line.order) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   leagues(): string[] {
@@ -171,6 +195,7 @@ export class BoardStore {
         best: null,
       };
       this.lines.set(key, line);
+      if (live) this.ordered.splice(this.orderIndex(line), 0, line);
       made = true;
     }
     line.prices.set(row.sportsbook, row);
@@ -200,8 +225,11 @@ export class BoardStore {
     const line = this.lines.get(key);
     if (line === undefined) return;
     line.prices.delete(row.sportsbook);
-    if (line.prices.size === 0) this.lines.delete(key);
-    else this.rank(line);
+    if (line.prices.size === 0) {
+      this.lines.delete(key);
+      const at = this.orderIndex(line);
+      if (this.ordered[at] === line) this.ordered.splice(at, 1);
+    } else this.rank(line);
   }
 
   private rank(line: Line): void {

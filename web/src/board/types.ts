@@ -32,6 +32,15 @@ export interface PriceHistoryEntry {
   su?: true;
 }
 
+/** A /historical/price-history row: one book's row of the selection with its history. */
+export interface SelectionHistoryRow {
+  id: string;
+  sportsbook: string;
+  eventStartTime: string;
+  removed?: true;
+  priceHistory: PriceHistoryEntry[];
+}
+
 export interface SnapshotRow extends OddsRow {
   priceHistory: PriceHistoryEntry[] | null;
 }
