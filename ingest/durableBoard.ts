@@ -37,7 +37,12 @@ export interface DurableBoardOptions {
   segmentBytes?: number;
   env?: NodeJS.ProcessEnv;
   warn?: (line: string) => void;
+  /** Reports the restore's two long steps (reading the checkpoint, replaying the log); default: silent. */
+  progress?: StepProgress;
 }
+
+/** Starts a step that reports how far it got (the service prints it as a progress bar, or one line per step). */
+export type StepProgress = (label: string, total: number | null, unit: string) => { update(done: number): void; finish(note?: string): void };
 
 export interface RestoreReport {
   /** The checkpoint restored from, or null (no checkpoint: the log replays onto an empty board). */
@@ -82,6 +87,8 @@ export class DurableBoard {
   private readonly fsync: boolean;
   private readonly logBytes: number;
   private readonly warn: (line: string) => void;
+  /** Told of every checkpoint written (metrics); null: nobody. */
+  onCheckpoint: ((report: CheckpointReport) => void) | null = null;
 
   private constructor(private readonly options: DurableBoardOptions, engine: OddsEngine, log: FileBatchLog, appliedIndex: number, restore: RestoreReport, fresh: boolean) {
     const env = options.env ?? process.env;
@@ -124,11 +131,15 @@ export class DurableBoard {
     let engine: OddsEngine | null = null;
     let checkpoint: CheckpointFile | null = null;
     for (const file of listCheckpoints(options.dataDir)) {
+      const step = options.progress?.(`loading checkpoint ${file.path.slice(file.path.lastIndexOf('/') + 1)}`, null, 'rows');
       try {
         engine = decodeEngineState(readCheckpoint(file), options.clock, options.engineOptions);
         checkpoint = file;
+        step?.update(engine.liveRows);
+        step?.finish();
         break;
       } catch (error) {
+        step?.finish('damaged: passed over');
         if (!(error instanceof CheckpointDamagedError)) throw error;
         skipped.push(error.message);
       }
@@ -142,6 +153,7 @@ export class DurableBoard {
     let applied = from - 1;
     const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
     const target = engine;
+    const replaying = log.lastIndex >= from ? options.progress?.('replaying the log', log.lastIndex - from + 1, 'records') : undefined;
     log.replay(from, ({ index, payload }) => {
       const record = decodeRecord(payload);
       target.apply(engineChanges(record.changes), record.time);
@@ -149,7 +161,9 @@ export class DurableBoard {
       applied = index;
       records++;
       changes += record.changes.length;
+      replaying?.update(records);
     });
+    replaying?.finish(`${changes.toLocaleString('en-US')} changes`);
     if (applied !== log.lastIndex) {
       throw new Error(`the log ends at record ${log.lastIndex} but replay stopped at ${applied}`);
     }
@@ -185,7 +199,9 @@ export class DurableBoard {
         this.lastCheckpointIndex = index;
         // records a failed cold write still needs stay in the log until a restart replays them
         if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index);
-        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs };
+        const report = { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs };
+        this.onCheckpoint?.(report);
+        return report;
       } finally {
         this.checkpointing = null;
       }

@@ -15,7 +15,6 @@ import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { HttpMetrics } from '../http/metrics.ts';
-import { healthRoutes } from '../http/routes/health.ts';
 import { buildRoutes } from '../http/routes/index.ts';
 import { buildStream } from '../http/routes/stream.ts';
 import { STREAM_OPENAPI_SCHEMAS } from '../http/asyncapi.ts';
@@ -29,11 +28,10 @@ import { openServedBoard, type DurableStart, type StartBoard } from './durableSt
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeedFromEnv } from '../feeds/startFeed.ts';
-import type { Ingest } from '../ingest/ingest.ts';
+import { IngestError, type Ingest } from '../ingest/ingest.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations.ts';
-import { startProgress } from './progress.ts';
-import { registerBoardMetrics, UpdateCounter } from './serviceMetrics.ts';
+import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
 export interface AppOptions {
   clock: Clock;
@@ -61,10 +59,16 @@ export interface AppOptions {
   log?: (line: string, fields?: { requestId: string }) => void;
   /** Structured log (default: pino on stdout at LOG_LEVEL). */
   logger?: Logger;
-  /** Metrics registry and readiness checks, made before the app when its listener must answer during loading (main.ts); default: new ones, no listener. */
+  /** Metrics registry and readiness checks (served on the ingest port with a data dir, probes on the public port too); default: new ones. */
   operations?: Operations;
-  /** Print the progress of loading the board (service/progress.ts); default off. */
+  /** Print the progress of generating, loading or restoring the board (service/progress.ts); default off. */
   progress?: boolean;
+  /**
+   * With dataDir: called once the ingest listener listens (its /healthz, /readyz and
+   * /metrics answer from then on), before the board is restored or loaded; the start
+   * waits for it. main.ts logs the port here, before the load.
+   */
+  ingestListening?: (port: number) => void | Promise<void>;
 }
 
 export interface App {
@@ -84,6 +88,35 @@ export interface App {
   close(): Promise<void>;
 }
 
+/**
+ * The write path's metrics and log lines: every batch counted by way in and outcome
+ * (acknowledgement latency of the ok ones), every fsync and checkpoint timed, the
+ * restore reported; a refused batch logged as a summary (how many changes, which error
+ * codes, the first bad index) without its payload, and a failing log as an error.
+ */
+function watchWritePath(durable: DurableStart, operations: Operations, logger: Logger): void {
+  const board = durable.durable;
+  const metrics = new WritePathMetrics(operations.registry, board.ingest.appliedByKind, durable.mode === 'restored' ? board.restore : null);
+  if (durable.firstCheckpoint !== null) metrics.checkpointWritten(durable.firstCheckpoint);
+  board.onCheckpoint = (report) => metrics.checkpointWritten(report);
+  board.log.onFsync = metrics.fsynced;
+  board.ingest.onBatch = (via, outcome, seconds, changes, error) => {
+    metrics.batchDone(via, outcome, seconds);
+    if (outcome === 'invalid' && error instanceof IngestError) {
+      const codes: Record<string, number> = {};
+      for (const e of error.errors) codes[e.code] = (codes[e.code] ?? 0) + 1;
+      const first = error.errors[0];
+      logger.warn(
+        { event: 'ingest_invalid_batch', via, changes, invalid: new Set(error.errors.map((e) => e.index)).size, codes, first: first === undefined ? null : { index: first.index, code: first.code, field: first.field } },
+        'ingest batch refused: invalid changes, nothing applied',
+      );
+    } else if (outcome === 'error') {
+      const code = error instanceof IngestError ? error.code : 'internal_error';
+      logger.error({ event: 'ingest_failed', via, changes, code, detail: error instanceof Error ? error.message : String(error) }, 'ingest batch not acknowledged: the write path could not take it');
+    }
+  };
+}
+
 export async function startApp(options: AppOptions): Promise<App> {
   const config = readConfig(options.env ?? process.env);
   const clock = options.clock;
@@ -91,7 +124,14 @@ export async function startApp(options: AppOptions): Promise<App> {
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');
-  const { engine, board, persistence, durable } = await openServedBoard({ ...options, env: options.env ?? process.env, log });
+  const { engine, board, persistence, durable } = await openServedBoard({
+    ...options,
+    env: options.env ?? process.env,
+    log,
+    operationsRoutes: operations.ingestPortRoutes(),
+    listening: options.ingestListening,
+  });
+  if (durable !== null) watchWritePath(durable, operations, logger);
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
   // stops them in reverse. The root subscribes the two small ones; the snapshot and the
@@ -133,8 +173,11 @@ export async function startApp(options: AppOptions): Promise<App> {
     clock,
   });
   listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
+  registerStreamMetrics(operations.registry, stream.hub);
+  stream.hub.onSlowConsumer = (queuedBytes, subscriptions) =>
+    logger.warn({ event: 'stream_slow_consumer', queuedBytes, subscriptions, capBytes: config.streamBufferBytes }, 'a push-stream client left too much unread and was disconnected (slow_consumer)');
   const server = await createServer({
-    routes: [...buildRoutes(services), ...healthRoutes(operations.readiness), ...stream.routes],
+    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes],
     sockets: stream.sockets,
     openapi: { schemas: STREAM_OPENAPI_SCHEMAS },
     host: options.host ?? '127.0.0.1',
@@ -179,6 +222,8 @@ export async function startApp(options: AppOptions): Promise<App> {
       feed?.stop();
       operations.readiness.fail('shutdown', 'the process is shutting down');
       simulator.stop();
+      // both ports keep serving (readiness: 503) while load balancers notice
+      if (config.shutdownGraceMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
       try {
         await durable?.close();
       } finally {
