@@ -96,23 +96,46 @@ export interface App {
  */
 function watchWritePath(durable: DurableStart, operations: Operations, logger: Logger): void {
   const board = durable.durable;
+  // a feed stuck on a bad change refuses every batch it sends: at most LINES_PER_SECOND
+  // lines a second, the next line saying how many were left out
+  const LINES_PER_SECOND = 10;
+  let windowStart = 0;
+  let inWindow = 0;
+  let suppressed = 0;
+  const admit = (): number | null => {
+    const now = performance.now();
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      inWindow = 0;
+    }
+    if (++inWindow > LINES_PER_SECOND) {
+      suppressed++;
+      return null;
+    }
+    const left = suppressed;
+    suppressed = 0;
+    return left;
+  };
   const metrics = new WritePathMetrics(operations.registry, board.ingest.appliedByKind, durable.mode === 'restored' ? board.restore : null);
   if (durable.firstCheckpoint !== null) metrics.checkpointWritten(durable.firstCheckpoint);
   board.onCheckpoint = (report) => metrics.checkpointWritten(report);
   board.log.onFsync = metrics.fsynced;
   board.ingest.onBatch = (via, outcome, seconds, changes, error) => {
     metrics.batchDone(via, outcome, seconds);
+    if (outcome === 'ok') return;
+    const leftOut = admit();
+    if (leftOut === null) return;
     if (outcome === 'invalid' && error instanceof IngestError) {
       const codes: Record<string, number> = {};
       for (const e of error.errors) codes[e.code] = (codes[e.code] ?? 0) + 1;
       const first = error.errors[0];
       logger.warn(
-        { event: 'ingest_invalid_batch', via, changes, invalid: new Set(error.errors.map((e) => e.index)).size, codes, first: first === undefined ? null : { index: first.index, code: first.code, field: first.field } },
+        { event: 'ingest_invalid_batch', via, changes, invalid: new Set(error.errors.map((e) => e.index)).size, codes, first: first === undefined ? null : { index: first.index, code: first.code, field: first.field }, linesLeftOut: leftOut },
         'ingest batch refused: invalid changes, nothing applied',
       );
     } else if (outcome === 'error') {
       const code = error instanceof IngestError ? error.code : 'internal_error';
-      logger.error({ event: 'ingest_failed', via, changes, code, detail: error instanceof Error ? error.message : String(error) }, 'ingest batch not acknowledged: the write path could not take it');
+      logger.error({ event: 'ingest_failed', via, changes, code, detail: error instanceof Error ? error.message : String(error), linesLeftOut: leftOut }, 'ingest batch not acknowledged: the write path could not take it');
     }
   };
 }

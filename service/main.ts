@@ -10,7 +10,6 @@ import { ManualClock, SystemClock, type Clock } from '../engine/clock.ts';
 import { startApp } from './app.ts';
 import { ConfigError, helpText, readConfig, type Config } from './config.ts';
 import { createLogger, loggableConfig } from './logger.ts';
-import { Operations } from './operations.ts';
 
 function configOrExit(): Config {
   try {
@@ -35,7 +34,6 @@ async function main(): Promise<void> {
   if (process.env.METRICS_PORT || process.env.METRICS_HOST) {
     logger.warn({ event: 'retired_setting', names: ['METRICS_PORT', 'METRICS_HOST'] }, 'METRICS_PORT and METRICS_HOST are no longer read: /metrics, /healthz and /readyz are served on the ingest port (INGEST_HOST:INGEST_PORT)');
   }
-  const operations = new Operations();
 
   const clock: Clock = config.now === null ? new SystemClock() : new ManualClock(config.now);
   // Generated only when DATA_DIR holds no board yet (a restart restores instead).
@@ -53,7 +51,6 @@ async function main(): Promise<void> {
     simulatorRate: config.simRate,
     simulatorSeed: config.seed,
     logger,
-    operations,
     progress: true,
     ingestListening: (port) => {
       logger.info({ event: 'ingest_listening', host: config.ingestHost, port }, `ingest listener on http://${config.ingestHost}:${port} (/metrics, /healthz, /readyz now; batches once the board is ready)`);
