@@ -10,7 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { Socket } from 'node:net';
 import { ManualClock } from '../../engine/clock.ts';
+import { NO_PRICE } from '../../engine/oddsStore.ts';
 import { TIMING_EVERY } from '../../http/metrics.ts';
 import { startApp, type App } from '../../service/app.ts';
 import { createLogger } from '../../service/logger.ts';
@@ -230,6 +232,55 @@ describe('health, readiness and metrics of a durable app', () => {
     await closing;
     await assert.rejects(httpRequest(ingestPort, '/healthz'), 'the ingest port is closed');
     assert.deepEqual(logs, []);
+  });
+});
+
+describe('slow consumers in /metrics and the log', () => {
+  it('counts a pushed-back client\'s held-back deltas and its drop, and logs the drop as one JSON line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'odds-ops-slow-'));
+    const lines: string[] = [];
+    const app = await startApp({
+      clock: new ManualClock(NOW),
+      board: testBoard(),
+      dataDir: join(dir, 'data'),
+      dbPath: join(dir, 'odds.db'),
+      ingestPort: 0,
+      port: 0,
+      env: { INGEST_TOKEN: TOKEN, STREAM_BUFFER_BYTES: '65536', WAL_FSYNC: '0', CHECKPOINT_INTERVAL_MS: '0' },
+      logger: createLogger('info', { write: (line: string) => void lines.push(line) }),
+      log: () => {},
+    });
+    const slow = await StreamTestClient.open(app.port);
+    try {
+      const ingestPort = (await app.durable!.listen()).port;
+      slow.subscribe('s', {});
+      await eventually(() => slow.state('s').images === 1, 20_000);
+      (slow.ws as unknown as { _socket: Socket })._socket.pause();
+      const s = app.engine.store;
+      const ids: string[] = [];
+      for (let slot = 0; slot < s.size && ids.length < 400; slot++) if (s.isLive(slot) && s.priceAmerican[slot] !== NO_PRICE) ids.push(app.engine.idOf(slot));
+      let round = 0;
+      const dropped = await eventually(async () => {
+        round++;
+        const reply = await postBatch(ingestPort, TOKEN, ndjson(ids.map((id, i) => ({ op: 'price', id, priceAmerican: -101 - ((round + i) % 80) }))));
+        assert.equal(reply.status, 200, JSON.stringify(reply.body));
+        return app.stream.stats().slowConsumerDrops > 0;
+      }, 60_000, 5);
+      assert.ok(dropped, 'the client that does not read was dropped');
+      const metrics = parsePrometheus((await httpRequest(ingestPort, '/metrics')).body.toString());
+      assert.equal(metrics.value('odds_stream_slow_consumer_drops_total'), 1);
+      assert.ok((metrics.value('odds_stream_conflated_deltas_total', { reason: 'backpressure' }) ?? 0) > 0, 'deltas held back while the client pushed back');
+      assert.equal(metrics.value('odds_stream_subscribers'), 0);
+      const drops = lines.map((line) => JSON.parse(line)).filter((e) => e.event === 'stream_slow_consumer');
+      assert.equal(drops.length, 1);
+      assert.equal(drops[0].capBytes, 65536);
+      assert.ok(drops[0].queuedBytes > 0);
+      assert.doesNotMatch(lines.join('\n'), new RegExp(TOKEN));
+    } finally {
+      slow.close();
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
