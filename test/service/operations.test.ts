@@ -287,48 +287,63 @@ describe('slow consumers in /metrics and the log', () => {
   });
 });
 
+/** `npm start` as a child process: its JSON log lines (stdout) and progress (stderr). */
+function startMain(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const events = () =>
+    out.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, any>);
+  return { child, out, exited, events };
+}
+
 describe('npm start: the ingest port serves the probes and metrics; JSON log lines', () => {
-  it('logs start, the ingest port before the load, ready and shutdown as JSON; progress on stderr; no secret logged', async () => {
+  it('logs start, the ingest port before the load, ready and shutdown as JSON; progress on stderr; a restart restores and reports it; no secret logged', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'odds-main-ops-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], {
-      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', INGEST_PORT: '0', DATA_DIR: join(dir, 'data'), BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '100', CURSOR_SECRET: 'very-secret-value-1', INGEST_TOKEN: TOKEN },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const events = () =>
-      stdout
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as Record<string, any>);
+    const env = { PORT: '0', HOST: '127.0.0.1', INGEST_PORT: '0', DATA_DIR: join(dir, 'data'), BOARD: 'small', NOW: '2026-11-21T12:00:00Z', SIM_RATE: '100', CURSOR_SECRET: 'very-secret-value-1', INGEST_TOKEN: TOKEN };
+    let main = startMain(env);
+    const scrapeAt = async (port: number) => parsePrometheus((await httpRequest(port, '/metrics')).body.toString());
     try {
-      assert.ok(await eventually(() => events().some((e) => e.event === 'ready'), 60_000, 50), `no ready line: ${stdout}${stderr}`);
+      const { out, events } = main;
+      assert.ok(await eventually(() => events().some((e) => e.event === 'ready'), 60_000, 50), `no ready line: ${out.stdout}${out.stderr}`);
       const ingestPort = events().find((e) => e.event === 'ingest_listening')!.port as number;
       const ready = events().find((e) => e.event === 'ready')!;
       assert.equal(ready.ingestPort, ingestPort);
       assert.equal((await httpRequest(ingestPort, '/readyz')).status, 200);
       assert.equal((await httpRequest(ready.port as number, '/readyz')).status, 200);
-      const metrics = parsePrometheus((await httpRequest(ingestPort, '/metrics')).body.toString());
-      assert.ok((metrics.value('odds_live_rows') ?? 0) > 1000);
+      assert.ok(((await scrapeAt(ingestPort)).value('odds_live_rows') ?? 0) > 1000);
       // the simulator writes through the write path: its batches are counted as in-process ones
-      assert.ok(
-        await eventually(async () => (parsePrometheus((await httpRequest(ingestPort, '/metrics')).body.toString()).value('odds_ingest_batches_total', { via: 'process', outcome: 'ok' }) ?? 0) > 0, 20_000),
-        'simulated batches counted',
-      );
-      child.kill('SIGTERM');
-      assert.equal(await exited, 0, stdout + stderr);
+      assert.ok(await eventually(async () => ((await scrapeAt(ingestPort)).value('odds_ingest_batches_total', { via: 'process', outcome: 'ok' }) ?? 0) > 0, 20_000), 'simulated batches counted');
+      main.child.kill('SIGTERM');
+      assert.equal(await main.exited, 0, out.stdout + out.stderr);
       const names = events().map((e) => e.event);
       for (const name of ['start', 'ingest_listening', 'ready', 'shutdown', 'stopped']) assert.ok(names.includes(name), `${name} in ${names.join()}`);
       assert.ok(names.indexOf('ingest_listening') < names.indexOf('ready'));
       for (const e of events()) assert.equal(typeof e.time, 'string');
-      assert.doesNotMatch(stdout + stderr, /very-secret/);
-      assert.match(stderr, /generating the small board: done/);
-      assert.match(stderr, /loading odds rows: done, [\d,]+ rows/);
+      assert.doesNotMatch(out.stdout + out.stderr, /very-secret/);
+      assert.match(out.stderr, /generating the small board: done/);
+      assert.match(out.stderr, /loading odds rows: done, [\d,]+ rows/);
+
+      // the restart reads the checkpoint SIGTERM wrote: its progress, and the restore in /metrics
+      main = startMain(env);
+      assert.ok(await eventually(() => main.events().some((e) => e.event === 'ready'), 60_000, 50), `no ready line: ${main.out.stdout}${main.out.stderr}`);
+      assert.equal(main.events().find((e) => e.event === 'ready')!.mode, 'restored');
+      assert.match(main.out.stderr, /loading checkpoint checkpoint-\d{16}\.ckpt: done, [\d,]+ rows/);
+      assert.doesNotMatch(main.out.stderr, /generating the small board/);
+      const restored = await scrapeAt(main.events().find((e) => e.event === 'ingest_listening')!.port as number);
+      assert.equal(restored.types.get('odds_restore_duration_seconds'), 'gauge');
+      assert.equal(restored.value('odds_restore_replayed_records'), 0, 'SIGTERM checkpointed: nothing to replay');
+      assert.ok((restored.value('odds_checkpoint_age_seconds') ?? -1) >= 0, 'the age of the checkpoint the restore read');
+      main.child.kill('SIGTERM');
+      assert.equal(await main.exited, 0, main.out.stdout + main.out.stderr);
+      assert.doesNotMatch(main.out.stdout + main.out.stderr, /very-secret/);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (main.child.exitCode === null) main.child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   });
