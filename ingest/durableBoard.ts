@@ -200,7 +200,11 @@ export class DurableBoard {
         // records a failed cold write still needs stay in the log until a restart replays them
         if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index);
         const report = { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs };
-        this.onCheckpoint?.(report);
+        try {
+          this.onCheckpoint?.(report);
+        } catch (error) {
+          this.warn(`checkpoint observer failed: ${String(error)}`);
+        }
         return report;
       } finally {
         this.checkpointing = null;

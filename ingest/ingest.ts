@@ -168,15 +168,23 @@ export class Ingest {
     if (this.onBatch === null) return result;
     return result.then(
       (ok) => {
-        this.onBatch?.(via, 'ok', (performance.now() - started) / 1000, changes, null);
+        this.tell(via, 'ok', started, changes, null);
         return ok;
       },
       (error: unknown) => {
-        const outcome = error instanceof IngestError && error.code === 'invalid_batch' ? 'invalid' : 'error';
-        this.onBatch?.(via, outcome, (performance.now() - started) / 1000, changes, error);
+        this.tell(via, error instanceof IngestError && error.code === 'invalid_batch' ? 'invalid' : 'error', started, changes, error);
         throw error;
       },
     );
+  }
+
+  /** A failing observer must not change a batch's answer (an acknowledged batch is durable and applied). */
+  private tell(via: IngestVia, outcome: IngestOutcome, started: number, changes: number, error: unknown): void {
+    try {
+      this.onBatch?.(via, outcome, (performance.now() - started) / 1000, changes, error);
+    } catch (failure) {
+      this.warn(`ingest: the batch observer failed: ${failure instanceof Error ? failure.message : String(failure)}`);
+    }
   }
 
   private async write(changes: readonly unknown[], decodeErrors: readonly ChangeError[]): Promise<IngestResult> {

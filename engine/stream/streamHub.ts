@@ -504,7 +504,11 @@ export class StreamHub implements ChangeListener {
   private dropSlow(client: StreamClient): void {
     if (client.closed) return;
     this.counters.slowConsumerDrops++;
-    this.onSlowConsumer?.(client.sink.bufferedAmount(), client.subs.size);
+    try {
+      this.onSlowConsumer?.(client.sink.bufferedAmount(), client.subs.size);
+    } catch {
+      // the log's failure must not leave the client half dropped
+    }
     const detail = `the connection queued more than ${this.bufferCap} bytes it did not read: disconnected; resume with the clk of the last message applied`;
     const message = plainMessage(client.format, { op: 'status', code: 'slow_consumer', detail });
     client.sink.send({ op: 'status', resumeClk: null, bytes: message, binary: client.format === 'msgpack' });

@@ -222,11 +222,12 @@ export class FileBatchLog implements BatchLog {
       return;
     }
     this.groups++;
+    let fsyncSeconds = -1;
     try {
       if (this.fsync) {
         const started = performance.now();
         await this.file!.datasync();
-        this.onFsync?.((performance.now() - started) / 1000, group.length);
+        fsyncSeconds = (performance.now() - started) / 1000;
       }
     } catch (error) {
       // the group is refused, so it must not come back on replay: cut it off (the
@@ -244,6 +245,13 @@ export class FileBatchLog implements BatchLog {
     this.appendedBytes += buffer.length;
     this.durable = group[group.length - 1].index;
     for (const pending of group) pending.resolve(pending.index);
+    if (fsyncSeconds >= 0 && this.onFsync !== null) {
+      try {
+        this.onFsync(fsyncSeconds, group.length);
+      } catch {
+        // an observer's failure is not the log's: the group is durable and acknowledged
+      }
+    }
   }
 
   /** A write failed: cut back to the durable end, refuse this group and the queue behind it. */
