@@ -38,7 +38,7 @@ const BATCH = 1000;
 const IN_FLIGHT = 4;
 const LOGGED_UPDATES = 1_000_000;
 
-function runClient(task: ClientTask): Promise<ClientResult> {
+export function runClient(task: ClientTask): Promise<ClientResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./ingestClient.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
@@ -50,7 +50,7 @@ function runClient(task: ClientTask): Promise<ClientResult> {
 }
 
 /** Ids of live rows priced in American odds (what the ticks move), spread over the board. */
-function tickIds(app: App, count: number): string[] {
+export function tickIds(app: App, count: number): string[] {
   const s = app.engine.store;
   const ids: string[] = [];
   const stride = Math.max(1, Math.floor(s.size / (count * 2)));

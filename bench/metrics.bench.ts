@@ -1,9 +1,16 @@
-// What recording HTTP metrics costs on the hot read path: the app's routes served by two
-// listeners in one process, one with the metrics observer (http/metrics.ts) and one
-// without, measured interleaved (off, on, off, on, off) with wrk on an odds page and on
-// the 304 path of an event read, so the machine's drift falls on both alike. Both
-// listeners write X-Request-Id; only the recording differs. The target: "on" within 3%
-// of "off" in requests/s.
+// What recording metrics costs, "on" against "off" measured interleaved (off, on, off,
+// on, off) so the machine's drift falls on both alike. The target: "on" within 3% of
+// "off".
+// - The hot read path: the app's routes served by two listeners in one process, one
+//   with the metrics observer (http/metrics.ts) and one without, with wrk on an odds
+//   page and on the 304 path of an event read. Both write X-Request-Id; only the
+//   recording differs.
+// - The write path: acknowledged price updates/s over the ingest listener (HTTP msgpack
+//   batches of 1,000 ticks, 4 in flight, from a child process: bench/ingestClient.ts),
+//   with the write path's hooks (per batch: counted by way in and outcome, ack latency
+//   observed; per fsync: timed) attached and detached between runs. WAL_FSYNC=0 here so
+//   the disk's fsync variance does not drown a per-batch cost; the per-change count of
+//   applied kinds is a typed-array increment that stays on in both.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,14 +20,17 @@ import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { HttpMetrics } from '../http/metrics.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
-import { startApp } from '../service/app.ts';
+import { startApp, type App } from '../service/app.ts';
 import { startProgress } from '../service/progress.ts';
 import { runWrk, type WrkResult } from './http-baseline.bench.ts';
+import { runClient, tickIds } from './ingest.bench.ts';
 import { eventWithRows } from './scenarios/odds.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
 const ROUNDS = 2;
+/** Batches of 1,000 ticks per ingest run (BENCH_INGEST_BATCHES). */
+const INGEST_BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 200);
 
 function etagOf(port: number, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -37,7 +47,16 @@ export async function benchMetrics(): Promise<Record<string, number | string>> {
   const size = (process.env.BOARD ?? 'large') as BoardSize;
   const out: Record<string, number | string> = { board: size, 'seconds per run': SECONDS, rounds: ROUNDS };
   const dir = mkdtempSync(join(tmpdir(), 'odds-bench-metrics-'));
-  const app = await startApp({ clock: new ManualClock(NOW), board: { size, seed: 42, now: NOW }, dbPath: join(dir, 'odds.db'), env: {}, progress: true, log: (line) => process.stderr.write(`${line}\n`) });
+  const app = await startApp({
+    clock: new ManualClock(NOW),
+    board: { size, seed: 42, now: NOW },
+    dataDir: join(dir, 'data'),
+    dbPath: join(dir, 'odds.db'),
+    ingestPort: 0,
+    env: { WAL_FSYNC: '0', CHECKPOINT_INTERVAL_MS: '0', CHECKPOINT_LOG_BYTES: String(2 ** 40), LOG_LEVEL: 'warn' },
+    progress: true,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
   const routes = app.server.router.routes.map((route) => route.def);
   const servers: RunningServer[] = [];
   try {
@@ -73,10 +92,53 @@ export async function benchMetrics(): Promise<Record<string, number | string>> {
       bar.phase(`${c.name}: on / off ${(mean(ons) / mean(offs)).toFixed(3)}`);
     }
     bar.finish();
+    Object.assign(out, await ingestOnOff(app));
   } finally {
     for (const server of servers) await server.close();
     await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
   return out;
+}
+
+/** Acknowledged ingest updates/s with the write path's metric hooks attached (on) and detached (off), interleaved. */
+async function ingestOnOff(app: App): Promise<Record<string, number>> {
+  const durable = app.durable!;
+  const board = durable.durable;
+  const port = (await durable.listen()).port;
+  const hooks = { onBatch: board.ingest.onBatch, onFsync: board.log.onFsync };
+  const ids = tickIds(app, 20_000);
+  const set = (on: boolean) => {
+    board.ingest.onBatch = on ? hooks.onBatch : null;
+    board.log.onFsync = on ? hooks.onFsync : null;
+  };
+  const bar = startProgress('metrics bench: ingest', 2 * ROUNDS + 1, { unit: 'runs' });
+  let runs = 0;
+  const measure = async (on: boolean): Promise<number> => {
+    set(on);
+    const result = await runClient({ kind: 'http', port, token: durable.token.token, ids, batchSize: 1000, inFlight: 4, batches: INGEST_BATCHES });
+    if (result.errors.length > 0) throw new Error(`ingest: ${result.errors.join('; ')}`);
+    bar.update(++runs);
+    return result.updates / (result.ms / 1000);
+  };
+  try {
+    await measure(false); // warm-up
+    runs = 0;
+    const offs = [await measure(false)];
+    const ons: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      ons.push(await measure(true));
+      offs.push(await measure(false));
+    }
+    bar.finish();
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    const name = `ingest HTTP msgpack 1,000 ticks x 4 in flight, WAL_FSYNC=0`;
+    return {
+      [`${name}: metrics off updates/s (mean of ${offs.length})`]: Math.round(mean(offs)),
+      [`${name}: metrics on updates/s (mean of ${ons.length})`]: Math.round(mean(ons)),
+      [`${name}: on / off`]: Number((mean(ons) / mean(offs)).toFixed(3)),
+    };
+  } finally {
+    set(true);
+  }
 }

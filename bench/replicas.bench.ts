@@ -97,7 +97,7 @@ export async function benchReplicas(): Promise<Measurements> {
   const dir = mkdtempSync(join(tmpdir(), 'replicas-bench-'));
   const nats = await startNatsServer();
   const out: Measurements = { board: `${size}, seed 42` };
-  const base = { CHECKPOINT_INTERVAL_MS: '0', WAL_FSYNC: '0', LOG: 'nats', NATS_URL: nats.url, METRICS_PORT: 'off' };
+  const base = { CHECKPOINT_INTERVAL_MS: '0', WAL_FSYNC: '0', LOG: 'nats', NATS_URL: nats.url };
   const board = { size, seed: 42, now: NOW };
   const apps: App[] = [];
   const start = async (name: string, env: Record<string, string>) => {
@@ -119,7 +119,7 @@ export async function benchReplicas(): Promise<Measurements> {
     }
 
     // read throughput: the replica (following an idle stream) against a stand-alone server
-    const alone = await startApp({ clock: new ManualClock(NOW), board, dbPath: join(dir, 'alone.db'), port: 0, env: { METRICS_PORT: 'off' }, log: () => {} });
+    const alone = await startApp({ clock: new ManualClock(NOW), board, dbPath: join(dir, 'alone.db'), port: 0, env: {}, log: () => {} });
     apps.push(alone);
     for (const route of ROUTES) {
       const headers = { 'Accept-Encoding': 'gzip' };

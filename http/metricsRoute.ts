@@ -1,5 +1,5 @@
 // GET /metrics: the registry in the Prometheus text format, for a route set mounted on
-// the operations listener (and on the ingest listener once it exists). Never cached:
+// the ingest listener (service/operations.ts says why there). Never cached:
 // each scrape reads the counters as they are. prom-client formats asynchronously, so
 // the answer is a pending body the server writes when it is ready.
 import type { Registry } from 'prom-client';

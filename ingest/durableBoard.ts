@@ -42,7 +42,12 @@ export interface DurableBoardOptions {
   checkpointCopyStepBytes?: number;
   env?: NodeJS.ProcessEnv;
   warn?: (line: string) => void;
+  /** Reports the restore's two long steps (reading the checkpoint, replaying the log); default: silent. */
+  progress?: StepProgress;
 }
+
+/** Starts a step that reports how far it got (the service prints it as a progress bar, or one line per step). */
+export type StepProgress = (label: string, total: number | null, unit: string) => { update(done: number): void; finish(note?: string): void };
 
 export interface RestoreReport {
   /** The checkpoint restored from, or null (no checkpoint: the log replays onto an empty board). */
@@ -96,6 +101,8 @@ export class DurableBoard {
   private readonly fsync: boolean;
   private readonly logBytes: number;
   private readonly warn: (line: string) => void;
+  /** Told of every checkpoint written (metrics); null: nobody. */
+  onCheckpoint: ((report: CheckpointReport) => void) | null = null;
 
   private constructor(private readonly options: DurableBoardOptions, engine: OddsEngine, log: FileBatchLog, appliedIndex: number, restore: RestoreReport, fresh: boolean) {
     const env = options.env ?? process.env;
@@ -138,11 +145,15 @@ export class DurableBoard {
     let engine: OddsEngine | null = null;
     let checkpoint: CheckpointFile | null = null;
     for (const file of listCheckpoints(options.dataDir)) {
+      const step = options.progress?.(`loading checkpoint ${file.path.slice(file.path.lastIndexOf('/') + 1)}`, null, 'rows');
       try {
         engine = decodeEngineState(readCheckpoint(file), options.clock, options.engineOptions);
         checkpoint = file;
+        step?.update(engine.liveRows);
+        step?.finish();
         break;
       } catch (error) {
+        step?.finish('damaged: passed over');
         if (!(error instanceof CheckpointDamagedError)) throw error;
         skipped.push(error.message);
       }
@@ -160,6 +171,7 @@ export class DurableBoard {
     // ticks replay (as the write path does; anything else clears them)
     const tickSlots = new TickSlots();
     const slots: number[] = [];
+    const replaying = log.lastIndex >= from ? options.progress?.('replaying the log', log.lastIndex - from + 1, 'records') : undefined;
     log.replay(from, ({ index, payload }) => {
       const record = decodeRecord(payload);
       const batch = record.changes;
@@ -186,7 +198,9 @@ export class DurableBoard {
       applied = index;
       records++;
       changes += record.changes.length;
+      replaying?.update(records);
     });
+    replaying?.finish(`${changes.toLocaleString('en-US')} changes`);
     if (applied !== log.lastIndex) {
       throw new Error(`the log ends at record ${log.lastIndex} but replay stopped at ${applied}`);
     }
@@ -243,7 +257,13 @@ export class DurableBoard {
         this.lastCheckpointIndex = index;
         // records a failed cold write still needs stay in the log until a restart replays them
         if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index);
-        return { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs, appliesHeldMs, longestStepMs, copySteps: steps };
+        const report = { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs, appliesHeldMs, longestStepMs, copySteps: steps };
+        try {
+          this.onCheckpoint?.(report);
+        } catch (error) {
+          this.warn(`checkpoint observer failed: ${String(error)}`);
+        }
+        return report;
       } finally {
         this.checkpointing = null;
       }

@@ -38,6 +38,31 @@ export interface IngestResult {
 
 export type IngestErrorCode = 'invalid_batch' | 'log_unavailable' | 'ingest_failed';
 
+/** How a batch came in: a POST, a WebSocket message, or a caller in the process (a feed, the simulator). */
+export type IngestVia = 'http' | 'ws' | 'process';
+export const INGEST_VIAS: readonly IngestVia[] = ['http', 'ws', 'process'];
+/** ok: acknowledged; invalid: refused for its changes (nothing logged); error: the write path could not take it. */
+export type IngestOutcome = 'ok' | 'invalid' | 'error';
+export const INGEST_OUTCOMES: readonly IngestOutcome[] = ['ok', 'invalid', 'error'];
+
+/**
+ * Told of every batch once it is answered: the way in, the outcome, the seconds from
+ * receiving it to answering, its changes, and the refusal (an IngestError, or what
+ * else was thrown) when not ok. Called once per batch, never per change; metrics and
+ * the structured log of the composition root hang here, so this module needs neither.
+ */
+/** What the write path counts its applied changes by: the change's op, with a price change that suspends a row apart. */
+export const APPLIED_KINDS = ['odds', 'price', 'suspend', 'remove', 'event', 'status', 'team', 'player', 'season', 'boxscore', 'source'] as const;
+/** Index of each logged op (record.ts) in APPLIED_KINDS: the log's names differ from the feed's for odds rows and prices. */
+const KIND_INDEX: Readonly<Record<string, number>> = Object.fromEntries([
+  ...APPLIED_KINDS.map((kind, i) => [kind, i] as const),
+  ['upsert', APPLIED_KINDS.indexOf('odds')],
+  ['priceById', APPLIED_KINDS.indexOf('price')],
+]);
+const SUSPEND_INDEX = APPLIED_KINDS.indexOf('suspend');
+
+export type BatchObserver = (via: IngestVia, outcome: IngestOutcome, seconds: number, changes: number, error: unknown) => void;
+
 export class IngestError extends Error {
   constructor(
     readonly code: IngestErrorCode,
@@ -106,6 +131,10 @@ export class Ingest {
   private readonly tickSlots = new TickSlots();
   /** While set, durable batches wait for it before they apply (holdApplies). */
   private gate: Promise<void> | null = null;
+  /** Set by the composition root (metrics, logs); null: nobody is told. */
+  onBatch: BatchObserver | null = null;
+  /** Changes applied through this write path, by APPLIED_KINDS index (read at scrape time; replayed records are not counted). */
+  readonly appliedByKind = new Float64Array(APPLIED_KINDS.length);
 
   constructor(private readonly options: IngestOptions) {
     this.engine = options.engine;
@@ -135,17 +164,50 @@ export class Ingest {
     return this.inFlight.length;
   }
 
-  /** A body as it arrives (NDJSON or msgpack). */
-  submitBody(body: Uint8Array, format: BatchFormat): Promise<IngestResult> {
-    const decoded = decodeBatch(body, format);
-    if (decoded.errors.length > 0 && decoded.changes.length === 0) {
-      return Promise.reject(new IngestError('invalid_batch', decoded.errors[0].detail, decoded.errors));
+  /** A body as it arrives (NDJSON or msgpack), through the ingest listener (via http or ws). */
+  submitBody(body: Uint8Array, format: BatchFormat, via: IngestVia = 'http'): Promise<IngestResult> {
+    const started = performance.now();
+    let decoded: ReturnType<typeof decodeBatch>;
+    try {
+      decoded = decodeBatch(body, format);
+    } catch (error) {
+      return this.observed(via, started, 0, Promise.reject(error));
     }
-    return this.submit(decoded.changes, decoded.errors);
+    if (decoded.errors.length > 0 && decoded.changes.length === 0) {
+      return this.observed(via, started, 0, Promise.reject(new IngestError('invalid_batch', decoded.errors[0].detail, decoded.errors)));
+    }
+    return this.observed(via, started, decoded.changes.length, this.write(decoded.changes, decoded.errors));
   }
 
-  /** One batch of changes (plain objects, as decoded from JSON or msgpack). */
-  async submit(changes: readonly unknown[], decodeErrors: readonly ChangeError[] = []): Promise<IngestResult> {
+  /** One batch of changes (plain objects, as decoded from JSON or msgpack); via: who calls (default a caller in the process). */
+  submit(changes: readonly unknown[], decodeErrors: readonly ChangeError[] = [], via: IngestVia = 'process'): Promise<IngestResult> {
+    return this.observed(via, performance.now(), changes.length, this.write(changes, decodeErrors));
+  }
+
+  private observed(via: IngestVia, started: number, changes: number, result: Promise<IngestResult>): Promise<IngestResult> {
+    if (this.onBatch === null) return result;
+    return result.then(
+      (ok) => {
+        this.tell(via, 'ok', started, changes, null);
+        return ok;
+      },
+      (error: unknown) => {
+        this.tell(via, error instanceof IngestError && error.code === 'invalid_batch' ? 'invalid' : 'error', started, changes, error);
+        throw error;
+      },
+    );
+  }
+
+  /** A failing observer must not change a batch's answer (an acknowledged batch is durable and applied). */
+  private tell(via: IngestVia, outcome: IngestOutcome, started: number, changes: number, error: unknown): void {
+    try {
+      this.onBatch?.(via, outcome, (performance.now() - started) / 1000, changes, error);
+    } catch (failure) {
+      this.warn(`ingest: the batch observer failed: ${failure instanceof Error ? failure.message : String(failure)}`);
+    }
+  }
+
+  private async write(changes: readonly unknown[], decodeErrors: readonly ChangeError[]): Promise<IngestResult> {
     if (this.failure !== null) throw new IngestError('ingest_failed', `the write path stopped after an internal error: ${this.failure.message}`);
     const epoch = this.currentEpoch();
     const layers = this.inFlight.map((f) => f.effects).reverse();
@@ -226,6 +288,11 @@ export class Ingest {
       throw new IngestError('ingest_failed', `applying record ${index} failed: ${(error as Error).message}`, [], { cause: error });
     }
     this.applied = index;
+    const counts = this.appliedByKind;
+    for (const change of record.changes) {
+      const op = (change as { op: string; suspended?: boolean }).op;
+      counts[op === 'priceById' && (change as { suspended?: boolean }).suspended === true ? SUSPEND_INDEX : KIND_INDEX[op]!]!++;
+    }
     if (!applyCold(this.cold, record, index, this.warn)) this.coldFailures++;
   }
 }

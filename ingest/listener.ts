@@ -15,12 +15,19 @@
 // before a body is read. Refusals use the service's one error body: 400 invalid_batch
 // (with errors[{index, code, field, detail}] naming every bad change), 401
 // invalid_token, 413 batch_too_large (naming the cap), 415 unsupported_media_type,
-// 503 log_unavailable (nothing of the batch was acknowledged or applied). The routes
+// 503 log_unavailable (nothing of the batch was acknowledged or applied), 503
+// not_ready (the board is still loading, or the process is shutting down). The routes
 // are not in the public OpenAPI document; /ingest/v1/openapi.json describes them.
+//
+// The listener opens before the board is loaded, so the operations routes the
+// composition root mounts here (/healthz, /readyz, /metrics: no token, they describe
+// the process) answer during a long load; the batch routes write only once the gate
+// holds the board's Ingest, and answer 503 not_ready before that and after shutdown
+// starts.
 
 import { HttpError } from '../http/errors.ts';
 import type { DocumentResult } from '../http/request.ts';
-import { defineRoute } from '../http/router.ts';
+import { defineRoute, type AnyRoute } from '../http/router.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
 import { defineSocketRoute, type SocketConnection } from '../http/socketRoute.ts';
 import type { TransportChoice } from '../http/transport/transport.ts';
@@ -35,8 +42,32 @@ export const NDJSON_TYPE = 'application/x-ndjson';
 export const MSGPACK_TYPE = 'application/msgpack';
 const FORMATS: Readonly<Record<string, BatchFormat>> = { [NDJSON_TYPE]: 'ndjson', [MSGPACK_TYPE]: 'msgpack' };
 
+/** Which Ingest the batch routes write to: none while the board loads and once shutdown starts. */
+export class IngestGate {
+  private ingest: Ingest | null = null;
+  private reason = 'the board is still loading';
+
+  open(ingest: Ingest): void {
+    this.ingest = ingest;
+  }
+
+  /** Batches from now on are answered 503 not_ready for `reason`. */
+  shut(reason: string): void {
+    this.ingest = null;
+    this.reason = reason;
+  }
+
+  /** The Ingest, or throws the 503 a batch is answered with. */
+  take(): Ingest {
+    if (this.ingest === null) throw new HttpError(503, 'not_ready', `not accepting batches: ${this.reason}; retry later`);
+    return this.ingest;
+  }
+}
+
 export interface IngestListenerOptions {
-  ingest: Ingest;
+  gate: IngestGate;
+  /** Routes served beside the batch routes without the token (health, readiness, metrics). */
+  operationsRoutes?: readonly AnyRoute[];
   token: string;
   host: string;
   /** 0 = ephemeral. */
@@ -81,14 +112,14 @@ interface Connection {
 function replyFor(index: number, outcome: { ok: true; result: IngestResult } | { ok: false; error: unknown }): string {
   if (outcome.ok) return `{"ack":${index},"seq":${outcome.result.seq},"applied":${outcome.result.applied}}`;
   const error = outcome.error;
-  const http = error instanceof IngestError ? ingestHttpError(error) : null;
+  const http = error instanceof IngestError ? ingestHttpError(error) : error instanceof HttpError ? error : null;
   const code = http?.code ?? 'internal_error';
   const detail = http?.detail ?? `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
   return JSON.stringify({ nack: index, code, detail, errors: http?.errors ?? [] });
 }
 
 export async function startIngestListener(options: IngestListenerOptions): Promise<RunningServer> {
-  const { ingest } = options;
+  const { gate } = options;
   const maxBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
 
@@ -105,9 +136,9 @@ export async function startIngestListener(options: IngestListenerOptions): Promi
     handle(req) {
       const format = FORMATS[req.contentType ?? '']!;
       const body = Promise.resolve()
-        .then(() => ingest.submitBody(req.body!, format))
+        .then(() => gate.take().submitBody(req.body!, format, 'http'))
         .then(ackBody, (error: unknown) => {
-          throw ingestHttpError(error);
+          throw error instanceof HttpError ? error : ingestHttpError(error);
         });
       return { kind: 'pending', body };
     },
@@ -144,12 +175,12 @@ export async function startIngestListener(options: IngestListenerOptions): Promi
       const index = c.next++;
       c.waiting.push(null);
       const settle = (outcome: { ok: true; result: IngestResult } | { ok: false; error: unknown }) => {
-        if (!outcome.ok && !(outcome.error instanceof IngestError)) log(`[ingest] websocket message ${index}: ${String((outcome.error as Error)?.stack ?? outcome.error)}`);
+        if (!outcome.ok && !(outcome.error instanceof IngestError) && !(outcome.error instanceof HttpError)) log(`[ingest] websocket message ${index}: ${String((outcome.error as Error)?.stack ?? outcome.error)}`);
         c.waiting[index - c.head] = replyFor(index, outcome);
         send(ws);
       };
       Promise.resolve()
-        .then(() => ingest.submitBody(data, isBinary ? 'msgpack' : 'ndjson'))
+        .then(() => gate.take().submitBody(data, isBinary ? 'msgpack' : 'ndjson', 'ws'))
         .then(
           (result) => settle({ ok: true, result }),
           (error: unknown) => settle({ ok: false, error }),
@@ -158,7 +189,7 @@ export async function startIngestListener(options: IngestListenerOptions): Promi
   });
 
   return createServer({
-    routes: [batches, openapi],
+    routes: [batches, openapi, ...(options.operationsRoutes ?? [])],
     sockets: [socket],
     host: options.host,
     port: options.port,

@@ -13,7 +13,7 @@ export function ingestOpenApi(maxBatchBytes: number): Record<string, unknown> {
     required: ['success', 'code', 'detail'],
     properties: {
       success: { const: false },
-      code: { enum: ['invalid_batch', 'invalid_token', 'batch_too_large', 'unsupported_media_type', 'log_unavailable'] },
+      code: { enum: ['invalid_batch', 'invalid_token', 'batch_too_large', 'unsupported_media_type', 'log_unavailable', 'not_ready'] },
       detail: { type: 'string' },
       param: { type: ['string', 'null'] },
       errors: { type: 'array', items: { $ref: '#/components/schemas/ChangeError' } },
@@ -53,7 +53,7 @@ export function ingestOpenApi(maxBatchBytes: number): Record<string, unknown> {
             401: errorResponse('invalid_token'),
             413: errorResponse('batch_too_large'),
             415: errorResponse('unsupported_media_type'),
-            503: errorResponse('log_unavailable: nothing acknowledged, nothing applied'),
+            503: errorResponse('log_unavailable: nothing acknowledged, nothing applied; not_ready: the board is still loading or the process is shutting down, retry later'),
           },
         },
       },

@@ -3,7 +3,7 @@
 // writer published to the stream; a feed pointed at it by mistake gets a clear answer
 // naming the reason instead of a connection refused, and nothing it sends is read.
 import { HttpError } from '../http/errors.ts';
-import { defineRoute } from '../http/router.ts';
+import { defineRoute, type AnyRoute } from '../http/router.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
 import { defineSocketRoute } from '../http/socketRoute.ts';
 import type { TransportChoice } from '../http/transport/transport.ts';
@@ -14,6 +14,8 @@ export interface ReadOnlyListenerOptions {
   port: number;
   transport?: TransportChoice;
   log?: (line: string) => void;
+  /** Served beside the refused batch routes (health, readiness, metrics). */
+  operationsRoutes?: readonly AnyRoute[];
 }
 
 export const READ_ONLY_DETAIL = 'this node is a read replica (ROLE=replica): it applies the writer\'s stream and takes no writes; send batches to the writer\'s ingest listener';
@@ -46,5 +48,5 @@ export function startReadOnlyListener(options: ReadOnlyListenerOptions): Promise
     },
     message() {},
   });
-  return createServer({ routes: [batches], sockets: [socket], host: options.host, port: options.port, openapi: false, transport: options.transport, log: options.log });
+  return createServer({ routes: [batches, ...(options.operationsRoutes ?? [])], sockets: [socket], host: options.host, port: options.port, openapi: false, transport: options.transport, log: options.log });
 }

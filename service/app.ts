@@ -15,7 +15,6 @@ import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';
 import { HttpMetrics } from '../http/metrics.ts';
-import { healthRoutes } from '../http/routes/health.ts';
 import { buildRoutes } from '../http/routes/index.ts';
 import { buildStream } from '../http/routes/stream.ts';
 import { STREAM_OPENAPI_SCHEMAS } from '../http/asyncapi.ts';
@@ -30,10 +29,10 @@ import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeed } from '../feeds/startFeed.ts';
-import type { Ingest } from '../ingest/ingest.ts';
+import { IngestError, type Ingest } from '../ingest/ingest.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations.ts';
-import { registerBoardMetrics, UpdateCounter } from './serviceMetrics.ts';
+import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
 export interface AppOptions {
   clock: Clock;
@@ -61,10 +60,16 @@ export interface AppOptions {
   log?: (line: string, fields?: { requestId: string }) => void;
   /** Structured log (default: pino on stdout at LOG_LEVEL). */
   logger?: Logger;
-  /** Metrics registry and readiness checks, made before the app when its listener must answer during loading (main.ts); default: new ones, no listener. */
+  /** Metrics registry and readiness checks (served on the ingest port with a data dir, probes on the public port too); default: new ones. */
   operations?: Operations;
-  /** Print the progress of loading the board (service/progress.ts); default off. */
+  /** Print the progress of generating, loading or restoring the board (service/progress.ts); default off. */
   progress?: boolean;
+  /**
+   * With dataDir: called once the ingest listener listens (its /healthz, /readyz and
+   * /metrics answer from then on), before the board is restored or loaded; the start
+   * waits for it. main.ts logs the port here, before the load.
+   */
+  ingestListening?: (port: number) => void | Promise<void>;
 }
 
 export interface App {
@@ -86,6 +91,58 @@ export interface App {
   close(): Promise<void>;
 }
 
+/**
+ * The write path's metrics and log lines: every batch counted by way in and outcome
+ * (acknowledgement latency of the ok ones), every fsync and checkpoint timed, the
+ * restore reported; a refused batch logged as a summary (how many changes, which error
+ * codes, the first bad index) without its payload, and a failing log as an error.
+ */
+function watchWritePath(durable: DurableStart, operations: Operations, logger: Logger): void {
+  const board = durable.durable;
+  // a feed stuck on a bad change refuses every batch it sends: at most LINES_PER_SECOND
+  // lines a second, the next line saying how many were left out
+  const LINES_PER_SECOND = 10;
+  let windowStart = 0;
+  let inWindow = 0;
+  let suppressed = 0;
+  const admit = (): number | null => {
+    const now = performance.now();
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      inWindow = 0;
+    }
+    if (++inWindow > LINES_PER_SECOND) {
+      suppressed++;
+      return null;
+    }
+    const left = suppressed;
+    suppressed = 0;
+    return left;
+  };
+  const metrics = new WritePathMetrics(operations.registry, board.ingest.appliedByKind, durable.mode === 'restored' ? board.restore : null);
+  if (durable.firstCheckpoint !== null) metrics.checkpointWritten(durable.firstCheckpoint);
+  board.onCheckpoint = (report) => metrics.checkpointWritten(report);
+  board.log.onFsync = metrics.fsynced;
+  board.ingest.onBatch = (via, outcome, seconds, changes, error) => {
+    metrics.batchDone(via, outcome, seconds);
+    if (outcome === 'ok') return;
+    const leftOut = admit();
+    if (leftOut === null) return;
+    if (outcome === 'invalid' && error instanceof IngestError) {
+      const codes: Record<string, number> = {};
+      for (const e of error.errors) codes[e.code] = (codes[e.code] ?? 0) + 1;
+      const first = error.errors[0];
+      logger.warn(
+        { event: 'ingest_invalid_batch', via, changes, invalid: new Set(error.errors.map((e) => e.index)).size, codes, first: first === undefined ? null : { index: first.index, code: first.code, field: first.field }, linesLeftOut: leftOut },
+        'ingest batch refused: invalid changes, nothing applied',
+      );
+    } else if (outcome === 'error') {
+      const code = error instanceof IngestError ? error.code : 'internal_error';
+      logger.error({ event: 'ingest_failed', via, changes, code, detail: error instanceof Error ? error.message : String(error), linesLeftOut: leftOut }, 'ingest batch not acknowledged: the write path could not take it');
+    }
+  };
+}
+
 export async function startApp(options: AppOptions): Promise<App> {
   const config = readConfig(options.env ?? process.env);
   const clock = options.clock;
@@ -93,7 +150,15 @@ export async function startApp(options: AppOptions): Promise<App> {
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');
-  const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({ ...options, env: options.env ?? process.env, log, config });
+  const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({
+    ...options,
+    env: options.env ?? process.env,
+    log,
+    config,
+    operationsRoutes: operations.ingestPortRoutes(),
+    listening: options.ingestListening,
+  });
+  if (durable !== null) watchWritePath(durable, operations, logger);
   if (replicated !== null) operations.readiness.probe(replicated.role, replicated.readiness);
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
@@ -112,6 +177,9 @@ export async function startApp(options: AppOptions): Promise<App> {
     clock,
   });
   listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
+  registerStreamMetrics(operations.registry, stream.hub);
+  stream.hub.onSlowConsumer = (queuedBytes, subscriptions) =>
+    logger.warn({ event: 'stream_slow_consumer', queuedBytes, subscriptions, capBytes: config.streamBufferBytes }, 'a push-stream client left too much unread and was disconnected (slow_consumer)');
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
   const membership = listeners.subscribe('board membership', new BoardMembership(engine));
   const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock }));
@@ -139,7 +207,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     syncEvents: () => statusWriter.flush(),
   };
   const server = await createServer({
-    routes: [...buildRoutes(services), ...healthRoutes(operations.readiness), ...stream.routes],
+    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes],
     sockets: stream.sockets,
     openapi: { schemas: STREAM_OPENAPI_SCHEMAS },
     host: options.host ?? '127.0.0.1',
@@ -193,6 +261,8 @@ export async function startApp(options: AppOptions): Promise<App> {
       await feed?.stop();
       operations.readiness.fail('shutdown', 'the process is shutting down');
       simulator.stop();
+      // both ports keep serving (readiness: 503) while load balancers notice
+      if (config.shutdownGraceMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
       try {
         await durable?.close();
         await replicated?.close();

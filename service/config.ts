@@ -45,9 +45,8 @@ export interface Config {
   streamBufferBytes: number;
   accessLog: boolean;
   logLevel: LogLevel;
-  /** The operations listener (/metrics, /healthz, /readyz); 0 picks an ephemeral port, null turns it off. */
-  metricsPort: number | null;
-  metricsHost: string;
+  /** Milliseconds both ports keep serving after shutdown starts, /readyz answering 503. */
+  shutdownGraceMs: number;
   /** Where the batch log lives: the local files in DATA_DIR, or a NATS JetStream stream. */
   log: 'file' | 'nats';
   /** writer: takes ingest and publishes to the log; replica: follows the stream, read only (needs LOG=nats). */
@@ -156,7 +155,7 @@ export const SETTINGS = [
   setting({ key: 'requireKey', name: 'REQUIRE_KEY', fallback: '0', allowed: FLAG_ALLOWED, help: 'routes designated for a key refuse requests without one', parse: flag(false) }),
   setting({ key: 'rateLimitEnforce', name: 'RATE_LIMIT_ENFORCE', fallback: '0', allowed: FLAG_ALLOWED, help: 'answer 429 past a plan limit (otherwise only counted)', parse: flag(false) }),
   setting({ key: 'dataDir', name: 'DATA_DIR', fallback: './data', allowed: 'a directory path (created if missing; not a file)', help: 'durable board: checkpoints, the batch log, the ingest token and (unless DB_PATH) the SQLite file', parse: (t) => (t === null ? './data' : !existsSync(t) || isDirectory(t) ? t : undefined) }),
-  setting({ key: 'ingestPort', name: 'INGEST_PORT', fallback: '8081', allowed: 'an integer from 0 to 65535 (0: any free port)', help: 'port of the ingest listener (write path)', parse: (t) => port(t, 8081) }),
+  setting({ key: 'ingestPort', name: 'INGEST_PORT', fallback: '8081', allowed: 'an integer from 0 to 65535 (0: any free port)', help: 'port of the ingest listener (write path), which also serves /metrics, /healthz and /readyz', parse: (t) => port(t, 8081) }),
   setting({ key: 'ingestHost', name: 'INGEST_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the ingest listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
   setting({ key: 'ingestToken', name: 'INGEST_TOKEN', fallback: '', allowed: 'any text', help: 'bearer token the ingest listener requires', secret: true, parse: (t) => t }),
   setting({ key: 'walFsync', name: 'WAL_FSYNC', fallback: '1', allowed: FLAG_ALLOWED, help: 'fsync the batch log before acknowledging a batch', parse: flag(true) }),
@@ -181,14 +180,13 @@ export const SETTINGS = [
   setting({ key: 'accessLog', name: 'ACCESS_LOG', fallback: '0', allowed: FLAG_ALLOWED, help: 'one JSON log line per request (costs throughput)', parse: flag(false) }),
   setting({ key: 'logLevel', name: 'LOG_LEVEL', fallback: 'info', allowed: LOG_LEVELS.join(', '), help: 'lowest level of the JSON log lines written to stdout', parse: oneOf(LOG_LEVELS, 'info') }),
   setting({
-    key: 'metricsPort',
-    name: 'METRICS_PORT',
-    fallback: '9464',
-    allowed: 'an integer from 0 to 65535, or off',
-    help: 'operations listener: /metrics, /healthz, /readyz',
-    parse: (t) => (t !== null && t.toLowerCase() === 'off' ? null : port(t, 9464)),
+    key: 'shutdownGraceMs',
+    name: 'SHUTDOWN_GRACE_MS',
+    fallback: '0',
+    allowed: 'an integer from 0 to 600000',
+    help: 'on SIGTERM/SIGINT, keep serving this long with /readyz answering 503 (so load balancers stop routing here) before closing',
+    parse: (t) => intIn(0, 600_000)(t, 0),
   }),
-  setting({ key: 'metricsHost', name: 'METRICS_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the operations listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
   // read replicas: the log on a NATS JetStream stream (service/replicatedStart.ts, README "Read replicas over NATS JetStream")
   setting({ key: 'log', name: 'LOG', fallback: 'file', allowed: LOG_KINDS.join(', '), help: 'where the batch log lives: local files in DATA_DIR, or a NATS JetStream stream (replicas follow it)', parse: oneOf(LOG_KINDS, 'file') }),
   setting({ key: 'role', name: 'ROLE', fallback: 'writer', allowed: `${ROLES.join(', ')} (replica needs LOG=nats)`, help: 'writer takes ingest; replica follows the stream and serves reads only', parse: oneOf(ROLES, 'writer') }),

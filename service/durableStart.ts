@@ -15,7 +15,14 @@
 //   empty     an empty DATA_DIR and BOARD=none: no events, no rows; the reference data
 //             (leagues, sources) only, for a feed to fill.
 //
-// Closing takes a checkpoint first (SIGTERM, SIGINT), so the next start replays nothing.
+// The ingest listener opens before the board is restored or loaded: the operations
+// routes mounted on it (/healthz, /readyz, /metrics) answer during a long load, while
+// its batch routes answer 503 not_ready until listen() opens the gate to the board's
+// write path.
+//
+// Closing shuts the gate (batches: 503 not_ready, probes still answered), lets the
+// batches in flight apply, takes a checkpoint (SIGTERM, SIGINT), so the next start
+// replays nothing, and only then closes the listener.
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,17 +32,18 @@ import { OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import { SOURCES, type Board, type BoardOptions, type BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
-import { startProgress } from './progress.ts';
+import type { AnyRoute } from '../http/router.ts';
 import type { RunningServer } from '../http/server.ts';
 import type { TransportChoice } from '../http/transport/transport.ts';
-import { DurableBoard, type CheckpointReport } from '../ingest/durableBoard.ts';
-import { DEFAULT_MAX_BATCH_BYTES, startIngestListener } from '../ingest/listener.ts';
+import { DurableBoard, type CheckpointReport, type StepProgress } from '../ingest/durableBoard.ts';
+import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import { LogDamagedError } from '../persistence/log/batchLog.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import type { Config } from './config.ts';
 import { natsSettingsFromConfig, openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
+import { startProgress } from './progress.ts';
 
 /** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
 export type StartBoard = BoardOptions | Board | 'none';
@@ -54,8 +62,12 @@ export interface DurableStartOptions {
   ingestHost?: string;
   transport?: TransportChoice;
   log: (line: string) => void;
-  /** Print generating and loading the fixture board as progress (service/progress.ts). */
+  /** Served on the ingest listener without the token, from before the board is loaded (health, readiness, metrics). */
+  operationsRoutes?: readonly AnyRoute[];
+  /** Print the progress of generating, loading or restoring the board (service/progress.ts). */
   progress?: boolean;
+  /** Called once the ingest listener listens, before the board is restored or loaded; the start waits for it. */
+  listening?: (port: number) => void | Promise<void>;
 }
 
 export interface DurableStart {
@@ -67,7 +79,9 @@ export interface DurableStart {
   /** The checkpoint taken right after loading the fixture board (fixture mode). */
   firstCheckpoint: CheckpointReport | null;
   token: IngestToken;
-  /** Starts the ingest listener (after the public server, so a feed never writes to a board nobody serves). */
+  /** The ingest listener (open since before the board was loaded; batches refused until listen()). */
+  listener: RunningServer;
+  /** Opens the ingest listener's batch routes to the write path (after the public server listens, so a feed never writes to a board nobody serves). */
   listen(): Promise<RunningServer>;
   /** What the ready line says: the start mode, the restore, WAL_FSYNC=0, the ingest listener and its token file. */
   describe(): string;
@@ -110,20 +124,29 @@ export function referenceBoard(now: number, seed = 0): Board {
   };
 }
 
-/** The board a start loads: the reference-only board, a given one, or a generated fixture (with its progress). */
-function startBoardOf(start: StartBoard, clock: Clock, progress: boolean): Board {
-  if (start === 'none') return referenceBoard(clock.now());
+/** The progress of a step on stderr, when the caller asked for it. */
+function stepProgress(enabled: boolean | undefined): StepProgress | undefined {
+  return enabled === true ? (label, total, unit) => startProgress(label, total, { unit }) : undefined;
+}
+
+/** The fixture board for `start`, generated (with its progress) unless it is one already. */
+function fixtureBoard(start: StartBoard, now: number, progress: boolean | undefined): Board {
+  if (start === 'none') return referenceBoard(now);
   if (isBoard(start)) return start;
-  if (!progress) return generateBoard(start);
-  const generating = startProgress(`generating the ${start.size} board`, null);
+  const step = stepProgress(progress)?.(`generating the ${start.size} board`, null, 'rows');
   const board = generateBoard(start);
-  generating.finish(`${board.oddsCount.toLocaleString('en-US')} odds rows`);
+  step?.update(board.oddsCount);
+  step?.finish();
   return board;
 }
 
-/** The board, its rows' one pass reported as a progress bar. */
-function withLoadProgress(board: Board): Board {
-  return {
+/** Loads the board into the engine, its rows' one pass reported as a progress bar when asked. */
+function loadWithProgress(engine: OddsEngine, board: Board, progress: boolean | undefined): void {
+  if (progress !== true || board.oddsCount === 0) {
+    loadBoard(engine, board);
+    return;
+  }
+  loadBoard(engine, {
     ...board,
     forEachOdds(visit) {
       const bar = startProgress('loading odds rows', board.oddsCount);
@@ -134,15 +157,24 @@ function withLoadProgress(board: Board): Board {
       });
       bar.finish();
     },
-  };
+  });
 }
 
 export async function openDurableStart(options: DurableStartOptions): Promise<DurableStart> {
   const { env, clock, persistence, dataDir } = options;
+  const token = resolveIngestToken(dataDir, env);
+  const host = options.ingestHost ?? env.INGEST_HOST ?? '127.0.0.1';
+  const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
+  const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
+  const gate = new IngestGate();
+  const listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
+
   let durable: DurableBoard;
   try {
-    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log });
+    await options.listening?.(listener.port);
+    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress) });
   } catch (error) {
+    await listener.close();
     if (error instanceof LogDamagedError) {
       throw new Error(`the log is damaged before its end: ${error.message}. Nothing acknowledged is skipped silently; \`npm run repair -- ${dataDir}\` truncates the log there after saying what it drops`, { cause: error });
     }
@@ -155,24 +187,24 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   try {
     if (durable.fresh) {
       const start = options.board;
-      board = startBoardOf(start, clock, options.progress === true);
+      board = fixtureBoard(start, clock.now(), options.progress);
       mode = start === 'none' ? 'empty' : 'fixture';
-      loadBoard(engine, options.progress === true ? withLoadProgress(board) : board);
+      loadWithProgress(engine, board, options.progress);
       persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
       firstCheckpoint = await durable.checkpointNow();
     } else {
       board = referenceBoard(clock.now());
     }
   } catch (error) {
-    await durable.close();
+    try {
+      await durable.close();
+    } finally {
+      await listener.close();
+    }
     throw error;
   }
 
-  const token = resolveIngestToken(dataDir, env);
-  const host = options.ingestHost ?? env.INGEST_HOST ?? '127.0.0.1';
-  const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
-  const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
-  let listener: RunningServer | null = null;
+  let accepting = false;
   let closed = false;
 
   const describe = (): string => {
@@ -189,7 +221,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     }
     if (r.tornTail !== null) parts.push(`torn tail cut: ${r.tornTail.droppedBytes} bytes of ${r.tornTail.file} from offset ${r.tornTail.offset} (${r.tornTail.detail}; never acknowledged)`);
     if (env.WAL_FSYNC === '0') parts.push('WAL_FSYNC=0: the log is not fsync\'d, acknowledged batches survive a process crash but not a power cut');
-    if (listener !== null) {
+    if (accepting) {
       const tokenWhere = token.source === 'env' ? 'token from INGEST_TOKEN' : `token ${token.source === 'generated' ? 'generated into' : 'in'} ${token.file}`;
       parts.push(`ingest on http://${host}:${listener.port}/ingest/v1/batches and ws://${host}:${listener.port}/ingest/v1/ws (${tokenWhere})`);
     }
@@ -203,16 +235,21 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     mode,
     firstCheckpoint,
     token,
+    listener,
     async listen() {
-      listener ??= await startIngestListener({ ingest: durable.ingest, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
+      if (!closed) {
+        gate.open(durable.ingest);
+        accepting = true;
+      }
       return listener;
     },
     describe,
     async abandon() {
       if (closed) return;
       closed = true;
+      gate.shut('the process is stopping');
       try {
-        if (listener !== null) await listener.close();
+        await listener.close();
       } finally {
         await durable.close();
       }
@@ -220,13 +257,18 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     async close() {
       if (closed) return;
       closed = true;
+      // probes keep answering (readiness: 503) while the last checkpoint is written
+      gate.shut('the process is shutting down');
       try {
-        if (listener !== null) await listener.close();
         // let batches already in the log apply before the last checkpoint
         while (durable.ingest.inFlightCount > 0) await new Promise((resolve) => setImmediate(resolve));
         await durable.checkpointNow();
       } finally {
-        await durable.close();
+        try {
+          await durable.close();
+        } finally {
+          await listener.close();
+        }
       }
     },
   };
@@ -245,7 +287,9 @@ export interface ServedBoardOptions {
   ingestHost?: string;
   transport?: TransportChoice;
   log: (line: string) => void;
+  operationsRoutes?: readonly AnyRoute[];
   progress?: boolean;
+  listening?: (port: number) => void | Promise<void>;
   /** The settings read; with LOG=nats the board is a writer or a replica of a JetStream stream (replicatedStart.ts). */
   config?: Config;
 }
@@ -285,10 +329,9 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
       throw error;
     }
   }
-  const start = options.board;
-  const board = startBoardOf(start, clock, options.progress === true);
+  const board = fixtureBoard(options.board, clock.now(), options.progress);
   const engine = options.engine ?? new OddsEngine(clock);
-  if (options.engine === undefined) loadBoard(engine, options.progress === true ? withLoadProgress(board) : board);
+  if (options.engine === undefined) loadWithProgress(engine, board, options.progress);
   const persistence = openPersistence({ path: options.dbPath, env });
   if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
   return { engine, board, persistence, durable: null, replicated: null, keyChecker: persistence.keyChecker };

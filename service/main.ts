@@ -1,7 +1,8 @@
 // `npm start`: the fixture board with the live simulator, kept durable in DATA_DIR
 // (default ./data: a restart restores the board instead of generating it again) with
-// the ingest listener on INGEST_HOST:INGEST_PORT (service/durableStart.ts), the public
-// API on PORT and the operations listener (/metrics, /healthz, /readyz) on METRICS_PORT.
+// the ingest listener on INGEST_HOST:INGEST_PORT (service/durableStart.ts; it also
+// serves /metrics, /healthz and /readyz, from before the board is loaded) and the public
+// API on PORT (with /healthz and /readyz).
 // Every setting comes from the environment through service/config.ts, checked before
 // anything starts; `npm start -- --help` lists them with their defaults. Notable events
 // are JSON lines on stdout (service/logger.ts); progress bars go to stderr.
@@ -9,7 +10,6 @@ import { ManualClock, SystemClock, type Clock } from '../engine/clock.ts';
 import { startApp } from './app.ts';
 import { ConfigError, helpText, readConfig, type Config } from './config.ts';
 import { createLogger, loggableConfig } from './logger.ts';
-import { Operations } from './operations.ts';
 
 function configOrExit(): Config {
   try {
@@ -31,17 +31,8 @@ async function main(): Promise<void> {
   const started = performance.now();
   logger.info({ event: 'start', pid: process.pid, config: loggableConfig(config) }, 'starting');
 
-  const operations = new Operations();
-  operations.readiness.expect('board', 'loading the board');
-  if (config.metricsPort !== null) {
-    // The API does not depend on this listener: a taken port is reported and the process
-    // serves on (the public port has /healthz and /readyz too); METRICS_PORT=off silences it.
-    try {
-      const port = await operations.listen(config.metricsHost, config.metricsPort);
-      logger.info({ event: 'operations_listening', host: config.metricsHost, port }, `operations listener on http://${config.metricsHost}:${port} (/metrics, /healthz, /readyz)`);
-    } catch (error) {
-      logger.warn({ event: 'operations_listener_failed', host: config.metricsHost, port: config.metricsPort, err: error }, 'the operations listener could not listen; serving without /metrics');
-    }
+  if (process.env.METRICS_PORT || process.env.METRICS_HOST) {
+    logger.warn({ event: 'retired_setting', names: ['METRICS_PORT', 'METRICS_HOST'] }, 'METRICS_PORT and METRICS_HOST are no longer read: /metrics, /healthz and /readyz are served on the ingest port (INGEST_HOST:INGEST_PORT)');
   }
 
   const clock: Clock = config.now === null ? new SystemClock() : new ManualClock(config.now);
@@ -60,8 +51,10 @@ async function main(): Promise<void> {
     simulatorRate: config.simRate,
     simulatorSeed: config.seed,
     logger,
-    operations,
     progress: true,
+    ingestListening: (port) => {
+      logger.info({ event: 'ingest_listening', host: config.ingestHost, port }, `ingest listener on http://${config.ingestHost}:${port} (/metrics, /healthz, /readyz now; batches once the board is ready)`);
+    },
   });
   const seconds = (performance.now() - started) / 1000;
   const rows = `${app.engine.liveRows.toLocaleString('en-US')} live rows`;
@@ -70,7 +63,7 @@ async function main(): Promise<void> {
   const what = mode === 'restored' ? `restored board (${rows})` : config.board === 'none' ? `empty board (${rows})` : `${config.board} board (seed ${config.seed}, ${rows})`;
   const durable = startedFrom === null ? '' : `; ${startedFrom.describe()}`;
   logger.info(
-    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, metricsPort: operations.port, transport: app.server.transport },
+    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, ingestPort: app.durable?.listener.port ?? app.replicated?.listenerPort() ?? null, transport: app.server.transport },
     `${what} ready in ${seconds.toFixed(1)}s on http://${config.host}:${app.port}/api/v1/status; transport: ${app.server.transport}${durable}`,
   );
 
@@ -81,7 +74,6 @@ async function main(): Promise<void> {
     logger.info({ event: 'shutdown', signal }, `${signal}: stopping`);
     app
       .close()
-      .then(() => operations.close())
       .then(
         () => {
           logger.info({ event: 'stopped' }, 'stopped');

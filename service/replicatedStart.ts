@@ -25,10 +25,11 @@ import { loadBoard } from '../engine/loadBoard.ts';
 import type { Board, BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import type { ProbeState } from '../http/routes/health.ts';
+import type { AnyRoute } from '../http/router.ts';
 import type { RunningServer } from '../http/server.ts';
 import type { TransportChoice } from '../http/transport/transport.ts';
 import type { Ingest } from '../ingest/ingest.ts';
-import { DEFAULT_MAX_BATCH_BYTES, startIngestListener } from '../ingest/listener.ts';
+import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
 import type { Replica } from '../ingest/replica.ts';
 import { startReadOnlyListener } from '../ingest/replicaListener.ts';
 import { openReplicatedNode, type NatsSettings, type ReplicatedNode } from '../ingest/replicaStart.ts';
@@ -71,6 +72,8 @@ export interface ReplicatedStartOptions {
   ingestHost?: string;
   transport?: TransportChoice;
   log: (line: string) => void;
+  /** Served on the node's ingest listener without the token (health, readiness, metrics). */
+  operationsRoutes?: readonly AnyRoute[];
 }
 
 export interface ReplicatedStart {
@@ -89,6 +92,8 @@ export interface ReplicatedStart {
   token: IngestToken | null;
   /** /readyz's view of the node: a replica is ready while it keeps up with the stream. */
   readiness(): ProbeState;
+  /** The ingest listener's port once listen() ran, else null. */
+  listenerPort(): number | null;
   /** Starts the ingest listener (the writer's, or the replica's read-only one). */
   listen(): Promise<RunningServer>;
   describe(): string;
@@ -212,13 +217,17 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
     keyChecker: new FleetKeyChecker(persistence.apiKeys, persistence.usage, fleet),
     token,
     readiness,
+    listenerPort: () => listener?.port ?? null,
     async listen() {
       if (listener !== null) return listener;
       if (node.role === 'writer') {
         const maxBatchBytes = intOr(env.INGEST_MAX_BATCH_BYTES, DEFAULT_MAX_BATCH_BYTES);
-        listener = await startIngestListener({ ingest: node.writer.ingest, token: token!.token, host, port, maxBatchBytes, transport: options.transport, log: warn });
+        // a replicated node opens its ingest port once restored (it has no batches to refuse before)
+        const gate = new IngestGate();
+        gate.open(node.writer.ingest);
+        listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, token: token!.token, host, port, maxBatchBytes, transport: options.transport, log: warn });
       } else {
-        listener = await startReadOnlyListener({ host, port, transport: options.transport, log: warn });
+        listener = await startReadOnlyListener({ host, port, transport: options.transport, log: warn, operationsRoutes: options.operationsRoutes });
       }
       return listener;
     },

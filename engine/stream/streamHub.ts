@@ -229,6 +229,18 @@ export class StreamHub implements ChangeListener {
   private stamps: Uint32Array = new Uint32Array(1024);
   private batch = 1;
   private readonly counters = { slowConsumerDrops: 0, resyncs: 0, resumes: 0, messages: 0, bytes: 0 };
+  /**
+   * Read at scrape time by the composition root's metrics, written on the send path as
+   * plain array increments: messages and bytes handed to sockets by wire format (index
+   * 0 JSON text, SSE included; 1 MessagePack), and deltas held back to be folded into a
+   * later one (index 0 for the subscription's conflation interval, 1 because its client
+   * pushed back).
+   */
+  readonly sentMessages = new Float64Array(2);
+  readonly sentBytes = new Float64Array(2);
+  readonly heldBack = new Float64Array(2);
+  /** Told of each client dropped as a slow consumer (the structured log); null: nobody. */
+  onSlowConsumer: ((queuedBytes: number, subscriptions: number) => void) | null = null;
 
   constructor(
     private readonly engine: OddsEngine,
@@ -320,6 +332,7 @@ export class StreamHub implements ChangeListener {
     let lastId = '';
     for (const sub of group.subs) {
       if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
+        this.heldBack[sub.client.backedUp ? 1 : 0]!++;
         sub.dirty = true;
         this.behind.add(sub);
         continue;
@@ -555,6 +568,9 @@ export class StreamHub implements ChangeListener {
     if (result !== 'dropped') {
       this.counters.messages++;
       this.counters.bytes += message.bytes.length;
+      const format = message.binary ? 1 : 0;
+      this.sentMessages[format]!++;
+      this.sentBytes[format]! += message.bytes.length;
       client.lastSentAt = this.wallNow();
     }
     if (result === 'backpressure') client.backedUp = true;
@@ -564,6 +580,11 @@ export class StreamHub implements ChangeListener {
   private dropSlow(client: StreamClient): void {
     if (client.closed) return;
     this.counters.slowConsumerDrops++;
+    try {
+      this.onSlowConsumer?.(client.sink.bufferedAmount(), client.subs.size);
+    } catch {
+      // the log's failure must not leave the client half dropped
+    }
     const detail = `the connection queued more than ${this.bufferCap} bytes it did not read: disconnected; resume with the clk of the last message applied`;
     const message = plainMessage(client.format, { op: 'status', code: 'slow_consumer', detail });
     client.sink.send({ op: 'status', resumeClk: null, bytes: message, binary: client.format === 'msgpack' });

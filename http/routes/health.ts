@@ -1,5 +1,5 @@
 // Liveness and readiness probes, as a route set any listener can mount (the public
-// API port and the operations listener; the ingest port once it exists):
+// API port, and the ingest port, which opens before the board is loaded):
 //
 //   GET /healthz  200 {"status":"ok"} whenever the process answers at all
 //   GET /readyz   200 {"status":"ready","checks":{...}} when every readiness check
@@ -26,7 +26,12 @@ export interface ProbeState extends Check {
   info?: Record<string, unknown>;
 }
 
-/** Named conditions the process must meet before it takes traffic; each starts not ready. */
+/**
+ * Named conditions the process must meet before it takes traffic; each starts not ready.
+ * A part that must be ready declares its own check (expect), then passes or fails it as
+ * its state changes (a replica catching up, the board loading, shutdown starting);
+ * /readyz needs no change for a new one.
+ */
 export class Readiness {
   private readonly checks = new Map<string, Check>();
   private readonly probes = new Map<string, () => ProbeState>();

@@ -18,7 +18,6 @@ export function startNode(natsUrl: string, dataDir: string, role: 'writer' | 're
     NATS_URL: natsUrl,
     REPLICA_ID: id,
     INGEST_TOKEN,
-    METRICS_PORT: 'off',
     CHECKPOINT_INTERVAL_MS: '200',
     WAL_FSYNC: '0',
     LOG_LEVEL: 'info',

@@ -39,8 +39,6 @@ function badValues(): Record<string, string> {
     STREAM_BUFFER_BYTES: '512',
     ACCESS_LOG: 'verbose',
     LOG_LEVEL: 'loud',
-    METRICS_PORT: '-1',
-    METRICS_HOST: 'x/y',
     LOG: 'kafka',
     ROLE: 'reader',
     NATS_URL: 'http://x',
@@ -57,6 +55,7 @@ function badValues(): Record<string, string> {
     ODDS_API_INTERVAL: '0',
     ODDS_API_BUDGET_PER_DAY: '-1',
     ODDS_API_TIMEOUT: 'soon',
+    SHUTDOWN_GRACE_MS: '1s',
   };
 }
 
@@ -66,7 +65,7 @@ const FREE_TEXT = new Set(['CURSOR_SECRET', 'INGEST_TOKEN', 'REPLICA_ID', 'ODDS_
 function runMain(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts', ...args], {
-      env: { PATH: process.env.PATH ?? '', PORT: '0', METRICS_PORT: 'off', BOARD: 'small', DB_PATH: join(dir, 'odds.db'), ...env },
+      env: { PATH: process.env.PATH ?? '', PORT: '0', INGEST_PORT: '0', DATA_DIR: join(dir, 'data'), BOARD: 'small', DB_PATH: join(dir, 'odds.db'), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -86,20 +85,20 @@ describe('readConfig', () => {
     assert.equal(config.simRate, 200);
     assert.equal(config.requireKey, false);
     assert.equal(config.walFsync, true);
-    assert.equal(config.metricsPort, 9464);
+    assert.equal(config.ingestPort, 8081);
     assert.equal(config.logLevel, 'info');
     assert.deepEqual(readConfig({ PORT: '', BOARD: ' ' }), config);
   });
 
   it('reads good values', () => {
-    const config = readConfig({ PORT: '0', BOARD: 'Large', SEED: '7', NOW: '2026-11-21T12:00:00Z', REQUIRE_KEY: 'true', WAL_FSYNC: '0', METRICS_PORT: 'off', CURSOR_SECRET: 's', LOG_LEVEL: 'warn' });
+    const config = readConfig({ PORT: '0', BOARD: 'Large', SEED: '7', NOW: '2026-11-21T12:00:00Z', REQUIRE_KEY: 'true', WAL_FSYNC: '0', INGEST_PORT: '0', CURSOR_SECRET: 's', LOG_LEVEL: 'warn' });
     assert.equal(config.port, 0);
     assert.equal(config.board, 'large');
     assert.equal(config.seed, 7);
     assert.equal(config.now, Date.parse('2026-11-21T12:00:00Z'));
     assert.equal(config.requireKey, true);
     assert.equal(config.walFsync, false);
-    assert.equal(config.metricsPort, null);
+    assert.equal(config.ingestPort, 0);
     assert.equal(config.cursorSecret, 's');
     assert.equal(config.logLevel, 'warn');
   });
