@@ -160,10 +160,13 @@ export class BoardSnapshot implements ChangeListener {
     const removed = kind === 'remove';
     const plain = this.plain.variant;
     if (kind === 'insert') plain.rowInserted(slot);
+    plain.rowChanged(slot);
     plain.tracker.markSlot(slot, removed);
     if (this.history !== null) {
-      if (kind === 'insert') this.history.variant.rowInserted(slot);
-      this.history.variant.tracker.markSlot(slot, removed);
+      const history = this.history.variant;
+      if (kind === 'insert') history.rowInserted(slot);
+      history.rowChanged(slot);
+      history.tracker.markSlot(slot, removed);
     }
   }
 
