@@ -20,6 +20,7 @@ import { loadBoard } from '../engine/loadBoard.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { OddsEngine as Engine } from '../engine/engine.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
+import { compressionThreads } from '../engine/snapshot/compressionWorkers.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { snapshotRoutes } from '../http/routes/snapshot.ts';
@@ -305,8 +306,8 @@ function runPoller(url: string, pollMs: number, seconds: number, shift: number, 
  * byte: request sent to response headers. Staleness: the server's clock (which
  * follows the wall clock here) at the response minus the answered version's
  * syncToken. Refresh CPU per second: the snapshot's main-thread render time plus the
- * CPU of every thread but the main one (zlib on the threadpool, and V8's helper
- * threads); process CPU is everything, the simulator and the HTTP server included.
+ * CPU of every thread but the main one (compression and CRC on the worker threads,
+ * and V8's helper threads); process CPU is everything, the simulator and the HTTP server included.
  * Event-loop delay: how late timers ran (what a request arriving then waits).
  */
 async function livePolls(engine: OddsEngine, clock: FollowingClock, rate: number, seconds: number, out: Out): Promise<void> {
@@ -381,7 +382,7 @@ export async function benchSnapshot(): Promise<Out> {
   const { engine, clock } = loadEngine(size);
   out['live rows'] = engine.liveRows;
   out['events with rows'] = engine.eventIdsWithLiveRows().length;
-  out['libuv threadpool size (UV_THREADPOOL_SIZE)'] = process.env.UV_THREADPOOL_SIZE ?? '4 (default)';
+  out['snapshot compression threads (SNAPSHOT_COMPRESSION_THREADS)'] = compressionThreads();
   const short = process.env.BENCH_SNAPSHOT_SHORT === '1';
   await bodySizes(engine, out);
   for (const rate of [1000, 10_000]) await livePolls(engine, clock, rate, short ? 8 : 30, out);

@@ -52,7 +52,7 @@ export class PieceRenderer {
     if (last) sink.ascii(EVENT_CLOSE);
   }
 
-  /** Stores `raw` (owned by the set from now on) as the piece `key`: compressed here, or on the threadpool. */
+  /** Stores `raw` (owned by the set from now on) as the piece `key`: compressed here, or on a worker thread. */
   setPiece(key: string, raw: Buffer, deferred: boolean): void {
     if (deferred) this.pieces.setDeferred(key, raw);
     else this.pieces.set(key, raw);

@@ -13,7 +13,7 @@
 // walk made, which is what a fresh build would make there.
 //
 // Work runs in passes over what the tracker lists; a pass (like the first build) can
-// stop at a deadline and resume. Pieces are compressed on the threadpool
+// stop at a deadline and resume. Pieces are compressed on worker threads
 // (PieceSet.setDeferred) unless the caller wants them now.
 
 import type { OddsEngine } from '../engine.ts';
@@ -141,7 +141,7 @@ export class SnapshotVariant {
   private build: { after: string | null } | null = null;
   private pass: RefreshPass | null = null;
   private built = false;
-  /** Compress on the threadpool (false: on this thread, as a synchronous caller needs). */
+  /** Compress on worker threads (false: on this thread, as a synchronous caller needs). */
   private deferred = false;
 
   constructor(
@@ -208,7 +208,7 @@ export class SnapshotVariant {
     this.pieces.setHead(text);
   }
 
-  /** The member (compressing here whatever has not come back from the threadpool). */
+  /** The member (compressing here whatever has not come back from the worker threads). */
   member(): GzipMember {
     return this.pieces.assemble();
   }
@@ -221,7 +221,7 @@ export class SnapshotVariant {
   /**
    * Brings the pieces up to date. Work stops once past `deadline` (performance.now()
    * ms; at least one run per call) and continues on the next call; returns true when
-   * current. `deferred`: new pieces are compressed on the threadpool (settle()).
+   * current. `deferred`: new pieces are compressed on worker threads (settle()).
    */
   refresh(deadline = Infinity, deferred = false): boolean {
     this.deferred = deferred;
