@@ -1,5 +1,7 @@
 // The full-board snapshot on the large board (BOARD overrides; BENCH_SNAPSHOT_SHORT=1
-// runs only the live-poll section, briefly): the live polls (the simulator at 1,000
+// runs only the live-poll section, briefly; BENCH_SNAPSHOT_THREADS sets the number of
+// compression threads; BENCH_SNAPSHOT_PIN=0 does not pin the server to core 0 and the
+// poller to core 1): the live polls (the simulator at 1,000
 // and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
 // 1 s with history: time to first byte, staleness, refresh CPU per second), body
 // size against one single-stream level-1 gzip of the same JSON, bytes of both
@@ -20,7 +22,7 @@ import { loadBoard } from '../engine/loadBoard.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { OddsEngine as Engine } from '../engine/engine.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
-import { compressionThreads } from '../engine/snapshot/compressionWorkers.ts';
+import { compressionThreads, setCompressionThreads } from '../engine/snapshot/compressionWorkers.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { snapshotRoutes } from '../http/routes/snapshot.ts';
@@ -382,7 +384,8 @@ export async function benchSnapshot(): Promise<Out> {
   const { engine, clock } = loadEngine(size);
   out['live rows'] = engine.liveRows;
   out['events with rows'] = engine.eventIdsWithLiveRows().length;
-  out['snapshot compression threads (SNAPSHOT_COMPRESSION_THREADS)'] = compressionThreads();
+  if (process.env.BENCH_SNAPSHOT_THREADS !== undefined) setCompressionThreads(Number(process.env.BENCH_SNAPSHOT_THREADS));
+  out['snapshot compression threads (BENCH_SNAPSHOT_THREADS)'] = compressionThreads();
   const short = process.env.BENCH_SNAPSHOT_SHORT === '1';
   await bodySizes(engine, out);
   for (const rate of [1000, 10_000]) await livePolls(engine, clock, rate, short ? 8 : 30, out);

@@ -17,14 +17,25 @@
 // and a poll's time to first byte reached hundreds of ms while a refresh ran.
 //
 // One pool per process, started on first use; its threads live as long as the
-// process and keep it alive only while they have work (someone awaits it). The thread count is
-// SNAPSHOT_COMPRESSION_THREADS when set (1..64), else the machine's cores (at most 8).
+// process and keep it alive only while they have work (someone awaits it). It runs
+// a thread per core (at most MAX_DEFAULT_THREADS) unless setCompressionThreads() says
+// otherwise before the first piece.
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
-/** Linux nice value the workers give themselves: the lowest priority. */
-export const WORKER_NICE = 19;
+/** Default pool size at most: compression past 8 threads waits on the main thread's rendering anyway. */
+const MAX_DEFAULT_THREADS = 8;
+
+/**
+ * Linux nice value the workers give themselves. Against the event loop's 0 a runnable
+ * worker gets about a tenth of the scheduler's weight, so the event loop runs first
+ * whenever it has work. Not the lowest (19): on a machine whose cores other processes
+ * kept busy (a load of 15 on 2 cores), workers at 19 got so little CPU that no new
+ * version was published for seconds; 10 is a middle choice, not measured against 19
+ * on an idle machine.
+ */
+export const WORKER_NICE = 10;
 
 export type CompressedCallback = (error: Error | null, deflated: Buffer | null, crc: number) => void;
 
@@ -202,11 +213,17 @@ class CompressionPool {
 
 let pool: CompressionPool | null = null;
 
+let threads = Math.max(1, Math.min(MAX_DEFAULT_THREADS, availableParallelism()));
+
 /** Threads the pool runs (or will run once started). */
-export function compressionThreads(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.SNAPSHOT_COMPRESSION_THREADS;
-  if (text !== undefined && /^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= 64) return Number(text);
-  return Math.max(1, Math.min(8, availableParallelism()));
+export function compressionThreads(): number {
+  return threads;
+}
+
+/** Sets the pool's size (1..64) before its first use; later calls change nothing. Returns the size in force. */
+export function setCompressionThreads(count: number): number {
+  if (pool === null && Number.isInteger(count) && count >= 1 && count <= 64) threads = count;
+  return threads;
 }
 
 /**
@@ -215,6 +232,6 @@ export function compressionThreads(env: NodeJS.ProcessEnv = process.env): number
  * give and the CRC-32 of `raw`, or an error (then the caller compresses it itself).
  */
 export function compressOnWorker(raw: Uint8Array, level: number, done: CompressedCallback): void {
-  if (pool === null) pool = new CompressionPool(compressionThreads());
+  if (pool === null) pool = new CompressionPool(threads);
   pool.compress(raw, level, done);
 }
