@@ -348,7 +348,7 @@ async function livePolls(engine: OddsEngine, clock: FollowingClock, rate: number
       const key = `live ${rate}/s, ${label} every ${pollMs} ms`;
       out[`${key}: TTFB p50 / p99 ms`] = `${round(percentile(polled.ttfb, 50))} / ${round(percentile(polled.ttfb, 99))}`;
       out[`${key}: staleness p50 / p99 ms`] = `${round(percentile(polled.staleness, 50))} / ${round(percentile(polled.staleness, 99))}`;
-      out[`${key}: refresh CPU ms per s (main / off-main)`] = `${round((statsAfter.refreshMs - statsBefore.refreshMs) / elapsed, 1)} / ${round(offMainMs / elapsed, 1)}`;
+      out[`${key}: refresh ms per s: main-thread render (wall) / other threads CPU`] = `${round((statsAfter.refreshMs - statsBefore.refreshMs) / elapsed, 1)} / ${round(offMainMs / elapsed, 1)}`;
       out[`${key}: process CPU ms per s (all threads)`] = round(processMs / elapsed, 1);
       out[`${key}: event-loop delay p99 / max ms`] = `${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)}`;
       out[`${key}: polls / new versions / versions published`] = `${polled.polls} / ${polled.bodies} / ${statsAfter.refreshes - statsBefore.refreshes}`;
