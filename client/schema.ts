@@ -445,7 +445,7 @@ export interface paths {
         };
         /**
          * The full live board as one gzip JSON body (bootstrap for the /odds/updated sync).
-         * @description Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says. Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out. Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection's last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable). count is the number of rows; updated is the board's as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response's meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows. ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.
+         * @description Every odds row on the board (futures included) grouped by event, as one gzip JSON body: always Content-Encoding: gzip, whatever Accept-Encoding says. Events are ordered by startTime, then id; rows inside an event by sportsbook, then id (the /odds order). Events without live rows are left out. Each row is exactly the /odds row (odds_format=all) plus priceHistory: null, or with include_history=true the selection's last 50 price changes oldest first ({fs, ls, pa, pd, dm, su}; fs/ls epoch seconds; keys absent when not applicable). count is the number of rows; updated is the board's as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response's meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows. ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body. X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence.
          */
         get: operations["snapshot"];
         put?: never;
@@ -1155,6 +1155,8 @@ export interface components {
     headers: {
         /** @description Strong ETag of this representation. */
         ETag: string;
+        /** @description The board sequence the body reflects (the seq an ingest acknowledgement reports). */
+        "X-Board-Seq": number;
     };
     pathItems: never;
 }
@@ -2217,6 +2219,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {
