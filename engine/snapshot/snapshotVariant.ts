@@ -10,7 +10,9 @@
 // piece over the event's old and new place. A run of neighbouring dirty pieces is
 // walked again from the cut before it, cutting by the rule, until the walk reaches a
 // cut that is also an old piece boundary: the run's pieces are replaced by what the
-// walk made, which is what a fresh build would make there.
+// walk made, which is what a fresh build would make there. The walk renders only the
+// rows that changed; the others are copied from the bytes kept when their piece was
+// made (renderedRows.ts), so a dirty piece costs its changed rows, not all of its rows.
 //
 // Work runs in passes over what the tracker lists; a pass (like the first build) can
 // stop at a deadline and resume. Pieces are compressed on worker threads
