@@ -1,5 +1,7 @@
 // The full-board snapshot on the large board (BOARD overrides; BENCH_SNAPSHOT_SHORT=1
-// runs only the live-poll section, briefly): the live polls (the simulator at 1,000
+// runs only the live-poll section, briefly; BENCH_SNAPSHOT_THREADS sets the number of
+// compression threads; BENCH_SNAPSHOT_PIN=0 does not pin the server to core 0 and the
+// poller to core 1): the live polls (the simulator at 1,000
 // and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
 // 1 s with history: time to first byte, staleness, refresh CPU per second), body
 // size against one single-stream level-1 gzip of the same JSON, bytes of both
@@ -8,14 +10,19 @@
 // cost follows N, not the board), staleness from a change to a poll that shows it,
 // memory, and over HTTP (the real route, wrk pinned to core 1) 304 polls against a
 // uWS hello world and full-body MB/s.
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { createGunzip } from 'node:zlib';
+import { availableParallelism } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../engine/clock.ts';
 import type { Change, OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { OddsEngine as Engine } from '../engine/engine.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
+import { compressionThreads, setCompressionThreads } from '../engine/snapshot/compressionWorkers.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { snapshotRoutes } from '../http/routes/snapshot.ts';
@@ -46,8 +53,44 @@ function heldBytes(): number {
   return m.heapUsed + m.external;
 }
 
-function loadEngine(size: BoardSize): { engine: OddsEngine; clock: ManualClock } {
-  const clock = new ManualClock(NOW);
+/**
+ * Simulated time that can follow the wall clock for a while: the live polls need the
+ * server's clock to be the poller's wall clock plus a known shift (the board is
+ * generated at NOW), the other sections a clock that moves only with the simulator.
+ */
+class FollowingClock extends ManualClock {
+  private shift: number | null = null;
+  private last = 0;
+
+  /** From now on the clock is the wall clock plus shiftMs (and the simulator no longer advances it). */
+  follow(): void {
+    this.shift = super.now() - Date.now();
+  }
+
+  /** Stands still again, at the time it shows now. */
+  freeze(): void {
+    const now = this.now();
+    this.shift = null;
+    this.set(now);
+  }
+
+  get shiftMs(): number {
+    return this.shift ?? 0;
+  }
+
+  override now(): number {
+    if (this.shift === null) return super.now();
+    this.last = Math.max(this.last, super.now(), Date.now() + this.shift);
+    return this.last;
+  }
+
+  override advance(ms: number): void {
+    if (this.shift === null) super.advance(ms);
+  }
+}
+
+function loadEngine(size: BoardSize): { engine: OddsEngine; clock: FollowingClock } {
+  const clock = new FollowingClock(NOW);
   const engine = new Engine(clock);
   loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
   return { engine, clock };
@@ -206,42 +249,80 @@ async function singleStreamBytes(body: { chunks: readonly Buffer[] }): Promise<n
   return new Promise((resolve, reject) => gzip(raw, { level: 1 }, (error, out) => (error ? reject(error) : resolve(out.length))));
 }
 
-/** The head of a gzip snapshot body: its syncToken, read from the first bytes. */
-function syncTokenOf(res: http.IncomingMessage): Promise<number> {
+/** Whether the bench can pin the server and the poller to different cores. */
+function canPin(): boolean {
+  if (process.env.BENCH_SNAPSHOT_PIN === '0' || availableParallelism() < 2) return false;
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Sets the CPU affinity of every thread of this process (new threads inherit it). */
+function pinSelf(cpus: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' });
+}
+
+/** CPU ms used so far by this process's main thread (the event loop), from /proc. */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+const CLOCK_TICKS = 100;
+
+interface PollerResult {
+  ttfb: number[];
+  staleness: number[];
+  polls: number;
+  bodies: number;
+}
+
+/** Runs bench/snapshotPoller.ts as its own process (on core 1 when pinned). */
+function runPoller(url: string, pollMs: number, seconds: number, shift: number, pinned: boolean): Promise<PollerResult> {
+  const script = fileURLToPath(new URL('./snapshotPoller.ts', import.meta.url));
+  const args = ['--import', 'tsx', script, url, String(pollMs), String(seconds), String(shift)];
+  const [command, argv] = pinned ? ['taskset', ['-c', '1', process.execPath, ...args]] : [process.execPath, args];
   return new Promise((resolve, reject) => {
-    const gunzip = createGunzip();
-    let text = '';
-    let done = false;
-    gunzip.on('data', (chunk: Buffer) => {
-      if (done) return;
-      text += chunk.toString('latin1');
-      const match = /"syncToken":"(\d+)"/.exec(text);
-      if (match !== null) {
-        done = true;
-        resolve(Number(match[1]));
+    execFile(command, argv, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error !== null) return reject(new Error(`poller failed: ${error.message} ${stderr}`));
+      try {
+        resolve(JSON.parse(stdout.trim().split('\n').pop()!) as PollerResult);
+      } catch (failure) {
+        reject(failure);
       }
     });
-    gunzip.on('error', (error) => (done ? undefined : reject(error)));
-    res.pipe(gunzip);
-    res.on('end', () => (done ? undefined : reject(new Error('no syncToken'))));
   });
 }
 
 /**
- * Live polls over HTTP: the simulator at `rate` updates/s on its timer, a client
- * polling `path` every `pollMs` with If-None-Match (a 304 costs no body). Time to
- * first byte: request sent to response headers. Staleness: engine time at the
- * response minus the answered version's syncToken (the engine's clock follows the
- * simulator's ticks). CPU: the whole process (render on the main thread, zlib on the
- * threadpool, the simulator and the server) per second of wall time.
+ * Live polls over HTTP: the simulator at `rate` updates/s on its timer, a client in
+ * another process (bench/snapshotPoller.ts; the server on core 0, the poller on core 1
+ * when the machine has two) polling every `pollMs` with If-None-Match. Time to first
+ * byte: request sent to response headers. Staleness: the server's clock (which
+ * follows the wall clock here) at the response minus the answered version's
+ * syncToken. Refresh CPU per second: the snapshot's main-thread render time plus the
+ * CPU of every thread but the main one (compression and CRC on the worker threads,
+ * and V8's helper threads); process CPU is everything, the simulator and the HTTP server included.
+ * Event-loop delay: how late timers ran (what a request arriving then waits).
  */
-async function livePolls(engine: OddsEngine, clock: ManualClock, rate: number, seconds: number, out: Out): Promise<void> {
+async function livePolls(engine: OddsEngine, clock: FollowingClock, rate: number, seconds: number, out: Out): Promise<void> {
+  const pinned = canPin();
+  if (pinned) pinSelf('0');
+  clock.follow();
   // As the composition root does: the variant without history is built before the server listens.
   const snapshot = new BoardSnapshot(engine, { clock });
   snapshot.current(false);
   const server = await createServer({ routes: snapshotRoutes({ snapshot }), port: 0, log: () => {} });
   const base = `http://127.0.0.1:${server.port}/api/v1/snapshot`;
   const sim = new Simulator(engine, clock, { ratePerSecond: rate, seed: 31 });
+  const delay = monitorEventLoopDelay({ resolution: 5 });
   try {
     for (const [label, query, pollMs] of [
       ['plain', '', 100],
@@ -249,54 +330,37 @@ async function livePolls(engine: OddsEngine, clock: ManualClock, rate: number, s
     ] as const) {
       // Warm the variant (the history one is built on its first request).
       await new Promise<void>((resolve, reject) => http.get(base + query, (res) => res.resume().on('end', resolve)).on('error', reject));
-      const ttfb: number[] = [];
-      const stale: number[] = [];
-      let etag = '';
-      let tokenOfEtag = 0;
-      let bodies = 0;
       sim.start();
+      const statsBefore = snapshot.stats().find((s) => s.variant === label)!;
       const cpu = process.cpuUsage();
+      const mainBefore = mainThreadCpuMs();
       const wall = performance.now();
-      const deadline = wall + seconds * 1000;
-      while (performance.now() < deadline) {
-        const sent = performance.now();
-        await new Promise<void>((resolve, reject) => {
-          const req = http.get(base + query, { headers: etag === '' ? {} : { 'If-None-Match': etag } }, (res) => {
-            ttfb.push(performance.now() - sent);
-            const now = clock.now();
-            if (res.statusCode === 304) {
-              stale.push(now - tokenOfEtag);
-              res.resume().on('end', resolve);
-              return;
-            }
-            bodies++;
-            etag = String(res.headers.etag);
-            syncTokenOf(res).then((token) => {
-              tokenOfEtag = token;
-              stale.push(now - token);
-              resolve();
-            }, reject);
-          });
-          req.on('error', reject);
-        });
-        const wait = pollMs - (performance.now() - sent);
-        if (wait > 0) await sleep(wait);
-      }
-      const used = process.cpuUsage(cpu);
+      delay.reset();
+      delay.enable();
+      const polled = await runPoller(base + query, pollMs, seconds, clock.shiftMs, pinned);
+      delay.disable();
       const elapsed = (performance.now() - wall) / 1000;
+      const used = process.cpuUsage(cpu);
+      const processMs = (used.user + used.system) / 1000;
+      const offMainMs = processMs - (mainThreadCpuMs() - mainBefore);
       sim.stop();
-      const key = `live ${rate}/s, ${label} polled every ${pollMs} ms`;
-      out[`${key}: TTFB p50 ms`] = round(percentile(ttfb, 50));
-      out[`${key}: TTFB p99 ms`] = round(percentile(ttfb, 99));
-      out[`${key}: staleness p50 ms`] = round(percentile(stale, 50));
-      out[`${key}: staleness p99 ms`] = round(percentile(stale, 99));
-      out[`${key}: process CPU ms per s (all threads)`] = round((used.user + used.system) / 1000 / elapsed, 1);
-      out[`${key}: polls / new versions`] = `${ttfb.length} / ${bodies}`;
+      const statsAfter = snapshot.stats().find((s) => s.variant === label)!;
+      const key = `live ${rate}/s, ${label} every ${pollMs} ms`;
+      out[`${key}: TTFB p50 / p99 ms`] = `${round(percentile(polled.ttfb, 50))} / ${round(percentile(polled.ttfb, 99))}`;
+      out[`${key}: staleness p50 / p99 ms`] = `${round(percentile(polled.staleness, 50))} / ${round(percentile(polled.staleness, 99))}`;
+      out[`${key}: refresh ms per s: main-thread render (wall) / other threads CPU`] = `${round((statsAfter.refreshMs - statsBefore.refreshMs) / elapsed, 1)} / ${round(offMainMs / elapsed, 1)}`;
+      out[`${key}: process CPU ms per s (all threads)`] = round(processMs / elapsed, 1);
+      out[`${key}: event-loop delay p99 / max ms`] = `${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)}`;
+      out[`${key}: polls / new versions / versions published`] = `${polled.polls} / ${polled.bodies} / ${statsAfter.refreshes - statsBefore.refreshes}`;
+      out[`${key}: pieces re-made per s, raw MB/s, rows rendered per s (the rest copied)`] = `${round((statsAfter.rendered.piecesRendered - statsBefore.rendered.piecesRendered) / elapsed, 1)}, ${round((statsAfter.rendered.bytesRendered - statsBefore.rendered.bytesRendered) / 1048576 / elapsed, 1)}, ${round((statsAfter.rendered.rowsRendered - statsBefore.rendered.rowsRendered) / elapsed, 1)}`;
     }
   } finally {
     sim.stop();
+    delay.disable();
     await server.close();
     snapshot.close();
+    clock.freeze();
+    if (pinned) pinSelf(`0-${availableParallelism() - 1}`);
   }
 }
 
@@ -320,10 +384,11 @@ export async function benchSnapshot(): Promise<Out> {
   const { engine, clock } = loadEngine(size);
   out['live rows'] = engine.liveRows;
   out['events with rows'] = engine.eventIdsWithLiveRows().length;
-  out['libuv threadpool size (UV_THREADPOOL_SIZE)'] = process.env.UV_THREADPOOL_SIZE ?? '4 (default)';
+  if (process.env.BENCH_SNAPSHOT_THREADS !== undefined) setCompressionThreads(Number(process.env.BENCH_SNAPSHOT_THREADS));
+  out['snapshot compression threads (BENCH_SNAPSHOT_THREADS)'] = compressionThreads();
   const short = process.env.BENCH_SNAPSHOT_SHORT === '1';
   await bodySizes(engine, out);
-  for (const rate of [1000, 10_000]) await livePolls(engine, clock, rate, short ? 4 : 30, out);
+  for (const rate of [1000, 10_000]) await livePolls(engine, clock, rate, short ? 8 : 30, out);
   if (short) return out;
 
   let held = heldBytes();

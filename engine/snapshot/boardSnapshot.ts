@@ -15,7 +15,8 @@
 // the version's moment is fixed (its asOf becomes syncToken and the head is set) and
 // what changed up to that moment is rendered in one go, so every piece shows the
 // board at that moment and each pass publishes a version however fast the board
-// moves. Pieces are compressed on the libuv threadpool while the event loop serves
+// moves. Pieces are compressed on worker threads (with their CRC-32, at a lower OS
+// priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
 // Changes after the moment go to the next version. While a variant is polled (within
 // watchMs), a change starts a refresh by itself, so a poll finds a version at most
@@ -60,6 +61,8 @@ export interface BoardSnapshotOptions {
   stepMs?: number;
   /** Time source for historyIdleMs and watchMs (default: the engine's clock). */
   clock?: Clock;
+  /** Raw bytes of rendered pieces each variant keeps to copy unchanged rows from (renderedRows.ts). Default 256 MiB. */
+  renderedBytes?: number;
 }
 
 export interface SnapshotBody {
@@ -84,7 +87,7 @@ export interface SnapshotStats {
   rawLength: number;
   /** Versions published. */
   refreshes: number;
-  /** Main-thread ms spent rendering (compression on the threadpool not included). */
+  /** Main-thread ms spent rendering (compression on the worker threads not included). */
   refreshMs: number;
   rendered: VariantStats;
 }
@@ -129,7 +132,8 @@ class VariantState {
 }
 
 export class BoardSnapshot implements ChangeListener {
-  private readonly options: Required<Omit<BoardSnapshotOptions, 'clock'>>;
+  private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
+
   private readonly clock: Clock;
   private plain: VariantState;
   private history: VariantState | null = null;
@@ -148,6 +152,7 @@ export class BoardSnapshot implements ChangeListener {
       historyIdleMs: options.historyIdleMs ?? 5 * 60 * 1000,
       watchMs: options.watchMs ?? 30_000,
       stepMs: options.stepMs ?? 10,
+      renderedBytes: options.renderedBytes,
     };
     this.clock = options.clock ?? engine.clock;
     this.plain = this.newState(false);
@@ -160,10 +165,13 @@ export class BoardSnapshot implements ChangeListener {
     const removed = kind === 'remove';
     const plain = this.plain.variant;
     if (kind === 'insert') plain.rowInserted(slot);
+    plain.rowChanged(slot);
     plain.tracker.markSlot(slot, removed);
     if (this.history !== null) {
-      if (kind === 'insert') this.history.variant.rowInserted(slot);
-      this.history.variant.tracker.markSlot(slot, removed);
+      const history = this.history.variant;
+      if (kind === 'insert') history.rowInserted(slot);
+      history.rowChanged(slot);
+      history.tracker.markSlot(slot, removed);
     }
   }
 
@@ -247,7 +255,7 @@ export class BoardSnapshot implements ChangeListener {
   /**
    * The next version with nothing left to render, built in the background: steps of
    * `stepMs` on the event loop between which other work is served, compression on the
-   * threadpool. Callers waiting on the same variant share one promise.
+   * worker threads. Callers waiting on the same variant share one promise.
    */
   whenCurrent(withHistory: boolean, stepMs = this.options.stepMs): Promise<SnapshotBody> {
     const state = withHistory ? this.historyState() : this.plain;
@@ -345,7 +353,7 @@ export class BoardSnapshot implements ChangeListener {
         return; // a synchronous caller got there first
       }
       variant.setHead(snapshotHead(asOf, count));
-      await variant.settle(); // compression on the threadpool
+      await variant.settle(); // compression on the worker threads
       if (state.variant !== variant) return;
       // A synchronous current() may have published this moment or a later one meanwhile.
       if (state.seq < seq) this.publish(state, seq, asOf, count);
@@ -420,8 +428,8 @@ export class BoardSnapshot implements ChangeListener {
   }
 
   private newVariant(withHistory: boolean): SnapshotVariant {
-    const { pieceBytes, level } = this.options;
-    return new SnapshotVariant(this.engine, { withHistory, pieceBytes, level });
+    const { pieceBytes, level, renderedBytes } = this.options;
+    return new SnapshotVariant(this.engine, { withHistory, pieceBytes, level, renderedBytes });
   }
 }
 

@@ -19,7 +19,7 @@
 // continuously while polls of an unchanged board reuse cached bytes, so CPU per
 // change matters more than the ~23% fewer bytes level 6 would give.
 
-import { constants, crc32, deflateRaw, deflateRawSync, type ZlibOptions } from 'node:zlib';
+import { constants, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib';
 import { SnapshotGzipError } from './errors.ts';
 
 export interface DeflatedPiece {
@@ -63,24 +63,8 @@ export function deflatedBytes(bytes: Uint8Array, level: number = DEFAULT_PIECE_L
   return aligned(deflateRawSync(bytes, optionsOf(level)));
 }
 
-/**
- * The same bytes as deflatedBytes, compressed on the libuv threadpool: the event loop
- * keeps serving while zlib runs, and several pieces compress at once on as many cores
- * as the pool has threads. zlib's output depends only on the input, level and flush
- * mode, so both paths give identical bytes.
- */
-export function deflatedBytesAsync(bytes: Uint8Array, level: number, done: (error: Error | null, deflated: Buffer | null) => void): void {
-  deflateRaw(bytes, optionsOf(level), (error, out) => {
-    if (error !== null) return done(error, null);
-    try {
-      done(null, aligned(out));
-    } catch (failure) {
-      done(failure as Error, null);
-    }
-  });
-}
-
-function aligned(deflated: Buffer): Buffer {
+/** Checks that DEFLATE output of a piece ends byte-aligned on the sync-flush marker (and owns exactly its bytes). */
+export function aligned(deflated: Buffer): Buffer {
   if (!endsWithSyncMarker(deflated)) {
     throw new SnapshotGzipError('piece_not_aligned', 'zlib did not end the piece on a sync-flush marker');
   }

@@ -42,6 +42,8 @@ export class GzipJoiner {
   private readonly crcTree = new CrcTree();
   /** Inserts and removes shift leaves: the tree is rebuilt at the next build. */
   private structureChanged = false;
+  /** Leaves replaced since the last build (while the structure stood still). */
+  private readonly replaced: number[] = [];
   private cached: GzipMember | null = null;
 
   get size(): number {
@@ -67,7 +69,11 @@ export class GzipJoiner {
   replace(index: number, piece: DeflatedPiece): void {
     this.checkIndex(index, this.pieces.length - 1);
     this.pieces[index] = piece;
-    if (!this.structureChanged) this.crcTree.update(index, piece.crc, piece.rawLength);
+    // Its CRC is read at build(): a piece compressed on a worker thread learns it later.
+    if (!this.structureChanged) {
+      this.replaced.push(index);
+      if (this.replaced.length > this.pieces.length) this.structureChanged = true; // a rebuild is cheaper by then
+    }
     this.cached = null;
   }
 
@@ -81,15 +87,18 @@ export class GzipJoiner {
 
   /**
    * The member for the current pieces; the same object until something changes. A
-   * piece's deflated bytes may arrive after it was placed (compressed on the
-   * threadpool; its CRC and length are known at once): build only once they have.
+   * piece's deflated bytes and CRC may arrive after it was placed (compressed on a
+   * worker thread; its length is known at once): build only once they have.
    */
   build(): GzipMember {
     if (this.cached !== null) return this.cached;
     if (this.structureChanged) {
       this.crcTree.rebuild(this.pieces);
       this.structureChanged = false;
+    } else {
+      for (const index of this.replaced) this.crcTree.update(index, this.pieces[index].crc, this.pieces[index].rawLength);
     }
+    this.replaced.length = 0;
     const n = this.pieces.length;
     const chunks = new Array<Buffer>(n + 3);
     chunks[0] = GZIP_HEADER;

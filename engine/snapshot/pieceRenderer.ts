@@ -17,6 +17,8 @@ export const COMMA = 0x2c;
 export interface VariantStats {
   piecesRendered: number;
   bytesRendered: number;
+  /** Rows rendered from the board (the rest of a piece's rows are copied from its kept bytes, renderedRows.ts). */
+  rowsRendered: number;
   /** Events whose whole range was walked again (moved, status or teams changed, a slot recycled). */
   eventsRecut: number;
   /** Pieces that went without a replacement (their rows left, or a cut between them did). */
@@ -29,7 +31,7 @@ export interface VariantStats {
 
 export class PieceRenderer {
   readonly pieces: PieceSet;
-  readonly stats: VariantStats = { piecesRendered: 0, bytesRendered: 0, eventsRecut: 0, slicesDropped: 0, slicesSplit: 0, groupsDissolved: 0 };
+  readonly stats: VariantStats = { piecesRendered: 0, bytesRendered: 0, rowsRendered: 0, eventsRecut: 0, slicesDropped: 0, slicesSplit: 0, groupsDissolved: 0 };
   /** Where one piece is rendered before it is compressed. */
   readonly sink = new ByteSink();
   private readonly writer: SnapshotRowWriter;
@@ -50,7 +52,7 @@ export class PieceRenderer {
     if (last) sink.ascii(EVENT_CLOSE);
   }
 
-  /** Stores `raw` (owned by the set from now on) as the piece `key`: compressed here, or on the threadpool. */
+  /** Stores `raw` (owned by the set from now on) as the piece `key`: compressed here, or on a worker thread. */
   setPiece(key: string, raw: Buffer, deferred: boolean): void {
     if (deferred) this.pieces.setDeferred(key, raw);
     else this.pieces.set(key, raw);

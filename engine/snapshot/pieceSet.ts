@@ -2,21 +2,21 @@
 // one gzip member. A piece is a run of array elements' JSON; its key names it (and,
 // with compareKeys, places it) and optional member keys say what it holds. set()
 // recompresses that piece only; assemble() returns the cached member until something
-// changes. setDeferred() places a piece at once (its CRC and length are computed on
-// the spot) and compresses it on the libuv threadpool: settle() resolves once every
-// deferred piece has its bytes, settleSync() compresses the rest on this thread.
+// changes. setDeferred() places a piece at once and has it compressed, with its CRC-32,
+// on a worker thread (compressionWorkers.ts): settle() resolves once every deferred
+// piece has its bytes, settleSync() compresses the rest on this thread.
 
 import { crc32 } from 'node:zlib';
-import { compressPiece, deflatedBytes, deflatedBytesAsync, DEFAULT_PIECE_LEVEL, storedBlock, type DeflatedPiece } from './deflatePiece.ts';
+import { compressOnWorker } from './compressionWorkers.ts';
+import { aligned, compressPiece, deflatedBytes, DEFAULT_PIECE_LEVEL, storedBlock, type DeflatedPiece } from './deflatePiece.ts';
 import { GzipJoiner, type GzipMember } from './gzipMember.ts';
 
-/** A piece whose deflated bytes are still being made on the threadpool. */
+/** A piece whose deflated bytes and CRC are still being made on a worker thread. */
 class DeferredPiece implements DeflatedPiece {
   deflated: Buffer = EMPTY_BYTES;
-  readonly crc: number;
+  crc = 0;
   readonly rawLength: number;
   constructor(public raw: Buffer | null) {
-    this.crc = crc32(raw!);
     this.rawLength = raw!.length;
   }
 }
@@ -118,17 +118,22 @@ export class PieceSet {
   }
 
   /**
-   * set(), but the piece is compressed on the threadpool: `raw` (non-empty; the set
-   * keeps it until then, so the caller must not reuse it) is in the body's CRC and
-   * length at once, its bytes once settle() resolves.
+   * set(), but the piece is compressed (and its CRC computed) on a worker thread:
+   * `raw` (non-empty; the set keeps it until then, so the caller must not change it)
+   * is in the body's length at once, its bytes and CRC once settle() resolves.
    */
   setDeferred(key: string, raw: Buffer, members?: readonly string[]): void {
     const piece = new DeferredPiece(raw);
     this.pending.add(piece);
     this.place(key, piece, members);
-    deflatedBytesAsync(raw, this.level, (error, deflated) => {
+    compressOnWorker(raw, this.level, (error, deflated, crc) => {
       if (!this.pending.has(piece)) return; // replaced, removed or compressed by settleSync meanwhile
-      piece.deflated = deflated ?? deflatedBytes(raw, this.level); // an async failure: once more, here
+      if (error === null && deflated !== null) {
+        piece.deflated = aligned(deflated);
+        piece.crc = crc;
+      } else {
+        compressHere(piece, this.level); // the worker failed: once more, here
+      }
       piece.raw = null;
       this.pending.delete(piece);
       if (this.pending.size === 0) this.wakeSettled();
@@ -150,7 +155,7 @@ export class PieceSet {
   settleSync(): void {
     if (this.pending.size === 0) return;
     for (const piece of this.pending) {
-      piece.deflated = deflatedBytes(piece.raw!, this.level);
+      compressHere(piece, this.level);
       piece.raw = null;
     }
     this.pending.clear();
@@ -247,4 +252,9 @@ export class PieceSet {
       if (this.pieceByMember.get(member) === key) this.pieceByMember.delete(member);
     }
   }
+}
+
+function compressHere(piece: DeferredPiece, level: number): void {
+  piece.deflated = deflatedBytes(piece.raw!, level);
+  piece.crc = crc32(piece.raw!);
 }

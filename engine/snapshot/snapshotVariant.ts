@@ -10,10 +10,12 @@
 // piece over the event's old and new place. A run of neighbouring dirty pieces is
 // walked again from the cut before it, cutting by the rule, until the walk reaches a
 // cut that is also an old piece boundary: the run's pieces are replaced by what the
-// walk made, which is what a fresh build would make there.
+// walk made, which is what a fresh build would make there. The walk renders only the
+// rows that changed; the others are copied from the bytes kept when their piece was
+// made (renderedRows.ts), so a dirty piece costs its changed rows, not all of its rows.
 //
 // Work runs in passes over what the tracker lists; a pass (like the first build) can
-// stop at a deadline and resume. Pieces are compressed on the threadpool
+// stop at a deadline and resume. Pieces are compressed on worker threads
 // (PieceSet.setDeferred) unless the caller wants them now.
 
 import type { OddsEngine } from '../engine.ts';
@@ -24,6 +26,7 @@ import { COMMA, PieceRenderer, type VariantStats } from './pieceRenderer.ts';
 import { END_KEY, eventKey, eventKeyEnd, isLiveEvent, rowKey, splitRowKey } from './pieceKeys.ts';
 import { CoolingRows } from './coolingRows.ts';
 import { HOT_WEIGHT, heatMoment, RowCuts } from './rowCuts.ts';
+import { RenderedRows, ROW_FIRST, ROW_LAST } from './renderedRows.ts';
 
 export type { VariantStats };
 
@@ -33,7 +36,12 @@ export interface VariantOptions {
   pieceBytes: number;
   /** zlib level of the pieces (deflatePiece.ts explains level 1). */
   level?: number;
+  /** Raw bytes of rendered pieces kept to copy unchanged rows from (renderedRows.ts). */
+  renderedBytes?: number;
 }
+
+/** Default budget of kept rendered bytes per variant. */
+export const DEFAULT_RENDERED_BYTES = 256 * 1024 * 1024;
 
 /** What a piece was rendered with, to tell whether its edges still hold. */
 interface PieceInfo {
@@ -122,6 +130,8 @@ export class SnapshotVariant {
   private readonly renderer: PieceRenderer;
   private readonly cuts: RowCuts;
   private readonly cooling = new CoolingRows();
+  /** The rendered bytes of the pieces made, row by row: a refresh copies the rows that did not change. */
+  private readonly rendered: RenderedRows;
   /** Events in body order by the key they were placed with (events whose rows all left stay, empty). */
   private readonly eventKeys: string[] = [];
   private readonly eventIds: number[] = [];
@@ -133,7 +143,7 @@ export class SnapshotVariant {
   private build: { after: string | null } | null = null;
   private pass: RefreshPass | null = null;
   private built = false;
-  /** Compress on the threadpool (false: on this thread, as a synchronous caller needs). */
+  /** Compress on worker threads (false: on this thread, as a synchronous caller needs). */
   private deferred = false;
 
   constructor(
@@ -143,6 +153,12 @@ export class SnapshotVariant {
     this.tracker = new DirtyTracker(engine.store);
     this.renderer = new PieceRenderer(engine, options.withHistory, options.level);
     this.cuts = new RowCuts(engine, options.pieceBytes);
+    this.rendered = new RenderedRows(options.renderedBytes ?? DEFAULT_RENDERED_BYTES);
+  }
+
+  /** Raw bytes of rendered pieces kept to copy unchanged rows from. */
+  get renderedBytes(): number {
+    return this.rendered.bytes;
   }
 
   get stats(): VariantStats {
@@ -185,11 +201,16 @@ export class SnapshotVariant {
     this.cuts.forget(slot);
   }
 
+  /** The row in the slot changed (as the change is applied): its rendered bytes are stale. */
+  rowChanged(slot: number): void {
+    this.rendered.forget(slot);
+  }
+
   setHead(text: string): void {
     this.pieces.setHead(text);
   }
 
-  /** The member (compressing here whatever has not come back from the threadpool). */
+  /** The member (compressing here whatever has not come back from the worker threads). */
   member(): GzipMember {
     return this.pieces.assemble();
   }
@@ -202,7 +223,7 @@ export class SnapshotVariant {
   /**
    * Brings the pieces up to date. Work stops once past `deadline` (performance.now()
    * ms; at least one run per call) and continues on the next call; returns true when
-   * current. `deferred`: new pieces are compressed on the threadpool (settle()).
+   * current. `deferred`: new pieces are compressed on worker threads (settle()).
    */
   refresh(deadline = Infinity, deferred = false): boolean {
     this.deferred = deferred;
@@ -293,7 +314,11 @@ export class SnapshotVariant {
       },
       (ev) => void wholeEvents.add(ev),
     );
+    const byEvent = this.engine.indexes.byEvent;
     for (const ev of wholeEvents) {
+      // Its head (in its first row's bytes) may have changed, or a slot of it was recycled.
+      const rows = byEvent[ev];
+      if (rows !== undefined) for (let i = 0; i < rows.length; i++) this.rendered.forget(rows.items[i]);
       const old = this.placedKey[ev];
       if (old === undefined && this.renderer.rowCount(ev) === 0) continue;
       const now = eventKey(this.engine, ev);
@@ -374,6 +399,7 @@ export class SnapshotVariant {
       if ((this.info.get(gone)?.events ?? 0) > 1) oldGroups++;
       if (!kept.has(gone)) {
         this.pieces.remove(gone);
+        this.rendered.drop(gone);
         this.forgetInfo(gone);
       }
     }
@@ -421,6 +447,8 @@ export class SnapshotVariant {
   private renderFrom(walker: RowWalker, stop: (cutKey: string) => boolean, emit: (made: Made) => void): boolean {
     const sink = this.renderer.sink;
     sink.reset();
+    const kept = this.rendered;
+    kept.begin();
     const cuts = this.cuts;
     let rows = 0;
     let opens = false;
@@ -434,13 +462,23 @@ export class SnapshotVariant {
       if (rows === 0) {
         opens = first;
         events = 1;
+      } else if (first) events++;
+      const flags = (first ? ROW_FIRST : 0) | (last ? ROW_LAST : 0);
+      // Unchanged rows are copied from the bytes kept when their piece was made.
+      let bytes = kept.copy(sink, slot, flags, rows === 0 ? -1 : COMMA);
+      let start: number;
+      if (bytes >= 0) {
+        start = kept.position(sink) - bytes;
       } else {
-        sink.byte(COMMA);
-        if (first) events++;
+        kept.flushRun(sink);
+        if (rows > 0) sink.byte(COMMA);
+        start = sink.length;
+        this.renderer.writeRow(sink, slot, ev, first, last);
+        bytes = sink.length - start;
+        this.renderer.stats.rowsRendered++;
       }
-      const before = sink.length;
-      this.renderer.writeRow(sink, slot, ev, first, last);
-      let rowWeight = sink.length - before;
+      kept.row(slot, start, start + bytes, flags);
+      let rowWeight = bytes;
       if (cuts.isHot(slot)) {
         rowWeight *= HOT_WEIGHT;
         this.cooling.add(slot, cuts.coolsAt(slot));
@@ -454,8 +492,12 @@ export class SnapshotVariant {
       // live (or ending) re-splits only its own range.
       if (next < 0 || ownCut || (last && (isLiveEvent(this.engine, ev) || isLiveEvent(this.engine, walker.ev)))) {
         const key = next < 0 ? END_KEY : this.rowKeyOf(slot);
-        emit({ key, raw: Buffer.from(sink.view()), opens, closes: last, events, ownCut });
+        kept.flushRun(sink);
+        const raw = Buffer.from(sink.view());
+        kept.keep(key, raw);
+        emit({ key, raw, opens, closes: last, events, ownCut });
         sink.reset();
+        kept.begin();
         rows = 0;
         weight = 0;
         if (stop(key) || next < 0) return next < 0;

@@ -157,6 +157,32 @@ describe('on the medium board (bodies of tens of MB, builds of seconds)', () => 
     snapshot.close();
   });
 
+  test('a poll while the board has moved far is answered with the previous complete version; a later poll gets the new one', async () => {
+    const first = await httpRequest(server.port, PATH);
+    assert.equal(first.status, 200);
+    const firstSeq = Number(first.headers['x-board-seq']);
+    assert.equal(firstSeq, engine.seq);
+    // Thousands of changes over most pieces: far more than a poll may finish inline.
+    const sim = new Simulator(engine, mediumClock, { ratePerSecond: 10_000, seed: 17 });
+    sim.step(30_000);
+    const movedSeq = engine.seq;
+    assert.ok(movedSeq > firstSeq);
+    const during = await httpRequest(server.port, PATH);
+    assert.equal(during.status, 200);
+    assert.equal(during.headers.etag, first.headers.etag, 'the previous complete version, not one waited for');
+    assert.equal(Number(during.headers['x-board-seq']), firstSeq);
+    assert.ok(during.body.equals(first.body));
+    // The poll started the next version in the background; polls see it once it is complete.
+    let next = during;
+    const caughtUp = await eventually(async () => {
+      next = await httpRequest(server.port, PATH);
+      return Number(next.headers['x-board-seq']) === movedSeq;
+    }, 120_000);
+    assert.ok(caughtUp, 'a later poll gets the version of the moved board');
+    assert.notEqual(next.headers.etag, first.headers.etag);
+    assert.equal(gunzipSync(next.body).toString('utf8'), referenceText(engine, false));
+  });
+
   test('a first include_history request builds in steps: other requests are answered meanwhile', async () => {
     let historyDone = false;
     const history = httpRequest(server.port, `${PATH}?include_history=true`).then((reply) => {

@@ -146,6 +146,50 @@ test('a price move re-renders the one piece holding the row; N moved events re-r
   snapshot.close();
 });
 
+test('a dirty piece renders only its changed rows; its other rows are copied from the bytes kept when it was made', () => {
+  const { engine, clock } = fixtureEngine();
+  const snapshot = new BoardSnapshot(engine, { pieceBytes: 64 * 1024 });
+  snapshot.current(false);
+  const rendered = () => snapshot.stats()[0].rendered;
+  const slots = liveSlots(engine).filter((slot) => engine.store.priceAmerican[slot] !== 0);
+  const rand = mulberry32(9);
+  for (const n of [1, 3, 10]) {
+    const start = { ...rendered() };
+    const batch: Change[] = [];
+    const chosen = new Set<number>();
+    while (chosen.size < n) chosen.add(slots[Math.floor(rand() * slots.length)]);
+    for (const slot of chosen) {
+      const price = engine.store.priceAmerican[slot];
+      batch.push({ op: 'price', slot, priceAmerican: price > 0 ? price + 2 : price - 2, suspended: false });
+    }
+    clock.advance(1000);
+    engine.apply(batch);
+    const body = snapshot.current(false);
+    const pieces = rendered().piecesRendered - start.piecesRendered;
+    const rows = rendered().rowsRendered - start.rowsRendered;
+    assert.ok(pieces >= 1, `${n} rows moved: ${pieces} pieces re-made`);
+    assert.equal(rows, n, `${n} rows moved: ${rows} rows rendered, the rest of the ${pieces} pieces copied`);
+    assert.equal(rawBody(body).toString('utf8'), referenceText(engine, false));
+  }
+  snapshot.close();
+});
+
+test('with no bytes kept, every row of a dirty piece is rendered again (and the body is the same)', () => {
+  const { engine, clock } = fixtureEngine();
+  const kept = new BoardSnapshot(engine, { pieceBytes: 64 * 1024 });
+  const none = new BoardSnapshot(engine, { pieceBytes: 64 * 1024, renderedBytes: 0 });
+  kept.current(false);
+  none.current(false);
+  const slot = liveSlots(engine).find((s) => engine.store.priceAmerican[s] !== 0)!;
+  const before = none.stats()[0].rendered.rowsRendered;
+  clock.advance(1000);
+  engine.apply([{ op: 'price', slot, priceAmerican: engine.store.priceAmerican[slot] === 150 ? 160 : 150, suspended: false }]);
+  assert.ok(Buffer.concat(none.current(false).chunks as Buffer[]).equals(Buffer.concat(kept.current(false).chunks as Buffer[])));
+  assert.ok(none.stats()[0].rendered.rowsRendered - before > 1);
+  kept.close();
+  none.close();
+});
+
 test('ETag: equal bodies, equal tags; changed bodies, changed tags; the variants never share one', () => {
   const { engine, clock } = fixtureEngine();
   const snapshot = new BoardSnapshot(engine);

@@ -1,0 +1,237 @@
+// Where a background refresh compresses its pieces: a few worker threads, each
+// running zlib's deflate (the same call and options as deflatePiece.ts, so the same
+// bytes) AND the piece's CRC-32, so the event loop does neither. Pieces queued in one
+// turn of the event loop travel as one message per worker (one copy of their bytes
+// into a transferred buffer), not one per piece.
+//
+// Why threads of our own and not zlib's asynchronous calls on the libuv threadpool:
+// the threadpool cannot compute a CRC (node:zlib's crc32 runs on the calling thread),
+// and its threads cannot be told apart from V8's own helper threads, so they cannot
+// be given a lower priority alone. A worker lowers its own (Linux nice is per thread;
+// os.setPriority() without a pid sets the calling thread's): where the workers share
+// a core with the event loop (a process given one core, or a machine busier than its
+// cores), the scheduler runs the event loop first and compression in what is left,
+// instead of giving every runnable thread an equal turn. Measured on the medium board
+// with the server pinned to one core (bench/snapshot.bench.ts): with four threadpool
+// threads compressing at normal priority the event loop got about a fifth of the core
+// and a poll's time to first byte reached hundreds of ms while a refresh ran.
+//
+// One pool per process, started on first use; its threads live as long as the
+// process and keep it alive only while they have work (someone awaits it). It runs
+// a thread per core (at most MAX_DEFAULT_THREADS) unless setCompressionThreads() says
+// otherwise before the first piece.
+
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+
+/** Default pool size at most: compression past 8 threads waits on the main thread's rendering anyway. */
+const MAX_DEFAULT_THREADS = 8;
+
+/**
+ * Linux nice value the workers give themselves. Against the event loop's 0 a runnable
+ * worker gets about a tenth of the scheduler's weight, so the event loop runs first
+ * whenever it has work. Not the lowest (19): on a machine whose cores other processes
+ * kept busy (a load of 15 on 2 cores), workers at 19 got so little CPU that no new
+ * version was published for seconds; 10 is a middle choice, not measured against 19
+ * on an idle machine.
+ */
+export const WORKER_NICE = 10;
+
+export type CompressedCallback = (error: Error | null, deflated: Buffer | null, crc: number) => void;
+
+interface Job {
+  raw: Uint8Array;
+  level: number;
+  done: CompressedCallback;
+}
+
+interface Batch {
+  jobs: Job[];
+}
+
+/** The worker's code: plain CommonJS (an eval'd worker needs no loader). */
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { constants, crc32, deflateRawSync } = require('node:zlib');
+const { setPriority } = require('node:os');
+try { setPriority(${WORKER_NICE}); } catch {}
+const options = [];
+for (let level = 0; level <= 9; level++) options.push({ level, finishFlush: constants.Z_SYNC_FLUSH });
+parentPort.on('message', (message) => {
+  const data = new Uint8Array(message.data);
+  const n = message.lengths.length;
+  const outputs = new Array(n);
+  const crcs = new Uint32Array(n);
+  const outLengths = new Int32Array(n);
+  let at = 0;
+  let total = 0;
+  let error = null;
+  for (let i = 0; i < n; i++) {
+    const raw = data.subarray(at, at + message.lengths[i]);
+    at += message.lengths[i];
+    try {
+      outputs[i] = deflateRawSync(raw, options[message.levels[i]]);
+      crcs[i] = crc32(raw);
+    } catch (failure) {
+      error = String(failure && failure.message || failure);
+      outputs[i] = Buffer.alloc(0);
+    }
+    outLengths[i] = outputs[i].length;
+    total += outputs[i].length;
+  }
+  const out = new Uint8Array(total);
+  let put = 0;
+  for (let i = 0; i < n; i++) { out.set(outputs[i], put); put += outputs[i].length; }
+  parentPort.postMessage({ id: message.id, out: out.buffer, outLengths, crcs, error }, [out.buffer]);
+});
+`;
+
+interface Thread {
+  worker: Worker;
+  /** Batches sent and not answered. */
+  inFlight: Map<number, Batch>;
+  /** Raw bytes sent and not answered (the next batch goes to the least loaded thread). */
+  load: number;
+  alive: boolean;
+}
+
+interface Answer {
+  id: number;
+  out: ArrayBuffer;
+  outLengths: Int32Array;
+  crcs: Uint32Array;
+  error: string | null;
+}
+
+class CompressionPool {
+  private threads: Thread[] = [];
+  private queued: Job[] = [];
+  private flushQueued = false;
+  private nextId = 1;
+
+  constructor(readonly size: number) {}
+
+  compress(raw: Uint8Array, level: number, done: CompressedCallback): void {
+    this.queued.push({ raw, level, done });
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  private startThread(): Thread {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'snapshot-compression', execArgv: [] });
+    const thread: Thread = { worker, inFlight: new Map(), load: 0, alive: true };
+    worker.on('message', (message: Answer) => {
+      const batch = thread.inFlight.get(message.id);
+      if (batch === undefined) return;
+      thread.inFlight.delete(message.id);
+      if (thread.inFlight.size === 0) worker.unref();
+      this.answer(thread, batch, message);
+    });
+    worker.on('error', (error) => this.fail(thread, error));
+    worker.on('exit', (code) => this.fail(thread, new Error(`snapshot compression worker exited with code ${code}`)));
+    worker.unref(); // after the listeners: adding a 'message' listener refs the worker again
+    return thread;
+  }
+
+  private flush(): void {
+    this.flushQueued = false;
+    const jobs = this.queued;
+    this.queued = [];
+    if (jobs.length === 0) return;
+    while (this.threads.length < this.size) this.threads.push(this.startThread());
+    // Split by bytes over the threads, in order (neighbouring pieces together), least loaded first.
+    let total = 0;
+    for (const job of jobs) total += job.raw.length;
+    const parts = Math.min(this.threads.length, jobs.length);
+    const share = total / parts;
+    let from = 0;
+    for (let part = 0; part < parts && from < jobs.length; part++) {
+      let bytes = 0;
+      let to = from;
+      while (to < jobs.length && (part === parts - 1 || to === from || bytes < share)) bytes += jobs[to++].raw.length;
+      this.send(this.leastLoaded(), jobs.slice(from, to), bytes);
+      from = to;
+    }
+  }
+
+  private leastLoaded(): Thread {
+    let best = this.threads[0];
+    for (const thread of this.threads) if (thread.load < best.load) best = thread;
+    return best;
+  }
+
+  private send(thread: Thread, jobs: Job[], bytes: number): void {
+    const data = new Uint8Array(bytes);
+    const lengths = new Int32Array(jobs.length);
+    const levels = new Uint8Array(jobs.length);
+    let at = 0;
+    for (let i = 0; i < jobs.length; i++) {
+      data.set(jobs[i].raw, at);
+      at += jobs[i].raw.length;
+      lengths[i] = jobs[i].raw.length;
+      levels[i] = jobs[i].level;
+    }
+    const id = this.nextId++;
+    // While it has work the thread keeps the process alive (someone awaits it); idle, it does not.
+    if (thread.inFlight.size === 0) thread.worker.ref();
+    thread.inFlight.set(id, { jobs });
+    thread.load += bytes;
+    thread.worker.postMessage({ id, data: data.buffer, lengths, levels }, [data.buffer]);
+  }
+
+  private answer(thread: Thread, batch: Batch, message: Answer): void {
+    const out = Buffer.from(message.out);
+    let at = 0;
+    for (let i = 0; i < batch.jobs.length; i++) {
+      const job = batch.jobs[i];
+      thread.load -= job.raw.length;
+      const length = message.outLengths[i];
+      if (message.error !== null && length === 0) {
+        job.done(new Error(message.error), null, 0);
+        continue;
+      }
+      // Each piece owns its bytes: a view would keep the whole batch's buffer alive as long as any piece of it.
+      const deflated = Buffer.allocUnsafeSlow(length);
+      out.copy(deflated, 0, at, at + length);
+      at += length;
+      job.done(null, deflated, message.crcs[i]);
+    }
+  }
+
+  /** A thread failed: its batches are answered with the error (their callers compress them themselves); the next flush starts another. */
+  private fail(thread: Thread, error: Error): void {
+    if (!thread.alive) return;
+    thread.alive = false;
+    this.threads = this.threads.filter((other) => other !== thread);
+    const batches = [...thread.inFlight.values()];
+    thread.inFlight.clear();
+    void thread.worker.terminate();
+    for (const batch of batches) for (const job of batch.jobs) job.done(error, null, 0);
+  }
+}
+
+let pool: CompressionPool | null = null;
+
+let threads = Math.max(1, Math.min(MAX_DEFAULT_THREADS, availableParallelism()));
+
+/** Threads the pool runs (or will run once started). */
+export function compressionThreads(): number {
+  return threads;
+}
+
+/** Sets the pool's size (1..64) before its first use; later calls change nothing. Returns the size in force. */
+export function setCompressionThreads(count: number): number {
+  if (pool === null && Number.isInteger(count) && count >= 1 && count <= 64) threads = count;
+  return threads;
+}
+
+/**
+ * Compresses `raw` (which must not change until `done` is called) as a snapshot
+ * piece on a worker thread: `done` gets the raw DEFLATE bytes deflatedBytes() would
+ * give and the CRC-32 of `raw`, or an error (then the caller compresses it itself).
+ */
+export function compressOnWorker(raw: Uint8Array, level: number, done: CompressedCallback): void {
+  if (pool === null) pool = new CompressionPool(threads);
+  pool.compress(raw, level, done);
+}
