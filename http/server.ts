@@ -185,15 +185,21 @@ class Facade {
     this.boardSeq = options.boardSeq ?? null;
   }
 
-  /** Writes X-Board-Seq when the server knows the board. */
-  private writeBoardSeq(res: TransportResponse): void {
-    if (this.boardSeq === null) return;
+  /** X-Board-Seq's text now, or null when the server does not know the board. */
+  private boardSeqText(): string | null {
+    if (this.boardSeq === null) return null;
     const seq = this.boardSeq();
     if (seq !== this.lastSeq) {
       this.lastSeq = seq;
       this.lastSeqText = String(seq);
     }
-    res.writeHeader('X-Board-Seq', this.lastSeqText);
+    return this.lastSeqText;
+  }
+
+  /** Writes X-Board-Seq when the server knows the board. */
+  private writeBoardSeq(res: TransportResponse): void {
+    const text = this.boardSeqText();
+    if (text !== null) res.writeHeader('X-Board-Seq', text);
   }
 
   onRequest(res: TransportResponse, req: TransportRequest): void {
@@ -470,7 +476,10 @@ class Facade {
     const headers: [string, string][] = [['Content-Type', result.contentType], ['ETag', result.etag], ['Cache-Control', result.cacheControl ?? 'no-cache'], CORS_ORIGIN as [string, string], CORS_EXPOSE as [string, string], ['X-Request-Id', x.requestId], ...x.authHeaders];
     if (result.contentEncoding !== undefined) headers.push(['Content-Encoding', result.contentEncoding]);
     if (result.boardSeq !== undefined) headers.push(['X-Board-Seq', String(result.boardSeq)]);
-    else if (this.boardSeq !== null) headers.push(['X-Board-Seq', String(this.boardSeq())]);
+    else {
+      const text = this.boardSeqText();
+      if (text !== null) headers.push(['X-Board-Seq', text]);
+    }
     if (x.head) {
       let length = 0;
       for (const chunk of result.chunks) length += chunk.length;

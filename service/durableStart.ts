@@ -50,10 +50,9 @@ export type StartBoard = BoardOptions | Board | 'none';
 
 export type StartMode = 'restored' | 'fixture' | 'empty';
 
-export interface DurableStartOptions {
-  dataDir: string;
+/** What every way of starting a board is given (file log, JetStream, or no log). */
+export interface BoardStartOptions {
   clock: Clock;
-  persistence: Persistence;
   board: StartBoard;
   /** INGEST_HOST, INGEST_PORT, INGEST_TOKEN, INGEST_MAX_BATCH_BYTES, WAL_FSYNC, CHECKPOINT_INTERVAL_MS, CHECKPOINT_LOG_BYTES. */
   env: NodeJS.ProcessEnv;
@@ -62,10 +61,15 @@ export interface DurableStartOptions {
   ingestHost?: string;
   transport?: TransportChoice;
   log: (line: string) => void;
-  /** Served on the ingest listener without the token, from before the board is loaded (health, readiness, metrics). */
+  /** Served on the ingest listener without the token (health, readiness, metrics). */
   operationsRoutes?: readonly AnyRoute[];
   /** Print the progress of generating, loading or restoring the board (service/progress.ts). */
   progress?: boolean;
+}
+
+export interface DurableStartOptions extends BoardStartOptions {
+  dataDir: string;
+  persistence: Persistence;
   /** Called once the ingest listener listens, before the board is restored or loaded; the start waits for it. */
   listening?: (port: number) => void | Promise<void>;
 }
@@ -91,7 +95,7 @@ export interface DurableStart {
   abandon(): Promise<void>;
 }
 
-function isBoard(value: StartBoard): value is Board {
+export function isBoard(value: StartBoard): value is Board {
   return typeof value === 'object' && typeof (value as Board).forEachOdds === 'function';
 }
 
@@ -130,7 +134,7 @@ function stepProgress(enabled: boolean | undefined): StepProgress | undefined {
 }
 
 /** The fixture board for `start`, generated (with its progress) unless it is one already. */
-function fixtureBoard(start: StartBoard, now: number, progress: boolean | undefined): Board {
+export function fixtureBoard(start: StartBoard, now: number, progress: boolean | undefined): Board {
   if (start === 'none') return referenceBoard(now);
   if (isBoard(start)) return start;
   const step = stepProgress(progress)?.(`generating the ${start.size} board`, null, 'rows');
@@ -141,7 +145,7 @@ function fixtureBoard(start: StartBoard, now: number, progress: boolean | undefi
 }
 
 /** Loads the board into the engine, its rows' one pass reported as a progress bar when asked. */
-function loadWithProgress(engine: OddsEngine, board: Board, progress: boolean | undefined): void {
+export function loadWithProgress(engine: OddsEngine, board: Board, progress: boolean | undefined): void {
   if (progress !== true || board.oddsCount === 0) {
     loadBoard(engine, board);
     return;
@@ -274,21 +278,12 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   };
 }
 
-export interface ServedBoardOptions {
-  clock: Clock;
-  board: StartBoard;
+export interface ServedBoardOptions extends BoardStartOptions {
   /** A board restored elsewhere: served as it is, without loading `board` or its cold data. */
   engine?: OddsEngine;
   /** DATA_DIR; without one the board is loaded with no log. */
   dataDir?: string;
   dbPath?: string;
-  env: NodeJS.ProcessEnv;
-  ingestPort?: number;
-  ingestHost?: string;
-  transport?: TransportChoice;
-  log: (line: string) => void;
-  operationsRoutes?: readonly AnyRoute[];
-  progress?: boolean;
   listening?: (port: number) => void | Promise<void>;
   /** The settings read; with LOG=nats the board is a writer or a replica of a JetStream stream (replicatedStart.ts). */
   config?: Config;

@@ -19,15 +19,12 @@
 // store (size, seed and NOW: natsCheckpoints.ts), whatever its own BOARD, SEED and clock.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock } from '../engine/clock.ts';
 import { OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import type { Board, BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import type { ProbeState } from '../http/routes/health.ts';
-import type { AnyRoute } from '../http/router.ts';
 import type { RunningServer } from '../http/server.ts';
-import type { TransportChoice } from '../http/transport/transport.ts';
 import type { Ingest } from '../ingest/ingest.ts';
 import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
 import type { Replica } from '../ingest/replica.ts';
@@ -39,7 +36,7 @@ import { FleetKeyChecker } from '../persistence/nats/fleetKeyChecker.ts';
 import { FleetUsage } from '../persistence/nats/fleetUsage.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
-import { referenceBoard, type StartBoard, type StartMode } from './durableStart.ts';
+import { fixtureBoard, loadWithProgress, referenceBoard, type BoardStartOptions, type StartMode } from './durableStart.ts';
 
 /** The JetStream settings of a configuration, or null when LOG is not 'nats'. */
 export function natsSettingsFromConfig(config: Config): NatsSettings | null {
@@ -60,20 +57,11 @@ export function natsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): NatsS
   return natsSettingsFromConfig(readConfig(env));
 }
 
-export interface ReplicatedStartOptions {
+export interface ReplicatedStartOptions extends BoardStartOptions {
   settings: NatsSettings;
   config: Config;
   dataDir: string;
   dbPath?: string;
-  clock: Clock;
-  board: StartBoard;
-  env: NodeJS.ProcessEnv;
-  ingestPort?: number;
-  ingestHost?: string;
-  transport?: TransportChoice;
-  log: (line: string) => void;
-  /** Served on the node's ingest listener without the token (health, readiness, metrics). */
-  operationsRoutes?: readonly AnyRoute[];
 }
 
 export interface ReplicatedStart {
@@ -101,10 +89,6 @@ export interface ReplicatedStart {
   close(): Promise<void>;
 }
 
-function isBoard(value: StartBoard): value is Board {
-  return typeof value === 'object' && typeof (value as Board).forEachOdds === 'function';
-}
-
 /** How often a replica reads the stream's end for its lag, and checkpoints what it applied. */
 const LAG_PROBE_MS = 1000;
 
@@ -120,13 +104,12 @@ export async function openReplicatedStart(options: ReplicatedStartOptions): Prom
     node = await openReplicatedNode(settings, { dataDir, clock, cold: persistence, fsync: config.walFsync, warn: options.log });
     const engine = node.role === 'writer' ? node.writer.engine : node.replica.engine;
     const start = options.board;
-    const startBoard = (): Board => (start === 'none' ? referenceBoard(clock.now()) : isBoard(start) ? start : generateBoard(start));
     let mode: StartMode = 'restored';
     let board: Board;
     if (node.role === 'writer' && node.writer.fresh) {
-      board = startBoard();
+      board = fixtureBoard(start, clock.now(), options.progress);
       mode = start === 'none' ? 'empty' : 'fixture';
-      loadBoard(engine, board);
+      loadWithProgress(engine, board, options.progress);
       persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
       await node.checkpoints.putStartBoard({ size: board.options.size, seed: board.options.seed, now: board.options.now });
       await node.writer.checkpointNow();
@@ -137,7 +120,7 @@ export async function openReplicatedStart(options: ReplicatedStartOptions): Prom
         // recorded in the object store (its settings and NOW, not this node's)
         const recorded = await node.checkpoints.startBoard();
         const initial =
-          recorded === null ? startBoard() : recorded.size === 'none' ? referenceBoard(recorded.now, recorded.seed) : generateBoard({ size: recorded.size as BoardSize, seed: recorded.seed, now: recorded.now });
+          recorded === null ? fixtureBoard(start, clock.now(), options.progress) : recorded.size === 'none' ? referenceBoard(recorded.now, recorded.seed) : generateBoard({ size: recorded.size as BoardSize, seed: recorded.seed, now: recorded.now });
         const scratch = new OddsEngine(clock);
         loadBoard(scratch, initial);
         persistence.loadCold(initial, { eventsWithOdds: new Set(scratch.eventIdsWithLiveRows()) });

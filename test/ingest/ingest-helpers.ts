@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../engine/clock.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { oddsId, type Board, type OddsInput } from '../../engine/model.ts';
+import type { Board, OddsInput } from '../../engine/model.ts';
 import { isoMinutes } from '../../engine/timeFormat.ts';
 import { DurableBoard } from '../../ingest/durableBoard.ts';
+import { oddsRowFields } from '../../ingest/engineFeed.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 
 export function tempDataDir(prefix = 'ingest-'): string {
@@ -41,32 +42,11 @@ export async function openBoard(dir: string, clock: Clock, board: Board, options
   };
 }
 
-/** An engine row as a feed sends it in an odds change (the /odds row fields plus teamId). */
+/**
+ * An engine row as an outside feed sends it in an odds change: the served /odds fields
+ * (eventStartTime as the ISO text /odds shows, no selectionId) plus teamId.
+ */
 export function oddsChange(row: OddsInput): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    id: oddsId(row),
-    eventId: row.eventId,
-    sportsbook: row.sportsbook,
-    league: row.league,
-    market: row.market,
-    marketSubtype: row.marketSubtype,
-    period: row.period,
-    selection: row.selection,
-    side: row.side,
-    teamSide: row.teamSide,
-    teamName: row.teamName,
-    suspended: row.suspended,
-    eventStartTime: isoMinutes(row.eventStartTime),
-    teamId: row.teamId,
-  };
-  if (row.priceAmerican !== null) out.priceAmerican = row.priceAmerican;
-  if (row.dfsMultiplier !== null) out.dfsMultiplier = row.dfsMultiplier;
-  if (row.line !== null) out.line = row.line;
-  if (row.playerId !== null) {
-    out.playerId = row.playerId;
-    out.playerName = row.playerName;
-  }
-  if (row.marketScope !== null) out.marketScope = row.marketScope;
-  if (row.segment !== null) out.segment = row.segment;
-  return { op: 'odds', row: out };
+  const { selectionId: _internal, ...fields } = oddsRowFields(row);
+  return { op: 'odds', row: { ...fields, eventStartTime: isoMinutes(row.eventStartTime) } };
 }
