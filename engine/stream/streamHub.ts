@@ -3,9 +3,10 @@
 // WebSocket route and the SSE route each adapt their connection to it).
 //
 // What a subscription receives: an image (its rows as /odds serves them, in segments of
-// at most 1,000 rows, at one board sequence), then deltas, each naming the board
-// sequence it brings the client to (clk) and the one before it (prev), so a client can
-// check that the chain is unbroken. A resume (a clk this board issued, still within
+// at most 1,000 rows, each segment built in its own turn of the event loop so other
+// subscribers' deltas pass between them; all carry the clk of the image's start), then
+// deltas, each naming the board sequence it brings the client to (clk) and the one
+// before it (prev), so a client can check that the chain is unbroken. A resume (a clk this board issued, still within
 // what the board can answer) gets only the rows changed after it; anything else gets a
 // fresh image marked resync.
 //
@@ -118,6 +119,8 @@ class Subscription {
    * its group has the same previous clk). This is the part without the clk.
    */
   readonly sharingPrefix: string;
+  /** The image being sent, one segment per turn of the event loop; null once its last segment went out. */
+  imaging: ImageInProgress | null = null;
 
   constructor(
     readonly id: string,
@@ -128,6 +131,26 @@ class Subscription {
     this.formatCode = formatCode(request.oddsFormat);
     this.sharingPrefix = `${request.format}:${this.formatCode}:`;
   }
+}
+
+/**
+ * An image sent segment by segment: each segment is read and rendered in its own turn
+ * of the event loop (setImmediate between them), so a large image does not hold back
+ * every other subscriber's next delta. Every segment carries the clk of the moment the
+ * image started; a row in a later segment may already be newer than that (the board
+ * moved on between segments), and everything the subscription's rows did after that
+ * clk follows the image as deltas (changes noted while it was sent, then one catch-up
+ * from the image's clk), so image + deltas is exactly what /odds holds.
+ */
+interface ImageInProgress {
+  readonly point: ClockPoint;
+  readonly clk: string;
+  readonly resync: boolean;
+  readonly filter: ReturnType<typeof oddsFilterOf>;
+  /** The id after which the next segment starts (keyset paging, as /odds pages). */
+  afterId: string | null;
+  first: boolean;
+  next: NodeJS.Immediate | null;
 }
 
 /** A connected client: its subscriptions, and whether its socket is pushing back. */
@@ -331,6 +354,11 @@ export class StreamHub implements ChangeListener {
     let lastPrev = '';
     let lastId = '';
     for (const sub of group.subs) {
+      if (sub.imaging !== null) {
+        // sent after its image, from the image's clk (finishImage)
+        sub.dirty = true;
+        continue;
+      }
       if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
         this.heldBack[sub.client.backedUp ? 1 : 0]!++;
         sub.dirty = true;
@@ -419,7 +447,7 @@ export class StreamHub implements ChangeListener {
     client.backedUp = false;
     const now = this.wallNow();
     for (const sub of client.subs.values()) {
-      if (sub.dirty && (sub.request.conflateMs === 0 || now - sub.lastFlushAt >= sub.request.conflateMs)) this.catchUp(sub);
+      if (sub.dirty && sub.imaging === null && (sub.request.conflateMs === 0 || now - sub.lastFlushAt >= sub.request.conflateMs)) this.catchUp(sub);
       if (client.closed || client.backedUp) return;
     }
   }
@@ -457,33 +485,53 @@ export class StreamHub implements ChangeListener {
     return point;
   }
 
-  /** The subscription's rows as /odds serves them, at one board sequence, in segments. */
+  /**
+   * The subscription's rows as /odds serves them, in segments (see ImageInProgress): the
+   * first one now, each further one in a later turn of the event loop.
+   */
   private sendImage(sub: Subscription, resync: boolean): void {
     const point = this.point();
-    const clk = this.tokens.issue(point);
-    const filter = oddsFilterOf(sub.group.compiled.filter);
-    const odds = this.engine.odds;
-    let afterId: string | null = null;
-    let first = true;
-    for (;;) {
-      const page = odds.page(filter, afterId, SEGMENT_ROWS);
-      const rows = odds.render(page, sub.request.oddsFormat);
-      const more = page.hasMore;
-      const segment = more ? (first ? 'start' : 'more') : 'end';
-      const head: Record<string, unknown> = { op: 'image', id: sub.id, clk, segment };
-      if (resync) head.resync = true;
-      const bytes = rowsMessage(sub.request.format, head, sub.request.format === 'json' ? rows : rowsMsgpack(rows));
-      // Only the last segment is a resume point: a client cut off mid-image starts over.
-      if (!this.deliver(sub.client, { op: 'image', resumeClk: more ? null : clk, bytes, binary: sub.request.format === 'msgpack' }, true)) return;
-      if (!more) break;
-      afterId = page.lastId;
-      first = false;
-    }
-    sub.point = point;
-    sub.clk = clk;
     sub.dirty = false;
     this.behind.delete(sub);
+    sub.imaging = { point, clk: this.tokens.issue(point), resync, filter: oddsFilterOf(sub.group.compiled.filter), afterId: null, first: true, next: null };
+    this.imageSegment(sub, sub.imaging);
+  }
+
+  /** Sends the image's next segment; schedules the one after it, or finishes the image. */
+  private imageSegment(sub: Subscription, image: ImageInProgress): void {
+    image.next = null;
+    if (sub.imaging !== image || sub.client.closed) return;
+    const odds = this.engine.odds;
+    const page = odds.page(image.filter, image.afterId, SEGMENT_ROWS);
+    const rows = odds.render(page, sub.request.oddsFormat);
+    const more = page.hasMore;
+    const head: Record<string, unknown> = { op: 'image', id: sub.id, clk: image.clk, segment: more ? (image.first ? 'start' : 'more') : 'end' };
+    if (image.resync) head.resync = true;
+    const format = sub.request.format;
+    const bytes = rowsMessage(format, head, format === 'json' ? rows : rowsMsgpack(rows));
+    // Only the last segment is a resume point: a client cut off mid-image starts over.
+    if (!this.deliver(sub.client, { op: 'image', resumeClk: more ? null : image.clk, bytes, binary: format === 'msgpack' }, true)) {
+      sub.imaging = null;
+      return;
+    }
+    if (more) {
+      image.afterId = page.lastId;
+      image.first = false;
+      image.next = setImmediate(() => this.imageSegment(sub, image));
+      return;
+    }
+    this.finishImage(sub, image);
+  }
+
+  /** The image is out: the subscription stands at its clk, and what changed meanwhile follows by the usual rules. */
+  private finishImage(sub: Subscription, image: ImageInProgress): void {
+    sub.imaging = null;
+    sub.point = image.point;
+    sub.clk = image.clk;
     sub.lastFlushAt = this.wallNow();
+    if (!sub.dirty) return;
+    if (sub.request.conflateMs === 0 && !sub.client.backedUp) this.catchUp(sub);
+    else this.behind.add(sub);
   }
 
   /**
@@ -596,6 +644,10 @@ export class StreamHub implements ChangeListener {
     const group = sub.group;
     group.subs.delete(sub);
     this.behind.delete(sub);
+    if (sub.imaging !== null) {
+      if (sub.imaging.next !== null) clearImmediate(sub.imaging.next);
+      sub.imaging = null;
+    }
     sub.client.heartbeatEvery = sub.client.heartbeatMs();
     if (group.subs.size > 0 || this.groups.get(group.key) !== group) return;
     this.groups.delete(group.key);
@@ -611,6 +663,7 @@ export class StreamHub implements ChangeListener {
         this.behind.delete(sub);
         continue;
       }
+      if (sub.imaging !== null) continue;
       const interval = client.backedUp ? Math.max(BACKED_UP_INTERVAL_MS, sub.request.conflateMs) : sub.request.conflateMs;
       if (now - sub.lastFlushAt >= interval) this.catchUp(sub);
     }
