@@ -15,7 +15,9 @@
 // the groups filed under its event, league or sportsbook (groupIndex.ts), so a batch
 // costs its rows times the groups they may match; each group renders its rows once per
 // wire format and odds format, and each distinct message (envelope included: id, clk,
-// prev) is built once and handed as the same bytes to every subscription it is for.
+// prev) is built once and handed as the same bytes to every subscription it is for. A
+// client with several subscriptions gets the batch's deltas for all of them at the end,
+// in one socket write (the sink's cork), instead of one write per subscription.
 //
 // Conflation keeps nothing per row: a conflating subscription only remembers the
 // point its client is at (the clk of its last message) and that something changed; when
@@ -52,6 +54,13 @@ export interface StreamSink {
   bufferedAmount(): number;
   /** Ends the connection (after a status message saying why). */
   close(reason: 'slow_consumer'): void;
+  /**
+   * Runs `sends` with the connection's writes gathered and handed to the socket as one
+   * write when it returns (uWS cork); absent, or when the transport cannot gather them,
+   * the sends are written as they come. Bytes the socket did not take at the end show in
+   * bufferedAmount().
+   */
+  cork?(sends: () => void): void;
 }
 
 export interface SubscribeRequest {
@@ -161,6 +170,13 @@ export class StreamClient {
   lastSentAt: number;
   /** Heartbeats and connection-level statuses use the wire format of the latest subscribe. */
   format: WireFormat = 'json';
+  /**
+   * A client with several subscriptions gets the batch's deltas for all of them in one
+   * socket write: they wait here (subscription i gets message i) until every group of
+   * the batch was fanned out.
+   */
+  readonly corkedSubs: Subscription[] = [];
+  readonly corkedMessages: OutgoingMessage[] = [];
 
   constructor(
     private readonly hub: StreamHub,
@@ -237,6 +253,8 @@ export class StreamHub implements ChangeListener {
   /** Numbers the fan-out passes (a group's matched rows belong to the pass it records). */
   private pass = 0;
   private readonly touched: Group[] = [];
+  /** Clients with deltas waiting in corkedSubs, sent once the batch's groups are done. */
+  private readonly corking: StreamClient[] = [];
   /** One group's delta messages of the pass, by sharing key (see Subscription.sharingPrefix). */
   private readonly shared = new Map<string, OutgoingMessage>();
   /**
@@ -333,8 +351,48 @@ export class StreamHub implements ChangeListener {
     const touched = this.touched;
     touched.length = 0;
     for (let i = 0; i < count; i++) this.index.collect(slots[i]!, pass, touched);
-    for (let i = 0; i < touched.length; i++) this.fanOut(touched[i]!, clk, point);
+    // One reading of the clock for the batch: a client's last-sent time is what heartbeats need, not a time per frame.
+    const at = this.wallNow();
+    for (let i = 0; i < touched.length; i++) this.fanOut(touched[i]!, clk, point, at);
     touched.length = 0;
+    const corking = this.corking;
+    for (let i = 0; i < corking.length; i++) this.sendCorked(corking[i]!, clk, point, at);
+    corking.length = 0;
+  }
+
+  /**
+   * The batch's deltas of a client with several subscriptions, in one socket write.
+   * Inside the cork a send is only copied, so the socket's push-back shows after it:
+   * the client is then backed up as after a send that reported it (and past the cap,
+   * dropped), and its drained() follows as usual.
+   */
+  private sendCorked(client: StreamClient, clk: string, point: ClockPoint, at: number): void {
+    const subs = client.corkedSubs;
+    const messages = client.corkedMessages;
+    const sends = () => {
+      for (let i = 0; i < subs.length; i++) {
+        const sub = subs[i]!;
+        if (client.closed) return;
+        if (client.backedUp) {
+          this.heldBack[1]!++;
+          sub.dirty = true;
+          this.behind.add(sub);
+          continue;
+        }
+        if (!this.deliver(client, messages[i]!, false, at)) return;
+        sub.point = point;
+        sub.clk = clk;
+      }
+    };
+    if (client.sink.cork === undefined || client.closed) sends();
+    else client.sink.cork(sends);
+    subs.length = 0;
+    messages.length = 0;
+    if (client.closed || client.backedUp) return;
+    const queued = client.sink.bufferedAmount();
+    if (queued === 0) return;
+    client.backedUp = true;
+    if (queued > this.bufferCap) this.dropSlow(client);
   }
 
   /**
@@ -343,7 +401,7 @@ export class StreamHub implements ChangeListener {
    * subscription that is conflating, or whose client pushes back, only notes that it
    * has something to catch up on.
    */
-  private fanOut(group: Group, clk: string, point: ClockPoint): void {
+  private fanOut(group: Group, clk: string, point: ClockPoint, at: number): void {
     const rendered = new RenderedRows(this.engine, group.matched, group.matchedCount);
     const shared = this.shared;
     shared.clear();
@@ -380,7 +438,14 @@ export class StreamHub implements ChangeListener {
         lastPrev = sub.clk;
         lastId = sub.id;
       }
-      if (!this.deliver(sub.client, message, false)) continue;
+      const client = sub.client;
+      if (client.subs.size > 1) {
+        if (client.corkedSubs.length === 0) this.corking.push(client);
+        client.corkedSubs.push(sub);
+        client.corkedMessages.push(message);
+        continue;
+      }
+      if (!this.deliver(client, message, false, at)) continue;
       sub.point = point;
       sub.clk = clk;
     }
@@ -599,9 +664,9 @@ export class StreamHub implements ChangeListener {
    * queue past the cap after a delta, disconnects the client (slow_consumer): a gap is
    * never left silently. An image may pass the cap (it is sent whole, once).
    */
-  private deliver(client: StreamClient, message: OutgoingMessage, image: boolean): boolean {
+  private deliver(client: StreamClient, message: OutgoingMessage, image: boolean, at = this.wallNow()): boolean {
     if (client.closed) return false;
-    const result = this.send(client, message);
+    const result = this.send(client, message, at);
     // after 'sent' the queue is below any cap (see SinkResult): the cap is only read after backpressure
     if (result === 'dropped' || (!image && result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap)) {
       this.dropSlow(client);
@@ -610,7 +675,7 @@ export class StreamHub implements ChangeListener {
     return true;
   }
 
-  private send(client: StreamClient, message: OutgoingMessage): SinkResult {
+  private send(client: StreamClient, message: OutgoingMessage, at = this.wallNow()): SinkResult {
     if (client.closed) return 'dropped';
     const result = client.sink.send(message);
     if (result !== 'dropped') {
@@ -619,7 +684,7 @@ export class StreamHub implements ChangeListener {
       const format = message.binary ? 1 : 0;
       this.sentMessages[format]!++;
       this.sentBytes[format]! += message.bytes.length;
-      client.lastSentAt = this.wallNow();
+      client.lastSentAt = at;
     }
     if (result === 'backpressure') client.backedUp = true;
     return result;

@@ -93,6 +93,7 @@ function socketSink(ws: SocketConnection<SocketData>): StreamSink {
     send: (message) => ws.send(message.bytes, message.binary),
     bufferedAmount: () => ws.getBufferedAmount(),
     close: (reason) => ws.end(1008, reason),
+    cork: (sends) => ws.cork(sends),
   };
 }
 
