@@ -122,6 +122,8 @@ class Subscription {
   dirty = false;
   lastFlushAt = 0;
   readonly formatCode: number;
+  /** conflateMs > 0, read on the fan-out path without touching the request. */
+  readonly conflates: boolean;
   /**
    * Subscriptions of a group whose deltas are the same bytes share them: same wire
    * format, odds format, previous clk and id (every subscription that has kept up with
@@ -138,6 +140,7 @@ class Subscription {
     readonly request: SubscribeRequest,
   ) {
     this.formatCode = formatCode(request.oddsFormat);
+    this.conflates = request.conflateMs > 0;
     this.sharingPrefix = `${request.format}:${this.formatCode}:`;
   }
 }
@@ -165,6 +168,12 @@ interface ImageInProgress {
 /** A connected client: its subscriptions, and whether its socket is pushing back. */
 export class StreamClient {
   readonly subs = new Map<string, Subscription>();
+  /**
+   * subs.size as a plain field: the fan-out reads it once per message sent, and each
+   * object it touches per message is one more load after a socket write that has
+   * filled the CPU's caches with the kernel's data (the Map itself stays untouched).
+   */
+  subscriptionCount = 0;
   backedUp = false;
   closed = false;
   lastSentAt: number;
@@ -417,7 +426,7 @@ export class StreamHub implements ChangeListener {
         sub.dirty = true;
         continue;
       }
-      if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
+      if (sub.conflates || sub.client.backedUp || sub.dirty) {
         this.heldBack[sub.client.backedUp ? 1 : 0]!++;
         sub.dirty = true;
         this.behind.add(sub);
@@ -439,7 +448,7 @@ export class StreamHub implements ChangeListener {
         lastId = sub.id;
       }
       const client = sub.client;
-      if (client.subs.size > 1) {
+      if (client.subscriptionCount > 1) {
         if (client.corkedSubs.length === 0) this.corking.push(client);
         client.corkedSubs.push(sub);
         client.corkedMessages.push(message);
@@ -471,6 +480,7 @@ export class StreamHub implements ChangeListener {
     const sub = new Subscription(request.id, client, group, request);
     group.subs.add(sub);
     client.subs.set(request.id, sub);
+    client.subscriptionCount = client.subs.size;
     if (request.heartbeatMs < client.heartbeatEvery) client.heartbeatEvery = request.heartbeatMs;
     sub.lastFlushAt = this.wallNow();
 
@@ -494,6 +504,7 @@ export class StreamHub implements ChangeListener {
     const sub = client.subs.get(id);
     if (sub === undefined) return false;
     client.subs.delete(id);
+    client.subscriptionCount = client.subs.size;
     this.leaveGroup(sub);
     return true;
   }
@@ -503,6 +514,7 @@ export class StreamHub implements ChangeListener {
     client.closed = true;
     for (const sub of client.subs.values()) this.leaveGroup(sub);
     client.subs.clear();
+    client.subscriptionCount = 0;
     this.clients.delete(client);
   }
 
