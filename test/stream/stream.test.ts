@@ -44,6 +44,29 @@ describe('WebSocket stream', () => {
     }
   });
 
+  it('an image cut short by unsubscribe sends no more segments: the next subscription with the same id gets one whole image', async () => {
+    const client = await StreamTestClient.open(t.port);
+    try {
+      const from = client.messages.length;
+      // Sent together: the first image's later segments would come after the unsubscribe.
+      client.send({ op: 'subscribe', id: 'x', filter: {} });
+      client.send({ op: 'unsubscribe', id: 'x' });
+      client.send({ op: 'subscribe', id: 'x', filter: {}, oddsFormat: 'decimal' });
+      const end = await client.next((m) => m.id === 'x' && m.op === 'image' && m.segment === 'end', 20_000, from);
+      await client.sync();
+      const images = client.messages.slice(from).filter((m) => m.id === 'x' && m.op === 'image');
+      const starts = images.flatMap((m, i) => (m.segment === 'start' ? [i] : []));
+      assert.equal(images.filter((m) => m.segment === 'end').length, 1, 'one image ends');
+      const last = images.slice(starts.at(-1));
+      assert.deepEqual(last.flatMap((m) => m.rows), await oddsRows(t.port, oddsQuery({}, 'decimal')), 'the last image is whole and alone');
+      assert.ok(last.every((m) => m.clk === end.clk));
+      // Before it, at most the first image's opening segment (sent with the subscribe itself).
+      assert.ok(starts.at(-1)! <= 1, `segments of the unsubscribed image before the new one: ${starts.at(-1)}`);
+    } finally {
+      client.close();
+    }
+  });
+
   it('invalid subscriptions get status errors with the HTTP routes\' validation', async () => {
     const client = await StreamTestClient.open(t.port);
     try {
