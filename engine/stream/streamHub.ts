@@ -115,10 +115,16 @@ class Group implements IndexedGroup {
 }
 
 class Subscription {
-  /** Where the client stands: the point of the last image or delta it was sent. */
-  point: ClockPoint = { seq: 0, time: 0 };
+  /**
+   * Where the client stands: the point (board sequence and time) of the last image or
+   * delta it was sent, and its clk. Kept as numbers, not a ClockPoint object: the
+   * fan-out moves every subscription in step each batch, and storing a new object into
+   * a long-lived one costs the garbage collector's write barrier each time.
+   */
+  seq = 0;
+  time = 0;
   clk = '';
-  /** Something it follows changed since `point` and was not sent yet. */
+  /** Something it follows changed since its point and was not sent yet. */
   dirty = false;
   lastFlushAt = 0;
   readonly formatCode: number;
@@ -142,6 +148,17 @@ class Subscription {
     this.formatCode = formatCode(request.oddsFormat);
     this.conflates = request.conflateMs > 0;
     this.sharingPrefix = `${request.format}:${this.formatCode}:`;
+  }
+
+  /** The client now stands at `point`, whose token is `clk`. */
+  moveTo(point: ClockPoint, clk: string): void {
+    this.seq = point.seq;
+    this.time = point.time;
+    this.clk = clk;
+  }
+
+  point(): ClockPoint {
+    return { seq: this.seq, time: this.time };
   }
 }
 
@@ -389,8 +406,7 @@ export class StreamHub implements ChangeListener {
           continue;
         }
         if (!this.deliver(client, messages[i]!, false, at)) return;
-        sub.point = point;
-        sub.clk = clk;
+        sub.moveTo(point, clk);
       }
     };
     if (client.sink.cork === undefined || client.closed) sends();
@@ -455,8 +471,7 @@ export class StreamHub implements ChangeListener {
         continue;
       }
       if (!this.deliver(client, message, false, at)) continue;
-      sub.point = point;
-      sub.clk = clk;
+      sub.moveTo(point, clk);
     }
     shared.clear();
   }
@@ -488,8 +503,7 @@ export class StreamHub implements ChangeListener {
       const from = this.resumable(request.clk);
       if (from !== null) {
         this.counters.resumes++;
-        sub.point = from;
-        sub.clk = request.clk;
+        sub.moveTo(from, request.clk);
         this.catchUp(sub);
         return;
       }
@@ -603,8 +617,7 @@ export class StreamHub implements ChangeListener {
   /** The image is out: the subscription stands at its clk, and what changed meanwhile follows by the usual rules. */
   private finishImage(sub: Subscription, image: ImageInProgress): void {
     sub.imaging = null;
-    sub.point = image.point;
-    sub.clk = image.clk;
+    sub.moveTo(image.point, image.clk);
     sub.lastFlushAt = this.wallNow();
     if (!sub.dirty) return;
     if (sub.request.conflateMs === 0 && !sub.client.backedUp) this.catchUp(sub);
@@ -618,14 +631,14 @@ export class StreamHub implements ChangeListener {
    * between them resumes where it stopped.
    */
   private catchUp(sub: Subscription): void {
-    const slots = this.changedSince(sub.group, sub.point);
+    const slots = this.changedSince(sub.group, sub.point());
     const s = this.engine.store;
     const now = this.point();
     sub.dirty = false;
     this.behind.delete(sub);
     sub.lastFlushAt = this.wallNow();
     if (slots.length === 0) {
-      if (sub.clk === '' || now.seq === sub.point.seq) return;
+      if (sub.clk === '' || now.seq === sub.seq) return;
       // Nothing of this subscription changed: an empty delta still moves the client on.
       const clk = this.tokens.issue(now);
       this.sendRows(sub, 'delta', { op: 'delta', id: sub.id, clk, prev: sub.clk }, sub.request.format === 'json' ? Buffer.alloc(0) : rowsMsgpack(Buffer.alloc(0)), clk, now);
@@ -666,8 +679,7 @@ export class StreamHub implements ChangeListener {
   private sendRows(sub: Subscription, op: ServerOp, head: Record<string, unknown>, rows: Buffer, clk: string, point: ClockPoint): boolean {
     const bytes = rowsMessage(sub.request.format, head, rows);
     if (!this.deliver(sub.client, { op, resumeClk: clk, bytes, binary: sub.request.format === 'msgpack' }, false)) return false;
-    sub.point = point;
-    sub.clk = clk;
+    sub.moveTo(point, clk);
     return true;
   }
 
