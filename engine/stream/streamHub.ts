@@ -6,9 +6,9 @@
 // at most 1,000 rows, each segment built in its own turn of the event loop so other
 // subscribers' deltas pass between them; all carry the clk of the image's start), then
 // deltas, each naming the board sequence it brings the client to (clk) and the one
-// before it (prev), so a client can check that the chain is unbroken. A resume (a clk this board issued, still within
-// what the board can answer) gets only the rows changed after it; anything else gets a
-// fresh image marked resync.
+// before it (prev), so a client can check that the chain is unbroken. A resume (a clk
+// this board issued, still within what the board can answer) gets only the rows changed
+// after it; anything else gets a fresh image marked resync.
 //
 // Fan-out, at the end of every apply (same tick, no timer): subscriptions with the same
 // filter share one group (one compiled matcher); each changed row is offered only to
@@ -388,9 +388,9 @@ export class StreamHub implements ChangeListener {
 
   /**
    * The batch's deltas of a client with several subscriptions, in one socket write.
-   * Inside the cork a send is only copied, so the socket's push-back shows after it:
-   * the client is then backed up as after a send that reported it (and past the cap,
-   * dropped), and its drained() follows as usual.
+   * Inside the cork a small send is only copied, so the socket's push-back may show
+   * only after it: the client is then backed up as after a send that reported it (and
+   * past the cap, dropped), and its drained() follows as usual.
    */
   private sendCorked(client: StreamClient, clk: string, point: ClockPoint, at: number): void {
     const subs = client.corkedSubs;
