@@ -735,7 +735,7 @@ export interface paths {
          * The push stream as Server-Sent Events: an image of the filtered rows, then deltas, resuming from Last-Event-ID.
          * @description Server-Sent Events for one subscription to the push stream; its filter is the query string (the same parameters, meanings and limits as /odds).
          *
-         *     Events: `image` (the rows as /odds serves them at one board sequence, in segments of at most 1,000 rows; only the last segment, `"segment": "end"`, carries an id), `delta` (every row of the subscription changed since the previous event, tombstones `"removed": true` included, with `clk` and `prev`), `heartbeat` (after heartbeat_ms without other traffic) and `status` (resync, slow_consumer).
+         *     Events: `image` (the rows as /odds serves them at the image's clk, in segments of at most 1,000 rows built one at a time, so a later segment's rows may already be newer, and the deltas that follow bring every row up to date; only the last segment, `"segment": "end"`, carries an id), `delta` (every row of the subscription changed since the previous event, tombstones `"removed": true` included, with `clk` and `prev`), `heartbeat` (after heartbeat_ms without other traffic) and `status` (resync, slow_consumer).
          *
          *     Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed's 10 minutes and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.
          *

@@ -68,7 +68,7 @@ const schemas: Record<string, unknown> = {
       clk: { $ref: '#/components/schemas/Clk' },
       segment: { type: 'string', enum: ['start', 'more', 'end'], description: `At most ${SEGMENT_ROWS} rows each; the last is end (a one-segment image too). Apply the image once end arrived.` },
       resync: { const: true, description: 'The subscribe carried a clk that cannot be resumed: replace the held rows.' },
-      rows: { type: 'array', maxItems: SEGMENT_ROWS, items: { $ref: '#/components/schemas/OddsRow' }, description: 'The rows /odds with the same filter serves at clk, in its order.' },
+      rows: { type: 'array', maxItems: SEGMENT_ROWS, items: { $ref: '#/components/schemas/OddsRow' }, description: 'The rows /odds with the same filter serves at clk, in its order. Segments are built one at a time (other subscriptions\' messages may come between them), so a row of a later segment may already be newer than clk; every change after clk follows as deltas, so image + deltas is exact.' },
     },
   },
   Delta: {

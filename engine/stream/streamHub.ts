@@ -3,18 +3,21 @@
 // WebSocket route and the SSE route each adapt their connection to it).
 //
 // What a subscription receives: an image (its rows as /odds serves them, in segments of
-// at most 1,000 rows, at one board sequence), then deltas, each naming the board
-// sequence it brings the client to (clk) and the one before it (prev), so a client can
-// check that the chain is unbroken. A resume (a clk this board issued, still within
-// what the board can answer) gets only the rows changed after it; anything else gets a
-// fresh image marked resync.
+// at most 1,000 rows, each segment built in its own turn of the event loop so other
+// subscribers' deltas pass between them; all carry the clk of the image's start), then
+// deltas, each naming the board sequence it brings the client to (clk) and the one
+// before it (prev), so a client can check that the chain is unbroken. A resume (a clk
+// this board issued, still within what the board can answer) gets only the rows changed
+// after it; anything else gets a fresh image marked resync.
 //
 // Fan-out, at the end of every apply (same tick, no timer): subscriptions with the same
 // filter share one group (one compiled matcher); each changed row is offered only to
 // the groups filed under its event, league or sportsbook (groupIndex.ts), so a batch
 // costs its rows times the groups they may match; each group renders its rows once per
 // wire format and odds format, and each distinct message (envelope included: id, clk,
-// prev) is built once and handed as the same bytes to every subscription it is for.
+// prev) is built once and handed as the same bytes to every subscription it is for. A
+// client with several subscriptions gets the batch's deltas for all of them at the end,
+// in one socket write (the sink's cork), instead of one write per subscription.
 //
 // Conflation keeps nothing per row: a conflating subscription only remembers the
 // point its client is at (the clk of its last message) and that something changed; when
@@ -51,6 +54,13 @@ export interface StreamSink {
   bufferedAmount(): number;
   /** Ends the connection (after a status message saying why). */
   close(reason: 'slow_consumer'): void;
+  /**
+   * Runs `sends` with the connection's writes gathered and handed to the socket as one
+   * write when it returns (uWS cork); absent, or when the transport cannot gather them,
+   * the sends are written as they come. Bytes the socket did not take at the end show in
+   * bufferedAmount().
+   */
+  cork?(sends: () => void): void;
 }
 
 export interface SubscribeRequest {
@@ -105,19 +115,29 @@ class Group implements IndexedGroup {
 }
 
 class Subscription {
-  /** Where the client stands: the point of the last image or delta it was sent. */
-  point: ClockPoint = { seq: 0, time: 0 };
+  /**
+   * Where the client stands: the point (board sequence and time) of the last image or
+   * delta it was sent, and its clk. Kept as numbers, not a ClockPoint object: the
+   * fan-out moves every subscription in step each batch, and storing a new object into
+   * a long-lived one costs the garbage collector's write barrier each time.
+   */
+  seq = 0;
+  time = 0;
   clk = '';
-  /** Something it follows changed since `point` and was not sent yet. */
+  /** Something it follows changed since its point and was not sent yet. */
   dirty = false;
   lastFlushAt = 0;
   readonly formatCode: number;
+  /** conflateMs > 0, read on the fan-out path without touching the request. */
+  readonly conflates: boolean;
   /**
    * Subscriptions of a group whose deltas are the same bytes share them: same wire
    * format, odds format, previous clk and id (every subscription that has kept up with
    * its group has the same previous clk). This is the part without the clk.
    */
   readonly sharingPrefix: string;
+  /** The image being sent, one segment per turn of the event loop; null once its last segment went out. */
+  imaging: ImageInProgress | null = null;
 
   constructor(
     readonly id: string,
@@ -126,18 +146,63 @@ class Subscription {
     readonly request: SubscribeRequest,
   ) {
     this.formatCode = formatCode(request.oddsFormat);
+    this.conflates = request.conflateMs > 0;
     this.sharingPrefix = `${request.format}:${this.formatCode}:`;
   }
+
+  /** The client now stands at `point`, whose token is `clk`. */
+  moveTo(point: ClockPoint, clk: string): void {
+    this.seq = point.seq;
+    this.time = point.time;
+    this.clk = clk;
+  }
+
+  point(): ClockPoint {
+    return { seq: this.seq, time: this.time };
+  }
+}
+
+/**
+ * An image sent segment by segment: each segment is read and rendered in its own turn
+ * of the event loop (setImmediate between them), so a large image does not hold back
+ * every other subscriber's next delta. Every segment carries the clk of the moment the
+ * image started; a row in a later segment may already be newer than that (the board
+ * moved on between segments), and everything the subscription's rows did after that
+ * clk follows the image as deltas (changes noted while it was sent, then one catch-up
+ * from the image's clk), so image + deltas is exactly what /odds holds.
+ */
+interface ImageInProgress {
+  readonly point: ClockPoint;
+  readonly clk: string;
+  readonly resync: boolean;
+  readonly filter: ReturnType<typeof oddsFilterOf>;
+  /** The id after which the next segment starts (keyset paging, as /odds pages). */
+  afterId: string | null;
+  first: boolean;
+  next: NodeJS.Immediate | null;
 }
 
 /** A connected client: its subscriptions, and whether its socket is pushing back. */
 export class StreamClient {
   readonly subs = new Map<string, Subscription>();
+  /**
+   * subs.size as a plain field: the fan-out reads it once per message sent, and each
+   * object it touches per message is one more load after a socket write that has
+   * filled the CPU's caches with the kernel's data (the Map itself stays untouched).
+   */
+  subscriptionCount = 0;
   backedUp = false;
   closed = false;
   lastSentAt: number;
   /** Heartbeats and connection-level statuses use the wire format of the latest subscribe. */
   format: WireFormat = 'json';
+  /**
+   * A client with several subscriptions gets the batch's deltas for all of them in one
+   * socket write: they wait here (subscription i gets message i) until every group of
+   * the batch was fanned out.
+   */
+  readonly corkedSubs: Subscription[] = [];
+  readonly corkedMessages: OutgoingMessage[] = [];
 
   constructor(
     private readonly hub: StreamHub,
@@ -214,6 +279,8 @@ export class StreamHub implements ChangeListener {
   /** Numbers the fan-out passes (a group's matched rows belong to the pass it records). */
   private pass = 0;
   private readonly touched: Group[] = [];
+  /** Clients with deltas waiting in corkedSubs, sent once the batch's groups are done. */
+  private readonly corking: StreamClient[] = [];
   /** One group's delta messages of the pass, by sharing key (see Subscription.sharingPrefix). */
   private readonly shared = new Map<string, OutgoingMessage>();
   /**
@@ -310,8 +377,47 @@ export class StreamHub implements ChangeListener {
     const touched = this.touched;
     touched.length = 0;
     for (let i = 0; i < count; i++) this.index.collect(slots[i]!, pass, touched);
-    for (let i = 0; i < touched.length; i++) this.fanOut(touched[i]!, clk, point);
+    // One reading of the clock for the batch: a client's last-sent time is what heartbeats need, not a time per frame.
+    const at = this.wallNow();
+    for (let i = 0; i < touched.length; i++) this.fanOut(touched[i]!, clk, point, at);
     touched.length = 0;
+    const corking = this.corking;
+    for (let i = 0; i < corking.length; i++) this.sendCorked(corking[i]!, clk, point, at);
+    corking.length = 0;
+  }
+
+  /**
+   * The batch's deltas of a client with several subscriptions, in one socket write.
+   * Inside the cork a small send is only copied, so the socket's push-back may show
+   * only after it: the client is then backed up as after a send that reported it (and
+   * past the cap, dropped), and its drained() follows as usual.
+   */
+  private sendCorked(client: StreamClient, clk: string, point: ClockPoint, at: number): void {
+    const subs = client.corkedSubs;
+    const messages = client.corkedMessages;
+    const sends = () => {
+      for (let i = 0; i < subs.length; i++) {
+        const sub = subs[i]!;
+        if (client.closed) return;
+        if (client.backedUp) {
+          this.heldBack[1]!++;
+          sub.dirty = true;
+          this.behind.add(sub);
+          continue;
+        }
+        if (!this.deliver(client, messages[i]!, false, at)) return;
+        sub.moveTo(point, clk);
+      }
+    };
+    if (client.sink.cork === undefined || client.closed) sends();
+    else client.sink.cork(sends);
+    subs.length = 0;
+    messages.length = 0;
+    if (client.closed || client.backedUp) return;
+    const queued = client.sink.bufferedAmount();
+    if (queued === 0) return;
+    client.backedUp = true;
+    if (queued > this.bufferCap) this.dropSlow(client);
   }
 
   /**
@@ -320,7 +426,7 @@ export class StreamHub implements ChangeListener {
    * subscription that is conflating, or whose client pushes back, only notes that it
    * has something to catch up on.
    */
-  private fanOut(group: Group, clk: string, point: ClockPoint): void {
+  private fanOut(group: Group, clk: string, point: ClockPoint, at: number): void {
     const rendered = new RenderedRows(this.engine, group.matched, group.matchedCount);
     const shared = this.shared;
     shared.clear();
@@ -331,7 +437,12 @@ export class StreamHub implements ChangeListener {
     let lastPrev = '';
     let lastId = '';
     for (const sub of group.subs) {
-      if (sub.request.conflateMs > 0 || sub.client.backedUp || sub.dirty) {
+      if (sub.imaging !== null) {
+        // sent after its image, from the image's clk (finishImage)
+        sub.dirty = true;
+        continue;
+      }
+      if (sub.conflates || sub.client.backedUp || sub.dirty) {
         this.heldBack[sub.client.backedUp ? 1 : 0]!++;
         sub.dirty = true;
         this.behind.add(sub);
@@ -352,9 +463,15 @@ export class StreamHub implements ChangeListener {
         lastPrev = sub.clk;
         lastId = sub.id;
       }
-      if (!this.deliver(sub.client, message, false)) continue;
-      sub.point = point;
-      sub.clk = clk;
+      const client = sub.client;
+      if (client.subscriptionCount > 1) {
+        if (client.corkedSubs.length === 0) this.corking.push(client);
+        client.corkedSubs.push(sub);
+        client.corkedMessages.push(message);
+        continue;
+      }
+      if (!this.deliver(client, message, false, at)) continue;
+      sub.moveTo(point, clk);
     }
     shared.clear();
   }
@@ -378,6 +495,7 @@ export class StreamHub implements ChangeListener {
     const sub = new Subscription(request.id, client, group, request);
     group.subs.add(sub);
     client.subs.set(request.id, sub);
+    client.subscriptionCount = client.subs.size;
     if (request.heartbeatMs < client.heartbeatEvery) client.heartbeatEvery = request.heartbeatMs;
     sub.lastFlushAt = this.wallNow();
 
@@ -385,8 +503,7 @@ export class StreamHub implements ChangeListener {
       const from = this.resumable(request.clk);
       if (from !== null) {
         this.counters.resumes++;
-        sub.point = from;
-        sub.clk = request.clk;
+        sub.moveTo(from, request.clk);
         this.catchUp(sub);
         return;
       }
@@ -401,6 +518,7 @@ export class StreamHub implements ChangeListener {
     const sub = client.subs.get(id);
     if (sub === undefined) return false;
     client.subs.delete(id);
+    client.subscriptionCount = client.subs.size;
     this.leaveGroup(sub);
     return true;
   }
@@ -410,6 +528,7 @@ export class StreamHub implements ChangeListener {
     client.closed = true;
     for (const sub of client.subs.values()) this.leaveGroup(sub);
     client.subs.clear();
+    client.subscriptionCount = 0;
     this.clients.delete(client);
   }
 
@@ -419,7 +538,7 @@ export class StreamHub implements ChangeListener {
     client.backedUp = false;
     const now = this.wallNow();
     for (const sub of client.subs.values()) {
-      if (sub.dirty && (sub.request.conflateMs === 0 || now - sub.lastFlushAt >= sub.request.conflateMs)) this.catchUp(sub);
+      if (sub.dirty && sub.imaging === null && (sub.request.conflateMs === 0 || now - sub.lastFlushAt >= sub.request.conflateMs)) this.catchUp(sub);
       if (client.closed || client.backedUp) return;
     }
   }
@@ -457,33 +576,52 @@ export class StreamHub implements ChangeListener {
     return point;
   }
 
-  /** The subscription's rows as /odds serves them, at one board sequence, in segments. */
+  /**
+   * The subscription's rows as /odds serves them, in segments (see ImageInProgress): the
+   * first one now, each further one in a later turn of the event loop.
+   */
   private sendImage(sub: Subscription, resync: boolean): void {
     const point = this.point();
-    const clk = this.tokens.issue(point);
-    const filter = oddsFilterOf(sub.group.compiled.filter);
-    const odds = this.engine.odds;
-    let afterId: string | null = null;
-    let first = true;
-    for (;;) {
-      const page = odds.page(filter, afterId, SEGMENT_ROWS);
-      const rows = odds.render(page, sub.request.oddsFormat);
-      const more = page.hasMore;
-      const segment = more ? (first ? 'start' : 'more') : 'end';
-      const head: Record<string, unknown> = { op: 'image', id: sub.id, clk, segment };
-      if (resync) head.resync = true;
-      const bytes = rowsMessage(sub.request.format, head, sub.request.format === 'json' ? rows : rowsMsgpack(rows));
-      // Only the last segment is a resume point: a client cut off mid-image starts over.
-      if (!this.deliver(sub.client, { op: 'image', resumeClk: more ? null : clk, bytes, binary: sub.request.format === 'msgpack' }, true)) return;
-      if (!more) break;
-      afterId = page.lastId;
-      first = false;
-    }
-    sub.point = point;
-    sub.clk = clk;
     sub.dirty = false;
     this.behind.delete(sub);
+    sub.imaging = { point, clk: this.tokens.issue(point), resync, filter: oddsFilterOf(sub.group.compiled.filter), afterId: null, first: true, next: null };
+    this.imageSegment(sub, sub.imaging);
+  }
+
+  /** Sends the image's next segment; schedules the one after it, or finishes the image. */
+  private imageSegment(sub: Subscription, image: ImageInProgress): void {
+    image.next = null;
+    if (sub.imaging !== image || sub.client.closed) return;
+    const odds = this.engine.odds;
+    const page = odds.page(image.filter, image.afterId, SEGMENT_ROWS);
+    const rows = odds.render(page, sub.request.oddsFormat);
+    const more = page.hasMore;
+    const head: Record<string, unknown> = { op: 'image', id: sub.id, clk: image.clk, segment: more ? (image.first ? 'start' : 'more') : 'end' };
+    if (image.resync) head.resync = true;
+    const format = sub.request.format;
+    const bytes = rowsMessage(format, head, format === 'json' ? rows : rowsMsgpack(rows));
+    // Only the last segment is a resume point: a client cut off mid-image starts over.
+    if (!this.deliver(sub.client, { op: 'image', resumeClk: more ? null : image.clk, bytes, binary: format === 'msgpack' }, true)) {
+      sub.imaging = null;
+      return;
+    }
+    if (more) {
+      image.afterId = page.lastId;
+      image.first = false;
+      image.next = setImmediate(() => this.imageSegment(sub, image));
+      return;
+    }
+    this.finishImage(sub, image);
+  }
+
+  /** The image is out: the subscription stands at its clk, and what changed meanwhile follows by the usual rules. */
+  private finishImage(sub: Subscription, image: ImageInProgress): void {
+    sub.imaging = null;
+    sub.moveTo(image.point, image.clk);
     sub.lastFlushAt = this.wallNow();
+    if (!sub.dirty) return;
+    if (sub.request.conflateMs === 0 && !sub.client.backedUp) this.catchUp(sub);
+    else this.behind.add(sub);
   }
 
   /**
@@ -493,14 +631,14 @@ export class StreamHub implements ChangeListener {
    * between them resumes where it stopped.
    */
   private catchUp(sub: Subscription): void {
-    const slots = this.changedSince(sub.group, sub.point);
+    const slots = this.changedSince(sub.group, sub.point());
     const s = this.engine.store;
     const now = this.point();
     sub.dirty = false;
     this.behind.delete(sub);
     sub.lastFlushAt = this.wallNow();
     if (slots.length === 0) {
-      if (sub.clk === '' || now.seq === sub.point.seq) return;
+      if (sub.clk === '' || now.seq === sub.seq) return;
       // Nothing of this subscription changed: an empty delta still moves the client on.
       const clk = this.tokens.issue(now);
       this.sendRows(sub, 'delta', { op: 'delta', id: sub.id, clk, prev: sub.clk }, sub.request.format === 'json' ? Buffer.alloc(0) : rowsMsgpack(Buffer.alloc(0)), clk, now);
@@ -541,8 +679,7 @@ export class StreamHub implements ChangeListener {
   private sendRows(sub: Subscription, op: ServerOp, head: Record<string, unknown>, rows: Buffer, clk: string, point: ClockPoint): boolean {
     const bytes = rowsMessage(sub.request.format, head, rows);
     if (!this.deliver(sub.client, { op, resumeClk: clk, bytes, binary: sub.request.format === 'msgpack' }, false)) return false;
-    sub.point = point;
-    sub.clk = clk;
+    sub.moveTo(point, clk);
     return true;
   }
 
@@ -551,9 +688,9 @@ export class StreamHub implements ChangeListener {
    * queue past the cap after a delta, disconnects the client (slow_consumer): a gap is
    * never left silently. An image may pass the cap (it is sent whole, once).
    */
-  private deliver(client: StreamClient, message: OutgoingMessage, image: boolean): boolean {
+  private deliver(client: StreamClient, message: OutgoingMessage, image: boolean, at = this.wallNow()): boolean {
     if (client.closed) return false;
-    const result = this.send(client, message);
+    const result = this.send(client, message, at);
     // after 'sent' the queue is below any cap (see SinkResult): the cap is only read after backpressure
     if (result === 'dropped' || (!image && result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap)) {
       this.dropSlow(client);
@@ -562,7 +699,7 @@ export class StreamHub implements ChangeListener {
     return true;
   }
 
-  private send(client: StreamClient, message: OutgoingMessage): SinkResult {
+  private send(client: StreamClient, message: OutgoingMessage, at = this.wallNow()): SinkResult {
     if (client.closed) return 'dropped';
     const result = client.sink.send(message);
     if (result !== 'dropped') {
@@ -571,7 +708,7 @@ export class StreamHub implements ChangeListener {
       const format = message.binary ? 1 : 0;
       this.sentMessages[format]!++;
       this.sentBytes[format]! += message.bytes.length;
-      client.lastSentAt = this.wallNow();
+      client.lastSentAt = at;
     }
     if (result === 'backpressure') client.backedUp = true;
     return result;
@@ -596,6 +733,10 @@ export class StreamHub implements ChangeListener {
     const group = sub.group;
     group.subs.delete(sub);
     this.behind.delete(sub);
+    if (sub.imaging !== null) {
+      if (sub.imaging.next !== null) clearImmediate(sub.imaging.next);
+      sub.imaging = null;
+    }
     sub.client.heartbeatEvery = sub.client.heartbeatMs();
     if (group.subs.size > 0 || this.groups.get(group.key) !== group) return;
     this.groups.delete(group.key);
@@ -611,6 +752,7 @@ export class StreamHub implements ChangeListener {
         this.behind.delete(sub);
         continue;
       }
+      if (sub.imaging !== null) continue;
       const interval = client.backedUp ? Math.max(BACKED_UP_INTERVAL_MS, sub.request.conflateMs) : sub.request.conflateMs;
       if (now - sub.lastFlushAt >= interval) this.catchUp(sub);
     }

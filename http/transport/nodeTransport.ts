@@ -425,6 +425,14 @@ class WsConnection implements SocketConnection {
     return this.closed ? 0 : this.client.bufferedAmount;
   }
 
+  /**
+   * Runs fn: corking the socket would hold the frames in its writable buffer, which
+   * `ws` counts as bufferedAmount, so every send in it would read as backpressure.
+   */
+  cork(fn: () => void): void {
+    fn();
+  }
+
   subscribe(topic: string): void {
     if (this.closed || this.subscribed.has(topic)) return;
     this.subscribed.add(topic);

@@ -93,6 +93,12 @@ export interface SocketConnection<U = unknown> {
   send(message: Buffer | string, isBinary: boolean): SendResult;
   /** Bytes queued on this connection and not yet written to the socket. */
   getBufferedAmount(): number;
+  /**
+   * Runs `fn` with this connection's sends gathered into one socket write when it
+   * returns (uWS cork). Where the transport cannot (node:http, or inside another
+   * connection's cork) the sends are written as they come.
+   */
+  cork(fn: () => void): void;
   /** Receives what the server publishes to this topic until unsubscribed or closed. */
   subscribe(topic: string): void;
   unsubscribe(topic: string): void;

@@ -221,6 +221,11 @@ class UwsConnection implements SocketConnection {
     return this.closed ? 0 : this.ws.getBufferedAmount();
   }
 
+  cork(fn: () => void): void {
+    if (this.closed) fn();
+    else this.ws.cork(fn);
+  }
+
   subscribe(topic: string): void {
     if (!this.closed) this.ws.subscribe(topic);
   }

@@ -44,6 +44,29 @@ describe('WebSocket stream', () => {
     }
   });
 
+  it('an image cut short by unsubscribe sends no more segments: the next subscription with the same id gets one whole image', async () => {
+    const client = await StreamTestClient.open(t.port);
+    try {
+      const from = client.messages.length;
+      // Sent together: the first image's later segments would come after the unsubscribe.
+      client.send({ op: 'subscribe', id: 'x', filter: {} });
+      client.send({ op: 'unsubscribe', id: 'x' });
+      client.send({ op: 'subscribe', id: 'x', filter: {}, oddsFormat: 'decimal' });
+      const end = await client.next((m) => m.id === 'x' && m.op === 'image' && m.segment === 'end', 20_000, from);
+      await client.sync();
+      const images = client.messages.slice(from).filter((m) => m.id === 'x' && m.op === 'image');
+      const starts = images.flatMap((m, i) => (m.segment === 'start' ? [i] : []));
+      assert.equal(images.filter((m) => m.segment === 'end').length, 1, 'one image ends');
+      const last = images.slice(starts.at(-1));
+      assert.deepEqual(last.flatMap((m) => m.rows), await oddsRows(t.port, oddsQuery({}, 'decimal')), 'the last image is whole and alone');
+      assert.ok(last.every((m) => m.clk === end.clk));
+      // Before it, at most the first image's opening segment (sent with the subscribe itself).
+      assert.ok(starts.at(-1)! <= 1, `segments of the unsubscribed image before the new one: ${starts.at(-1)}`);
+    } finally {
+      client.close();
+    }
+  });
+
   it('invalid subscriptions get status errors with the HTTP routes\' validation', async () => {
     const client = await StreamTestClient.open(t.port);
     try {
@@ -203,6 +226,56 @@ describe('WebSocket stream while the simulator runs', () => {
       assert.deepEqual(byId(conflated.rows.values()), byId(every.rows.values()));
     } finally {
       client.close();
+    }
+  });
+
+  it('a large image goes out segment by segment: other subscribers\' deltas pass between its segments, and image + deltas stay exact', async () => {
+    const other = await StreamTestClient.open(t.port);
+    const client = await StreamTestClient.open(t.port);
+    // Arrival order across both connections, as this process reads them.
+    const arrivals: string[] = [];
+    other.ws.on('message', () => {
+      if (other.messages.at(-1)!.op === 'delta') arrivals.push('other delta');
+    });
+    client.ws.on('message', () => {
+      const m = client.messages.at(-1)!;
+      arrivals.push(m.op === 'image' ? `${m.id} image ${m.segment}` : `${m.id} ${m.op}`);
+    });
+    try {
+      other.subscribe('o', {});
+      client.subscribe('same', {});
+      await eventually(() => other.state('o').images === 1 && client.state('same').images === 1, 20_000);
+      // The simulator applies a batch in every turn of the event loop until the image has arrived.
+      client.subscribe('big', {});
+      let steps = 0;
+      const stepping = (async () => {
+        while (client.state('big').images === 0 && steps < 20_000) {
+          t.app.simulator.step(5);
+          steps++;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      await stepping;
+      assert.equal(client.state('big').images, 1, `the image arrived within ${steps} batches`);
+      const start = arrivals.indexOf('big image start');
+      const end = arrivals.indexOf('big image end');
+      assert.ok(start >= 0 && end > start, 'the whole board takes several segments');
+      const between = arrivals.slice(start, end);
+      assert.ok(between.filter((a) => a === 'other delta').length > 0, `another connection's deltas arrive while the image is sent: ${between.length} messages between`);
+      // On one connection the order is the server's own: its other subscription's deltas go between the segments.
+      assert.ok(between.filter((a) => a === 'same delta').length > 0, 'the same connection\'s other subscription gets its deltas between the segments');
+      // The changes made while the image was sent follow it as deltas chained from its clk.
+      assert.ok(await eventually(() => client.state('big').deltas > 0 && t.app.stream.stats().conflating === 0, 10_000));
+      await client.sync();
+      await other.sync();
+      for (const [c, id] of [[client, 'big'], [client, 'same'], [other, 'o']] as const) {
+        const state = c.state(id);
+        assert.deepEqual(state.breaks, [], id);
+        assert.deepEqual(byId(state.rows.values()), byId(await oddsRows(t.port, '')), `${id} holds what /odds holds`);
+      }
+    } finally {
+      client.close();
+      other.close();
     }
   });
 
