@@ -8,6 +8,7 @@
 // are JSON lines on stdout (service/logger.ts); progress bars go to stderr.
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.ts';
 import { createServer } from '../http/server.ts';
+import { redactCredentials } from '../persistence/nats/natsUrl.ts';
 import { startApp, type App, type AppOptions } from './app.ts';
 import { ConfigError, helpText, readConfig, type Config } from './config.ts';
 import { createLogger, loggableConfig, type Logger } from './logger.ts';
@@ -17,7 +18,7 @@ function configOrExit(): Config {
     return readConfig(process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`odds-engine: cannot start: bad settings\n${error.message}\nrun \`npm start -- --help\` for every setting and what it allows\n`);
+    process.stderr.write(`odds-engine: cannot start: bad settings\n${redactCredentials(error.message)}\nrun \`npm start -- --help\` for every setting and what it allows\n`);
     process.exit(2);
   }
 }
@@ -165,6 +166,6 @@ function logReady(logger: Logger, config: Config, app: App, started: number): vo
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`odds-engine failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(redactCredentials(`odds-engine failed to start: ${error instanceof Error ? error.message : String(error)}\n`));
   process.exit(1);
 });

@@ -34,6 +34,7 @@ import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { FleetKeyChecker } from '../persistence/nats/fleetKeyChecker.ts';
 import { FleetUsage } from '../persistence/nats/fleetUsage.ts';
+import { redactCredentials } from '../persistence/nats/natsUrl.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
 import { fixtureBoard, loadWithProgress, referenceBoard, type BoardStartOptions, type StartMode } from './durableStart.ts';
@@ -195,7 +196,7 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
   };
 
   const describe = (): string => {
-    const parts = [`board seq ${engine.seq}`, `${node.role} on ${settings.url} stream ${settings.stream}`];
+    const parts = [`board seq ${engine.seq}`, `${node.role} on ${redactCredentials(settings.url)} stream ${settings.stream}`];
     const restore = node.role === 'writer' ? node.writer.restore : node.replica.restore;
     if (mode === 'restored') parts.push(`restored: checkpoint ${restore.source === 'none' ? 'none' : `${restore.checkpointIndex} (${restore.source})`} + ${restore.replayedRecords} record(s) from the stream in ${(restore.ms / 1000).toFixed(1)}s`);
     else if (mode === 'fixture') parts.push('fixture board loaded and checkpointed to disk and the object store');
