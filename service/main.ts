@@ -5,7 +5,8 @@
 // API on PORT (with /healthz and /readyz).
 // Every setting comes from the environment through service/config.ts, checked before
 // anything starts; `npm start -- --help` lists them with their defaults. Notable events
-// are JSON lines on stdout (service/logger.ts); progress bars go to stderr.
+// are JSON lines on stdout (service/logger.ts); progress bars go to stderr. A replica
+// that falls behind its stream's retention is restarted here, in the same process.
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.ts';
 import { createServer } from '../http/server.ts';
 import { redactCredentials } from '../persistence/nats/natsUrl.ts';
@@ -73,7 +74,12 @@ async function main(): Promise<void> {
   const watchRetention = (current: App) => {
     current.replicated?.onFellBehind((error) => {
       if (stopping) return;
-      restarting = rebootstrap(current, error).finally(() => (restarting = null));
+      restarting = rebootstrap(current, error)
+        .catch((failure: unknown) => {
+          logger.error({ event: 'rebootstrap_failed', err: failure }, 're-bootstrap failed: exiting');
+          process.exit(1);
+        })
+        .finally(() => (restarting = null));
     });
   };
   const rebootstrap = async (old: App, error: Error) => {
