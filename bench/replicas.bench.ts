@@ -2,13 +2,19 @@
 // with a nats-server started here (JetStream in a temp dir; the Debian package
 // nats-server). The writer and one replica are the real app (startApp with LOG=nats and
 // ROLE=writer / ROLE=replica), both in this process:
-// - replica lag: the time from the writer applying a batch (its acknowledgement) to the
-//   replica applying the same record, p50 / p99, with price ticks submitted at 10,000
-//   and 100,000 updates/s (batches of 100 and 1,000, 100 batches a second);
+// - replica lag, timed with performance.now() (microseconds) and printed to 3 decimals,
+//   with price ticks submitted at 10,000 and 100,000 updates/s (batches of 100 and
+//   1,000, 100 batches a second): from the submit to the writer's apply (its
+//   acknowledgement, after JetStream stored the record), from the submit to the
+//   replica's apply, and the replica's apply minus the writer's, p50 / p99. The last
+//   one is often negative: the server delivers the record to the replica while its
+//   acknowledgement is still on the way to the writer, which applies only then;
 // - read throughput of the replica against a stand-alone server (no log, no NATS) on
 //   the same board and routes, with wrk (bench/http-baseline.bench.ts' runWrk);
 // - catch-up: the replica stopped, 1,000,000 updates ingested, then the replica
-//   restarted from its own checkpoint: the records it replays per second.
+//   restarted from its own checkpoint: the checkpoint load (s) apart from the replay
+//   rate (records/s and updates/s);
+// - an estimate of what N replicas serve from these figures, and what limits it.
 // Both nodes share this process's event loop, so the lag includes the writer's and
 // the replica's work on one core (a replica on its own machine only adds the network).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +27,8 @@ import type { Ingest } from '../ingest/ingest.ts';
 import { startApp, type App } from '../service/app.ts';
 import { startNatsServer } from '../test/helpers/natsServer.ts';
 import { runWrk } from './http-baseline.bench.ts';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 
 type Measurements = Record<string, number | string>;
 
@@ -55,9 +63,9 @@ function batchOf(ids: readonly string[], size: number): unknown[] {
   return changes;
 }
 
-/** Submits `perSecond` updates a second for `seconds`, 100 batches a second; resolves with the writer's apply time per record index. */
-async function paced(ingest: Ingest, ids: readonly string[], perSecond: number, seconds: number): Promise<Map<number, number>> {
-  const applied = new Map<number, number>();
+/** Submits `perSecond` updates a second for `seconds`, 100 batches a second; resolves with the submit and the writer's apply time per record index. */
+async function paced(ingest: Ingest, ids: readonly string[], perSecond: number, seconds: number): Promise<Map<number, { submitted: number; applied: number }>> {
+  const applied = new Map<number, { submitted: number; applied: number }>();
   const batchSize = Math.max(1, Math.round(perSecond / 100));
   const total = 100 * seconds;
   const started = performance.now();
@@ -66,13 +74,31 @@ async function paced(ingest: Ingest, ids: readonly string[], perSecond: number, 
     const due = started + i * 10;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    inFlight.push(ingest.submit(batchOf(ids, batchSize)).then((result) => void applied.set(result.index, performance.now())));
+    const submitted = performance.now();
+    inFlight.push(ingest.submit(batchOf(ids, batchSize)).then((result) => void applied.set(result.index, { submitted, applied: performance.now() })));
   }
   await Promise.all(inFlight);
   return applied;
 }
 
-async function replicaLag(writer: App, replica: App, ids: readonly string[], perSecond: number): Promise<{ p50: number; p99: number; achieved: number }> {
+interface LagFigures {
+  /** Submit to the writer's apply, ms. */
+  writer: { p50: number; p99: number };
+  /** Submit to the replica's apply, ms. */
+  replica: { p50: number; p99: number };
+  /** The replica's apply minus the writer's, ms (negative: the replica applied first). */
+  difference: { p50: number; p99: number };
+  achieved: number;
+  /** Updates submitted. */
+  updates: number;
+}
+
+function spread(values: number[]): { p50: number; p99: number } {
+  values.sort((a, b) => a - b);
+  return { p50: percentile(values, 50), p99: percentile(values, 99) };
+}
+
+async function replicaLag(writer: App, replica: App, ids: readonly string[], perSecond: number): Promise<LagFigures> {
   const follower = replica.replicated!.replica!;
   const seen = new Map<number, number>();
   follower.afterApply = (index) => void seen.set(index, performance.now());
@@ -82,15 +108,21 @@ async function replicaLag(writer: App, replica: App, ids: readonly string[], per
   const last = Math.max(...applied.keys());
   while (follower.appliedIndex < last) await new Promise((resolve) => setTimeout(resolve, 5));
   follower.afterApply = null;
-  const lags: number[] = [];
+  const toWriter: number[] = [];
+  const toReplica: number[] = [];
+  const difference: number[] = [];
   for (const [index, at] of applied) {
     const replicaAt = seen.get(index);
-    // a record the replica applied before the writer's acknowledgement ran counts as no lag
-    if (replicaAt !== undefined) lags.push(Math.max(0, replicaAt - at));
+    if (replicaAt === undefined) continue;
+    toWriter.push(at.applied - at.submitted);
+    toReplica.push(replicaAt - at.submitted);
+    difference.push(replicaAt - at.applied);
   }
-  lags.sort((a, b) => a - b);
-  return { p50: percentile(lags, 50), p99: percentile(lags, 99), achieved: Math.round((applied.size * Math.max(1, Math.round(perSecond / 100))) / elapsed) };
+  return { writer: spread(toWriter), replica: spread(toReplica), difference: spread(difference), achieved: Math.round((applied.size * Math.max(1, Math.round(perSecond / 100))) / elapsed), updates: applied.size * Math.max(1, Math.round(perSecond / 100)) };
 }
+
+const ms = (figures: { p50: number; p99: number }) => `${figures.p50.toFixed(3)} / ${figures.p99.toFixed(3)}`;
+const count = (n: number) => Math.round(n).toLocaleString('en-US');
 
 export async function benchReplicas(): Promise<Measurements> {
   const size = (process.env.BOARD ?? 'large') as BoardSize;
@@ -111,21 +143,35 @@ export async function benchReplicas(): Promise<Measurements> {
     const ids = tickIds(writer, 20_000);
     out['live rows'] = writer.engine.liveRows;
 
+    let achievedTop = 0;
+    // what one replica receives from the NATS server per update (commit headers included): the stream's growth over the 100,000/s run
+    const nc = await connect({ servers: nats.url });
+    const jsm = await jetstreamManager(nc);
+    const streamBytes = async () => (await jsm.streams.info('ODDS')).state.bytes;
+    let bytesPerUpdate = 0;
     for (const rate of [10_000, 100_000]) {
+      const bytesBefore = await streamBytes();
       const lag = await replicaLag(writer, replica, ids, rate);
-      out[`${rate.toLocaleString('en-US')} updates/s asked (achieved)`] = lag.achieved;
-      out[`${rate.toLocaleString('en-US')} updates/s: replica lag p50 (ms)`] = round(lag.p50, 2);
-      out[`${rate.toLocaleString('en-US')} updates/s: replica lag p99 (ms)`] = round(lag.p99, 2);
+      bytesPerUpdate = ((await streamBytes()) - bytesBefore) / lag.updates;
+      const asked = rate.toLocaleString('en-US');
+      out[`${asked} updates/s asked (achieved)`] = lag.achieved;
+      out[`${asked} updates/s: submit to writer apply p50 / p99 (ms)`] = ms(lag.writer);
+      out[`${asked} updates/s: submit to replica apply p50 / p99 (ms)`] = ms(lag.replica);
+      out[`${asked} updates/s: replica lag (replica apply - writer apply) p50 / p99 (ms)`] = ms(lag.difference);
+      achievedTop = lag.achieved;
     }
+    await nc.close();
 
     // read throughput: the replica (following an idle stream) against a stand-alone server
+    const perReplica = new Map<string, number>();
     const alone = await startApp({ clock: new ManualClock(NOW), board, dbPath: join(dir, 'alone.db'), port: 0, env: {}, log: () => {} });
     apps.push(alone);
     for (const route of ROUTES) {
       const headers = { 'Accept-Encoding': 'gzip' };
       const onReplica = await runWrk(`http://127.0.0.1:${replica.port}${route}`, { seconds: SECONDS, headers });
       const onAlone = await runWrk(`http://127.0.0.1:${alone.port}${route}`, { seconds: SECONDS, headers });
-      out[`${route}: replica / stand-alone (req/s)`] = `${Math.round(onReplica.requestsPerSec).toLocaleString('en-US')} / ${Math.round(onAlone.requestsPerSec).toLocaleString('en-US')}`;
+      out[`${route}: replica / stand-alone (req/s)`] = `${count(onReplica.requestsPerSec)} / ${count(onAlone.requestsPerSec)}`;
+      perReplica.set(route, onReplica.requestsPerSec);
     }
     await alone.close();
 
@@ -142,10 +188,25 @@ export async function benchReplicas(): Promise<Measurements> {
     replica = await start('replica', { ROLE: 'replica', REPLICA_ID: 'replica' });
     const restore = replica.replicated!.replica!.restore;
     if (replica.engine.seq !== writer.engine.seq) throw new Error(`the replica restarted at seq ${replica.engine.seq}, the writer is at ${writer.engine.seq}`);
+    const replaySeconds = (restore.ms - restore.checkpointMs) / 1000;
+    const replayUpdates = (restore.replayedRecords * 1000) / replaySeconds;
     out['catch-up: records replayed (1,000 updates each)'] = restore.replayedRecords;
-    out['catch-up: restore from own checkpoint + replay (s)'] = round(restore.ms / 1000, 2);
-    out['catch-up: updates/s'] = Math.round((restore.replayedRecords * 1000) / (restore.ms / 1000));
+    out['catch-up: checkpoint load, own disk (s)'] = round(restore.checkpointMs / 1000, 2);
+    out['catch-up: replay (s)'] = round(replaySeconds, 2);
+    out['catch-up: replay rate (records/s)'] = Math.round(restore.replayedRecords / replaySeconds);
+    out['catch-up: replay rate (updates/s)'] = Math.round(replayUpdates);
+    out['catch-up: restore total, checkpoint + replay (s)'] = round(restore.ms / 1000, 2);
     out['catch-up: until the replica listens (s)'] = round((performance.now() - started) / 1000, 2);
+
+    // N replicas, estimated: nothing on the read path coordinates, so reads add up per
+    // replica; what the fleet shares is the write side
+    for (const [route, rate] of perReplica) out[`estimate: N replicas would serve ~N x ${count(rate)} req/s on ${route}`] = `4 replicas ~${count(4 * rate)} req/s`;
+    const applyShare = 100_000 / replayUpdates;
+    const fanOut = bytesPerUpdate * 100_000;
+    out['estimate: what limits it'] =
+      `(1) the writer: one stream, one writer, it published ${count(achievedTop)} updates/s here (asked 100,000), whatever N is; ` +
+      `(2) the NATS server's fan-out: each replica receives ~${round(bytesPerUpdate, 1)} bytes per update, ${round(fanOut / 1e6, 1)} MB/s at 100,000 updates/s, so N replicas need N x that out of the server (a 10 Gbit/s NIC: ~${count(1.25e9 / fanOut)} replicas); ` +
+      `(3) each replica's apply CPU: it applies up to ${count(replayUpdates)} updates/s on one core, so at 100,000 updates/s applying takes ~${round(100 * applyShare, 0)}% of its core and the reads above shrink to ~${round(100 * Math.max(0, 1 - applyShare), 0)}% of them`;
   } finally {
     for (const app of apps.reverse()) await app.close().catch(() => {});
     await nats.dispose();

@@ -7,9 +7,11 @@
 // applied record. For each commit the record's payload is gathered first (its parts
 // fetched and checked when it was chunked), and only then applied, synchronously: a
 // reader of the engine sees the board before the record or after it, never between.
-// A commit whose index is not the next one (the stream dropped records this replica
-// had not read: it fell behind retention) stops the replica; `stale` says so and the
-// caller restarts it, which re-bootstraps from the object store.
+// A commit whose index is not the next one, or a record whose parts are gone (the
+// stream dropped records this replica had not read: it fell behind retention), stops
+// the replica with FellBehindRetentionError; `stale` says so and `onStale` is called.
+// Such a replica cannot catch up from the stream any more: the service restarts its
+// board in process (service/main.ts), which re-bootstraps from the object store.
 //
 // Lag for /readyz: records the stream holds beyond the applied one. The newest index
 // known to be in the stream moves with the consumer's pending count after each record
@@ -20,7 +22,7 @@ import type { EngineOptions, OddsEngine } from '../engine/engine.ts';
 import { encodeEngineState } from '../engine/checkpoint.ts';
 import { writeCheckpoint, writeCheckpointInBackground } from '../persistence/log/checkpointFiles.ts';
 import { writeStreamPosition, type NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
-import { CONSUME_OPTIONS, headerInt, HEADER_INDEX, lastCommit, orderedCommits, recordPayload, type BoardStream } from '../persistence/nats/natsStream.ts';
+import { CONSUME_OPTIONS, headerInt, HEADER_INDEX, lastCommit, orderedCommits, recordPayload, RecordUnreadableError, type BoardStream } from '../persistence/nats/natsStream.ts';
 import type { ConsumerMessages } from '@nats-io/jetstream';
 import { applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
@@ -40,6 +42,15 @@ export interface ReplicaOptions {
   afterApply?: (index: number) => void;
 }
 
+/** The stream no longer holds records this replica has not applied: only a checkpoint newer than them lets it go on. */
+export class FellBehindRetentionError extends Error {
+  readonly code = 'fell_behind_retention';
+  constructor(detail: string) {
+    super(`${detail}: the replica fell behind the stream's retention and must re-bootstrap from the object store`);
+    this.name = 'FellBehindRetentionError';
+  }
+}
+
 export class Replica {
   readonly engine: OddsEngine;
   readonly restore: ReplicatedRestore;
@@ -55,6 +66,8 @@ export class Replica {
   private readonly warn: (line: string) => void;
   /** Called after each applied record (options.afterApply; the bench sets it to time the lag). */
   afterApply: ((index: number) => void) | null;
+  /** Called once when following stops on a failure (the error `stale` then holds). */
+  onStale: ((error: Error) => void) | null = null;
 
   private constructor(
     private readonly options: ReplicaOptions,
@@ -121,10 +134,12 @@ export class Replica {
           if (this.stopped) break;
           const index = headerInt(commit, HEADER_INDEX);
           if (index <= this.applied) continue; // before the checkpoint's record (a lower-bound start)
-          if (index !== this.applied + 1) {
-            throw new Error(`the stream holds record ${index} after ${this.applied}: records in between are no longer retained; restart the replica to re-bootstrap from the object store`);
-          }
-          const { payload } = await recordPayload(this.options.board, commit);
+          if (index !== this.applied + 1) throw new FellBehindRetentionError(`the stream holds record ${index} after ${this.applied}: records in between are no longer retained`);
+          const { payload } = await recordPayload(this.options.board, commit).catch((error: unknown) => {
+            // the commit came but retention dropped its parts meanwhile
+            if (error instanceof RecordUnreadableError && error.missing) throw new FellBehindRetentionError(error.message);
+            throw error;
+          });
           if (this.stopped) break;
           const record = decodeRecord(payload);
           this.engine.apply(engineChanges(record.changes), record.time);
@@ -139,6 +154,7 @@ export class Replica {
         if (!this.stopped) {
           this.failure = error as Error;
           this.warn(`replica stopped following the stream: ${this.failure.message}`);
+          this.onStale?.(this.failure);
         }
       } finally {
         messages.stop();

@@ -6,6 +6,7 @@ import type { Clock } from '../engine/clock.ts';
 import type { EngineOptions } from '../engine/engine.ts';
 import { NatsBatchLog } from '../persistence/nats/natsBatchLog.ts';
 import { NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
+import { natsConnectOptions } from '../persistence/nats/natsUrl.ts';
 import { openBoardStream } from '../persistence/nats/natsStream.ts';
 import type { ColdStore } from './ingest.ts';
 import { Replica } from './replica.ts';
@@ -36,7 +37,7 @@ export type ReplicatedNode =
 
 /** Connects and opens the writer (restored, ready to ingest) or the replica (restored and following). */
 export async function openReplicatedNode(settings: NatsSettings, options: ReplicatedStartOptions): Promise<ReplicatedNode> {
-  const nc = await connect({ servers: settings.url, name: `odds-${settings.role}-${settings.replicaId}` });
+  const nc = await connect({ ...natsConnectOptions(settings.url), name: `odds-${settings.role}-${settings.replicaId}` });
   try {
     const streamOptions = { stream: settings.stream, board: settings.board, maxAgeMs: settings.maxAgeMs, maxBytes: settings.maxBytes };
     const checkpoints = await NatsCheckpointStore.open(nc, { stream: settings.stream });

@@ -7,7 +7,7 @@
 // business (http/auth.ts).
 
 import type { ApiKeys } from './apiKeys.ts';
-import type { UsageCheck, UsageMeter } from './usageMeter.ts';
+import type { AccountUsage, UsageCheck, UsageMeter } from './usageMeter.ts';
 
 export class KeyChecker {
   constructor(
@@ -18,11 +18,16 @@ export class KeyChecker {
   /**
    * null: the key is unknown or revoked (nothing counted). Otherwise the request is
    * counted against the key and its binding window is returned. /account/usage is not
-   * counted, so its route calls keys.lookup + meter.accountUsage instead of this.
+   * counted: its route calls accountUsage() instead.
    */
   check(key: string, now: number): UsageCheck | null {
     const record = this.keys.lookup(key);
     if (record === null) return null;
     return this.meter.check(record, now);
+  }
+
+  /** The plan, this month's count and the limits of `key` (the anonymous plan when unknown, revoked or null), without counting a request. */
+  accountUsage(key: string | null, now: number): AccountUsage {
+    return this.meter.accountUsage(key === null ? null : this.keys.lookup(key), now);
   }
 }

@@ -200,6 +200,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     engine,
     persistence,
     clock,
+    keyChecker,
     cursors: new CursorCodec(config.cursorSecret),
     membership,
     snapshot,

@@ -5,18 +5,21 @@
 // API on PORT (with /healthz and /readyz).
 // Every setting comes from the environment through service/config.ts, checked before
 // anything starts; `npm start -- --help` lists them with their defaults. Notable events
-// are JSON lines on stdout (service/logger.ts); progress bars go to stderr.
+// are JSON lines on stdout (service/logger.ts); progress bars go to stderr. A replica
+// that falls behind its stream's retention is restarted here, in the same process.
 import { ManualClock, SystemClock, type Clock } from '../engine/clock.ts';
-import { startApp } from './app.ts';
+import { createServer } from '../http/server.ts';
+import { redactCredentials } from '../persistence/nats/natsUrl.ts';
+import { startApp, type App, type AppOptions } from './app.ts';
 import { ConfigError, helpText, readConfig, type Config } from './config.ts';
-import { createLogger, loggableConfig } from './logger.ts';
+import { createLogger, loggableConfig, type Logger } from './logger.ts';
 
 function configOrExit(): Config {
   try {
     return readConfig(process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`odds-engine: cannot start: bad settings\n${error.message}\nrun \`npm start -- --help\` for every setting and what it allows\n`);
+    process.stderr.write(`odds-engine: cannot start: bad settings\n${redactCredentials(error.message)}\nrun \`npm start -- --help\` for every setting and what it allows\n`);
     process.exit(2);
   }
 }
@@ -39,7 +42,7 @@ async function main(): Promise<void> {
   // Generated only when DATA_DIR holds no board yet (a restart restores instead).
   const board = config.board === 'none' ? 'none' : { size: config.board, seed: config.seed, now: clock.now() };
 
-  const app = await startApp({
+  const options: AppOptions = {
     clock,
     board,
     dataDir: config.dataDir,
@@ -55,25 +58,72 @@ async function main(): Promise<void> {
     ingestListening: (port) => {
       logger.info({ event: 'ingest_listening', host: config.ingestHost, port }, `ingest listener on http://${config.ingestHost}:${port} (/metrics, /healthz, /readyz now; batches once the board is ready)`);
     },
-  });
-  const seconds = (performance.now() - started) / 1000;
-  const rows = `${app.engine.liveRows.toLocaleString('en-US')} live rows`;
-  const startedFrom = app.durable ?? app.replicated;
-  const mode = startedFrom?.mode ?? null;
-  const what = mode === 'restored' ? `restored board (${rows})` : config.board === 'none' ? `empty board (${rows})` : `${config.board} board (seed ${config.seed}, ${rows})`;
-  const durable = startedFrom === null ? '' : `; ${startedFrom.describe()}`;
-  logger.info(
-    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, ingestPort: app.durable?.listener.port ?? app.replicated?.listenerPort() ?? null, transport: app.server.transport },
-    `${what} ready in ${seconds.toFixed(1)}s on http://${config.host}:${app.port}/api/v1/status; transport: ${app.server.transport}${durable}`,
-  );
+  };
+  let app = await startApp(options);
+  logReady(logger, config, app, started);
 
   let stopping = false;
+  // an in-process restart under way (a replica re-bootstrapping); a stop waits for it
+  let restarting: Promise<void> | null = null;
+
+  // A replica that fell behind the stream's retention cannot catch up from the stream:
+  // the app is closed (listeners and servers, in reverse; /readyz says 503 during the
+  // shutdown grace) and started again on the same ports and settings, so the board is
+  // built exactly as a fresh replica's is: the newest checkpoint in the object store,
+  // then the stream after it. Meanwhile both ports refuse connections.
+  const watchRetention = (current: App) => {
+    current.replicated?.onFellBehind((error) => {
+      if (stopping) return;
+      restarting = rebootstrap(current, error)
+        .catch((failure: unknown) => {
+          logger.error({ event: 'rebootstrap_failed', err: failure }, 're-bootstrap failed: exiting');
+          process.exit(1);
+        })
+        .finally(() => (restarting = null));
+    });
+  };
+  const rebootstrap = async (old: App, error: Error) => {
+    logger.warn({ event: 'rebootstrap', detail: error.message }, 'the replica fell behind the stream\'s retention: restarting its board in process from the object store');
+    const begun = performance.now();
+    const ports = { port: old.port, ingestPort: old.replicated?.listenerPort() ?? config.ingestPort };
+    await old.close();
+    // With uWebSockets.js the kernel keeps a port the server closed connections on while
+    // those sit in TIME_WAIT (up to a minute on Linux; node:http re-listens at once): wait
+    // for both ports before loading the board, rather than load it for nothing.
+    for (let waited = 0; !(await portsFree(config.host, ports.port, config.ingestHost, ports.ingestPort)); waited += 1000) {
+      if (stopping) return;
+      if (waited >= PORT_WAIT_MS) {
+        logger.error({ event: 'rebootstrap_failed', port: ports.port, ingestPort: ports.ingestPort }, `the ports stayed busy for ${PORT_WAIT_MS / 1000}s after the close: exiting`);
+        process.exit(1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    for (let attempt = 1; ; attempt++) {
+      if (stopping) return;
+      try {
+        app = await startApp({ ...options, ...ports });
+        break;
+      } catch (failure) {
+        // retention may move on while the checkpoint loads (a very small stream): try again
+        if (attempt === REBOOTSTRAP_ATTEMPTS) {
+          logger.error({ event: 'rebootstrap_failed', err: failure }, `re-bootstrap failed ${attempt} times: exiting`);
+          process.exit(1);
+        }
+        logger.warn({ event: 'rebootstrap_retry', attempt, detail: failure instanceof Error ? failure.message : String(failure) }, 're-bootstrap failed: trying again');
+        await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+      }
+    }
+    logReady(logger, config, app, begun);
+    watchRetention(app);
+  };
+  watchRetention(app);
+
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ event: 'shutdown', signal }, `${signal}: stopping`);
-    app
-      .close()
+    Promise.resolve(restarting)
+      .then(() => app.close())
       .then(
         () => {
           logger.info({ event: 'stopped' }, 'stopped');
@@ -89,7 +139,39 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
+/** How many times an in-process re-bootstrap is tried before the process exits (a supervisor then restarts it). */
+const REBOOTSTRAP_ATTEMPTS = 5;
+
+/** How long a re-bootstrap waits for its ports to be free again. */
+const PORT_WAIT_MS = 180_000;
+
+/** Whether the transport can listen on both ports now (it listens and closes at once, with no connection). */
+async function portsFree(host: string, port: number, ingestHost: string, ingestPort: number): Promise<boolean> {
+  for (const [h, p] of [[host, port], [ingestHost, ingestPort]] as const) {
+    try {
+      await (await createServer({ routes: [], openapi: false, host: h, port: p })).close();
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** The ready line: what was loaded, how long it took, where it listens. */
+function logReady(logger: Logger, config: Config, app: App, started: number): void {
+  const seconds = (performance.now() - started) / 1000;
+  const rows = `${app.engine.liveRows.toLocaleString('en-US')} live rows`;
+  const startedFrom = app.durable ?? app.replicated;
+  const mode = startedFrom?.mode ?? null;
+  const what = mode === 'restored' ? `restored board (${rows})` : config.board === 'none' ? `empty board (${rows})` : `${config.board} board (seed ${config.seed}, ${rows})`;
+  const durable = startedFrom === null ? '' : `; ${startedFrom.describe()}`;
+  logger.info(
+    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, ingestPort: app.durable?.listener.port ?? app.replicated?.listenerPort() ?? null, transport: app.server.transport },
+    `${what} ready in ${seconds.toFixed(1)}s on http://${config.host}:${app.port}/api/v1/status; transport: ${app.server.transport}${durable}`,
+  );
+}
+
 main().catch((error: unknown) => {
-  process.stderr.write(`odds-engine failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(redactCredentials(`odds-engine failed to start: ${error instanceof Error ? error.message : String(error)}\n`));
   process.exit(1);
 });

@@ -27,13 +27,14 @@ import type { ProbeState } from '../http/routes/health.ts';
 import type { RunningServer } from '../http/server.ts';
 import type { Ingest } from '../ingest/ingest.ts';
 import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
-import type { Replica } from '../ingest/replica.ts';
+import { FellBehindRetentionError, type Replica } from '../ingest/replica.ts';
 import { startReadOnlyListener } from '../ingest/replicaListener.ts';
 import { openReplicatedNode, type NatsSettings, type ReplicatedNode } from '../ingest/replicaStart.ts';
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { FleetKeyChecker } from '../persistence/nats/fleetKeyChecker.ts';
 import { FleetUsage } from '../persistence/nats/fleetUsage.ts';
+import { redactCredentials } from '../persistence/nats/natsUrl.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
 import { fixtureBoard, loadWithProgress, referenceBoard, type BoardStartOptions, type StartMode } from './durableStart.ts';
@@ -85,6 +86,14 @@ export interface ReplicatedStart {
   /** Starts the ingest listener (the writer's, or the replica's read-only one). */
   listen(): Promise<RunningServer>;
   describe(): string;
+  /**
+   * Calls `listener` once if the replica falls behind the stream's retention (never on
+   * the writer, nor after close()): the records it still needs are gone, so its board can
+   * only be rebuilt from the object store, which service/main.ts does by restarting the
+   * app in process. From then on /readyz answers 503 "re-bootstrapping from the object
+   * store"; without a listener it says the replica stopped following and must be restarted.
+   */
+  onFellBehind(listener: (error: Error) => void): void;
   /** Stops the listener, takes a last checkpoint, closes the node. */
   close(): Promise<void>;
 }
@@ -168,7 +177,17 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
     });
   }
 
+  let fellBehindListener: ((error: Error) => void) | null = null;
+  let rebootstrapping = false;
+  const fellBehind = (error: Error) => {
+    if (closed || rebootstrapping || fellBehindListener === null || !(error instanceof FellBehindRetentionError)) return;
+    rebootstrapping = true;
+    fellBehindListener(error);
+  };
+  if (node.role === 'replica') node.replica.onStale = fellBehind;
+
   const readiness = (): ProbeState => {
+    if (rebootstrapping) return { ready: false, reason: "fell behind the stream's retention: re-bootstrapping from the object store", info: { role: 'replica', applied: node.role === 'replica' ? node.replica.appliedIndex : 0, lag: node.role === 'replica' ? node.replica.lagRecords : 0 } };
     if (node.role === 'writer') {
       const broken = node.writer.log.broken;
       return { ready: !broken, reason: broken ? 'a publish to the stream failed: restart the writer' : '', info: { role: 'writer', applied: node.writer.ingest.appliedIndex } };
@@ -177,7 +196,7 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
   };
 
   const describe = (): string => {
-    const parts = [`board seq ${engine.seq}`, `${node.role} on ${settings.url} stream ${settings.stream}`];
+    const parts = [`board seq ${engine.seq}`, `${node.role} on ${redactCredentials(settings.url)} stream ${settings.stream}`];
     const restore = node.role === 'writer' ? node.writer.restore : node.replica.restore;
     if (mode === 'restored') parts.push(`restored: checkpoint ${restore.source === 'none' ? 'none' : `${restore.checkpointIndex} (${restore.source})`} + ${restore.replayedRecords} record(s) from the stream in ${(restore.ms / 1000).toFixed(1)}s`);
     else if (mode === 'fixture') parts.push('fixture board loaded and checkpointed to disk and the object store');
@@ -215,6 +234,11 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
       return listener;
     },
     describe,
+    onFellBehind(listener) {
+      fellBehindListener = listener;
+      // it may have fallen behind before anyone listened
+      if (node.role === 'replica' && node.replica.stale !== null) fellBehind(node.replica.stale);
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -8,7 +8,8 @@ import type { Services } from './services.ts';
 import { BASE_URL, curlExample, KEY_HEADER } from './routeDocs.ts';
 
 export function accountRoutes(ctx: Services): AnyRoute[] {
-  const { apiKeys, usage } = ctx.persistence;
+  // the key checker the facade counts with: on a replicated node its monthly count is the fleet's
+  const keys = ctx.keyChecker;
   const route = defineRoute({
     path: '/api/v1/account/usage',
     auth: 'none',
@@ -20,8 +21,7 @@ export function accountRoutes(ctx: Services): AnyRoute[] {
       'Send the key as for any route (X-Api-Key or Authorization: Bearer). Without a valid key (none, unknown or revoked) the answer is the anonymous plan: ENTERPRISE with every other field null. Never errors: no 401 and no 429 here. This request is not counted and carries no X-RateLimit headers. monthlyUsed counts this UTC month\'s requests, including those not yet written to the database. meta.updated is the time of the request.' +
       curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/account/usage'`),
     handle: (req) => {
-      const key = req.apiKey === null ? null : apiKeys.lookup(req.apiKey);
-      return { kind: 'data', data: [usage.accountUsage(key, req.now)], updated: req.now };
+      return { kind: 'data', data: [keys.accountUsage(req.apiKey, req.now)], updated: req.now };
     },
   });
   return [route];

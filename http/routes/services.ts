@@ -7,6 +7,7 @@ import type { Clock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
 import type { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import type { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
+import type { KeyChecker } from '../../persistence/keyCheck.ts';
 import type { Persistence } from '../../persistence/persistence.ts';
 import type { CursorCodec } from '../cursor.ts';
 
@@ -14,6 +15,8 @@ export interface Services {
   engine: OddsEngine;
   persistence: Persistence;
   clock: Clock;
+  /** Counts API keys and reports their usage (the fleet's counts on a replicated node). */
+  keyChecker: KeyChecker;
   /** Signs and checks the keyset cursors of every list (CURSOR_SECRET). */
   cursors: CursorCodec;
   /** Version and time of the last row insert or remove (the catalog counts' cache validity). */

@@ -4,10 +4,11 @@
 // X-RateLimit-Remaining says, come from the fleet's counts (fleetUsage.ts): the sum of
 // every node's requests of that key this minute and this month. So a key's limits
 // hold across the fleet, not per node (up to what the other nodes have not published
-// yet: one flush interval).
+// yet: one flush interval). /account/usage reports the fleet's monthly count too, so a
+// key sees the same figure whichever node answers.
 import type { ApiKeys } from '../apiKeys.ts';
 import { KeyChecker } from '../keyCheck.ts';
-import type { UsageCheck, UsageMeter } from '../usageMeter.ts';
+import type { AccountUsage, UsageCheck, UsageMeter } from '../usageMeter.ts';
 import { startOfNextMinute, startOfNextMonth } from '../usagePeriods.ts';
 import type { FleetUsage } from './fleetUsage.ts';
 
@@ -46,5 +47,12 @@ export class FleetKeyChecker extends KeyChecker {
     const monthLeft = Math.max(0, record.monthlyCap - counts.month);
     if (monthLeft < minuteLeft) return { allowed: true, limit: record.monthlyCap, remaining: monthLeft, window: 'month', reset: Math.ceil(monthEnd / 1000) };
     return { allowed: true, limit: record.rateLimitPerMinute, remaining: minuteLeft, window: 'minute', reset: Math.ceil(minuteEnd / 1000) };
+  }
+
+  override accountUsage(key: string | null, now: number): AccountUsage {
+    const record = key === null ? null : this.apiKeys.lookup(key);
+    const usage = this.usageMeter.accountUsage(record, now);
+    if (record !== null) usage.monthlyUsed = this.fleet.peek(record.keyHash, now).month;
+    return usage;
   }
 }

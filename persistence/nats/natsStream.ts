@@ -139,6 +139,8 @@ export class RecordUnreadableError extends Error {
   constructor(
     readonly seq: number,
     detail: string,
+    /** The message is not in the stream (retention dropped it), rather than damaged. */
+    readonly missing = false,
   ) {
     super(`stream message ${seq}: ${detail}`);
     this.name = 'RecordUnreadableError';
@@ -173,7 +175,7 @@ export async function recordPayload(board: BoardStream, commit: CommitMessage): 
         if (isNotFound(error)) return null;
         throw error;
       });
-      if (part === null) throw new RecordUnreadableError(seq, `part ${i} of record ${index} is no longer in the stream`);
+      if (part === null) throw new RecordUnreadableError(seq, `part ${i} of record ${index} is no longer in the stream`, true);
       if (part.subject !== board.partsSubject || headerInt(part, HEADER_INDEX) !== index || headerInt(part, HEADER_PART) !== i) {
         throw new RecordUnreadableError(seq, `expected part ${i} of record ${index}`);
       }

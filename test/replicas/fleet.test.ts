@@ -8,7 +8,7 @@
 // nothing twice (its board seq equals the replicas' on the same stream); a write to a
 // replica's ingest port is 403 read_only; replicas started with other fixture settings
 // than the writer's (BOARD, SEED) load the start board the writer recorded; a key's per-minute limit holds across the
-// fleet, not per node.
+// fleet, not per node; /account/usage on any node reports the key's monthly count across the fleet.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,6 +47,28 @@ describe('a writer and two replicas as processes over JetStream', { timeout: 150
     await nats?.dispose();
     for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
   });
+
+  /** A new key of `plan`, written into every node's key table (the nodes share keys this way in a deployment too). */
+  function sharedKey(plan: 'FREE' | 'PRO'): string {
+    let key = '';
+    let row: Record<string, unknown> = {};
+    for (const [i, dir] of [dirs.writer, dirs.r1, dirs.r2].entries()) {
+      const persistence = openPersistence({ path: join(dir, 'odds.db'), env: {} });
+      try {
+        if (i === 0) {
+          const created = persistence.apiKeys.create({ plan, label: 'fleet test' });
+          key = created.key;
+          row = persistence.db.prepare('SELECT * FROM api_keys WHERE key_hash = ?').get(created.record.keyHash) as Record<string, unknown>;
+        } else {
+          const names = Object.keys(row).filter((name) => name !== 'id');
+          persistence.db.prepare(`INSERT INTO api_keys (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((name) => row[name]));
+        }
+      } finally {
+        persistence.close();
+      }
+    }
+    return key;
+  }
 
   async function assertFleetAgrees(seq: number): Promise<void> {
     await waitForSeq([writer, r1, r2], seq);
@@ -139,23 +161,7 @@ describe('a writer and two replicas as processes over JetStream', { timeout: 150
 
   it("a key's per-minute limit holds across the replicas, not per node", async () => {
     // the same FREE key (60 requests a minute) in every node's key table
-    let key = '';
-    let row: Record<string, unknown> = {};
-    for (const [i, dir] of [dirs.writer, dirs.r1, dirs.r2].entries()) {
-      const persistence = openPersistence({ path: join(dir, 'odds.db'), env: {} });
-      try {
-        if (i === 0) {
-          const created = persistence.apiKeys.create({ plan: 'FREE', label: 'fleet test' });
-          key = created.key;
-          row = persistence.db.prepare('SELECT * FROM api_keys WHERE key_hash = ?').get(created.record.keyHash) as Record<string, unknown>;
-        } else {
-          const names = Object.keys(row).filter((name) => name !== 'id');
-          persistence.db.prepare(`INSERT INTO api_keys (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((name) => row[name]));
-        }
-      } finally {
-        persistence.close();
-      }
-    }
+    const key = sharedKey('FREE');
     const get = (node: ServiceChild) => httpRequest(node.port, '/api/v1/leagues', { headers: { 'X-Api-Key': key } });
     // 10 requests on the writer...
     for (let i = 0; i < 10; i++) assert.equal((await get(writer)).status, 200);
@@ -192,5 +198,24 @@ describe('a writer and two replicas as processes over JetStream', { timeout: 150
     assert.ok(enough, `replica 2 never refused (served ${served})`);
     assert.ok(10 + ownR1 + ownR2 + served <= 60, `the fleet served ${10 + ownR1 + ownR2 + served} requests of a key limited to 60 a minute`);
     assert.ok(served >= 1, 'replica 2 served what was left');
+  });
+
+  it("/account/usage reports the key's monthly count across the fleet, on every node", async () => {
+    const key = sharedKey('PRO');
+    const get = (node: ServiceChild) => httpRequest(node.port, '/api/v1/leagues', { headers: { 'X-Api-Key': key } });
+    const spread: [ServiceChild, number][] = [[writer, 7], [r1, 5], [r2, 3]];
+    for (const [node, count] of spread) for (let i = 0; i < count; i++) assert.equal((await get(node)).status, 200);
+    // each node answers the fleet's 15 (not its own 7, 5 or 3) once the counts are published
+    for (const [node] of spread) {
+      let seen: unknown = null;
+      const fleetCount = await eventually(async () => {
+        const reply = await httpRequest(node.port, '/api/v1/account/usage', { headers: { 'X-Api-Key': key } });
+        assert.equal(reply.status, 200);
+        seen = (JSON.parse(reply.body.toString()) as { data: { plan: string; monthlyUsed: number }[] }).data[0];
+        return (seen as { monthlyUsed: number }).monthlyUsed === 15;
+      }, 10_000, 100);
+      assert.ok(fleetCount, `the node on port ${node.port} answered ${JSON.stringify(seen)}`);
+      assert.equal((seen as { plan: string }).plan, 'PRO');
+    }
   });
 });
