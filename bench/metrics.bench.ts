@@ -120,8 +120,13 @@ export async function readPathOnOff(app: App, servers: RunningServer[]): Promise
     out[`${c.name}: control off2 req/s (mean of ${ROUNDS})`] = Math.round(mean(rates.off2));
     out[`${c.name}: on / off`] = Number((mean(rates.on) / off).toFixed(3));
     out[`${c.name}: off2 / off (control)`] = Number((mean(rates.off2) / off).toFixed(3));
-    // The server process's CPU time per answered request: less at the mercy of other
-    // load on the machine than requests/s, since time spent waiting for a core is not in it.
+    // The spread of the same ratios round by round: how far one round's noise goes.
+    const byRound = (which: Listener) => rates[which].map((rate, round) => (rate / rates.off[round]!).toFixed(3)).join(' ');
+    out[`${c.name}: on / off by round`] = byRound('on');
+    out[`${c.name}: off2 / off by round`] = byRound('off2');
+    // The server process's CPU time per answered request, a second view: time spent
+    // waiting for a core is not in it (what other load does to caches and to how many
+    // requests one wake-up of the event loop finds still is).
     out[`${c.name}: CPU µs per request off / on / off2`] = [mean(cpu.off), mean(cpu.on), mean(cpu.off2)].map((us) => us.toFixed(2)).join(' / ');
     bar.phase(`${c.name}: on / off ${(mean(rates.on) / off).toFixed(3)}, off2 / off ${(mean(rates.off2) / off).toFixed(3)}`);
   }
