@@ -48,7 +48,10 @@ export const TIMING_EVERY = 16;
 const STATUSES = [200, 204, 304, 400, 401, 404, 405, 429, 500, 503] as const;
 const OTHER_SLOT = STATUSES.length;
 const SLOTS = STATUSES.length + 1;
-/** Slot by status & 1023: HTTP statuses have three digits, so the mask only folds values no answer carries into "other" (at most a wrong "other" for a nonsense status), and the lookup needs no range check. */
+/**
+ * Slot by status & 1023. Statuses have three digits (below 1024), so the mask changes
+ * none of them; it keeps the index inside the table without a range check.
+ */
 const STATUS_SLOT = new Int8Array(1024).fill(OTHER_SLOT);
 STATUSES.forEach((status, slot) => (STATUS_SLOT[status] = slot));
 
@@ -78,7 +81,7 @@ export class HttpMetrics implements RequestObserver {
   /** Route label per row; row 0 is every request no route matched. */
   private readonly labels: string[] = [UNMATCHED];
   /** By CompiledRoute.index: the route given that row (checked, so a route of another router sharing an index is not mistaken for it) and its row. */
-  private routeAt: (CompiledRoute | undefined)[] = [];
+  private readonly routeAt: (CompiledRoute | undefined)[] = [];
   private rowAt = new Int32Array(8);
   /** Rows of routes whose router index was already taken by another router's route (one observer told of two servers). */
   private readonly otherRoutes = new Map<CompiledRoute, number>();
@@ -134,7 +137,7 @@ export class HttpMetrics implements RequestObserver {
   count(routePath: string | null, status?: number): number {
     const row = this.labels.indexOf(routePath ?? UNMATCHED);
     if (row < 0) return 0;
-    if (status !== undefined) return this.requests[row * SLOTS + STATUS_SLOT[status]!]!;
+    if (status !== undefined) return this.requests[row * SLOTS + STATUS_SLOT[status & 1023]!]!;
     let total = 0;
     for (let s = 0; s < SLOTS; s++) total += this.requests[row * SLOTS + s]!;
     return total;
