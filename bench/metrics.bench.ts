@@ -128,6 +128,8 @@ export async function readPathOnOff(app: App, servers: RunningServer[]): Promise
     // waiting for a core is not in it (what other load does to caches and to how many
     // requests one wake-up of the event loop finds still is).
     out[`${c.name}: CPU µs per request off / on / off2`] = [mean(cpu.off), mean(cpu.on), mean(cpu.off2)].map((us) => us.toFixed(2)).join(' / ');
+    out[`${c.name}: CPU per request on / off`] = Number((mean(cpu.on) / mean(cpu.off)).toFixed(3));
+    out[`${c.name}: CPU per request off2 / off (control)`] = Number((mean(cpu.off2) / mean(cpu.off)).toFixed(3));
     bar.phase(`${c.name}: on / off ${(mean(rates.on) / off).toFixed(3)}, off2 / off ${(mean(rates.off2) / off).toFixed(3)}`);
   }
   bar.finish();
