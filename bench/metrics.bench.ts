@@ -84,8 +84,8 @@ const LISTENERS: readonly Listener[] = ['off', 'on', 'off2'];
 export async function readPathOnOff(app: App, servers: RunningServer[]): Promise<Record<string, number | string>> {
   const out: Record<string, number | string> = {};
   const routes = app.server.router.routes.map((route) => route.def);
-  const make = (observed: boolean) =>
-    createServer({ routes, openapi: false, clock: app.engine.clock, port: 0, ...(observed ? { observer: new HttpMetrics(new Registry()) } : {}) });
+  const observer = new HttpMetrics(new Registry());
+  const make = (observed: boolean) => createServer({ routes, openapi: false, clock: app.engine.clock, port: 0, ...(observed ? { observer } : {}) });
   const listeners: Record<Listener, RunningServer> = { off: await make(false), on: await make(true), off2: await make(false) };
   servers.push(listeners.off, listeners.on, listeners.off2);
   const event = eventWithRows(app, 300);
@@ -100,6 +100,8 @@ export async function readPathOnOff(app: App, servers: RunningServer[]): Promise
   for (const c of cases) {
     const rates: Record<Listener, number[]> = { off: [], on: [], off2: [] };
     const cpu: Record<Listener, number[]> = { off: [], on: [], off2: [] };
+    const recordedBefore = observer.count('/api/v1/odds');
+    let answeredOn = 0;
     const measure = async (which: Listener): Promise<void> => {
       const url = `http://127.0.0.1:${listeners[which].port}${c.path}`;
       await runWrk(url, { seconds: 1, headers: c.headers });
@@ -109,11 +111,15 @@ export async function readPathOnOff(app: App, servers: RunningServer[]): Promise
       if (result.errors > 0) throw new Error(`${c.name}: ${result.errors} errors`);
       bar.update(++runs);
       rates[which].push(result.requestsPerSec);
+      if (which === 'on') answeredOn += result.requests;
       cpu[which].push((used.user + used.system) / result.requests);
     };
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < LISTENERS.length; i++) await measure(LISTENERS[(round + i) % LISTENERS.length]!);
     }
+    // "on" must have recorded what it answered (its warm-ups too), or it measured nothing.
+    const recorded = observer.count('/api/v1/odds') - recordedBefore;
+    if (recorded < answeredOn) throw new Error(`${c.name}: the observer recorded ${recorded} requests of the ${answeredOn} answered`);
     const off = mean(rates.off);
     out[`${c.name}: metrics off req/s (mean of ${ROUNDS})`] = Math.round(off);
     out[`${c.name}: metrics on req/s (mean of ${ROUNDS})`] = Math.round(mean(rates.on));
