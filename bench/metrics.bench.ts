@@ -1,10 +1,15 @@
-// What recording metrics costs, "on" against "off" measured interleaved (off, on, off,
-// on, off) so the machine's drift falls on both alike. The target: "on" within 3% of
-// "off".
-// - The hot read path: the app's routes served by two listeners in one process, one
-//   with the metrics observer (http/metrics.ts) and one without, with wrk on an odds
-//   page and on the 304 path of an event read. Both write X-Request-Id; only the
-//   recording differs.
+// What recording metrics costs, "on" against "off" measured interleaved so the
+// machine's drift falls on both alike. The target: "on" within 3% of "off".
+// - The hot read path: the app's routes served by three listeners in one process, one
+//   with the metrics observer (http/metrics.ts) and two without ("off" and "off2"),
+//   with wrk on an odds page and on the 304 path of an event read. All write
+//   X-Request-Id; only the recording differs. "off2 / off" is the control: two
+//   identical listeners must come out at 1.00 within the bench's noise, so a gap
+//   between "on" and "off" larger than that noise is the recording's and not the
+//   set-up's (which listener was made first, which port, which was warmed last).
+//   Every round measures the three in a rotated order (off on off2, on off2 off, off2
+//   off on), so each listener is measured as often in each position, and each run is
+//   preceded by its own warm-up on the same listener.
 // - The write path: acknowledged price updates/s over the ingest listener (HTTP msgpack
 //   batches of 1,000 ticks, 4 in flight, from a child process: bench/ingestClient.ts),
 //   with the write path's hooks (per batch: counted by way in and outcome, ack latency
@@ -28,7 +33,10 @@ import { eventWithRows } from './scenarios/odds.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
-const ROUNDS = 2;
+/** Rounds of the read-path rotation, each measuring off, on and off2 once. */
+const ROUNDS = 3;
+/** Ingest runs alternate off/on: off, then this many (on, off) pairs. */
+const INGEST_ROUNDS = 2;
 /** Batches of 1,000 ticks per ingest run (BENCH_INGEST_BATCHES). */
 const INGEST_BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 200);
 
@@ -45,7 +53,7 @@ function etagOf(port: number, path: string): Promise<string> {
 
 export async function benchMetrics(): Promise<Record<string, number | string>> {
   const size = (process.env.BOARD ?? 'large') as BoardSize;
-  const out: Record<string, number | string> = { board: size, 'seconds per run': SECONDS, rounds: ROUNDS };
+  const out: Record<string, number | string> = { board: size, 'seconds per run': SECONDS, rounds: ROUNDS, 'ingest rounds': INGEST_ROUNDS };
   const dir = mkdtempSync(join(tmpdir(), 'odds-bench-metrics-'));
   const app = await startApp({
     clock: new ManualClock(NOW),
@@ -57,47 +65,80 @@ export async function benchMetrics(): Promise<Record<string, number | string>> {
     progress: true,
     log: (line) => process.stderr.write(`${line}\n`),
   });
-  const routes = app.server.router.routes.map((route) => route.def);
   const servers: RunningServer[] = [];
   try {
-    const off = await createServer({ routes, openapi: false, clock: app.engine.clock, port: 0 });
-    const on = await createServer({ routes, openapi: false, clock: app.engine.clock, port: 0, observer: new HttpMetrics(new Registry()) });
-    servers.push(off, on);
-    const event = eventWithRows(app, 300);
-    const eventPath = `/api/v1/odds?event_id=${encodeURIComponent(event.id)}&limit=1000`;
-    const cases = [
-      { name: 'odds league=nba limit=100', path: '/api/v1/odds?league=nba&limit=100', headers: {} as Record<string, string> },
-      { name: `odds event_id 304 (${event.rows} rows)`, path: eventPath, headers: { 'If-None-Match': await etagOf(off.port, eventPath) } },
-    ];
-    const bar = startProgress('metrics bench', cases.length * (2 * ROUNDS + 1), { unit: 'runs' });
-    let runs = 0;
-    for (const c of cases) {
-      const measure = async (server: RunningServer): Promise<number> => {
-        await runWrk(`http://127.0.0.1:${server.port}${c.path}`, { seconds: 1, headers: c.headers });
-        const result: WrkResult = await runWrk(`http://127.0.0.1:${server.port}${c.path}`, { seconds: SECONDS, headers: c.headers });
-        if (result.errors > 0) throw new Error(`${c.name}: ${result.errors} errors`);
-        bar.update(++runs);
-        return result.requestsPerSec;
-      };
-      const offs = [await measure(off)];
-      const ons: number[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        ons.push(await measure(on));
-        offs.push(await measure(off));
-      }
-      const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-      out[`${c.name}: metrics off req/s (mean of ${offs.length})`] = Math.round(mean(offs));
-      out[`${c.name}: metrics on req/s (mean of ${ons.length})`] = Math.round(mean(ons));
-      out[`${c.name}: on / off`] = Number((mean(ons) / mean(offs)).toFixed(3));
-      bar.phase(`${c.name}: on / off ${(mean(ons) / mean(offs)).toFixed(3)}`);
-    }
-    bar.finish();
+    Object.assign(out, await readPathOnOff(app, servers));
     Object.assign(out, await ingestOnOff(app));
   } finally {
     for (const server of servers) await server.close();
     await app.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  return out;
+}
+
+type Listener = 'off' | 'on' | 'off2';
+const LISTENERS: readonly Listener[] = ['off', 'on', 'off2'];
+
+/** Requests/s of the read path on three listeners of the app's routes: without the observer (off, off2) and with it (on). */
+export async function readPathOnOff(app: App, servers: RunningServer[]): Promise<Record<string, number | string>> {
+  const out: Record<string, number | string> = {};
+  const routes = app.server.router.routes.map((route) => route.def);
+  const observer = new HttpMetrics(new Registry());
+  const make = (observed: boolean) => createServer({ routes, openapi: false, clock: app.engine.clock, port: 0, ...(observed ? { observer } : {}) });
+  const listeners: Record<Listener, RunningServer> = { off: await make(false), on: await make(true), off2: await make(false) };
+  servers.push(listeners.off, listeners.on, listeners.off2);
+  const event = eventWithRows(app, 300);
+  const eventPath = `/api/v1/odds?event_id=${encodeURIComponent(event.id)}&limit=1000`;
+  const cases = [
+    { name: 'odds league=nba limit=100', path: '/api/v1/odds?league=nba&limit=100', headers: {} as Record<string, string> },
+    { name: `odds event_id 304 (${event.rows} rows)`, path: eventPath, headers: { 'If-None-Match': await etagOf(listeners.off.port, eventPath) } },
+  ];
+  const bar = startProgress('metrics bench', cases.length * ROUNDS * LISTENERS.length, { unit: 'runs' });
+  let runs = 0;
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  for (const c of cases) {
+    const rates: Record<Listener, number[]> = { off: [], on: [], off2: [] };
+    const cpu: Record<Listener, number[]> = { off: [], on: [], off2: [] };
+    const recordedBefore = observer.count('/api/v1/odds');
+    let answeredOn = 0;
+    const measure = async (which: Listener): Promise<void> => {
+      const url = `http://127.0.0.1:${listeners[which].port}${c.path}`;
+      await runWrk(url, { seconds: 1, headers: c.headers });
+      const before = process.cpuUsage();
+      const result: WrkResult = await runWrk(url, { seconds: SECONDS, headers: c.headers });
+      const used = process.cpuUsage(before);
+      if (result.errors > 0) throw new Error(`${c.name}: ${result.errors} errors`);
+      bar.update(++runs);
+      rates[which].push(result.requestsPerSec);
+      if (which === 'on') answeredOn += result.requests;
+      cpu[which].push((used.user + used.system) / result.requests);
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < LISTENERS.length; i++) await measure(LISTENERS[(round + i) % LISTENERS.length]!);
+    }
+    // "on" must have recorded what it answered (its warm-ups too), or it measured nothing.
+    const recorded = observer.count('/api/v1/odds') - recordedBefore;
+    if (recorded < answeredOn) throw new Error(`${c.name}: the observer recorded ${recorded} requests of the ${answeredOn} answered`);
+    const off = mean(rates.off);
+    out[`${c.name}: metrics off req/s (mean of ${ROUNDS})`] = Math.round(off);
+    out[`${c.name}: metrics on req/s (mean of ${ROUNDS})`] = Math.round(mean(rates.on));
+    out[`${c.name}: control off2 req/s (mean of ${ROUNDS})`] = Math.round(mean(rates.off2));
+    out[`${c.name}: on / off`] = Number((mean(rates.on) / off).toFixed(3));
+    out[`${c.name}: off2 / off (control)`] = Number((mean(rates.off2) / off).toFixed(3));
+    // The spread of the same ratios round by round: how far one round's noise goes.
+    const byRound = (which: Listener) => rates[which].map((rate, round) => (rate / rates.off[round]!).toFixed(3)).join(' ');
+    out[`${c.name}: on / off by round`] = byRound('on');
+    out[`${c.name}: off2 / off by round`] = byRound('off2');
+    // The server process's CPU time per answered request, a second view: time spent
+    // waiting for a core is not in it (what other load does to caches and to how many
+    // requests one wake-up of the event loop finds still is).
+    out[`${c.name}: CPU µs per request off / on / off2`] = [mean(cpu.off), mean(cpu.on), mean(cpu.off2)].map((us) => us.toFixed(2)).join(' / ');
+    out[`${c.name}: CPU per request on / off`] = Number((mean(cpu.on) / mean(cpu.off)).toFixed(3));
+    out[`${c.name}: CPU per request off2 / off (control)`] = Number((mean(cpu.off2) / mean(cpu.off)).toFixed(3));
+    bar.phase(`${c.name}: on / off ${(mean(rates.on) / off).toFixed(3)}, off2 / off ${(mean(rates.off2) / off).toFixed(3)}`);
+  }
+  bar.finish();
   return out;
 }
 
@@ -112,7 +153,7 @@ async function ingestOnOff(app: App): Promise<Record<string, number>> {
     board.ingest.onBatch = on ? hooks.onBatch : null;
     board.log.onFsync = on ? hooks.onFsync : null;
   };
-  const bar = startProgress('metrics bench: ingest', 2 * ROUNDS + 1, { unit: 'runs' });
+  const bar = startProgress('metrics bench: ingest', 2 * INGEST_ROUNDS + 1, { unit: 'runs' });
   let runs = 0;
   const measure = async (on: boolean): Promise<number> => {
     set(on);
@@ -126,7 +167,7 @@ async function ingestOnOff(app: App): Promise<Record<string, number>> {
     runs = 0;
     const offs = [await measure(false)];
     const ons: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < INGEST_ROUNDS; round++) {
       ons.push(await measure(true));
       offs.push(await measure(false));
     }

@@ -6,14 +6,18 @@
 //                                                       of one request in TIMING_EVERY
 //   odds_http_not_modified_ratio                        gauge: 304s over all GET/HEAD answers
 //
-// Recording allocates nothing: a route's index comes from a Map keyed by the compiled
-// route (assigned on its first request), counts go into Float64Arrays by
-// index * width + slot, and the label strings are only built when /metrics is scraped
-// (metricsCollector.ts). Reading the clock (performance.now) costs about 100 ns here,
-// as much as all the rest of the recording, and a request needs two readings; timing one
-// request in 16 keeps the histogram's shape and makes the clock's share 1/16 (a
-// counter picks them, no randomness). With ACCESS_LOG on every request is timed and, each request also writes one JSON log line,
-// which does allocate: it is off by default for that reason.
+// Recording allocates nothing and looks nothing up by key: a route's row comes from its
+// router index (CompiledRoute.index, fixed when the routes are compiled) through an
+// Int32Array, a status's slot from a table indexed by the status, and counts go into
+// Float64Arrays by row * width + slot; the label strings are only built when /metrics
+// is scraped (metricsCollector.ts). Reading the clock (performance.now) costs about
+// 100 ns here, as much as all the rest of the recording, and a request needs two
+// readings; timing one request in 16 keeps the histogram's shape and makes the clock's
+// share 1/16 (a counter picks them, no randomness). The start time handed to the server
+// is whole microseconds in 30 bits (see clockMicros), a small integer, so the server's
+// per-request record never holds a fractional number (V8 keeps such a field as a
+// separately allocated box). With ACCESS_LOG on every request is timed and each request
+// also writes one JSON log line, which does allocate: it is off by default for that reason.
 import type { Registry } from 'prom-client';
 import { bucketOf, histogramValues, registerLazyMetric, type LazyValue } from './metricsCollector.ts';
 import type { CompiledRoute } from './router.ts';
@@ -27,12 +31,12 @@ export interface ObservedRequest {
   /** null: no route matched (404), or a preflight / refused method answered before matching. */
   readonly route: CompiledRoute | null;
   readonly status: number;
-  /** What timingStart() returned when the request was read. */
+  /** What timingStart() returned when the request was read (-1: not timed). */
   readonly startedAt: number;
 }
 
 export interface RequestObserver {
-  /** Called as a request is read: performance.now() if this request is timed, else -1. */
+  /** Called as a request is read: a non-negative integer start time if this request is timed, else -1. */
   timingStart(): number;
   requestDone(request: ObservedRequest): void;
 }
@@ -44,12 +48,28 @@ export const TIMING_EVERY = 16;
 const STATUSES = [200, 204, 304, 400, 401, 404, 405, 429, 500, 503] as const;
 const OTHER_SLOT = STATUSES.length;
 const SLOTS = STATUSES.length + 1;
-const STATUS_SLOT = new Int8Array(600).fill(OTHER_SLOT);
+/**
+ * Slot by status & 1023. Statuses have three digits (below 1024), so the mask changes
+ * none of them; it keeps the index inside the table without a range check.
+ */
+const STATUS_SLOT = new Int8Array(1024).fill(OTHER_SLOT);
 STATUSES.forEach((status, slot) => (STATUS_SLOT[status] = slot));
 
 /** Seconds: a cached 304 takes tens of microseconds, a cold snapshot build seconds. */
 export const DURATION_BOUNDS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const BUCKETS = DURATION_BOUNDS.length + 1;
+/** Start times are microseconds modulo 2^30 (about 17.9 minutes): always a small integer. */
+const CLOCK_MASK = 0x3fffffff;
+
+/**
+ * performance.now() in whole microseconds, modulo 2^30. `&` truncates the product to
+ * its low 32 bits exactly (it is far below 2^53), so the value wraps every 17.9
+ * minutes; a duration is the difference modulo 2^30 and stays right for any request
+ * shorter than that.
+ */
+function clockMicros(): number {
+  return (performance.now() * 1000) & CLOCK_MASK;
+}
 const UNMATCHED = 'unmatched';
 
 export interface HttpMetricsOptions {
@@ -58,9 +78,13 @@ export interface HttpMetricsOptions {
 }
 
 export class HttpMetrics implements RequestObserver {
-  private readonly indexes = new Map<CompiledRoute, number>();
-  /** Route label per index; index 0 is every request no route matched. */
+  /** Route label per row; row 0 is every request no route matched. */
   private readonly labels: string[] = [UNMATCHED];
+  /** By CompiledRoute.index: the route given that row (checked, so a route of another router sharing an index is not mistaken for it) and its row. */
+  private readonly routeAt: (CompiledRoute | undefined)[] = [];
+  private rowAt = new Int32Array(8);
+  /** Rows of routes whose router index was already taken by another router's route (one observer told of two servers). */
+  private readonly otherRoutes = new Map<CompiledRoute, number>();
   private requests = new Float64Array(8 * SLOTS);
   private buckets = new Float64Array(8 * BUCKETS);
   private sums = new Float64Array(8);
@@ -93,48 +117,59 @@ export class HttpMetrics implements RequestObserver {
   }
 
   timingStart(): number {
-    return (++this.reads & this.timingMask) === 0 ? performance.now() : -1;
+    // Masked on every read, so the counter itself stays a small integer.
+    this.reads = (this.reads + 1) & this.timingMask;
+    return this.reads === 0 ? clockMicros() : -1;
   }
 
   requestDone(request: ObservedRequest): void {
     const route = request.route;
-    const index = route === null ? 0 : (this.indexes.get(route) ?? this.addRoute(route));
-    this.requests[index * SLOTS + STATUS_SLOT[request.status < 600 ? request.status : 0]!]!++;
+    const row = route === null ? 0 : this.routeAt[route.index] === route ? this.rowAt[route.index]! : this.addRoute(route);
+    this.requests[row * SLOTS + STATUS_SLOT[request.status & 1023]!]!++;
     if (request.startedAt < 0) return;
-    const seconds = (performance.now() - request.startedAt) / 1000;
-    this.buckets[index * BUCKETS + bucketOf(this.bounds, seconds)]!++;
-    this.sums[index]! += seconds;
+    const seconds = ((clockMicros() - request.startedAt) & CLOCK_MASK) / 1e6;
+    this.buckets[row * BUCKETS + bucketOf(this.bounds, seconds)]!++;
+    this.sums[row]! += seconds;
     if (this.accessLog !== null) this.accessLog(request, seconds);
   }
 
   /** Requests counted for a route template (all statuses), or for one status. For tests and the bench. */
   count(routePath: string | null, status?: number): number {
-    const index = this.labels.indexOf(routePath ?? UNMATCHED);
-    if (index < 0) return 0;
-    if (status !== undefined) return this.requests[index * SLOTS + STATUS_SLOT[status]!]!;
+    const row = this.labels.indexOf(routePath ?? UNMATCHED);
+    if (row < 0) return 0;
+    if (status !== undefined) return this.requests[row * SLOTS + STATUS_SLOT[status & 1023]!]!;
     let total = 0;
-    for (let s = 0; s < SLOTS; s++) total += this.requests[index * SLOTS + s]!;
+    for (let s = 0; s < SLOTS; s++) total += this.requests[row * SLOTS + s]!;
     return total;
   }
 
+  /** A route's first request: gives it the next row (and its label). */
   private addRoute(route: CompiledRoute): number {
-    const index = this.labels.length;
+    const other = this.otherRoutes.get(route);
+    if (other !== undefined) return other;
+    const row = this.labels.length;
     this.labels.push(route.def.path);
-    this.indexes.set(route, index);
-    if (this.sums.length <= index) {
+    if (this.routeAt[route.index] === undefined) {
+      this.routeAt[route.index] = route;
+      if (this.rowAt.length <= route.index) this.rowAt = grownInt32(this.rowAt, Math.max(this.rowAt.length * 2, route.index + 1));
+      this.rowAt[route.index] = row;
+    } else {
+      this.otherRoutes.set(route, row);
+    }
+    if (this.sums.length <= row) {
       this.requests = grown(this.requests, this.sums.length * 2 * SLOTS);
       this.buckets = grown(this.buckets, this.sums.length * 2 * BUCKETS);
       this.sums = grown(this.sums, this.sums.length * 2);
     }
-    return index;
+    return row;
   }
 
   private requestValues(): LazyValue[] {
     const out: LazyValue[] = [];
-    for (let index = 0; index < this.labels.length; index++) {
+    for (let row = 0; row < this.labels.length; row++) {
       for (let s = 0; s < SLOTS; s++) {
-        const value = this.requests[index * SLOTS + s]!;
-        if (value > 0) out.push({ labels: { route: this.labels[index]!, status: s === OTHER_SLOT ? 'other' : STATUSES[s]! }, value });
+        const value = this.requests[row * SLOTS + s]!;
+        if (value > 0) out.push({ labels: { route: this.labels[row]!, status: s === OTHER_SLOT ? 'other' : STATUSES[s]! }, value });
       }
     }
     return out;
@@ -142,11 +177,11 @@ export class HttpMetrics implements RequestObserver {
 
   private durationValues(): LazyValue[] {
     const out: LazyValue[] = [];
-    for (let index = 0; index < this.labels.length; index++) {
+    for (let row = 0; row < this.labels.length; row++) {
       let seen = 0;
-      for (let b = 0; b < BUCKETS; b++) seen += this.buckets[index * BUCKETS + b]!;
+      for (let b = 0; b < BUCKETS; b++) seen += this.buckets[row * BUCKETS + b]!;
       if (seen === 0) continue;
-      out.push(...histogramValues('odds_http_request_duration_seconds', { route: this.labels[index]! }, DURATION_BOUNDS, this.buckets, index * BUCKETS, this.sums[index]!));
+      out.push(...histogramValues('odds_http_request_duration_seconds', { route: this.labels[row]! }, DURATION_BOUNDS, this.buckets, row * BUCKETS, this.sums[row]!));
     }
     return out;
   }
@@ -155,12 +190,18 @@ export class HttpMetrics implements RequestObserver {
     let all = 0;
     let notModified = 0;
     const slot304 = STATUS_SLOT[304]!;
-    for (let index = 0; index < this.labels.length; index++) {
-      for (let s = 0; s < SLOTS; s++) all += this.requests[index * SLOTS + s]!;
-      notModified += this.requests[index * SLOTS + slot304]!;
+    for (let row = 0; row < this.labels.length; row++) {
+      for (let s = 0; s < SLOTS; s++) all += this.requests[row * SLOTS + s]!;
+      notModified += this.requests[row * SLOTS + slot304]!;
     }
     return all === 0 ? 0 : notModified / all;
   }
+}
+
+function grownInt32(from: Int32Array, length: number): Int32Array<ArrayBuffer> {
+  const to = new Int32Array(length);
+  to.set(from);
+  return to;
 }
 
 function grown(from: Float64Array, length: number): Float64Array<ArrayBuffer> {

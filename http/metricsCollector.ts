@@ -79,3 +79,29 @@ export class LazyHistogram {
     this.sum += value;
   }
 }
+
+/** Histograms kept in typed arrays, one per value of a single label fixed up front (e.g. variant: plain, history). */
+export class LazyHistogramByLabel {
+  private readonly bounds: Float64Array;
+  /** by label value * (bounds + 1) + bucket */
+  private readonly counts: Float64Array;
+  private readonly sums: Float64Array;
+
+  constructor(registry: Registry, name: string, help: string, bounds: readonly number[], label: string, labelValues: readonly string[]) {
+    this.bounds = Float64Array.from(bounds);
+    this.counts = new Float64Array(labelValues.length * (bounds.length + 1));
+    this.sums = new Float64Array(labelValues.length);
+    registerLazyMetric(registry, {
+      name,
+      help,
+      type: 'histogram',
+      values: () => labelValues.flatMap((value, i) => histogramValues(name, { [label]: value }, bounds, this.counts, i * (bounds.length + 1), this.sums[i]!)),
+    });
+  }
+
+  /** labelIndex: the label value's position in labelValues. */
+  observe(labelIndex: number, value: number): void {
+    this.counts[labelIndex * (this.bounds.length + 1) + bucketOf(this.bounds, value)]!++;
+    this.sums[labelIndex]! += value;
+  }
+}

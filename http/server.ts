@@ -130,7 +130,7 @@ interface Exchange {
   route: CompiledRoute | null;
   /** Status written, 0 until then. */
   status: number;
-  /** The observer's timingStart() at read (performance.now() for a timed request, else -1). */
+  /** The observer's timingStart() at read: a small integer start time for a timed request, else -1. */
   startedAt: number;
 }
 

@@ -5,8 +5,11 @@
 //   odds_board_seq                         gauge    the board's change sequence
 //   odds_board_updates_total{kind}         counter  row changes applied: insert, update, price, remove
 //   odds_snapshot_refreshes_total{variant} counter  snapshot body refreshes
-//   odds_snapshot_refresh_seconds_total{variant}    time spent in them (rate over the
-//                                                   refreshes' rate: the mean duration)
+//   odds_snapshot_refresh_seconds_total{variant}    main-thread time spent rendering them
+//   odds_snapshot_refresh_duration_seconds{variant} histogram: per version published, from
+//                                                   the first rendering for it to its
+//                                                   publication (worker compression and
+//                                                   reads served between steps included)
 //
 // The push stream's (registerStreamMetrics) and the write path's (WritePathMetrics) are
 // below. The engine, the stream hub and the write path do not know prom-client: they
@@ -18,7 +21,7 @@ import type { ChangeKind, ChangeListener, OddsEngine } from '../engine/engine.ts
 import type { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import type { StreamHub } from '../engine/stream/streamHub.ts';
 import { WIRE_FORMATS } from '../engine/stream/streamMessages.ts';
-import { LazyHistogram, registerLazyMetric } from '../http/metricsCollector.ts';
+import { LazyHistogram, LazyHistogramByLabel, registerLazyMetric } from '../http/metricsCollector.ts';
 import type { CheckpointReport, RestoreReport } from '../ingest/durableBoard.ts';
 import { APPLIED_KINDS, INGEST_OUTCOMES, INGEST_VIAS, type IngestOutcome, type IngestVia } from '../ingest/ingest.ts';
 
@@ -32,6 +35,10 @@ export class UpdateCounter implements ChangeListener {
     this.counts[KIND_INDEX[kind]]!++;
   }
 }
+
+const SNAPSHOT_VARIANTS = ['plain', 'history'] as const;
+/** Seconds: a few changed rows take a millisecond, a first build of the large board seconds. */
+const REFRESH_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export function registerBoardMetrics(registry: Registry, engine: OddsEngine, updates: UpdateCounter, snapshot: BoardSnapshot): void {
   registerLazyMetric(registry, { name: 'odds_live_rows', help: 'Live odds rows on the board (suspended included, removed rows excluded).', type: 'gauge', values: () => [{ labels: {}, value: engine.liveRows }] });
@@ -54,6 +61,15 @@ export function registerBoardMetrics(registry: Registry, engine: OddsEngine, upd
     type: 'counter',
     values: () => snapshot.stats().map((s) => ({ labels: { variant: s.variant }, value: s.refreshMs / 1000 })),
   });
+  const refreshDuration = new LazyHistogramByLabel(
+    registry,
+    'odds_snapshot_refresh_duration_seconds',
+    'Time to publish a /snapshot version, by variant: from the first rendering for it to its publication, compression on the worker threads and the reads served between rendering steps included (versions published after start-up).',
+    REFRESH_BOUNDS,
+    'variant',
+    SNAPSHOT_VARIANTS,
+  );
+  snapshot.onRefresh = (withHistory, seconds) => refreshDuration.observe(withHistory ? 1 : 0, seconds);
 }
 
 /** The push stream: subscribers now, messages and bytes sent, deltas held back, slow consumers dropped. */

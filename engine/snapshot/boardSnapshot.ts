@@ -128,10 +128,21 @@ class VariantState {
   waiting: Promise<SnapshotBody> | null = null;
   refreshes = 0;
   refreshMs = 0;
+  /** performance.now() when rendering of the next version began; -1 until it does. */
+  versionStarted = -1;
   constructor(public variant: SnapshotVariant) {}
 }
 
+/**
+ * Told of each version published: its variant and the seconds from the first rendering
+ * for it (on the main thread) to its publication, compression on the worker threads and
+ * the reads served between steps included; the time a poll may find the previous one.
+ */
+export type RefreshHook = (withHistory: boolean, seconds: number) => void;
+
 export class BoardSnapshot implements ChangeListener {
+  /** Set by whoever reports on refreshes (the service's metrics); null: nobody. */
+  onRefresh: RefreshHook | null = null;
   private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
 
   private readonly clock: Clock;
@@ -230,9 +241,7 @@ export class BoardSnapshot implements ChangeListener {
       // The board moved without telling listeners (a bulk load): start over.
       this.replace(state);
     }
-    const started = performance.now();
-    state.variant.refresh(Infinity, false);
-    state.refreshMs += performance.now() - started;
+    this.render(state, state.variant, Infinity, false);
     return this.publish(state, seq, asOf, this.engine.liveRows)!;
   }
 
@@ -334,9 +343,7 @@ export class BoardSnapshot implements ChangeListener {
       // steps render still gets a version after that long.
       const catchUpEnd = performance.now() + MAX_CATCH_UP_MS;
       while (!variant.isBuilt || (variant.backlog > FINAL_BACKLOG && performance.now() < catchUpEnd)) {
-        const started = performance.now();
-        variant.refresh(started + stepMs, true);
-        state.refreshMs += performance.now() - started;
+        this.render(state, variant, stepMs, true);
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
@@ -345,10 +352,9 @@ export class BoardSnapshot implements ChangeListener {
       const asOf = this.engine.asOf();
       const seq = this.engine.seq;
       const count = this.engine.liveRows;
-      const started = performance.now();
-      variant.refresh(Infinity, true);
-      state.refreshMs += performance.now() - started;
+      this.render(state, variant, Infinity, true);
       if (state.body !== null && state.seq === seq && variant.pendingCompressions === 0) {
+        state.versionStarted = -1; // nothing new to time: that version is out
         this.answerWaiters(state);
         return; // a synchronous caller got there first
       }
@@ -362,6 +368,14 @@ export class BoardSnapshot implements ChangeListener {
       if (variant.current || (!watched && state.waiters.length === 0)) return;
       await nextTurn();
     }
+  }
+
+  /** One rendering step of at most stepMs (Infinity: all that is waiting), timed; the first for a version starts its clock. */
+  private render(state: VariantState, variant: SnapshotVariant, stepMs: number, deferred: boolean): void {
+    const started = performance.now();
+    if (state.versionStarted < 0) state.versionStarted = started;
+    variant.refresh(started + stepMs, deferred);
+    state.refreshMs += performance.now() - started;
   }
 
   /** Makes the variant's pieces the newest version (compressing here whatever is still out). */
@@ -389,6 +403,11 @@ export class BoardSnapshot implements ChangeListener {
     }
     state.seq = seq;
     state.refreshes++;
+    if (state.versionStarted >= 0) {
+      const seconds = (performance.now() - state.versionStarted) / 1000;
+      state.versionStarted = -1;
+      if (this.onRefresh !== null) this.onRefresh(withHistory, seconds);
+    }
     // Waiters get the newest board; the very first version goes to them anyway, so a
     // request waiting on a variant's first build is answered under a board that never
     // stops moving.

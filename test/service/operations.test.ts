@@ -126,7 +126,7 @@ describe('health, readiness and metrics of a durable app', () => {
     for (const name of ['odds_http_requests_total', 'odds_board_updates_total', 'odds_snapshot_refreshes_total', 'odds_ingest_batches_total', 'odds_ingest_changes_applied_total', 'odds_stream_messages_total', 'odds_stream_sent_bytes_total', 'odds_stream_conflated_deltas_total', 'odds_stream_slow_consumer_drops_total']) {
       assert.equal(before.types.get(name), 'counter', name);
     }
-    for (const name of ['odds_http_request_duration_seconds', 'odds_ingest_ack_seconds', 'odds_log_fsync_seconds', 'odds_checkpoint_duration_seconds']) assert.equal(before.types.get(name), 'histogram', name);
+    for (const name of ['odds_http_request_duration_seconds', 'odds_ingest_ack_seconds', 'odds_log_fsync_seconds', 'odds_checkpoint_duration_seconds', 'odds_snapshot_refresh_duration_seconds']) assert.equal(before.types.get(name), 'histogram', name);
     for (const name of ['odds_live_rows', 'odds_http_not_modified_ratio', 'odds_stream_subscribers', 'odds_checkpoint_age_seconds', 'nodejs_eventloop_lag_seconds', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes']) {
       assert.ok(before.types.has(name), name);
     }
@@ -188,6 +188,24 @@ describe('health, readiness and metrics of a durable app', () => {
     assert.equal(count(afterwards, '304') - count(before, '304'), 1);
     assert.equal(afterwards.value('odds_http_requests_total', { route: '/metrics', status: '200' }), undefined, 'scrapes are not API traffic');
     assert.ok((afterwards.value('odds_http_not_modified_ratio') ?? 0) > 0);
+
+    // snapshot refreshes: the ingest above moved the board, so a poll of /snapshot publishes
+    // a new version of it (inline or in the background), and that refresh is timed
+    const refreshes = (e: Exposition) => e.value('odds_snapshot_refresh_duration_seconds_count', { variant: 'plain' }) ?? 0;
+    const refreshedWithin = (e: Exposition, le: string) => e.value('odds_snapshot_refresh_duration_seconds_bucket', { variant: 'plain', le }) ?? 0;
+    const snapshotReply = await httpRequest(app.port, '/api/v1/snapshot');
+    assert.equal(snapshotReply.status, 200);
+    let refreshed = afterwards;
+    assert.ok(
+      await eventually(async () => {
+        refreshed = await scrape();
+        return refreshes(refreshed) > refreshes(before);
+      }, 20_000),
+      'a refresh after the ingest is counted in the histogram',
+    );
+    assert.equal(refreshedWithin(refreshed, '+Inf'), refreshes(refreshed), 'every refresh falls in the +Inf bucket');
+    assert.ok(refreshedWithin(refreshed, '+Inf') > refreshedWithin(before, '+Inf'), 'the +Inf bucket moved');
+    assert.ok((refreshed.value('odds_snapshot_refresh_duration_seconds_sum', { variant: 'plain' }) ?? 0) > (before.value('odds_snapshot_refresh_duration_seconds_sum', { variant: 'plain' }) ?? 0), 'the sum grew');
 
     // the refused batches: one JSON line each, a summary without the payload
     const refused = lines.map((line) => JSON.parse(line)).filter((e) => e.event === 'ingest_invalid_batch');
