@@ -12,9 +12,10 @@
 // The seq is not stored: it is a function of the state and the batch.
 
 import { Packr } from 'msgpackr';
-import type { Change, PriceByIdChange } from '../engine/engine.ts';
+import { TICK_AMERICAN, TICK_AMERICAN_NULL, TICK_DFS, TICK_HAS_SUSPENDED, TICK_SUSPENDED, type Change, type PriceByIdChange } from '../engine/engine.ts';
 import type { EventRecord, EventStatus, OddsInput, SourceRecord } from '../engine/model.ts';
 import type { ColdRecordChange } from '../persistence/coldWrites.ts';
+import type { TickBatch } from './tickBatch.ts';
 
 export const RECORD_VERSION = 1;
 
@@ -59,6 +60,76 @@ export function encodeRecord(record: BatchRecord): Buffer {
     if (change.op !== 'priceById' || !out.tick(change)) out.bytes(packr.pack(change));
   }
   return out.done();
+}
+
+/**
+ * encodeRecord's bytes for a batch of validated ticks read straight from a body
+ * (tickBatch.ts, validateTicks.ts): the same map per tick, written from the typed
+ * arrays with the id's bytes copied from the body (ASCII, so the same as its UTF-8).
+ */
+export function encodeTickRecord(time: number, ticks: TickBatch): Buffer {
+  const { count, body, idStart, idLength, american, dfs, fields } = ticks;
+  let size = 1 + KEY_V.length + 1 + KEY_T.length + 9 + KEY_C.length + 5; // fixmap, v, t, c and the array32 header
+  for (let i = 0; i < count; i++) {
+    const f = fields[i];
+    size += 1 + OP_PRICE_BY_ID.length + 3 + idLength[i];
+    if ((f & TICK_AMERICAN) !== 0) size += KEY_PRICE_AMERICAN.length + ((f & TICK_AMERICAN_NULL) !== 0 ? 1 : 5);
+    if ((f & TICK_DFS) !== 0) size += KEY_DFS_MULTIPLIER.length + 9;
+    if ((f & TICK_HAS_SUSPENDED) !== 0) size += KEY_SUSPENDED.length + 1;
+  }
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  out[at++] = 0x83;
+  at += KEY_V.copy(out, at);
+  out[at++] = RECORD_VERSION;
+  at += KEY_T.copy(out, at);
+  out[at] = 0xcb;
+  out.writeDoubleBE(time, at + 1);
+  at += 9;
+  at += KEY_C.copy(out, at);
+  out[at] = 0xdd;
+  out.writeUInt32BE(count, at + 1);
+  at += 5;
+  for (let i = 0; i < count; i++) {
+    const f = fields[i];
+    const hasAmerican = (f & TICK_AMERICAN) !== 0;
+    const hasDfs = (f & TICK_DFS) !== 0;
+    const hasSuspended = (f & TICK_HAS_SUSPENDED) !== 0;
+    out[at++] = 0x80 | (2 + (hasAmerican ? 1 : 0) + (hasDfs ? 1 : 0) + (hasSuspended ? 1 : 0));
+    at += OP_PRICE_BY_ID.copy(out, at);
+    const length = idLength[i];
+    out[at] = 0xda;
+    out[at + 1] = length >>> 8;
+    out[at + 2] = length & 0xff;
+    at += 3;
+    const start = idStart[i];
+    for (let j = 0; j < length; j++) out[at + j] = body[start + j];
+    at += length;
+    if (hasAmerican) {
+      at += KEY_PRICE_AMERICAN.copy(out, at);
+      if ((f & TICK_AMERICAN_NULL) !== 0) out[at++] = 0xc0;
+      else {
+        const price = american[i];
+        out[at] = 0xd2;
+        out[at + 1] = price >>> 24;
+        out[at + 2] = (price >>> 16) & 0xff;
+        out[at + 3] = (price >>> 8) & 0xff;
+        out[at + 4] = price & 0xff;
+        at += 5;
+      }
+    }
+    if (hasDfs) {
+      at += KEY_DFS_MULTIPLIER.copy(out, at);
+      out[at] = 0xcb;
+      out.writeDoubleBE(dfs[i], at + 1);
+      at += 9;
+    }
+    if (hasSuspended) {
+      at += KEY_SUSPENDED.copy(out, at);
+      out[at++] = (f & TICK_SUSPENDED) !== 0 ? 0xc3 : 0xc2;
+    }
+  }
+  return out;
 }
 
 // msgpack of the fixed strings: a fixstr header (0xa0 | length), then the ASCII bytes
