@@ -31,6 +31,7 @@ import type { ChangeError } from './changes.ts';
 import { decodeBatch, type BatchFormat } from './decode.ts';
 import { coldChanges, encodeRecord, encodeTickRecord, engineShare, type BatchRecord } from './record.ts';
 import { readTickBatch, tickId, type TickBatch } from './tickBatch.ts';
+import { SpareBuffers } from './spareBuffers.ts';
 import { TickSlots } from './tickSlots.ts';
 import { validateBatch } from './validate.ts';
 import { validateTicks } from './validateTicks.ts';
@@ -142,6 +143,8 @@ export class Ingest {
   private ownSeq: number;
   private epoch = 0;
   private readonly tickSlots = new TickSlots();
+  /** Blocks the tick path's arrays and log records are written in, reused batch after batch. */
+  private readonly spares = new SpareBuffers();
   /** While set, durable batches wait for it before they apply (holdApplies). */
   private gate: Promise<void> | null = null;
   /** Set by the composition root (metrics, logs); null: nobody is told. */
@@ -189,9 +192,12 @@ export class Ingest {
   submitBody(body: Uint8Array, format: BatchFormat, via: IngestVia = 'http'): Promise<IngestResult> {
     const started = performance.now();
     if (format === 'msgpack' && this.failure === null) {
-      const ticks = readTickBatch(body);
-      const written = ticks === null ? null : this.writeTicks(ticks);
-      if (written !== null) return this.observed(via, started, ticks!.count, written);
+      const ticks = readTickBatch(body, this.spares);
+      if (ticks !== null) {
+        const written = this.writeTicks(ticks);
+        if (written !== null) return this.observed(via, started, ticks.count, written);
+        this.spares.give(ticks.memory);
+      }
     }
     let decoded: ReturnType<typeof decodeBatch>;
     try {
@@ -265,10 +271,21 @@ export class Ingest {
     this.ticksReadFromBytes++;
     const time = this.nextTime();
     this.inFlight.push({ effects: NO_EFFECTS });
-    return this.logAndApply(encodeTickRecord(time, ticks), (index) => {
-      this.applyTicks(index, time, ticks, epoch);
-      return ticks.count;
-    });
+    const payload = encodeTickRecord(time, ticks, this.spares);
+    const written = this.logAndApply(
+      payload,
+      (index) => {
+        this.applyTicks(index, time, ticks, epoch);
+        return ticks.count;
+      },
+      () => this.spares.give(payload.buffer as ArrayBuffer), // durable: the log holds no view of it any more
+    );
+    // applied or refused, the batch's arrays are done with (a throw from the apply leaves them to the collector)
+    void written.then(
+      () => this.spares.give(ticks.memory),
+      () => this.spares.give(ticks.memory),
+    );
+    return written;
   }
 
   /** The apply time of the next batch: the clock, never before the board's last change or the last time handed out. */
@@ -283,10 +300,11 @@ export class Ingest {
    * checkpoint holds applies, applies it with `apply` (which answers how many changes
    * it applied). The part of the write path after validation, for both ways in.
    */
-  private async logAndApply(payload: Uint8Array, apply: (index: number) => number): Promise<IngestResult> {
+  private async logAndApply(payload: Uint8Array, apply: (index: number) => number, durable?: () => void): Promise<IngestResult> {
     let index: number;
     try {
       index = await this.log.append(payload);
+      durable?.();
     } catch (error) {
       // the log refuses everything queued behind a failed append, so every in-flight
       // batch ends here too; none of them was applied

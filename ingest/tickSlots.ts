@@ -5,7 +5,7 @@
 // Keyed by the id's bytes (ASCII ids only; any other id is simply not kept), so a batch
 // read straight from msgpack (tickBatch.ts) looks its ids up where they lie in the body,
 // without making a string of each: an open-addressing table of entry numbers, each
-// entry the id's FNV-1a hash, its bytes (in one growing arena) and its slot.
+// entry the id's hash (idBytes.ts), its bytes (in one growing arena) and its slot.
 //
 // An entry stays true while only price ticks apply: a tick never moves a row to another
 // slot. Anything else that applies (an upsert, a remove, a status, an event, a source,
@@ -13,7 +13,7 @@
 // the whole table when such a batch applies. Validation reads it only through a settled
 // view (no pending batch touches rows), so no entry is used across such a change.
 
-import { HASH_SEED, hashByte } from './tickBatch.ts';
+import { hashAsciiBytes, sameBytes, viewOf } from './idBytes.ts';
 
 /** Entries kept at most; when full the table starts over (a working set larger than this just misses more). */
 const MAX_ENTRIES = 1 << 18;
@@ -29,44 +29,39 @@ export class TickSlots {
   private entryLength = new Int32Array(FIRST_CAPACITY);
   private entrySlot = new Int32Array(FIRST_CAPACITY);
   private arena = new Uint8Array(FIRST_CAPACITY * 64);
+  private arenaView = viewOf(this.arena);
   private arenaUsed = 0;
   private count = 0;
   /** A string id's bytes while it is looked up or noted. */
   private readonly scratch = new Uint8Array(MAX_KEY_BYTES);
+  private readonly scratchView = viewOf(this.scratch);
 
   /** The slot `id` had when it was noted, or -1. */
   get(id: string): number {
     const hash = this.scratchKey(id);
-    return hash === null ? -1 : this.find(this.scratch, 0, id.length, hash);
+    return hash < 0 ? -1 : this.find(this.scratchView, 0, id.length, hash);
   }
 
   note(id: string, slot: number): void {
     const hash = this.scratchKey(id);
-    if (hash !== null) this.noteBytes(this.scratch, 0, id.length, hash, slot);
+    if (hash >= 0) this.noteBytes(this.scratch, 0, id.length, hash, slot);
   }
 
-  /** The slot noted for the id in bytes[start, start + length) with FNV-1a hash `hash` (tickBatch.ts), or -1. */
-  find(bytes: Uint8Array, start: number, length: number, hash: number): number {
+  /** The slot noted for the id in view[start, start + length), whose hashAsciiBytes is `hash`, or -1. */
+  find(view: DataView, start: number, length: number, hash: number): number {
     const table = this.table;
     const mask = table.length - 1;
-    const arena = this.arena;
+    const arena = this.arenaView;
     for (let at = hash & mask; ; at = (at + 1) & mask) {
       const entry = table[at] - 1;
       if (entry < 0) return -1;
-      if (this.entryHash[entry] !== hash || this.entryLength[entry] !== length) continue;
-      const from = this.entryStart[entry];
-      let same = true;
-      for (let i = 0; i < length; i++) {
-        if (arena[from + i] !== bytes[start + i]) {
-          same = false;
-          break;
-        }
+      if (this.entryHash[entry] === hash && this.entryLength[entry] === length && sameBytes(arena, this.entryStart[entry], view, start, length)) {
+        return this.entrySlot[entry];
       }
-      if (same) return this.entrySlot[entry];
     }
   }
 
-  /** Notes the id in bytes[start, start + length) (not yet noted) as naming `slot`. */
+  /** Notes the id in bytes[start, start + length) (not yet noted; its hashAsciiBytes is `hash`) as naming `slot`. */
   noteBytes(bytes: Uint8Array, start: number, length: number, hash: number, slot: number): void {
     if (length > MAX_KEY_BYTES) return;
     if (this.count >= MAX_ENTRIES) this.clear();
@@ -75,6 +70,7 @@ export class TickSlots {
       const arena = new Uint8Array(Math.max(this.arena.length * 2, this.arenaUsed + length));
       arena.set(this.arena.subarray(0, this.arenaUsed));
       this.arena = arena;
+      this.arenaView = viewOf(arena);
     }
     const entry = this.count++;
     this.arena.set(bytes.subarray(start, start + length), this.arenaUsed);
@@ -120,18 +116,16 @@ export class TickSlots {
     for (let entry = 0; entry < this.count; entry++) this.place(entry);
   }
 
-  /** Writes an ASCII id into the scratch bytes and returns its hash; null for an id not kept. */
-  private scratchKey(id: string): number | null {
+  /** Writes an id into the scratch bytes and returns its hashAsciiBytes; -1 for an id not kept. */
+  private scratchKey(id: string): number {
     const length = id.length;
-    if (length > MAX_KEY_BYTES) return null;
+    if (length > MAX_KEY_BYTES) return -1;
     const scratch = this.scratch;
-    let hash = HASH_SEED;
     for (let i = 0; i < length; i++) {
       const code = id.charCodeAt(i);
-      if (code >= 0x80) return null;
+      if (code >= 0x80) return -1;
       scratch[i] = code;
-      hash = hashByte(hash, code);
     }
-    return hash;
+    return hashAsciiBytes(this.scratchView, 0, length);
   }
 }

@@ -1,7 +1,7 @@
 // validate.ts's check of a price tick on a settled board (no pending batch adds,
 // removes or closes a row, or adds a source), run over a TickBatch's typed arrays:
-// each id is looked up in TickSlots where its bytes lie in the body, else in the
-// engine (then noted); its row must be live and its event neither final nor cancelled;
+// each id is looked up in TickSlots where its bytes lie in the body, else checked for
+// the id form and looked up in the engine (then noted); its row must be live and its event neither final nor cancelled;
 // the price must suit the row's source (a sportsbook's priceAmerican an integer with
 // 100 <= |price| < 2^30, a DFS source's dfsMultiplier within 0.5..2, or no price and
 // a suspended flag). What passes is what validate.ts passes, normalized the same way
@@ -12,6 +12,7 @@ import { TICK_AMERICAN, TICK_AMERICAN_NULL, TICK_DFS, TICK_HAS_SUSPENDED, type O
 import { STATUS_CANCELLED, STATUS_FINAL } from '../engine/eventTable.ts';
 import type { SourceKind } from '../engine/model.ts';
 import { SLOT_LIVE } from '../engine/oddsStore.ts';
+import { isOddsIdForm } from './idBytes.ts';
 import { tickId, type TickBatch } from './tickBatch.ts';
 import type { TickSlots } from './tickSlots.ts';
 
@@ -27,13 +28,17 @@ export function validateTicks(batch: TickBatch, engine: OddsEngine, tickSlots: T
   const eventOf = store.event;
   const bookOf = store.book;
   const status = engine.eventTable.status;
-  const { body, idStart, idLength, idHash, american, dfs, fields, slot: slots } = batch;
+  const { body, view, idStart, idLength, idHash, american, dfs, fields, slot: slots } = batch;
   // a DFS source or not, by the book's interned index, as this batch first asks (sources change only when a batch applies)
   const dfsBook: (boolean | undefined)[] = [];
   for (let i = 0; i < batch.count; i++) {
-    let slot = tickSlots.find(body, idStart[i], idLength[i], idHash[i]);
+    let slot = tickSlots.find(view, idStart[i], idLength[i], idHash[i]);
     const noted = slot >= 0;
-    if (!noted) slot = engine.slotOf(tickId(batch, i));
+    if (!noted) {
+      // first met: the id form validate.ts's pattern asks (a noted id had it)
+      if (!isOddsIdForm(body, idStart[i], idLength[i])) return false;
+      slot = engine.slotOf(tickId(batch, i));
+    }
     if (slot < 0 || slot >= store.size || state[slot] !== SLOT_LIVE) return false;
     const eventStatus = status[eventOf[slot]];
     if (eventStatus === STATUS_FINAL || eventStatus === STATUS_CANCELLED) return false;
