@@ -287,6 +287,7 @@ export class OddsEngine {
     this.sweepTombstones(now);
     const s = this.store;
     const { slot: slots, american: prices, dfs: multipliers, fields: bits } = ticks;
+    this.warmTicks(slots, ticks.count);
     let applied = 0;
     for (let i = 0; i < ticks.count; i++) {
       const slot = slots[i];
@@ -304,6 +305,34 @@ export class OddsEngine {
     }
     return { applied, seq: this.lastSeq };
   }
+
+  /**
+   * Reads what applying ticks to these slots will read (the row's columns, its history
+   * ring's head and newest entry), in two loops of independent reads: on a large board
+   * each is a cache miss, and a miss the loop does not wait on overlaps with the next
+   * ones, where the apply itself pays them one after another (a ring's entry is found
+   * through its head). Changes nothing; the sum is kept so the reads are not dropped.
+   */
+  private warmTicks(slots: Int32Array, count: number): void {
+    const s = this.store;
+    const rings = this.rings;
+    const { state, priceAmerican, suspended, dfsMultiplier, ring, seq, updated } = s;
+    let sink = 0;
+    for (let i = 0; i < count; i++) {
+      const slot = slots[i];
+      if (slot < 0 || slot >= s.size) continue;
+      sink += state[slot] + priceAmerican[slot] + suspended[slot] + dfsMultiplier[slot] + seq[slot] + updated[slot] + rings.warmMeta(ring[slot]);
+    }
+    for (let i = 0; i < count; i++) {
+      const slot = slots[i];
+      if (slot < 0 || slot >= s.size) continue;
+      sink += rings.warmNewest(ring[slot]);
+    }
+    this.warmSink = sink;
+  }
+
+  /** Last sum of warmTicks' reads. */
+  warmSink = 0;
 
   /**
    * Adds or replaces an event's hot fields; team lists follow a change of home/away.
