@@ -280,7 +280,7 @@ export class Ingest {
       },
       () => this.spares.give(payload.buffer as ArrayBuffer), // durable: the log holds no view of it any more
     );
-    // applied or refused, the batch's arrays are done with (a throw from the apply leaves them to the collector)
+    // applied or refused, nothing reads the batch's arrays any more
     void written.then(
       () => this.spares.give(ticks.memory),
       () => this.spares.give(ticks.memory),
