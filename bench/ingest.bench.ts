@@ -3,6 +3,9 @@
 // loop and core; bench/ingestClient.ts):
 // - acknowledged price updates/s in process (msgpack bodies straight to the write path,
 //   4 in flight: what the write path does without the listener);
+// - ns per change of each CPU stage of a 1,000-tick batch (stageCosts): the tick path's
+//   read, validation, record, frame and apply with every engine listener, and the
+//   general path's decode, validation and record for comparison;
 // - acknowledged price updates/s: HTTP msgpack batches of 1,000 ticks with 4 in flight,
 //   and one WebSocket with 4 batches in flight; with fsync (the default) and, after a
 //   restart, with WAL_FSYNC=0;
@@ -30,6 +33,15 @@ import type { BoardSize } from '../engine/model.ts';
 import { NO_PRICE } from '../engine/oddsStore.ts';
 import { startApp, type App } from '../service/app.ts';
 import type { ClientResult, ClientTask } from './ingestClient.ts';
+import { BoardView } from '../ingest/boardView.ts';
+import { decodeBatch } from '../ingest/decode.ts';
+import { encodeRecord, encodeTickRecord } from '../ingest/record.ts';
+import { SpareBuffers } from '../ingest/spareBuffers.ts';
+import { readTickBatch } from '../ingest/tickBatch.ts';
+import { TickSlots } from '../ingest/tickSlots.ts';
+import { validateBatch } from '../ingest/validate.ts';
+import { validateTicks } from '../ingest/validateTicks.ts';
+import { encodeFrameHeader } from '../persistence/log/segments.ts';
 
 type Measurements = Record<string, number | string>;
 
@@ -92,18 +104,80 @@ async function throughput(app: App, kind: 'http' | 'ws', ids: string[], batches:
   return { perSecond: Math.round(result.updates / (result.ms / 1000)), result };
 }
 
+/** `count` 1,000-tick msgpack bodies over `ids` (what the in-process and stage measurements send). */
+function tickBodies(ids: string[], count: number): Buffer[] {
+  const bodies: Buffer[] = [];
+  for (let k = 0; k < count; k++) {
+    const changes = [];
+    for (let i = 0; i < BATCH; i++) changes.push({ op: 'price', id: ids[(k * BATCH + i) % ids.length], priceAmerican: -105 - ((k * 7 + i) % 60) });
+    bodies.push(pack(changes));
+  }
+  return bodies;
+}
+
+/**
+ * ns per change of each stage of the write path's CPU work on a 1,000-tick msgpack
+ * batch, the median of `rounds` batches, run one after another in this process: the
+ * tick path (read the body into typed arrays, validate, encode the log record, frame
+ * header and CRC, apply to the engine with every listener of the app) and, for
+ * comparison, the general path's decode into objects, validation and record encoding.
+ * The applies go straight to the engine (not logged): call it before a checkpoint, which
+ * then holds them, so a restart still finds the board the log describes.
+ */
+function stageCosts(app: App, ids: string[], rounds: number): Record<string, number> {
+  const bodies = tickBodies(ids, 16);
+  const engine = app.engine;
+  const spares = new SpareBuffers();
+  const slots = new TickSlots();
+  const cold = app.persistence.coldWrites;
+  const times: Record<string, number[]> = {};
+  const stages = ['tick path: read body', 'tick path: validate', 'tick path: encode record', 'tick path: frame header + CRC', 'tick path: apply (engine + listeners)', 'general path: decode', 'general path: validate', 'general path: encode record'];
+  for (const stage of stages) times[stage] = [];
+  const time = Date.now();
+  for (let r = 0; r < rounds; r++) {
+    const body = bodies[r % bodies.length]!;
+    let t0 = performance.now();
+    const ticks = readTickBatch(body, spares);
+    let t1 = performance.now();
+    times[stages[0]!]!.push(t1 - t0);
+    if (ticks === null || !validateTicks(ticks, engine, slots)) throw new Error('a bench body was not read as ticks');
+    t0 = performance.now();
+    times[stages[1]!]!.push(t0 - t1);
+    const record = encodeTickRecord(time, ticks, spares);
+    t1 = performance.now();
+    times[stages[2]!]!.push(t1 - t0);
+    encodeFrameHeader(r + 1, record);
+    t0 = performance.now();
+    times[stages[3]!]!.push(t0 - t1);
+    engine.applyTicks(ticks, time);
+    t1 = performance.now();
+    times[stages[4]!]!.push(t1 - t0);
+    spares.give(ticks.memory);
+    spares.give(record.buffer as ArrayBuffer);
+
+    t0 = performance.now();
+    const decoded = decodeBatch(body, 'msgpack');
+    t1 = performance.now();
+    times[stages[5]!]!.push(t1 - t0);
+    const validated = validateBatch(decoded.changes, (own) => new BoardView(engine, cold, [own], slots));
+    t0 = performance.now();
+    times[stages[6]!]!.push(t0 - t1);
+    encodeRecord({ time, changes: validated.changes });
+    t1 = performance.now();
+    times[stages[7]!]!.push(t1 - t0);
+  }
+  const out: Record<string, number> = {};
+  for (const stage of stages) out[`${stage} (ns/change, median of ${rounds} batches)`] = Math.round((percentile(times[stage]!.sort((a, b) => a - b), 50) * 1e6) / BATCH);
+  return out;
+}
+
 /**
  * The write path without HTTP: msgpack bodies handed to Ingest.submitBody, 4 in flight,
  * in this process. Against the HTTP figure it tells the listener's share from the write
  * path's (decode, validate, log and fsync, apply and the engine's listeners).
  */
 async function submitInProcess(app: App, ids: string[], batches: number): Promise<number> {
-  const bodies: Buffer[] = [];
-  for (let k = 0; k < 16; k++) {
-    const changes = [];
-    for (let i = 0; i < BATCH; i++) changes.push({ op: 'price', id: ids[(k * BATCH + i) % ids.length], priceAmerican: -105 - ((k * 7 + i) % 60) });
-    bodies.push(pack(changes));
-  }
+  const bodies = tickBodies(ids, 16);
   const ingest = app.durable!.durable.ingest;
   let next = 0;
   const started = performance.now();
@@ -150,6 +224,8 @@ export async function benchIngest(): Promise<Measurements> {
     const sorted = latency.latencies.sort((a, b) => a - b);
     out['fsync on: one-change batch ack latency p50 (ms)'] = round(percentile(sorted, 50), 2);
     out['fsync on: one-change batch ack latency p99 (ms)'] = round(percentile(sorted, 99), 2);
+
+    Object.assign(out, stageCosts(app, ids, 200)); // before the checkpoint, which then holds its applies
 
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();

@@ -101,6 +101,28 @@ export interface PriceByIdChange {
   suspended?: boolean;
 }
 
+/** What a tick of SlotTicks carries, as bits of its `fields`. */
+export const TICK_AMERICAN = 1;
+export const TICK_DFS = 2;
+export const TICK_HAS_SUSPENDED = 4;
+export const TICK_SUSPENDED = 8;
+/** With TICK_AMERICAN: the tick's priceAmerican is null (a DFS row's). */
+export const TICK_AMERICAN_NULL = 16;
+
+/**
+ * Price ticks by slot, in parallel typed arrays (what the write path reads a batch of
+ * ticks into): tick i is a priceById change on the row at slot[i], with priceAmerican
+ * american[i] (null with TICK_AMERICAN_NULL), dfsMultiplier dfs[i] and suspended as
+ * its `fields` bits say; a field it does not carry keeps the row's value.
+ */
+export interface SlotTicks {
+  readonly count: number;
+  readonly slot: Int32Array;
+  readonly american: Int32Array;
+  readonly dfs: Float64Array;
+  readonly fields: Uint8Array;
+}
+
 /** The fields of an event the engine holds hot (the rest is cold, in SQLite). */
 export type EventHotFields = Pick<EventRecord, 'id' | 'league' | 'homeTeamId' | 'awayTeamId' | 'startTime' | 'status' | 'isFutures'>;
 
@@ -254,6 +276,63 @@ export class OddsEngine {
     }
     return { applied, seq: this.lastSeq };
   }
+
+  /**
+   * apply() of a batch of priceById changes whose slots the caller resolved, given as
+   * typed arrays: the same columns, history, change log, seq and listener calls as
+   * apply() with those changes and slots, without an object per change.
+   */
+  applyTicks(ticks: SlotTicks, at: number): ApplyResult {
+    const now = Math.max(at, this.lastChangeAt);
+    this.sweepTombstones(now);
+    const s = this.store;
+    const { slot: slots, american: prices, dfs: multipliers, fields: bits } = ticks;
+    this.warmTicks(slots, ticks.count);
+    let applied = 0;
+    for (let i = 0; i < ticks.count; i++) {
+      const slot = slots[i];
+      if (slot < 0) continue;
+      const f = bits[i];
+      const american = (f & TICK_AMERICAN) !== 0 ? ((f & TICK_AMERICAN_NULL) !== 0 ? null : prices[i]) : s.priceAmerican[slot] === NO_PRICE ? null : s.priceAmerican[slot];
+      const dfs = (f & TICK_DFS) !== 0 ? multipliers[i] : undefined;
+      const suspended = (f & TICK_HAS_SUSPENDED) !== 0 ? (f & TICK_SUSPENDED) !== 0 : s.suspended[slot] === 1;
+      if (this.applyPrice(slot, american, dfs, suspended, now)) applied++;
+    }
+    if (applied > 0) {
+      this.lastChangeAt = now;
+      const listeners = this.listeners;
+      for (let i = 0; i < listeners.length; i++) listeners[i].changesApplied?.();
+    }
+    return { applied, seq: this.lastSeq };
+  }
+
+  /**
+   * Reads what applying ticks to these slots will read (the row's columns, its history
+   * ring's head and newest entry), in two loops of independent reads: on a large board
+   * each is a cache miss, and a miss the loop does not wait on overlaps with the next
+   * ones, where the apply itself pays them one after another (a ring's entry is found
+   * through its head). Changes nothing; the sum is kept so the reads are not dropped.
+   */
+  private warmTicks(slots: Int32Array, count: number): void {
+    const s = this.store;
+    const rings = this.rings;
+    const { state, priceAmerican, suspended, dfsMultiplier, ring, seq, updated } = s;
+    let sink = 0;
+    for (let i = 0; i < count; i++) {
+      const slot = slots[i];
+      if (slot < 0 || slot >= s.size) continue;
+      sink += state[slot] + priceAmerican[slot] + suspended[slot] + dfsMultiplier[slot] + seq[slot] + updated[slot] + rings.warmMeta(ring[slot]);
+    }
+    for (let i = 0; i < count; i++) {
+      const slot = slots[i];
+      if (slot < 0 || slot >= s.size) continue;
+      sink += rings.warmNewest(ring[slot]);
+    }
+    this.warmSink = sink;
+  }
+
+  /** Last sum of warmTicks' reads. */
+  warmSink = 0;
 
   /**
    * Adds or replaces an event's hot fields; team lists follow a change of home/away.

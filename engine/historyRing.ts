@@ -149,6 +149,27 @@ export class HistoryRings {
   }
 
   /**
+   * Reads what touch() or append() will read of a ring (its head and length, then its
+   * newest entry) and returns a number made of them: a caller about to write to many
+   * rings reads them all first, in loops of independent reads whose cache misses
+   * overlap, instead of paying them one after another. Changes nothing.
+   */
+  warmMeta(handle: number): number {
+    if (handle === NO_RING) return 0;
+    return this.pools[handle >>> CLASS_SHIFT].meta[(handle & RING_MASK) * 2 + 1];
+  }
+
+  /** The second read of warmMeta: the ring's newest entry (its meta now at hand). */
+  warmNewest(handle: number): number {
+    if (handle === NO_RING) return 0;
+    const pool = this.pools[handle >>> CLASS_SHIFT];
+    const ring = handle & RING_MASK;
+    const length = pool.meta[ring * 2 + 1];
+    if (length === 0) return 0;
+    return pool.words[ring >>> SLAB_SHIFT][pool.offset(ring, length - 1) * WORDS + 1];
+  }
+
+  /**
    * The index of the entry in force at `second` (the newest first seen at or before it)
    * when that entry was last seen at or after `since`; -1 otherwise. One pool and slab
    * lookup for the whole scan: the arbitrage replay calls it for every row.

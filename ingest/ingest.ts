@@ -15,17 +15,26 @@
 // continuation applies its own batch, so batches apply in exactly the log's order;
 // while one waits for its fsync the next can be validated (against its effects,
 // kept as a PendingEffects layer) and join the same group commit.
+//
+// A msgpack body of nothing but price ticks, the bulk of a feed, takes the same steps
+// on typed arrays read straight from its bytes (tickBatch.ts, validateTicks.ts,
+// encodeTickRecord, engine.applyTicks): the same checks, log bytes and board, with no
+// object, string or boxed number per change. Anything that path does not take as it
+// stands goes the general way, so every refusal is worded by validate.ts.
 
 import type { Clock } from '../engine/clock.ts';
-import type { OddsEngine } from '../engine/engine.ts';
+import { TICK_HAS_SUSPENDED, TICK_SUSPENDED, type OddsEngine } from '../engine/engine.ts';
 import { LogUnavailableError, type BatchLog } from '../persistence/log/batchLog.ts';
 import type { ColdRecordChange } from '../persistence/coldWrites.ts';
-import { BoardView, type ColdLookup, type PendingEffects } from './boardView.ts';
+import { BoardView, PendingEffects, type ColdLookup } from './boardView.ts';
 import type { ChangeError } from './changes.ts';
 import { decodeBatch, type BatchFormat } from './decode.ts';
-import { coldChanges, encodeRecord, engineShare, type BatchRecord } from './record.ts';
+import { coldChanges, encodeRecord, encodeTickRecord, engineShare, type BatchRecord } from './record.ts';
+import { readTickBatch, tickId, type TickBatch } from './tickBatch.ts';
+import { SpareBuffers } from './spareBuffers.ts';
 import { TickSlots } from './tickSlots.ts';
 import { validateBatch } from './validate.ts';
+import { validateTicks } from './validateTicks.ts';
 
 export interface IngestResult {
   /** The board seq after the batch (what /status, the snapshot and the delta feed are at). */
@@ -60,6 +69,11 @@ const KIND_INDEX: Readonly<Record<string, number>> = Object.fromEntries([
   ['priceById', APPLIED_KINDS.indexOf('price')],
 ]);
 const SUSPEND_INDEX = APPLIED_KINDS.indexOf('suspend');
+const PRICE_INDEX = APPLIED_KINDS.indexOf('price');
+/** The fields bits of a tick that suspends its row (counted as a suspend, not a price). */
+const SUSPENDS = TICK_HAS_SUSPENDED | TICK_SUSPENDED;
+/** What a batch of ticks leaves pending for the batches validated after it: nothing. */
+const NO_EFFECTS = new PendingEffects();
 
 export type BatchObserver = (via: IngestVia, outcome: IngestOutcome, seconds: number, changes: number, error: unknown) => void;
 
@@ -129,12 +143,16 @@ export class Ingest {
   private ownSeq: number;
   private epoch = 0;
   private readonly tickSlots = new TickSlots();
+  /** Blocks the tick path's arrays and log records are written in, reused batch after batch. */
+  private readonly spares = new SpareBuffers();
   /** While set, durable batches wait for it before they apply (holdApplies). */
   private gate: Promise<void> | null = null;
   /** Set by the composition root (metrics, logs); null: nobody is told. */
   onBatch: BatchObserver | null = null;
   /** Changes applied through this write path, by APPLIED_KINDS index (read at scrape time; replayed records are not counted). */
   readonly appliedByKind = new Float64Array(APPLIED_KINDS.length);
+  /** Batches that went from their bytes to the log as typed arrays (submitBody's tick path), refused or not later. */
+  ticksReadFromBytes = 0;
 
   constructor(private readonly options: IngestOptions) {
     this.engine = options.engine;
@@ -164,9 +182,23 @@ export class Ingest {
     return this.inFlight.length;
   }
 
-  /** A body as it arrives (NDJSON or msgpack), through the ingest listener (via http or ws). */
+  /**
+   * A body as it arrives (NDJSON or msgpack), through the ingest listener (via http or
+   * ws). A msgpack body of nothing but price ticks, on a board no pending batch moves
+   * rows of, goes from its bytes to the log and the columns through typed arrays
+   * (tickBatch.ts); any other body, or ticks that are not all valid, is decoded into
+   * objects and checked by the general validator, which names every bad change.
+   */
   submitBody(body: Uint8Array, format: BatchFormat, via: IngestVia = 'http'): Promise<IngestResult> {
     const started = performance.now();
+    if (format === 'msgpack' && this.failure === null) {
+      const ticks = readTickBatch(body, this.spares);
+      if (ticks !== null) {
+        const written = this.writeTicks(ticks);
+        if (written !== null) return this.observed(via, started, ticks.count, written);
+        this.spares.give(ticks.memory);
+      }
+    }
     let decoded: ReturnType<typeof decodeBatch>;
     try {
       decoded = decodeBatch(body, format);
@@ -217,16 +249,62 @@ export class Ingest {
       const indexes = [...new Set(errors.map((e) => e.index))];
       throw new IngestError('invalid_batch', `${indexes.length} of ${changes.length} changes are invalid; nothing was applied`, errors);
     }
-    const clockNow = this.clock.now();
-    const asOf = this.engine.asOf();
-    const time = Math.max(clockNow, asOf, this.lastTime);
-    this.lastTime = time;
+    const time = this.nextTime();
     const record: BatchRecord = { time, changes: validated.changes };
-    const entry: InFlight = { effects: validated.effects };
-    this.inFlight.push(entry);
+    this.inFlight.push({ effects: validated.effects });
+    return this.logAndApply(encodeRecord(record), (index) => {
+      this.applyRecord(index, record, { slots: validated.slots, epoch });
+      return record.changes.length;
+    });
+  }
+
+  /**
+   * A batch of ticks read from its bytes, validated, logged and applied without an
+   * object per change; null (nothing done) when the general path must take the body:
+   * a pending batch moves rows (the typed check reads the engine alone), or a tick is
+   * not valid (the general validator words the errors).
+   */
+  private writeTicks(ticks: TickBatch): Promise<IngestResult> | null {
+    const epoch = this.currentEpoch();
+    for (let i = 0; i < this.inFlight.length; i++) if (!this.inFlight[i].effects.leavesRowsAlone) return null;
+    if (!validateTicks(ticks, this.engine, this.tickSlots)) return null;
+    this.ticksReadFromBytes++;
+    const time = this.nextTime();
+    this.inFlight.push({ effects: NO_EFFECTS });
+    const payload = encodeTickRecord(time, ticks, this.spares);
+    const written = this.logAndApply(
+      payload,
+      (index) => {
+        this.applyTicks(index, time, ticks, epoch);
+        return ticks.count;
+      },
+      () => this.spares.give(payload.buffer as ArrayBuffer), // durable: the log holds no view of it any more
+    );
+    // applied or refused, nothing reads the batch's arrays any more
+    void written.then(
+      () => this.spares.give(ticks.memory),
+      () => this.spares.give(ticks.memory),
+    );
+    return written;
+  }
+
+  /** The apply time of the next batch: the clock, never before the board's last change or the last time handed out. */
+  private nextTime(): number {
+    const time = Math.max(this.clock.now(), this.engine.asOf(), this.lastTime);
+    this.lastTime = time;
+    return time;
+  }
+
+  /**
+   * Appends a validated batch (already in flight) and, once it is durable and no
+   * checkpoint holds applies, applies it with `apply` (which answers how many changes
+   * it applied). The part of the write path after validation, for both ways in.
+   */
+  private async logAndApply(payload: Uint8Array, apply: (index: number) => number, durable?: () => void): Promise<IngestResult> {
     let index: number;
     try {
-      index = await this.log.append(encodeRecord(record));
+      index = await this.log.append(payload);
+      durable?.();
     } catch (error) {
       // the log refuses everything queued behind a failed append, so every in-flight
       // batch ends here too; none of them was applied
@@ -238,9 +316,9 @@ export class Ingest {
     // meanwhile see this one's effects; waiters resume in log order
     while (this.gate !== null) await this.gate;
     this.inFlight.shift();
-    this.applyRecord(index, record, { slots: validated.slots, epoch });
+    const applied = apply(index);
     this.options.afterApply?.();
-    return { seq: this.engine.seq, applied: record.changes.length, index };
+    return { seq: this.engine.seq, applied, index };
   }
 
   /**
@@ -266,6 +344,32 @@ export class Ingest {
       this.tickSlots.clear();
     }
     return this.epoch;
+  }
+
+  /** applyRecord for a logged batch of ticks held as typed arrays (writeTicks). */
+  private applyTicks(index: number, time: number, ticks: TickBatch, epoch: number): void {
+    if (index !== this.applied + 1) {
+      this.failure = new Error(`record ${index} applied after ${this.applied}`);
+      throw new IngestError('ingest_failed', this.failure.message);
+    }
+    if (epoch !== this.currentEpoch()) {
+      // another writer changed the board since validation: rows may have moved, so each
+      // id is looked up again (as applyRecord does without slot hints)
+      for (let i = 0; i < ticks.count; i++) ticks.slot[i] = this.engine.slotOf(tickId(ticks, i));
+    }
+    try {
+      this.engine.applyTicks(ticks, time);
+      this.ownSeq = this.engine.seq;
+    } catch (error) {
+      this.failure = error as Error;
+      throw new IngestError('ingest_failed', `applying record ${index} failed: ${(error as Error).message}`, [], { cause: error });
+    }
+    this.applied = index;
+    const fields = ticks.fields;
+    let suspends = 0;
+    for (let i = 0; i < ticks.count; i++) if ((fields[i] & SUSPENDS) === SUSPENDS) suspends++;
+    this.appliedByKind[SUSPEND_INDEX] += suspends;
+    this.appliedByKind[PRICE_INDEX] += ticks.count - suspends;
   }
 
   /** Applies a durable record (also what a restore calls for each replayed record). */

@@ -12,9 +12,12 @@
 // The seq is not stored: it is a function of the state and the batch.
 
 import { Packr } from 'msgpackr';
-import type { Change, PriceByIdChange } from '../engine/engine.ts';
+import { TICK_AMERICAN, TICK_AMERICAN_NULL, TICK_DFS, TICK_HAS_SUSPENDED, TICK_SUSPENDED, type Change, type PriceByIdChange } from '../engine/engine.ts';
 import type { EventRecord, EventStatus, OddsInput, SourceRecord } from '../engine/model.ts';
 import type { ColdRecordChange } from '../persistence/coldWrites.ts';
+import { copyBytes, viewOf } from './idBytes.ts';
+import type { SpareBuffers } from './spareBuffers.ts';
+import type { TickBatch } from './tickBatch.ts';
 
 export const RECORD_VERSION = 1;
 
@@ -61,6 +64,82 @@ export function encodeRecord(record: BatchRecord): Buffer {
   return out.done();
 }
 
+/**
+ * encodeRecord's bytes for a batch of validated ticks read straight from a body
+ * (tickBatch.ts, validateTicks.ts): the same map per tick, written from the typed
+ * arrays with the id's bytes copied from the body (ASCII, so the same as its UTF-8),
+ * into a block from `spares` (the caller gives it back once the log is done with it).
+ */
+export function encodeTickRecord(time: number, ticks: TickBatch, spares: SpareBuffers): Buffer {
+  const { count, idStart, idLength, american, dfs, fields } = ticks;
+  let size = 1 + KEY_V.length + 1 + KEY_T.length + 9 + KEY_C.length + 5; // fixmap, v, t, c and the array32 header
+  for (let i = 0; i < count; i++) {
+    const f = fields[i];
+    size += 1 + OP_PRICE_BY_ID.length + 3 + idLength[i];
+    if ((f & TICK_AMERICAN) !== 0) size += KEY_PRICE_AMERICAN.length + ((f & TICK_AMERICAN_NULL) !== 0 ? 1 : 5);
+    if ((f & TICK_DFS) !== 0) size += KEY_DFS_MULTIPLIER.length + 9;
+    if ((f & TICK_HAS_SUSPENDED) !== 0) size += KEY_SUSPENDED.length + 1;
+  }
+  const out = Buffer.from(spares.take(size), 0, size);
+  const to = viewOf(out);
+  const from = ticks.view;
+  let at = 0;
+  out[at++] = 0x83;
+  at += KEY_V.copy(out, at);
+  out[at++] = RECORD_VERSION;
+  at += KEY_T.copy(out, at);
+  out[at] = 0xcb;
+  to.setFloat64(at + 1, time);
+  at += 9;
+  at += KEY_C.copy(out, at);
+  out[at] = 0xdd;
+  to.setUint32(at + 1, count);
+  at += 5;
+  // the fixed keys four bytes at a time (idBytes.ts: a call per key costs more than the copy)
+  const opKeys = TICK_KEYS.op;
+  const americanKey = TICK_KEYS.priceAmerican;
+  const dfsKey = TICK_KEYS.dfsMultiplier;
+  const suspendedKey = TICK_KEYS.suspended;
+  for (let i = 0; i < count; i++) {
+    const f = fields[i];
+    const hasAmerican = (f & TICK_AMERICAN) !== 0;
+    const hasDfs = (f & TICK_DFS) !== 0;
+    const hasSuspended = (f & TICK_HAS_SUSPENDED) !== 0;
+    out[at++] = 0x80 | (2 + (hasAmerican ? 1 : 0) + (hasDfs ? 1 : 0) + (hasSuspended ? 1 : 0));
+    copyBytes(opKeys, 0, to, at, opKeys.byteLength);
+    at += opKeys.byteLength;
+    const length = idLength[i];
+    out[at] = 0xda;
+    to.setUint16(at + 1, length);
+    at += 3;
+    copyBytes(from, idStart[i], to, at, length);
+    at += length;
+    if (hasAmerican) {
+      copyBytes(americanKey, 0, to, at, americanKey.byteLength);
+      at += americanKey.byteLength;
+      if ((f & TICK_AMERICAN_NULL) !== 0) out[at++] = 0xc0;
+      else {
+        out[at] = 0xd2;
+        to.setInt32(at + 1, american[i]);
+        at += 5;
+      }
+    }
+    if (hasDfs) {
+      copyBytes(dfsKey, 0, to, at, dfsKey.byteLength);
+      at += dfsKey.byteLength;
+      out[at] = 0xcb;
+      to.setFloat64(at + 1, dfs[i]);
+      at += 9;
+    }
+    if (hasSuspended) {
+      copyBytes(suspendedKey, 0, to, at, suspendedKey.byteLength);
+      at += suspendedKey.byteLength;
+      out[at++] = (f & TICK_SUSPENDED) !== 0 ? 0xc3 : 0xc2;
+    }
+  }
+  return out;
+}
+
 // msgpack of the fixed strings: a fixstr header (0xa0 | length), then the ASCII bytes
 const fixstr = (text: string): Buffer => Buffer.concat([Buffer.from([0xa0 | text.length]), Buffer.from(text, 'latin1')]);
 const KEY_V = fixstr('v');
@@ -71,6 +150,13 @@ const KEY_PRICE_AMERICAN = fixstr('priceAmerican');
 const KEY_DFS_MULTIPLIER = fixstr('dfsMultiplier');
 const KEY_SUSPENDED = fixstr('suspended');
 const INT32_LIMIT = 2 ** 31;
+/** The fixed keys of a tick as DataViews, for encodeTickRecord. */
+const TICK_KEYS = {
+  op: viewOf(OP_PRICE_BY_ID),
+  priceAmerican: viewOf(KEY_PRICE_AMERICAN),
+  dfsMultiplier: viewOf(KEY_DFS_MULTIPLIER),
+  suspended: viewOf(KEY_SUSPENDED),
+};
 
 /** Writes `text` as UTF-8 at `at` (room is made); returns the byte count. Ids are ASCII: a loop beats a call into the encoder. */
 function writeUtf8(buffer: Buffer, text: string, at: number): number {

@@ -42,6 +42,12 @@ export class ArbitrageBook {
   /** Leg update times of the listed record, [g * 3 + leg]: tells an unchanged arb from a refreshed one. */
   private legUpdated = new Float64Array(64 * LEGS);
   /**
+   * The ref (engine slot) of each leg of the listed record, [g * 3 + leg], as the full
+   * read that found it saw them (-1: unknown): tells legRequoted that a re-quoted best is
+   * the record's leg by number, where comparing odds ids needs the row's id built.
+   */
+  private legRef = new Int32Array(64 * LEGS).fill(-1);
+  /**
    * Per group, its best usable quote per outcome (ref and price), an upper bound of the
    * second-best usable price, and whether it is listed, in one record (BestPrices).
    * Only the prices matter for whether a group arbs; the ref tells when the best got
@@ -69,6 +75,9 @@ export class ArbitrageBook {
     const id = this.groups.id[g];
     const listed = this.best.isListed(g);
     if (found) {
+      // the legs' refs, also when the record stays: a row that came back in another slot keeps its id
+      const legs = COUNT_OF_OUTCOMES[s.outcomes];
+      for (let k = 0; k < LEGS; k++) this.legRef[g * LEGS + k] = k < legs ? batch.ref[s.best[k]] : -1;
       if (listed) {
         const current = this.set.get(id)!;
         if (sameArbitrage(current, batch, s, this.legUpdated, g * LEGS)) return;
@@ -149,10 +158,13 @@ export class ArbitrageBook {
 
   /** Leg k of listed group g was re-quoted by batch[i] and stays the best (legStaysBest): re-prices or drops the record. */
   legRequoted(g: number, k: number, batch: QuoteBatch, i: number): boolean {
+    // the record's leg must be this very quote (a quote that just took the best over has
+    // no leg yet); the refs the full read kept say so without the quote's odds id
+    const ref = batch.ref[i];
+    if (ref < 0 || this.legRef[g * LEGS + k] !== ref) return false;
     const id = this.groups.id[g];
     const record = this.set.get(id);
-    // the record's leg must be this very quote (a quote that just took the best over has no leg yet)
-    if (record === undefined || record.legs[k].oddsId !== batch.oddsId[i]) return false;
+    if (record === undefined) return false;
     const price = batch.priceDecimal[i];
     const updated = batch.updated[i];
     this.best.setPrice(g, k, price);
@@ -280,5 +292,6 @@ export class ArbitrageBook {
     if (g < this.best.capacity) return;
     this.best.ensure(g);
     this.legUpdated = grown(this.legUpdated, this.best.capacity * LEGS, 0, 'exact');
+    this.legRef = grown(this.legRef, this.best.capacity * LEGS, -1, 'exact');
   }
 }

@@ -145,6 +145,24 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     );
   }
 
+  /** QuoteSource: pushQuote without the odds id and selection label (see SignalBooks). */
+  pushPriceQuote(slot: number, batch: QuoteBatch): void {
+    const s = this.engine.store;
+    const pa = s.priceAmerican[slot];
+    batch.push(
+      this.sourceOfSlot(slot),
+      this.sideCodes[s.side[slot]],
+      s.suspended[slot] === 1,
+      pa === UNPRICED ? NaN : toDecimal(pa),
+      pa === UNPRICED ? 0 : pa,
+      s.dfsMultiplier[slot],
+      s.line[slot],
+      s.updated[slot],
+      '',
+      '',
+    );
+  }
+
   /** QuoteSource: the decimal price when the row can be an arbitrage leg, else 0. */
   usablePrice(slot: number): number {
     const s = this.engine.store;

@@ -55,6 +55,13 @@ export interface QuoteSource {
    * the runner-up re-ranks that outcome from prices alone instead of a full re-read.
    */
   usablePrice?(ref: number): number;
+  /**
+   * Optional: pushQuote without the row's strings (odds id and selection label left
+   * empty). A listed arbitrage's best leg re-quoted in place reads only the quote's
+   * prices and time (the record keeps its legs' strings), and building the id costs
+   * more than the rest of the quote. Without it, pushQuote.
+   */
+  pushPriceQuote?(ref: number, batch: QuoteBatch): void;
 }
 
 export class SignalBooks {
@@ -266,7 +273,12 @@ export class SignalBooks {
 
   /** A listed group's best leg moved and stays the best: its record is re-priced from that one quote. */
   private legRequoted(g: number, k: number, ref: number, source: QuoteSource): boolean {
-    return this.arbitrage.legRequoted(g, k, this.quoteOf(ref, source), 0);
+    if (source.pushPriceQuote === undefined) return this.arbitrage.legRequoted(g, k, this.quoteOf(ref, source), 0);
+    const one = this.single;
+    one.clear();
+    source.pushPriceQuote(ref, one);
+    one.ref[0] = ref;
+    return this.arbitrage.legRequoted(g, k, one, 0);
   }
 
   /** ref's current quote as the one entry of the reused single-quote batch (with its ref, so the fast paths can track it). */

@@ -7,7 +7,9 @@
 // Contract every backend keeps:
 // - append(payload) resolves with the record's index once the record is durable
 //   (fsync'd, or acknowledged by a quorum); records become durable in index order and
-//   their promises resolve in that order.
+//   their promises resolve in that order. The backend may read the payload's bytes
+//   until the append resolves and not after: the write path then writes its next
+//   record in the same memory.
 // - A failed append rejects with LogUnavailableError, and so does every append queued
 //   behind it (the caller may have validated them on the assumption that the earlier
 //   one lands). Nothing of a rejected append is replayed later.

@@ -18,7 +18,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, statSy
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LogDamagedError, LogUnavailableError, type BatchLog, type LogRecord } from './batchLog.ts';
-import { encodeFrame, listSegments, scanSegment, segmentName, walkChecked, type SegmentFile } from './segments.ts';
+import { encodeFrameHeader, listSegments, scanSegment, segmentName, walkChecked, type SegmentFile } from './segments.ts';
 
 export interface FileBatchLogOptions {
   /** fsync each group before acknowledging it (default true; WAL_FSYNC=0 turns it off). */
@@ -44,7 +44,9 @@ export interface OpenedLog {
 
 interface Pending {
   index: number;
-  frame: Buffer;
+  /** The frame is header then payload, written side by side (the payload is not copied). */
+  header: Buffer;
+  payload: Uint8Array;
   resolve: (index: number) => void;
   reject: (error: Error) => void;
 }
@@ -151,13 +153,14 @@ export class FileBatchLog implements BatchLog {
     return this.failure !== null;
   }
 
+  /** The payload is written as it is, not copied: it must not change until the append settles. */
   append(payload: Uint8Array): Promise<number> {
     if (this.closed) return Promise.reject(new LogUnavailableError('the log is closed'));
     if (this.failure !== null) return Promise.reject(new LogUnavailableError(`the log failed earlier and refuses appends until restart: ${this.failure.message}`, { cause: this.failure }));
     const index = ++this.assigned;
-    const frame = encodeFrame(index, payload);
+    const header = encodeFrameHeader(index, payload);
     return new Promise<number>((resolve, reject) => {
-      this.queue.push({ index, frame, resolve, reject });
+      this.queue.push({ index, header, payload, resolve, reject });
       if (!this.writing) {
         this.writing = true;
         // appends made in the same tick join this first group
@@ -229,15 +232,26 @@ export class FileBatchLog implements BatchLog {
   }
 
   private async writeGroup(group: Pending[]): Promise<void> {
-    const buffer = group.length === 1 ? group[0].frame : Buffer.concat(group.map((p) => p.frame));
+    // one gathered write of every header and payload: no copy of the payloads into frames or into one buffer
+    const parts: Uint8Array[] = [];
+    let length = 0;
+    for (const pending of group) {
+      parts.push(pending.header, pending.payload);
+      length += pending.header.length + pending.payload.length;
+    }
     let position = 0;
     try {
       if (this.file === null || this.segmentSize >= this.segmentBytes) await this.startSegment(group[0].index);
       position = this.segmentSize;
-      let written = 0;
-      while (written < buffer.length) {
-        const { bytesWritten } = await this.file!.write(buffer, written, buffer.length - written, position + written);
-        written += bytesWritten;
+      const { bytesWritten } = await this.file!.writev(parts, position);
+      if (bytesWritten < length) {
+        // a short gathered write (a full disk at the edge, a signal): write the rest as one buffer
+        const rest = Buffer.concat(parts).subarray(bytesWritten);
+        let written = 0;
+        while (written < rest.length) {
+          const more = await this.file!.write(rest, written, rest.length - written, position + bytesWritten + written);
+          written += more.bytesWritten;
+        }
       }
     } catch (error) {
       await this.abandon(group, position, error);
@@ -263,8 +277,8 @@ export class FileBatchLog implements BatchLog {
       this.rejectAll(group, error);
       return;
     }
-    this.segmentSize = position + buffer.length;
-    this.appendedBytes += buffer.length;
+    this.segmentSize = position + length;
+    this.appendedBytes += length;
     this.durable = group[group.length - 1].index;
     for (const pending of group) pending.resolve(pending.index);
     if (fsyncSeconds >= 0 && this.onFsync !== null) {

@@ -35,6 +35,19 @@ export function listSegments(dir: string): SegmentFile[] {
   return numberedFiles(dir, SEGMENT_NAME).map((file) => ({ path: file.path, name: file.name, firstIndex: file.number }));
 }
 
+/**
+ * A frame's 16 header bytes for `payload` at `index` (the frame is the header, then the
+ * payload as it is): the log writes the two side by side rather than copy the payload.
+ */
+export function encodeFrameHeader(index: number, payload: Uint8Array): Buffer {
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  header.writeUInt32LE(payload.length, 0);
+  header.writeUInt32LE(Math.floor(index / 0x100000000), 8);
+  header.writeUInt32LE(index >>> 0, 12);
+  header.writeUInt32LE(crc32(payload, 0, payload.length, crc32(header, 8)), 4);
+  return header;
+}
+
 export function encodeFrame(index: number, payload: Uint8Array): Buffer {
   const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
   frame.writeUInt32LE(payload.length, 0);
