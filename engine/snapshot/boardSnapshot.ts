@@ -14,8 +14,11 @@
 // rendered on the main thread in steps of a few ms, for at most MAX_CATCH_UP_MS; then
 // the version's moment is fixed (its asOf becomes syncToken and the head is set) and
 // what changed up to that moment is rendered in one go, so every piece shows the
-// board at that moment and each pass publishes a version however fast the board
-// moves. Pieces are compressed on worker threads (with their CRC-32, at a lower OS
+// board at that moment. That last render holds the event loop, so the moment is
+// fixed only once what is waiting fits its bound (about FINAL_RENDER_MS, judged from
+// what backlog items cost lately, or a small share of the newest version's age, so
+// a board moving faster than the steps render still gets a version now and then);
+// until then the steps go on. Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
 // Changes after the moment go to the next version. While a variant is polled (within
@@ -63,6 +66,12 @@ export interface BoardSnapshotOptions {
   clock?: Clock;
   /** Raw bytes of rendered pieces each variant keeps to copy unchanged rows from (renderedRows.ts). Default 256 MiB. */
   renderedBytes?: number;
+  /** A background refresh steps at most this long before it tries to fix the version's moment. Default 250 ms. */
+  catchUpMs?: number;
+  /** Longest (estimated) the final render at a version's moment may hold the event loop. Default 20 ms. */
+  finalRenderMs?: number;
+  /** ...or this share of the newest version's age, when that is more. Default 0.05. */
+  finalRenderShare?: number;
 }
 
 export interface SnapshotBody {
@@ -89,6 +98,8 @@ export interface SnapshotStats {
   refreshes: number;
   /** Main-thread ms spent rendering (compression on the worker threads not included). */
   refreshMs: number;
+  /** Times a version's moment was put off because its final render would have held the event loop past its bound. */
+  finalsDeferred: number;
   rendered: VariantStats;
 }
 
@@ -102,8 +113,18 @@ const INLINE_BACKLOG = 4;
  * each: a few ms).
  */
 const FINAL_BACKLOG = 16;
-/** Stepping never runs longer than this before the version's moment is fixed. */
+/** Stepping runs at most this long before the version's moment is fixed (if the final render fits its bound). */
 const MAX_CATCH_UP_MS = 250;
+/** The final render (what is left at the version's moment, rendered in one go) is held to about this many ms... */
+const FINAL_RENDER_MS = 20;
+/**
+ * ...or to this share of the published version's age, if larger, so a board moving
+ * faster than the steps render still gets a version now and then (after 10 s without
+ * one, a final render of 500 ms), instead of never.
+ */
+const FINAL_RENDER_SHARE = 0.05;
+/** What a backlog item (a listed row or event, a dirty piece) is taken to cost before any was measured, in ms. */
+const FIRST_ITEM_MS = 0.5;
 
 interface Waiter {
   resolve: (body: SnapshotBody) => void;
@@ -128,7 +149,30 @@ class VariantState {
   waiting: Promise<SnapshotBody> | null = null;
   refreshes = 0;
   refreshMs = 0;
+  /** When the newest version was published (performance.now()). */
+  publishedAt = -Infinity;
+  /** Main-thread ms a backlog item has cost lately (a moving average over refresh steps). */
+  itemMs = FIRST_ITEM_MS;
+  /** Final renders held back because the backlog would have taken longer than their bound. */
+  finalsDeferred = 0;
   constructor(public variant: SnapshotVariant) {}
+
+  /** Runs one refresh step of the variant, timing it and learning what a backlog item costs. */
+  step(deadline: number, deferred: boolean): void {
+    const before = this.variant.backlog;
+    const started = performance.now();
+    this.variant.refresh(deadline, deferred);
+    const ms = performance.now() - started;
+    this.refreshMs += ms;
+    const done = before - this.variant.backlog;
+    if (done >= 8 && ms > 0.5) this.itemMs += 0.25 * (ms / done - this.itemMs);
+  }
+
+  /** Whether what is waiting can be rendered in one go within `ms`, or `share` of the newest version's age. */
+  finalFits(now: number, ms: number, share: number): boolean {
+    const bound = Math.max(ms, share * (now - this.publishedAt));
+    return this.variant.backlog * this.itemMs <= bound;
+  }
 }
 
 export class BoardSnapshot implements ChangeListener {
@@ -153,6 +197,9 @@ export class BoardSnapshot implements ChangeListener {
       watchMs: options.watchMs ?? 30_000,
       stepMs: options.stepMs ?? 10,
       renderedBytes: options.renderedBytes,
+      catchUpMs: options.catchUpMs ?? MAX_CATCH_UP_MS,
+      finalRenderMs: options.finalRenderMs ?? FINAL_RENDER_MS,
+      finalRenderShare: options.finalRenderShare ?? FINAL_RENDER_SHARE,
     };
     this.clock = options.clock ?? engine.clock;
     this.plain = this.newState(false);
@@ -289,6 +336,7 @@ export class BoardSnapshot implements ChangeListener {
         rawLength: body === null ? 0 : body.rawLength,
         refreshes: state.refreshes,
         refreshMs: state.refreshMs,
+        finalsDeferred: state.finalsDeferred,
         rendered: { ...state.variant.stats },
       });
     }
@@ -331,12 +379,22 @@ export class BoardSnapshot implements ChangeListener {
       const variant = state.variant;
       // Catch up in steps while much is waiting (pieces show the board as each step
       // finds it), for at most MAX_CATCH_UP_MS, so a board moving faster than the
-      // steps render still gets a version after that long.
-      const catchUpEnd = performance.now() + MAX_CATCH_UP_MS;
-      while (!variant.isBuilt || (variant.backlog > FINAL_BACKLOG && performance.now() < catchUpEnd)) {
-        const started = performance.now();
-        variant.refresh(started + stepMs, true);
-        state.refreshMs += performance.now() - started;
+      // steps render still gets a version after that long. The rest is rendered in
+      // one go at the version's moment, holding the event loop: only once that fits
+      // its bound (FINAL_RENDER_MS, or a share of the version's age) is the moment
+      // fixed; until then the steps go on, with reads and ingest served in between.
+      const { catchUpMs, finalRenderMs, finalRenderShare } = this.options;
+      const catchUpEnd = performance.now() + catchUpMs;
+      for (;;) {
+        if (variant.isBuilt) {
+          if (variant.backlog <= FINAL_BACKLOG) break;
+          const now = performance.now();
+          if (now >= catchUpEnd) {
+            if (state.finalFits(now, finalRenderMs, finalRenderShare)) break;
+            state.finalsDeferred++;
+          }
+        }
+        state.step(performance.now() + stepMs, true);
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
@@ -345,9 +403,7 @@ export class BoardSnapshot implements ChangeListener {
       const asOf = this.engine.asOf();
       const seq = this.engine.seq;
       const count = this.engine.liveRows;
-      const started = performance.now();
-      variant.refresh(Infinity, true);
-      state.refreshMs += performance.now() - started;
+      state.step(Infinity, true);
       if (state.body !== null && state.seq === seq && variant.pendingCompressions === 0) {
         this.answerWaiters(state);
         return; // a synchronous caller got there first
@@ -389,6 +445,7 @@ export class BoardSnapshot implements ChangeListener {
     }
     state.seq = seq;
     state.refreshes++;
+    state.publishedAt = performance.now();
     // Waiters get the newest board; the very first version goes to them anyway, so a
     // request waiting on a variant's first build is answered under a board that never
     // stops moving.

@@ -27,6 +27,7 @@ import { END_KEY, eventKey, eventKeyEnd, isLiveEvent, rowKey, splitRowKey } from
 import { CoolingRows } from './coolingRows.ts';
 import { HOT_WEIGHT, heatMoment, RowCuts } from './rowCuts.ts';
 import { RenderedRows, ROW_FIRST, ROW_LAST } from './renderedRows.ts';
+import { sharedPiece } from './compressionWorkers.ts';
 
 export type { VariantStats };
 
@@ -199,11 +200,13 @@ export class SnapshotVariant {
   /** A slot now holds a new (or revived) row: its identity is read again. */
   rowInserted(slot: number): void {
     this.cuts.forget(slot);
+    this.cuts.changed(slot);
   }
 
   /** The row in the slot changed (as the change is applied): its rendered bytes are stale. */
   rowChanged(slot: number): void {
     this.rendered.forget(slot);
+    this.cuts.changed(slot);
   }
 
   setHead(text: string): void {
@@ -493,7 +496,7 @@ export class SnapshotVariant {
       if (next < 0 || ownCut || (last && (isLiveEvent(this.engine, ev) || isLiveEvent(this.engine, walker.ev)))) {
         const key = next < 0 ? END_KEY : this.rowKeyOf(slot);
         kept.flushRun(sink);
-        const raw = Buffer.from(sink.view());
+        const raw = sharedPiece(sink.view());
         kept.keep(key, raw);
         emit({ key, raw, opens, closes: last, events, ownCut });
         sink.reset();
