@@ -18,7 +18,7 @@
 // fixed only once what is waiting fits its bound (about FINAL_RENDER_MS, judged from
 // what backlog items cost lately, or a small share of the newest version's age, so
 // a board moving faster than the steps render still gets a version now and then);
-// until then the steps go on. Pieces are compressed on worker threads (with their CRC-32, at a lower OS
+// until then the steps go on, growing up to MAX_STEP_MS while they fall behind. Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
 // Changes after the moment go to the next version. While a variant is polled (within
@@ -64,7 +64,7 @@ export interface BoardSnapshotOptions {
   stepMs?: number;
   /** Time source for historyIdleMs and watchMs (default: the engine's clock). */
   clock?: Clock;
-  /** Raw bytes of rendered pieces each variant keeps to copy unchanged rows from (renderedRows.ts). Default 256 MiB. */
+  /** Raw bytes of rendered pieces each variant keeps to copy unchanged rows from (renderedRows.ts). Default 2 GiB. */
   renderedBytes?: number;
   /** A background refresh steps at most this long before it tries to fix the version's moment. Default 250 ms. */
   catchUpMs?: number;
@@ -123,6 +123,8 @@ const FINAL_RENDER_MS = 20;
  * one, a final render of 500 ms), instead of never.
  */
 const FINAL_RENDER_SHARE = 0.05;
+/** Longest step a refresh that fell behind its final render's bound takes (a read waits at most about this). */
+const MAX_STEP_MS = 50;
 /** What a backlog item (a listed row or event, a dirty piece) is taken to cost before any was measured, in ms. */
 const FIRST_ITEM_MS = 0.5;
 
@@ -385,6 +387,7 @@ export class BoardSnapshot implements ChangeListener {
       // fixed; until then the steps go on, with reads and ingest served in between.
       const { catchUpMs, finalRenderMs, finalRenderShare } = this.options;
       const catchUpEnd = performance.now() + catchUpMs;
+      let step = stepMs;
       for (;;) {
         if (variant.isBuilt) {
           if (variant.backlog <= FINAL_BACKLOG) break;
@@ -392,9 +395,12 @@ export class BoardSnapshot implements ChangeListener {
           if (now >= catchUpEnd) {
             if (state.finalFits(now, finalRenderMs, finalRenderShare)) break;
             state.finalsDeferred++;
+            // Falling behind: longer steps (up to MAX_STEP_MS), so the other work of each
+            // turn takes a smaller share of the loop from the refresh.
+            step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
           }
         }
-        state.step(performance.now() + stepMs, true);
+        state.step(performance.now() + step, true);
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
