@@ -18,7 +18,8 @@
 // fixed only once what is waiting fits its bound (about FINAL_RENDER_MS, judged from
 // what backlog items cost lately, or a small share of the newest version's age, so
 // a board moving faster than the steps render still gets a version now and then);
-// until then the steps go on, growing up to MAX_STEP_MS while they fall behind. Pieces are compressed on worker threads (with their CRC-32, at a lower OS
+// until then the steps go on, growing up to MAX_STEP_MS while they fall behind.
+// Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
 // Changes after the moment go to the next version. While a variant is polled (within
@@ -151,8 +152,8 @@ class VariantState {
   waiting: Promise<SnapshotBody> | null = null;
   refreshes = 0;
   refreshMs = 0;
-  /** When the newest version was published (performance.now()). */
-  publishedAt = -Infinity;
+  /** When the newest version was published, or the variant started (performance.now()): a version's age. */
+  publishedAt = performance.now();
   /** Main-thread ms a backlog item has cost lately (a moving average over refresh steps). */
   itemMs = FIRST_ITEM_MS;
   /** Final renders held back because the backlog would have taken longer than their bound. */
