@@ -3,7 +3,8 @@
 // compression threads; BENCH_SNAPSHOT_PIN=0 does not pin the server to core 0 and the
 // poller to core 1): the live polls (the simulator at 1,000
 // and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
-// 1 s with history: time to first byte, staleness, refresh CPU per second), body
+// 1 s with history: time to first byte, staleness, refresh CPU per second, measured
+// from the first version carrying the simulator's changes on, whose delay is printed), body
 // size against one single-stream level-1 gzip of the same JSON, bytes of both
 // variants, the first build, the cost of a refresh after N changed events while
 // the simulator runs at 1,000 updates/s (and the same on the medium board, to show the
