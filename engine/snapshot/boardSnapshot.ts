@@ -126,8 +126,10 @@ const FINAL_RENDER_MS = 20;
 const FINAL_RENDER_SHARE = 0.05;
 /** Longest step a refresh that fell behind its final render's bound takes (a read waits at most about this). */
 const MAX_STEP_MS = 50;
-/** What a backlog item (a listed row or event, a dirty piece) is taken to cost before any was measured, in ms. */
-const FIRST_ITEM_MS = 0.5;
+/** What a backlog item (a listed row or event, a dirty piece) is taken to cost before ITEM_WINDOW were measured, in ms. */
+const FIRST_ITEM_MS = 0.05;
+/** Backlog items the cost estimate is taken over. */
+const ITEM_WINDOW = 256;
 
 interface Waiter {
   resolve: (body: SnapshotBody) => void;
@@ -154,8 +156,10 @@ class VariantState {
   refreshMs = 0;
   /** When the newest version was published, or the variant started (performance.now()): a version's age. */
   publishedAt = performance.now();
-  /** Main-thread ms a backlog item has cost lately (a moving average over refresh steps). */
+  /** Main-thread ms a backlog item has cost lately: sampleMs / sampleItems, the older half dropped per ITEM_WINDOW items. */
   itemMs = FIRST_ITEM_MS;
+  private sampleMs = 0;
+  private sampleItems = 0;
   /** Final renders held back because the backlog would have taken longer than their bound. */
   finalsDeferred = 0;
   constructor(public variant: SnapshotVariant) {}
@@ -168,7 +172,14 @@ class VariantState {
     const ms = performance.now() - started;
     this.refreshMs += ms;
     const done = before - this.variant.backlog;
-    if (done >= 8 && ms > 0.5) this.itemMs += 0.25 * (ms / done - this.itemMs);
+    if (done <= 0) return; // a step that turned events into pieces can grow the backlog
+    this.sampleMs += ms;
+    this.sampleItems += done;
+    if (this.sampleItems >= ITEM_WINDOW) {
+      this.itemMs = this.sampleMs / this.sampleItems;
+      this.sampleMs /= 2;
+      this.sampleItems /= 2;
+    }
   }
 
   /** Whether what is waiting can be rendered in one go within `ms`, or `share` of the newest version's age. */
