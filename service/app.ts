@@ -21,6 +21,7 @@ import { STREAM_OPENAPI_SCHEMAS } from '../http/asyncapi.ts';
 import type { Services } from '../http/routes/services.ts';
 import { createServer, type RunningServer } from '../http/server.ts';
 import { readConfig, type Config } from './config.ts';
+import { setCompressionThreads } from '../engine/snapshot/compressionWorkers.ts';
 import type { StreamHub } from '../engine/stream/streamHub.ts';
 import { feedChanges } from '../ingest/engineFeed.ts';
 import type { Persistence } from '../persistence/persistence.ts';
@@ -182,6 +183,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     logger.warn({ event: 'stream_slow_consumer', queuedBytes, subscriptions, capBytes: config.streamBufferBytes }, 'a push-stream client left too much unread and was disconnected (slow_consumer)');
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
   const membership = listeners.subscribe('board membership', new BoardMembership(engine));
+  if (config.snapshotCompressionThreads !== null) setCompressionThreads(config.snapshotCompressionThreads);
   const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock }));
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.

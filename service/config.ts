@@ -43,6 +43,8 @@ export interface Config {
   checkpointLogBytes: number;
   transport: TransportName;
   streamBufferBytes: number;
+  /** Worker threads compressing snapshot pieces; null: one per core, at most 8. */
+  snapshotCompressionThreads: number | null;
   accessLog: boolean;
   logLevel: LogLevel;
   /** Milliseconds both ports keep serving after shutdown starts, /readyz answering 503. */
@@ -177,6 +179,14 @@ export const SETTINGS = [
   }),
   setting({ key: 'transport', name: 'TRANSPORT', fallback: 'auto', allowed: TRANSPORTS.join(', '), help: 'HTTP implementation of the public listener (auto: a native uWebSockets.js binary when one loads, else node:http)', parse: oneOf(TRANSPORTS, 'auto') }),
   setting({ key: 'streamBufferBytes', name: 'STREAM_BUFFER_BYTES', fallback: String(8 * 1024 * 1024), allowed: 'an integer from 65536 to 1073741824', help: 'bytes a stream subscriber may leave unread before it is dropped as a slow consumer', parse: (t) => intIn(65_536, 1 << 30)(t, 8 * 1024 * 1024) }),
+  setting({
+    key: 'snapshotCompressionThreads',
+    name: 'SNAPSHOT_COMPRESSION_THREADS',
+    fallback: '(one per core, at most 8)',
+    allowed: 'an integer from 1 to 64',
+    help: 'worker threads compressing the /api/v1/snapshot body as it changes (below the event loop\'s OS priority); more cores publish versions sooner under heavy ticks',
+    parse: (t) => (t === null ? null : intIn(1, 64)(t, 0)),
+  }),
   setting({ key: 'accessLog', name: 'ACCESS_LOG', fallback: '0', allowed: FLAG_ALLOWED, help: 'one JSON log line per request (costs throughput)', parse: flag(false) }),
   setting({ key: 'logLevel', name: 'LOG_LEVEL', fallback: 'info', allowed: LOG_LEVELS.join(', '), help: 'lowest level of the JSON log lines written to stdout', parse: oneOf(LOG_LEVELS, 'info') }),
   setting({

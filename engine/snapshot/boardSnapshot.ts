@@ -14,8 +14,12 @@
 // rendered on the main thread in steps of a few ms, for at most MAX_CATCH_UP_MS; then
 // the version's moment is fixed (its asOf becomes syncToken and the head is set) and
 // what changed up to that moment is rendered in one go, so every piece shows the
-// board at that moment and each pass publishes a version however fast the board
-// moves. Pieces are compressed on worker threads (with their CRC-32, at a lower OS
+// board at that moment. That last render holds the event loop, so the moment is
+// fixed only once what is waiting fits its bound (about FINAL_RENDER_MS, judged from
+// what backlog items cost lately, or a small share of the newest version's age, so
+// a board moving faster than the steps render still gets a version now and then);
+// until then the steps go on, growing up to MAX_STEP_MS while they fall behind.
+// Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
 // Changes after the moment go to the next version. While a variant is polled (within
@@ -61,8 +65,14 @@ export interface BoardSnapshotOptions {
   stepMs?: number;
   /** Time source for historyIdleMs and watchMs (default: the engine's clock). */
   clock?: Clock;
-  /** Raw bytes of rendered pieces each variant keeps to copy unchanged rows from (renderedRows.ts). Default 256 MiB. */
+  /** Raw bytes of rendered pieces each variant keeps to copy unchanged rows from (renderedRows.ts). Default 2 GiB. */
   renderedBytes?: number;
+  /** A background refresh steps at most this long before it tries to fix the version's moment. Default 250 ms. */
+  catchUpMs?: number;
+  /** Longest (estimated) the final render at a version's moment may hold the event loop. Default 20 ms. */
+  finalRenderMs?: number;
+  /** ...or this share of the newest version's age, when that is more. Default 0.05. */
+  finalRenderShare?: number;
 }
 
 export interface SnapshotBody {
@@ -89,6 +99,8 @@ export interface SnapshotStats {
   refreshes: number;
   /** Main-thread ms spent rendering (compression on the worker threads not included). */
   refreshMs: number;
+  /** Times a version's moment was put off because its final render would have held the event loop past its bound. */
+  finalsDeferred: number;
   rendered: VariantStats;
 }
 
@@ -102,8 +114,22 @@ const INLINE_BACKLOG = 4;
  * each: a few ms).
  */
 const FINAL_BACKLOG = 16;
-/** Stepping never runs longer than this before the version's moment is fixed. */
+/** Stepping runs at most this long before the version's moment is fixed (if the final render fits its bound). */
 const MAX_CATCH_UP_MS = 250;
+/** The final render (what is left at the version's moment, rendered in one go) is held to about this many ms... */
+const FINAL_RENDER_MS = 20;
+/**
+ * ...or to this share of the published version's age, if larger, so a board moving
+ * faster than the steps render still gets a version now and then (after 10 s without
+ * one, a final render of 500 ms), instead of never.
+ */
+const FINAL_RENDER_SHARE = 0.05;
+/** Longest step a refresh that fell behind its final render's bound takes (a read waits at most about this). */
+const MAX_STEP_MS = 50;
+/** What a backlog item (a listed row or event, a dirty piece) is taken to cost before ITEM_WINDOW were measured, in ms. */
+const FIRST_ITEM_MS = 0.05;
+/** Backlog items the cost estimate is taken over. */
+const ITEM_WINDOW = 256;
 
 interface Waiter {
   resolve: (body: SnapshotBody) => void;
@@ -130,7 +156,40 @@ class VariantState {
   refreshMs = 0;
   /** performance.now() when rendering of the next version began; -1 until it does. */
   versionStarted = -1;
+  /** When the newest version was published, or the variant started (performance.now()): a version's age. */
+  publishedAt = performance.now();
+  /** Main-thread ms a backlog item has cost lately: sampleMs / sampleItems, the older half dropped per ITEM_WINDOW items. */
+  itemMs = FIRST_ITEM_MS;
+  private sampleMs = 0;
+  private sampleItems = 0;
+  /** Final renders held back because the backlog would have taken longer than their bound. */
+  finalsDeferred = 0;
   constructor(public variant: SnapshotVariant) {}
+
+  /** Runs one refresh step of the variant, timing it and learning what a backlog item costs; the first for a version starts its clock. */
+  step(deadline: number, deferred: boolean): void {
+    const before = this.variant.backlog;
+    const started = performance.now();
+    if (this.versionStarted < 0) this.versionStarted = started;
+    this.variant.refresh(deadline, deferred);
+    const ms = performance.now() - started;
+    this.refreshMs += ms;
+    const done = before - this.variant.backlog;
+    if (done <= 0) return; // a step that turned events into pieces can grow the backlog
+    this.sampleMs += ms;
+    this.sampleItems += done;
+    if (this.sampleItems >= ITEM_WINDOW) {
+      this.itemMs = this.sampleMs / this.sampleItems;
+      this.sampleMs /= 2;
+      this.sampleItems /= 2;
+    }
+  }
+
+  /** Whether what is waiting can be rendered in one go within `ms`, or `share` of the newest version's age. */
+  finalFits(now: number, ms: number, share: number): boolean {
+    const bound = Math.max(ms, share * (now - this.publishedAt));
+    return this.variant.backlog * this.itemMs <= bound;
+  }
 }
 
 /**
@@ -164,6 +223,9 @@ export class BoardSnapshot implements ChangeListener {
       watchMs: options.watchMs ?? 30_000,
       stepMs: options.stepMs ?? 10,
       renderedBytes: options.renderedBytes,
+      catchUpMs: options.catchUpMs ?? MAX_CATCH_UP_MS,
+      finalRenderMs: options.finalRenderMs ?? FINAL_RENDER_MS,
+      finalRenderShare: options.finalRenderShare ?? FINAL_RENDER_SHARE,
     };
     this.clock = options.clock ?? engine.clock;
     this.plain = this.newState(false);
@@ -241,7 +303,7 @@ export class BoardSnapshot implements ChangeListener {
       // The board moved without telling listeners (a bulk load): start over.
       this.replace(state);
     }
-    this.render(state, state.variant, Infinity, false);
+    state.step(Infinity, false);
     return this.publish(state, seq, asOf, this.engine.liveRows)!;
   }
 
@@ -298,6 +360,7 @@ export class BoardSnapshot implements ChangeListener {
         rawLength: body === null ? 0 : body.rawLength,
         refreshes: state.refreshes,
         refreshMs: state.refreshMs,
+        finalsDeferred: state.finalsDeferred,
         rendered: { ...state.variant.stats },
       });
     }
@@ -340,10 +403,26 @@ export class BoardSnapshot implements ChangeListener {
       const variant = state.variant;
       // Catch up in steps while much is waiting (pieces show the board as each step
       // finds it), for at most MAX_CATCH_UP_MS, so a board moving faster than the
-      // steps render still gets a version after that long.
-      const catchUpEnd = performance.now() + MAX_CATCH_UP_MS;
-      while (!variant.isBuilt || (variant.backlog > FINAL_BACKLOG && performance.now() < catchUpEnd)) {
-        this.render(state, variant, stepMs, true);
+      // steps render still gets a version after that long. The rest is rendered in
+      // one go at the version's moment, holding the event loop: only once that fits
+      // its bound (FINAL_RENDER_MS, or a share of the version's age) is the moment
+      // fixed; until then the steps go on, with reads and ingest served in between.
+      const { catchUpMs, finalRenderMs, finalRenderShare } = this.options;
+      const catchUpEnd = performance.now() + catchUpMs;
+      let step = stepMs;
+      for (;;) {
+        if (variant.isBuilt) {
+          if (variant.backlog <= FINAL_BACKLOG) break;
+          const now = performance.now();
+          if (now >= catchUpEnd) {
+            if (state.finalFits(now, finalRenderMs, finalRenderShare)) break;
+            state.finalsDeferred++;
+            // Falling behind: longer steps (up to MAX_STEP_MS), so the other work of each
+            // turn takes a smaller share of the loop from the refresh.
+            step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
+          }
+        }
+        state.step(performance.now() + step, true);
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
@@ -352,7 +431,7 @@ export class BoardSnapshot implements ChangeListener {
       const asOf = this.engine.asOf();
       const seq = this.engine.seq;
       const count = this.engine.liveRows;
-      this.render(state, variant, Infinity, true);
+      state.step(Infinity, true);
       if (state.body !== null && state.seq === seq && variant.pendingCompressions === 0) {
         state.versionStarted = -1; // nothing new to time: that version is out
         this.answerWaiters(state);
@@ -368,14 +447,6 @@ export class BoardSnapshot implements ChangeListener {
       if (variant.current || (!watched && state.waiters.length === 0)) return;
       await nextTurn();
     }
-  }
-
-  /** One rendering step of at most stepMs (Infinity: all that is waiting), timed; the first for a version starts its clock. */
-  private render(state: VariantState, variant: SnapshotVariant, stepMs: number, deferred: boolean): void {
-    const started = performance.now();
-    if (state.versionStarted < 0) state.versionStarted = started;
-    variant.refresh(started + stepMs, deferred);
-    state.refreshMs += performance.now() - started;
   }
 
   /** Makes the variant's pieces the newest version (compressing here whatever is still out). */
@@ -408,6 +479,7 @@ export class BoardSnapshot implements ChangeListener {
       state.versionStarted = -1;
       if (this.onRefresh !== null) this.onRefresh(withHistory, seconds);
     }
+    state.publishedAt = performance.now();
     // Waiters get the newest board; the very first version goes to them anyway, so a
     // request waiting on a variant's first build is answered under a board that never
     // stops moving.

@@ -58,31 +58,29 @@ try { setPriority(${WORKER_NICE}); } catch {}
 const options = [];
 for (let level = 0; level <= 9; level++) options.push({ level, finishFlush: constants.Z_SYNC_FLUSH });
 parentPort.on('message', (message) => {
-  const data = new Uint8Array(message.data);
   const n = message.lengths.length;
-  const outputs = new Array(n);
+  const data = message.data === null ? null : new Uint8Array(message.data);
+  const outs = new Array(n);
   const crcs = new Uint32Array(n);
-  const outLengths = new Int32Array(n);
   let at = 0;
-  let total = 0;
   let error = null;
   for (let i = 0; i < n; i++) {
-    const raw = data.subarray(at, at + message.lengths[i]);
+    // A shared piece is read where it lies; the others come packed in one buffer.
+    const raw = data === null ? new Uint8Array(message.shared[i]) : data.subarray(at, at + message.lengths[i]);
     at += message.lengths[i];
     try {
-      outputs[i] = deflateRawSync(raw, options[message.levels[i]]);
+      const deflated = deflateRawSync(raw, options[message.levels[i]]);
+      // Each output its own buffer, moved (not copied) to the main thread, where it becomes the piece's bytes.
+      const own = new Uint8Array(deflated.length);
+      own.set(deflated);
+      outs[i] = own.buffer;
       crcs[i] = crc32(raw);
     } catch (failure) {
       error = String(failure && failure.message || failure);
-      outputs[i] = Buffer.alloc(0);
+      outs[i] = new ArrayBuffer(0);
     }
-    outLengths[i] = outputs[i].length;
-    total += outputs[i].length;
   }
-  const out = new Uint8Array(total);
-  let put = 0;
-  for (let i = 0; i < n; i++) { out.set(outputs[i], put); put += outputs[i].length; }
-  parentPort.postMessage({ id: message.id, out: out.buffer, outLengths, crcs, error }, [out.buffer]);
+  parentPort.postMessage({ id: message.id, outs, crcs, error }, outs);
 });
 `;
 
@@ -97,8 +95,8 @@ interface Thread {
 
 interface Answer {
   id: number;
-  out: ArrayBuffer;
-  outLengths: Int32Array;
+  /** Each piece's deflated bytes (transferred). */
+  outs: ArrayBuffer[];
   crcs: Uint32Array;
   error: string | null;
 }
@@ -162,40 +160,46 @@ class CompressionPool {
   }
 
   private send(thread: Thread, jobs: Job[], bytes: number): void {
-    const data = new Uint8Array(bytes);
     const lengths = new Int32Array(jobs.length);
     const levels = new Uint8Array(jobs.length);
-    let at = 0;
+    let shared: SharedArrayBuffer[] | null = [];
     for (let i = 0; i < jobs.length; i++) {
-      data.set(jobs[i].raw, at);
-      at += jobs[i].raw.length;
-      lengths[i] = jobs[i].raw.length;
+      const raw = jobs[i].raw;
+      lengths[i] = raw.length;
       levels[i] = jobs[i].level;
+      if (shared !== null && raw.buffer instanceof SharedArrayBuffer && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength) shared.push(raw.buffer);
+      else shared = null;
+    }
+    // Pieces made by sharedPiece() are read by the worker in place: the main thread
+    // copies nothing. Others are packed into one transferred buffer.
+    let data: ArrayBuffer | null = null;
+    if (shared === null) {
+      const packed = new Uint8Array(bytes);
+      let at = 0;
+      for (const job of jobs) {
+        packed.set(job.raw, at);
+        at += job.raw.length;
+      }
+      data = packed.buffer;
     }
     const id = this.nextId++;
     // While it has work the thread keeps the process alive (someone awaits it); idle, it does not.
     if (thread.inFlight.size === 0) thread.worker.ref();
     thread.inFlight.set(id, { jobs });
     thread.load += bytes;
-    thread.worker.postMessage({ id, data: data.buffer, lengths, levels }, [data.buffer]);
+    thread.worker.postMessage({ id, data, shared, lengths, levels }, data === null ? [] : [data]);
   }
 
   private answer(thread: Thread, batch: Batch, message: Answer): void {
-    const out = Buffer.from(message.out);
-    let at = 0;
     for (let i = 0; i < batch.jobs.length; i++) {
       const job = batch.jobs[i];
       thread.load -= job.raw.length;
-      const length = message.outLengths[i];
-      if (message.error !== null && length === 0) {
+      const out = message.outs[i];
+      if (message.error !== null && out.byteLength === 0) {
         job.done(new Error(message.error), null, 0);
         continue;
       }
-      // Each piece owns its bytes: a view would keep the whole batch's buffer alive as long as any piece of it.
-      const deflated = Buffer.allocUnsafeSlow(length);
-      out.copy(deflated, 0, at, at + length);
-      at += length;
-      job.done(null, deflated, message.crcs[i]);
+      job.done(null, Buffer.from(out), message.crcs[i]);
     }
   }
 
@@ -224,6 +228,17 @@ export function compressionThreads(): number {
 export function setCompressionThreads(count: number): number {
   if (pool === null && Number.isInteger(count) && count >= 1 && count <= 64) threads = count;
   return threads;
+}
+
+/**
+ * A copy of `bytes` in memory the worker threads can read in place (a SharedArrayBuffer
+ * of its own): a piece made with it is handed to compressOnWorker() without another
+ * copy on the main thread. The caller must not change it afterwards.
+ */
+export function sharedPiece(bytes: Uint8Array): Buffer {
+  const piece = Buffer.from(new SharedArrayBuffer(bytes.length));
+  piece.set(bytes);
+  return piece;
 }
 
 /**

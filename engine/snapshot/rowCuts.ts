@@ -51,6 +51,13 @@ export class RowCuts {
   /** FNV-1a of the row's identity per slot; valid while `hashed` is 1. */
   private hash = new Int32Array(0);
   private hashed = new Uint8Array(0);
+  /**
+   * Per slot: first-seen time (epoch seconds) of the row's HOT_MOVES-th newest price,
+   * -Infinity when it has fewer, NaN when not read yet. The row is hot while that is
+   * within HOT_SECONDS of the heat moment. It changes only when the row changes
+   * (changed()), so a walk over a piece reads a number per row, not the row's ring.
+   */
+  private hotFrom = new Float64Array(0);
   /** Weight at which a piece may end. */
   private readonly half: number;
   /** Weight over `half` a piece adds, on average, before it ends. */
@@ -75,6 +82,11 @@ export class RowCuts {
     if (slot < this.hashed.length) this.hashed[slot] = 0;
   }
 
+  /** The row in the slot changed (its ring may have a new price): its heat is read again. */
+  changed(slot: number): void {
+    if (slot < this.hotFrom.length) this.hotFrom[slot] = NaN;
+  }
+
   /** The weight of a row of `bytes` rendered bytes. */
   weightOf(slot: number, bytes: number): number {
     return this.isHot(slot) ? bytes * HOT_WEIGHT : bytes;
@@ -91,19 +103,31 @@ export class RowCuts {
   }
 
   isHot(slot: number): boolean {
-    const engine = this.engine;
-    const handle = engine.store.ring[slot];
-    if (handle === NO_RING) return false;
-    const n = engine.rings.length(handle);
-    return n >= HOT_MOVES && engine.rings.fs(handle, n - HOT_MOVES) >= this.moment - HOT_SECONDS;
+    return this.hotFromOf(slot) >= this.moment - HOT_SECONDS;
   }
 
   /** The first heat moment at which a row hot now is cold (it cools unless it moves again). */
   coolsAt(slot: number): number {
+    return heatMoment((this.hotFromOf(slot) + HOT_SECONDS) * 1000) + HEAT_BUCKET_SECONDS;
+  }
+
+  private hotFromOf(slot: number): number {
+    if (slot >= this.hotFrom.length) {
+      const more = new Float64Array(Math.max(1024, 2 * slot + 2)).fill(NaN);
+      more.set(this.hotFrom);
+      this.hotFrom = more;
+    }
+    const known = this.hotFrom[slot];
+    if (known === known) return known; // not NaN
     const engine = this.engine;
     const handle = engine.store.ring[slot];
-    const n = engine.rings.length(handle);
-    return heatMoment((engine.rings.fs(handle, n - HOT_MOVES) + HOT_SECONDS) * 1000) + HEAT_BUCKET_SECONDS;
+    let from = -Infinity;
+    if (handle !== NO_RING) {
+      const n = engine.rings.length(handle);
+      if (n >= HOT_MOVES) from = engine.rings.fs(handle, n - HOT_MOVES);
+    }
+    this.hotFrom[slot] = from;
+    return from;
   }
 
   private hashOf(slot: number): number {

@@ -27,6 +27,7 @@ import { END_KEY, eventKey, eventKeyEnd, isLiveEvent, rowKey, splitRowKey } from
 import { CoolingRows } from './coolingRows.ts';
 import { HOT_WEIGHT, heatMoment, RowCuts } from './rowCuts.ts';
 import { RenderedRows, ROW_FIRST, ROW_LAST } from './renderedRows.ts';
+import { sharedPiece } from './compressionWorkers.ts';
 
 export type { VariantStats };
 
@@ -40,8 +41,15 @@ export interface VariantOptions {
   renderedBytes?: number;
 }
 
-/** Default budget of kept rendered bytes per variant. */
-export const DEFAULT_RENDERED_BYTES = 256 * 1024 * 1024;
+/**
+ * Default budget of kept rendered bytes per variant: the large board's whole body in
+ * either variant (575 MB raw plain, 1.58 GB with history). Below the body the pieces
+ * made longest ago are dropped and, since changes land all over a live board, most
+ * dirty pieces then render every row again: measured on the large board at 1,000
+ * updates/s with 256 MiB, ~55,000 rows rendered per second for ~1,000 changed, and
+ * 2.2x (plain) to 3.3x (history) the main thread's time per second.
+ */
+export const DEFAULT_RENDERED_BYTES = 2 * 1024 * 1024 * 1024;
 
 /** What a piece was rendered with, to tell whether its edges still hold. */
 interface PieceInfo {
@@ -66,6 +74,9 @@ interface RefreshPass {
   dirty: Set<string>;
   next: number;
 }
+
+/** Most neighbouring dirty pieces one walk takes on (a walk cannot stop at a deadline). */
+const MAX_RUN_PIECES = 8;
 
 /** No pieces yet: the whole body is walked. */
 const WHOLE = '';
@@ -199,11 +210,13 @@ export class SnapshotVariant {
   /** A slot now holds a new (or revived) row: its identity is read again. */
   rowInserted(slot: number): void {
     this.cuts.forget(slot);
+    this.cuts.changed(slot);
   }
 
   /** The row in the slot changed (as the change is applied): its rendered bytes are stale. */
   rowChanged(slot: number): void {
     this.rendered.forget(slot);
+    this.cuts.changed(slot);
   }
 
   setHead(text: string): void {
@@ -367,7 +380,10 @@ export class SnapshotVariant {
       a = exactIndex(keys, key);
       if (a < 0) return;
       b = a;
-      while (b + 1 < keys.length && pass.dirty.has(keys[b + 1])) b++;
+      // A run is walked in one go, so it is capped: under heavy ticks most pieces are
+      // dirty and an uncapped run was the whole board, past any step's deadline. The
+      // dirty pieces after the cap are walked by the next calls (they stay listed).
+      while (b + 1 < keys.length && b - a < MAX_RUN_PIECES && pass.dirty.has(keys[b + 1])) b++;
       // The cut before the run holds if the rule still cuts there and the piece
       // before still ends as it was rendered (closing its event or not).
       while (a > 0 && !this.cutHoldsAfter(keys[a - 1])) a--;
@@ -493,7 +509,7 @@ export class SnapshotVariant {
       if (next < 0 || ownCut || (last && (isLiveEvent(this.engine, ev) || isLiveEvent(this.engine, walker.ev)))) {
         const key = next < 0 ? END_KEY : this.rowKeyOf(slot);
         kept.flushRun(sink);
-        const raw = Buffer.from(sink.view());
+        const raw = sharedPiece(sink.view());
         kept.keep(key, raw);
         emit({ key, raw, opens, closes: last, events, ownCut });
         sink.reset();

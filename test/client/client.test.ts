@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { OddsApiError, OddsClient, type OddsRow, type Snapshot } from '../../client/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { httpRequest } from '../helpers/server.ts';
 
 /** Every path of the served document (typed: a path the types do not know is an error). */
 const EVERY_PATH = [
@@ -189,6 +190,11 @@ describe('client.sync()', () => {
     assert.equal(last.note, null);
     assert.ok(board.totals.walks > 2, `walks while the board moved: ${JSON.stringify(board.totals)}`);
     assert.ok(board.totals.upserted > 1000 && board.totals.removed > 0, `rows changed and rows pulled: ${JSON.stringify(board.totals)}`);
+    // The snapshot answers its newest complete version at once, which may be a version
+    // behind the board for a moment after it stops: compare once it shows the board's seq.
+    const seq = t.app.engine.seq;
+    const current = await eventually(async () => Number((await httpRequest(t.port, '/api/v1/snapshot', { method: 'HEAD', headers: { 'Accept-Encoding': 'gzip' } })).headers['x-board-seq']) === seq, 30_000, 20);
+    assert.ok(current, `the snapshot never showed the board's seq ${seq}`);
     const fresh = rowsOfSnapshot(await client.snapshot());
     const mine = new Map([...board.rows].map(([id, row]) => [id, JSON.stringify(row)]));
     assert.deepEqual([...fresh.keys()].filter((id) => !mine.has(id)), [], 'rows missing from the copy');

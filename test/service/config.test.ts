@@ -37,6 +37,7 @@ function badValues(): Record<string, string> {
     CHECKPOINT_LOG_BYTES: '0',
     TRANSPORT: 'carrier-pigeon',
     STREAM_BUFFER_BYTES: '512',
+    SNAPSHOT_COMPRESSION_THREADS: '0',
     ACCESS_LOG: 'verbose',
     LOG_LEVEL: 'loud',
     LOG: 'kafka',
@@ -87,11 +88,13 @@ describe('readConfig', () => {
     assert.equal(config.walFsync, true);
     assert.equal(config.ingestPort, 8081);
     assert.equal(config.logLevel, 'info');
+    assert.equal(config.snapshotCompressionThreads, null, 'one thread per core, at most 8');
     assert.deepEqual(readConfig({ PORT: '', BOARD: ' ' }), config);
   });
 
   it('reads good values', () => {
-    const config = readConfig({ PORT: '0', BOARD: 'Large', SEED: '7', NOW: '2026-11-21T12:00:00Z', REQUIRE_KEY: 'true', WAL_FSYNC: '0', INGEST_PORT: '0', CURSOR_SECRET: 's', LOG_LEVEL: 'warn' });
+    const config = readConfig({ PORT: '0', BOARD: 'Large', SEED: '7', NOW: '2026-11-21T12:00:00Z', REQUIRE_KEY: 'true', WAL_FSYNC: '0', INGEST_PORT: '0', CURSOR_SECRET: 's', LOG_LEVEL: 'warn', SNAPSHOT_COMPRESSION_THREADS: '3' });
+    assert.equal(config.snapshotCompressionThreads, 3);
     assert.equal(config.port, 0);
     assert.equal(config.board, 'large');
     assert.equal(config.seed, 7);

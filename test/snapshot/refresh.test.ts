@@ -315,3 +315,30 @@ test('close() stops listening: later changes cost the snapshot nothing', () => {
 
 // keep the helper type import used
 export type { ManualClock };
+
+test('a refresh step stops at its deadline even when every piece is dirty: one walk takes on a few pieces, not the board', () => {
+  const { engine } = fixtureEngine(6);
+  const snapshot = new BoardSnapshot(engine, { pieceBytes: 2 * 1024 });
+  snapshot.current(false);
+  const pieces = snapshot.stats()[0].pieces;
+  assert.ok(pieces > 200, `${pieces} pieces`);
+  // Every priced row moves: every piece is dirty, in one run from the first to the last.
+  const s = engine.store;
+  const batch: Change[] = [];
+  for (const slot of liveSlots(engine)) {
+    const price = s.priceAmerican[slot];
+    if (price !== 0 && price !== -100 && price !== 100) batch.push({ op: 'price', slot, priceAmerican: price > 0 ? price + 1 : price - 1, suspended: s.suspended[slot] === 1 });
+  }
+  engine.apply(batch);
+  const variant = (snapshot as unknown as { plain: { variant: import('../../engine/snapshot/snapshotVariant.ts').SnapshotVariant } }).plain.variant;
+  const before = variant.stats.piecesRendered;
+  // A deadline already past: the call does one walk and stops.
+  assert.equal(variant.refresh(performance.now() - 1, false), false);
+  const walked = variant.stats.piecesRendered - before;
+  assert.ok(walked >= 1 && walked <= 24, `${walked} pieces re-made by one step of ${pieces} dirty`);
+  let calls = 1;
+  while (!variant.refresh(performance.now() - 1, false)) calls++;
+  assert.ok(calls > pieces / 24, `${calls} steps`);
+  assert.equal(rawBody(snapshot.current(false)).toString('utf8'), referenceText(engine, false));
+  snapshot.close();
+});

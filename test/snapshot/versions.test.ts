@@ -132,6 +132,43 @@ test('a board moving on every turn, faster than the steps render, still gets a n
   snapshot.close();
 });
 
+test('the version\'s moment waits until its final render fits the bound; meanwhile polls get the previous complete version', async () => {
+  const { engine, clock } = fixtureEngine(4, 3 * 3600_000);
+  // No catch-up time and no final render allowed beyond the few rows always finished
+  // in one go: the moment is fixed only once the steps brought the backlog down to those.
+  const snapshot = new BoardSnapshot(engine, { pieceBytes: 4 * 1024, stepMs: 1, catchUpMs: 0, finalRenderMs: 0, finalRenderShare: 0 });
+  const first = snapshot.current(false);
+  const sim = new Simulator(engine, clock, { ratePerSecond: 2000, seed: 5 });
+  sim.step(20_000);
+  assert.equal(snapshot.latest(false), first, 'a backlog far above what a poll finishes inline: the previous version');
+  const boardAt = String(engine.asOf());
+  const expected = referenceText(engine, false);
+  let turns = 0;
+  while (snapshot.isRefreshing(false)) {
+    const body = snapshot.latest(false)!;
+    assert.equal(body, first, 'no version until the final render fits its bound');
+    turns++;
+    await nextTurn();
+  }
+  const stats = snapshot.stats()[0];
+  assert.ok(stats.finalsDeferred > 0, `the moment was put off (${stats.finalsDeferred} times)`);
+  assert.ok(turns >= 2, `${turns} turns of steps before the version`);
+  const next = snapshot.latest(false)!;
+  assert.equal(next.syncToken, boardAt);
+  assert.equal(rawBody(next).toString('utf8'), expected);
+  assertSingleMember(next);
+  // The bound lets a board that keeps moving get versions too, once the backlog is small.
+  const seen = new Set<string>([next.etag]);
+  for (let turn = 0; turn < 400 && seen.size < 3; turn++) {
+    sim.step(2);
+    snapshot.latest(false);
+    await nextTurn();
+    seen.add(snapshot.latest(false)!.etag);
+  }
+  assert.ok(seen.size >= 3, `${seen.size} versions while the board moved a little on every turn`);
+  snapshot.close();
+});
+
 test('sync contract under heavy ticks: a background version + the delta feed from its syncToken equals the next still version', async () => {
   const { engine, clock } = fixtureEngine(3, 3 * 3600_000);
   const snapshot = new BoardSnapshot(engine);
