@@ -87,8 +87,10 @@ async function main(): Promise<void> {
     const begun = performance.now();
     const ports = { port: old.port, ingestPort: old.replicated?.listenerPort() ?? config.ingestPort };
     await old.close();
-    // With uWebSockets.js the kernel keeps a port the server closed connections on while
-    // those sit in TIME_WAIT (up to a minute on Linux; node:http re-listens at once): wait
+    // uWebSockets.js sets SO_REUSEADDR only on a listener bound to a given port: after a
+    // start on port 0 (ephemeral, as tests do), the connections the server closed hold
+    // the port in TIME_WAIT for up to a minute and a new listener cannot take it. With a
+    // configured port (PORT, INGEST_PORT) it re-listens at once, as node:http does. Wait
     // for both ports before loading the board, rather than load it for nothing.
     for (let waited = 0; !(await portsFree(config.host, ports.port, config.ingestHost, ports.ingestPort)); waited += 1000) {
       if (stopping) return;

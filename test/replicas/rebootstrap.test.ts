@@ -14,6 +14,7 @@ import { NatsCheckpointStore } from '../../persistence/nats/natsCheckpoints.ts';
 import { CONSUME_OPTIONS, firstCommit, openBoardStream, type BoardStream } from '../../persistence/nats/natsStream.ts';
 import type { ServiceChild } from '../ingest/service-child.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { createServer as createNetServer } from 'node:net';
 import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
 import { httpRequest } from '../helpers/server.ts';
 import { answers, assertSameAnswers, everyPath, ingestRandom, priceableIds, seededRandom, startNode, waitForSeq } from './fleet-helpers.ts';
@@ -37,7 +38,10 @@ describe('a running replica that fell behind the stream retention', { timeout: 1
     nats = await startNatsServer();
     writer = await startNode(nats.url, dirs.writer, 'writer', 'w', { NATS_MAX_BYTES: RETAINED_BYTES });
     // the shutdown grace keeps /readyz answering 503 for a while before the restart closes the ports
-    replica = await startNode(nats.url, dirs.replica, 'replica', 'r1', { SHUTDOWN_GRACE_MS: '3000' });
+    // on given ports, as a deployment runs: uWebSockets.js then binds with SO_REUSEADDR and
+    // the restart takes its ports again at once (after a start on port 0 it waits out TIME_WAIT)
+    const [port, ingestPort] = [await freePort(), await freePort()];
+    replica = await startNode(nats.url, dirs.replica, 'replica', 'r1', { SHUTDOWN_GRACE_MS: '3000', PORT: String(port), INGEST_PORT: String(ingestPort) });
     ids = await priceableIds(writer.port);
     nc = await connect({ servers: nats.url });
     board = await openBoardStream(nc, { manage: false });
@@ -117,3 +121,15 @@ describe('a running replica that fell behind the stream retention', { timeout: 1
     assertSameAnswers(await answers(writer.port, paths), await answers(replica.port, paths), 'the re-bootstrapped replica, later');
   });
 });
+
+/** A port nothing listens on now (the kernel's pick for port 0, released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
