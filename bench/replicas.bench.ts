@@ -22,11 +22,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
-import { NO_PRICE } from '../engine/oddsStore.ts';
 import type { Ingest } from '../ingest/ingest.ts';
 import { startApp, type App } from '../service/app.ts';
 import { startNatsServer } from '../test/helpers/natsServer.ts';
 import { runWrk } from './http-baseline.bench.ts';
+import { tickIds } from './ingest.bench.ts';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 
@@ -41,16 +41,6 @@ const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** pl
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
-
-function tickIds(app: App, count: number): string[] {
-  const s = app.engine.store;
-  const ids: string[] = [];
-  const stride = Math.max(1, Math.floor(s.size / (count * 2)));
-  for (let slot = 0; slot < s.size && ids.length < count; slot += stride) {
-    if (s.isLive(slot) && s.priceAmerican[slot] !== NO_PRICE) ids.push(app.engine.idOf(slot));
-  }
-  return ids;
 }
 
 let tick = 0;

@@ -130,23 +130,15 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
    */
   pushQuote(slot: number, batch: QuoteBatch): void {
     const s = this.engine.store;
-    const pa = s.priceAmerican[slot];
-    batch.push(
-      this.sourceOfSlot(slot),
-      this.sideCodes[s.side[slot]],
-      s.suspended[slot] === 1,
-      pa === UNPRICED ? NaN : toDecimal(pa),
-      pa === UNPRICED ? 0 : pa,
-      s.dfsMultiplier[slot],
-      s.line[slot],
-      s.updated[slot],
-      s.idOf(slot),
-      s.labels.get(s.selection[slot]),
-    );
+    this.pushQuoteWith(slot, batch, s.idOf(slot), s.labels.get(s.selection[slot]));
   }
 
   /** QuoteSource: pushQuote without the odds id and selection label (see SignalBooks). */
   pushPriceQuote(slot: number, batch: QuoteBatch): void {
+    this.pushQuoteWith(slot, batch, '', '');
+  }
+
+  private pushQuoteWith(slot: number, batch: QuoteBatch, oddsId: string, selectionLabel: string): void {
     const s = this.engine.store;
     const pa = s.priceAmerican[slot];
     batch.push(
@@ -158,8 +150,8 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       s.dfsMultiplier[slot],
       s.line[slot],
       s.updated[slot],
-      '',
-      '',
+      oddsId,
+      selectionLabel,
     );
   }
 
