@@ -38,10 +38,19 @@ export function lineKeyOf(id: string): string {
   return id.slice(0, first) + id.slice(second);
 }
 
+/**
+ * A market subtype as a reader says it: PLAYER_TOTAL_PASSING_YARDS -> "Total passing yards"
+ * (the player's name follows, so "player" says nothing).
+ */
+function marketWords(subtype: string): string {
+  const words = subtype.replace(/^PLAYER_/, '').replaceAll('_', ' ').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 function labelOf(row: OddsRow): string {
   const period = row.period === 'FULL' ? '' : ` ${row.period}`;
   const subject = row.playerName !== undefined ? `${row.playerName} ` : '';
-  return `${row.marketSubtype}${period} · ${subject}${row.selection}`;
+  return `${marketWords(row.marketSubtype)}${period} · ${subject}${row.selection}`;
 }
 
 function byOrder(a: Line, b: Line): number {
