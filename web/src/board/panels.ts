@@ -1,6 +1,7 @@
 // The arbitrage and DFS edges panels: kept lists from /arbitrage and /edges, polled once
 // a second (the browser revalidates with If-None-Match, so an unchanged list is a 304).
 // Each row links to its event on the odds screen (#event=<id>).
+import { marketWords } from './marketWords.ts';
 import { getJson } from './api.ts';
 import { formatAmerican } from './grid.ts';
 import type { Arbitrage, Edge, Envelope } from './types.ts';
@@ -82,7 +83,7 @@ export class ArbitragePanel extends ListPanel<Arbitrage> {
     profit.textContent = percent(arb.profit);
     const legs = arb.legs.map((leg) => `${leg.selection} ${formatAmerican(leg.priceAmerican)} @ ${leg.sportsbook} (${percent(leg.stake)})`).join(' / ');
     const line = arb.line === null ? '' : ` ${arb.line}`;
-    li.append(profit, ' ', eventLink(arb.eventId, `${arb.league.toUpperCase()} ${arb.eventId}`), ` ${arb.marketSubtype}${line}: ${legs}`);
+    li.append(profit, ' ', eventLink(arb.eventId, `${arb.league.toUpperCase()} ${arb.eventId}`), ` ${marketWords(arb.marketSubtype)}${line}: ${legs}`);
     return li;
   }
 }

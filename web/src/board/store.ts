@@ -2,6 +2,7 @@
 // event market, one price per book), with the best price per line. apply() takes any
 // batch from the feed; the views read lines and ask for the filtered, ordered list only
 // when the set of lines or the filters changed.
+import { marketWords } from './marketWords.ts';
 import type { EventInfo, OddsRow } from './types.ts';
 
 export interface Line {
@@ -36,15 +37,6 @@ export function lineKeyOf(id: string): string {
   const first = id.indexOf(':');
   const second = id.indexOf(':', first + 1);
   return id.slice(0, first) + id.slice(second);
-}
-
-/**
- * A market subtype as a reader says it: PLAYER_TOTAL_PASSING_YARDS -> "Total passing yards"
- * (the player's name follows, so "player" says nothing).
- */
-function marketWords(subtype: string): string {
-  const words = subtype.replace(/^PLAYER_/, '').replaceAll('_', ' ').toLowerCase();
-  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function labelOf(row: OddsRow): string {
