@@ -318,10 +318,19 @@ function breakdown(prefix: string, times: BatchTimes, gcSpans: number[][]): Reco
       [`${prefix} ${label} batches: with gc inside (count)`]: batches.filter((i) => gcIn(i) > 0).length,
     };
   };
-  return { ...describe('median 10 %', middle), ...describe('slowest 1 %', slowest) };
+  const perFrame = times.frames.map((frames, i) => (frames === 0 ? NaN : ((times.hubEnd[i]! - times.hubStart[i]!) * 1000) / frames)).filter((us) => !Number.isNaN(us)).sort((a, b) => a - b);
+  const framesSorted = [...times.frames].sort((a, b) => a - b);
+  return {
+    ...describe('median 10 %', middle),
+    ...describe('slowest 1 %', slowest),
+    [`${prefix} frames per batch p50`]: percentile(framesSorted, 50),
+    [`${prefix} frames per batch p99`]: percentile(framesSorted, 99),
+    [`${prefix} hub µs per frame p50 (over batches)`]: percentile(perFrame, 50),
+    [`${prefix} hub µs per frame p99 (over batches)`]: percentile(perFrame, 99),
+  };
 }
 
-async function latencyRun(app: App, clock: ManualClock, subscribers: number, filters: Record<string, unknown>[], label = ''): Promise<Record<string, number>> {
+async function latencyRun(app: App, clock: ManualClock, subscribers: number, filters: Record<string, unknown>[], label = '', framesSeen: number[] = []): Promise<Record<string, number>> {
   const client = startClient();
   client.send({ op: 'connect', port: app.port, count: subscribers, filters });
   await client.next('connected');
@@ -367,6 +376,7 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
   gc.stop();
   timing.restore();
   gcSpans.stop();
+  framesSeen.push(...times.frames);
   const statsAfter = app.stream.stats();
   client.send({ op: 'report', applied: Object.fromEntries(applied) });
   const { report } = (await client.next('report')) as { report: ChildReport };
@@ -411,13 +421,15 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
  * The reference floor: a bare uWebSockets.js app (the binary the service picked) in this
  * same process (so pinned to the same cpu), with `subscribers` WebSocket connections
  * from the same bench client, sending every INTERVAL_MS one prebuilt frame of
- * `frameBytes` to each of `framesPerBatch` sockets (a window that moves round the
- * sockets batch by batch, as the leagues a batch touches move), timed the same way:
+ * `frameBytes` to as many sockets as our run sent frames in the batch of the same
+ * number (the counts replayed in order, so their spread is the same; a window that
+ * moves round the sockets batch by batch, as the leagues a batch touches move), timed
+ * the same way:
  * from the batch's start to the client's read. No engine, no hub, no rendering: what is
  * left is uWS's send and the kernel's loopback, the part of the latency no work of ours
  * can remove.
  */
-async function referenceRun(subscribers: number, framesPerBatch: number, frameBytes: number): Promise<Record<string, number>> {
+async function referenceRun(subscribers: number, framesPerBatch: readonly number[], frameBytes: number): Promise<Record<string, number>> {
   const loaded = loadUws();
   if (!loaded.ok) return {};
   const uws = loaded.uws;
@@ -458,7 +470,7 @@ async function referenceRun(subscribers: number, framesPerBatch: number, frameBy
   while (monotonicMs() < deadline) {
     next += INTERVAL_MS;
     const frame = frameFor(batch);
-    const count = Math.min(framesPerBatch, sockets.length);
+    const count = Math.min(framesPerBatch[(batch - 1) % framesPerBatch.length]!, sockets.length);
     const at = monotonicMs();
     for (let i = 0; i < count; i++) {
       sockets[(from + i) % sockets.length]!.send(frame, false);
@@ -479,6 +491,7 @@ async function referenceRun(subscribers: number, framesPerBatch: number, frameBy
   await sleep(200);
   uws.us_listen_socket_close(listenSocket);
   for (const ws of [...sockets]) ws.close();
+  const perFrame = spans.map((span, i) => (span * 1000) / Math.max(1, Math.min(framesPerBatch[i % framesPerBatch.length]!, subscribers))).sort((a, b) => a - b);
   spans.sort((a, b) => a - b);
   const n = `${subscribers} subscribers reference (bare uWS):`;
   return {
@@ -489,6 +502,8 @@ async function referenceRun(subscribers: number, framesPerBatch: number, frameBy
     [`${n} latency max ms`]: percentile(report.latencies, 100),
     [`${n} send loop p50 ms`]: percentile(spans, 50),
     [`${n} send loop p99 ms`]: percentile(spans, 99),
+    [`${n} send µs per frame p50 (over batches)`]: percentile(perFrame, 50),
+    [`${n} send µs per frame p99 (over batches)`]: percentile(perFrame, 99),
     [`${n} deltas measured`]: report.latencies.length,
     [`${n} server kernel (system) µs per frame`]: frames === 0 ? NaN : round(serverCpu.system / frames),
     [`${n} server user µs per frame`]: frames === 0 ? NaN : round(serverCpu.user / frames),
@@ -614,17 +629,17 @@ export async function benchStream(): Promise<Record<string, number | string>> {
     }
     for (const count of SUBSCRIBERS) {
       const filters = count === 1 ? [{}] : leagues.map((league) => ({ league: [league] }));
-      const first = await latencyRun(app, clock, count, filters);
+      const framesPerBatch: number[] = [];
+      const first = await latencyRun(app, clock, count, filters, '', framesPerBatch);
       Object.assign(out, first);
       if (!REFERENCE) continue;
       // Interleaved (ours, reference, ours): the reference sends what our first run sent,
-      // the same frames per batch and the mean frame size.
-      const framesPerBatch = first[`${count} subscribers: frames per batch`]!;
+      // the same frames in each batch and the mean frame size.
       const frameBytes = Math.max(64, Math.round(first[`${count} subscribers: bytes/s`]! / first[`${count} subscribers: messages/s`]!));
       const reference = await referenceRun(count, framesPerBatch, frameBytes);
       Object.assign(out, reference);
       const second = await latencyRun(app, clock, count, filters, ' (second run)');
-      for (const key of ['latency p50 ms', 'latency p99 ms', 'server apply-to-sent p50 ms', 'server apply-to-sent p99 ms', 'frames per batch']) out[`${count} subscribers (second run): ${key}`] = second[`${count} subscribers (second run): ${key}`]!;
+      for (const key of ['latency p50 ms', 'latency p99 ms', 'server apply-to-sent p50 ms', 'server apply-to-sent p99 ms', 'frames per batch', 'hub µs per frame p50 (over batches)', 'hub µs per frame p99 (over batches)']) out[`${count} subscribers (second run): ${key}`] = second[`${count} subscribers (second run): ${key}`]!;
       const referenceP99 = reference[`${count} subscribers reference (bare uWS): latency p99 ms`];
       if (referenceP99 !== undefined) {
         const oursP99 = (first[`${count} subscribers: latency p99 ms`]! + second[`${count} subscribers (second run): latency p99 ms`]!) / 2;
