@@ -29,7 +29,7 @@
 // many subscribers the hub found pushing back; and where the batches at the median and
 // the slowest 1 % spent their time (before the hub: the engine and every rowChanged; in
 // the hub: fan-out and the send loop, per frame; after it: the other listeners; GC
-// pauses inside the batch).
+// pauses inside the batch, and how often the scheduler took the cpu away during it).
 // Then, unless BENCH_STREAM_REFERENCE=0, the reference floor and a second run of ours,
 // interleaved (ours, reference, ours): a bare uWebSockets.js app, same binary, same
 // process and cpu, same client, sending prebuilt frames of our mean size to as many
@@ -259,6 +259,8 @@ class BatchTimes {
   hubEnd: number[] = [];
   applyEnd: number[] = [];
   frames: number[] = [];
+  /** Involuntary context switches of the process during the batch: the scheduler gave the cpu to another task. */
+  preempted: number[] = [];
 }
 
 /**
@@ -316,6 +318,7 @@ function breakdown(prefix: string, times: BatchTimes, gcSpans: number[][]): Reco
       [`${prefix} ${label} batches: hub µs per frame`]: frames === 0 ? NaN : round((hub * 1000) / frames),
       [`${prefix} ${label} batches: gc inside ms`]: mean(gcIn),
       [`${prefix} ${label} batches: with gc inside (count)`]: batches.filter((i) => gcIn(i) > 0).length,
+      [`${prefix} ${label} batches: preempted (involuntary context switches per batch)`]: mean((i) => times.preempted[i]!),
     };
   };
   const perFrame = times.frames.map((frames, i) => (frames === 0 ? NaN : ((times.hubEnd[i]! - times.hubStart[i]!) * 1000) / frames)).filter((us) => !Number.isNaN(us)).sort((a, b) => a - b);
@@ -353,6 +356,7 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
     clock.advance(INTERVAL_MS);
     const batch = app.simulator.nextBatch(BATCH);
     const framesBefore = app.stream.sentMessages[0]! + app.stream.sentMessages[1]!;
+    const switchesBefore = process.resourceUsage().involuntaryContextSwitches;
     const at = monotonicMs();
     const startedAt = performance.now();
     app.engine.apply(batch);
@@ -363,6 +367,7 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
     times.hubEnd.push(timing.hubEnd());
     times.applyEnd.push(endedAt);
     times.frames.push(app.stream.sentMessages[0]! + app.stream.sentMessages[1]! - framesBefore);
+    times.preempted.push(process.resourceUsage().involuntaryContextSwitches - switchesBefore);
     applied.set(app.stream.currentClk(), at);
     if (serverSpans.length % 10 === 0) backedUpMax = Math.max(backedUpMax, app.stream.stats().backedUpClients);
     const wait = next - monotonicMs();
