@@ -25,8 +25,16 @@
 // every listener, filter, serialize, send); deltas measured; messages/s and bytes/s
 // delivered; CPU on both sides (a client near 100 % limits the numbers itself; the
 // server's CPU per frame counts everything the process does, background work included);
-// the server's event-loop delay p99 and garbage-collection pauses on both sides; and how
-// many subscribers the hub found pushing back.
+// the server's event-loop delay p99 and garbage-collection pauses on both sides; how
+// many subscribers the hub found pushing back; and where the batches at the median and
+// the slowest 1 % spent their time (before the hub: the engine and every rowChanged; in
+// the hub: fan-out and the send loop, per frame; after it: the other listeners; GC
+// pauses inside the batch, and how often the scheduler took the cpu away during it).
+// Then, unless BENCH_STREAM_REFERENCE=0, the reference floor and a second run of ours,
+// interleaved (ours, reference, ours): a bare uWebSockets.js app, same binary, same
+// process and cpu, same client, sending prebuilt frames of our mean size to as many
+// sockets per batch as our first run did, timed the same way; it prints its p50/p99 and
+// the ratio of ours (mean of both runs) to it: what this machine's loopback leaves us.
 // BOARD (default small) picks the board; BENCH_STREAM_SECONDS (default 5) each run's length.
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -41,6 +49,8 @@ import { generateBoard } from '../fixtures/generateBoard.ts';
 import type { SubscribeRequest } from '../engine/stream/streamHub.ts';
 import { parseClientMessage } from '../http/routes/streamParams.ts';
 import { startApp, type App } from '../service/app.ts';
+import { loadUws } from '../http/transport/loadUws.ts';
+import type { us_listen_socket, WebSocket } from 'uws-btc-vision';
 import { BenchSocket, frameClk, frameStartsWith, monotonicMs, type FrameSeen } from './streamBenchClient.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
@@ -50,6 +60,8 @@ const INTERVAL_MS = Number(process.env.BENCH_STREAM_INTERVAL_MS ?? 10);
 const SUBSCRIBERS = (process.env.BENCH_STREAM_SUBSCRIBERS ?? '1,100,1000').split(',').map(Number);
 const IDLE = Number(process.env.BENCH_STREAM_IDLE ?? 10_000);
 const HUB_SUBSCRIBERS = Number(process.env.BENCH_STREAM_HUB_SUBSCRIBERS ?? 1000);
+/** BENCH_STREAM_REFERENCE=0 skips the bare-uWS reference and the second run of ours. */
+const REFERENCE = process.env.BENCH_STREAM_REFERENCE !== '0';
 
 interface ChildReport {
   /** Each delta frame's receive time minus its batch's apply start (ms), sorted; frames of batches not listed are left out. */
@@ -234,7 +246,94 @@ function percentile(sorted: ArrayLike<number>, p: number): number {
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-async function latencyRun(app: App, clock: ManualClock, subscribers: number, filters: Record<string, unknown>[]): Promise<Record<string, number>> {
+/**
+ * Where one apply's time goes, per batch (performance.now, the clock the garbage
+ * collector's entries use): engine.apply's start; the hub's changesApplied start and end
+ * (before it: the engine's own work and every listener's rowChanged; in it: the fan-out
+ * and the send loop; after it: the other listeners' changesApplied); frames the hub
+ * handed to sockets.
+ */
+class BatchTimes {
+  applyStart: number[] = [];
+  hubStart: number[] = [];
+  hubEnd: number[] = [];
+  applyEnd: number[] = [];
+  frames: number[] = [];
+  /** Involuntary context switches of the process during the batch: the scheduler gave the cpu to another task. */
+  preempted: number[] = [];
+}
+
+/**
+ * Wraps the hub's changesApplied on this instance (the bench's own instrument; the
+ * engine calls listeners through the object, so the wrapper is what it calls) to time it.
+ */
+function timeHub(app: App): { times: BatchTimes; hubStart: () => number; hubEnd: () => number; restore: () => void } {
+  const hub = app.stream as unknown as { changesApplied: () => void };
+  const original = hub.changesApplied;
+  let start = NaN;
+  let end = NaN;
+  hub.changesApplied = function (this: unknown) {
+    start = performance.now();
+    original.call(this);
+    end = performance.now();
+  };
+  return { times: new BatchTimes(), hubStart: () => start, hubEnd: () => end, restore: () => void delete (hub as { changesApplied?: unknown }).changesApplied };
+}
+
+/** GC pauses as [start, end] in performance.now time, collected while it runs. */
+function recordGc(): { spans: number[][]; stop: () => void } {
+  const spans: number[][] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) spans.push([entry.startTime, entry.startTime + entry.duration]);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return { spans, stop: () => observer.disconnect() };
+}
+
+/**
+ * The breakdown of the batches at the median and the slowest 1 % of apply-to-sent: mean
+ * time before the hub, in it, after it, frames, hub µs per frame, and GC overlapping the
+ * batch, so a slow batch shows whether it had more frames, slower frames, a collection,
+ * or other work around the send.
+ */
+function breakdown(prefix: string, times: BatchTimes, gcSpans: number[][]): Record<string, number> {
+  const n = times.applyStart.length;
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => times.applyEnd[a]! - times.applyStart[a]! - (times.applyEnd[b]! - times.applyStart[b]!));
+  const slowest = order.slice(Math.floor(n * 0.99));
+  const middle = order.slice(Math.floor(n * 0.45), Math.ceil(n * 0.55));
+  const gcIn = (i: number) => {
+    let ms = 0;
+    for (const [from, to] of gcSpans) ms += Math.max(0, Math.min(to!, times.applyEnd[i]!) - Math.max(from!, times.applyStart[i]!));
+    return ms;
+  };
+  const describe = (label: string, batches: number[]) => {
+    const mean = (f: (i: number) => number) => round(batches.reduce((sum, i) => sum + f(i), 0) / Math.max(1, batches.length));
+    const frames = mean((i) => times.frames[i]!);
+    const hub = mean((i) => times.hubEnd[i]! - times.hubStart[i]!);
+    return {
+      [`${prefix} ${label} batches: before hub (apply, rowChanged) ms`]: mean((i) => times.hubStart[i]! - times.applyStart[i]!),
+      [`${prefix} ${label} batches: hub (fan-out + sends) ms`]: hub,
+      [`${prefix} ${label} batches: after hub (other listeners) ms`]: mean((i) => times.applyEnd[i]! - times.hubEnd[i]!),
+      [`${prefix} ${label} batches: frames`]: frames,
+      [`${prefix} ${label} batches: hub µs per frame`]: frames === 0 ? NaN : round((hub * 1000) / frames),
+      [`${prefix} ${label} batches: gc inside ms`]: mean(gcIn),
+      [`${prefix} ${label} batches: with gc inside (count)`]: batches.filter((i) => gcIn(i) > 0).length,
+      [`${prefix} ${label} batches: preempted (involuntary context switches per batch)`]: mean((i) => times.preempted[i]!),
+    };
+  };
+  const perFrame = times.frames.map((frames, i) => (frames === 0 ? NaN : ((times.hubEnd[i]! - times.hubStart[i]!) * 1000) / frames)).filter((us) => !Number.isNaN(us)).sort((a, b) => a - b);
+  const framesSorted = [...times.frames].sort((a, b) => a - b);
+  return {
+    ...describe('median 10 %', middle),
+    ...describe('slowest 1 %', slowest),
+    [`${prefix} frames per batch p50`]: percentile(framesSorted, 50),
+    [`${prefix} frames per batch p99`]: percentile(framesSorted, 99),
+    [`${prefix} hub µs per frame p50 (over batches)`]: percentile(perFrame, 50),
+    [`${prefix} hub µs per frame p99 (over batches)`]: percentile(perFrame, 99),
+  };
+}
+
+async function latencyRun(app: App, clock: ManualClock, subscribers: number, filters: Record<string, unknown>[], label = '', framesSeen: number[] = []): Promise<Record<string, number>> {
   const client = startClient();
   client.send({ op: 'connect', port: app.port, count: subscribers, filters });
   await client.next('connected');
@@ -242,6 +341,9 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
   const serverSpans: number[] = [];
   let backedUpMax = 0;
   const statsBefore = app.stream.stats();
+  const timing = timeHub(app);
+  const times = timing.times;
+  const gcSpans = recordGc();
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const gc = watchGc();
@@ -253,9 +355,19 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
     next += INTERVAL_MS;
     clock.advance(INTERVAL_MS);
     const batch = app.simulator.nextBatch(BATCH);
+    const framesBefore = app.stream.sentMessages[0]! + app.stream.sentMessages[1]!;
+    const switchesBefore = process.resourceUsage().involuntaryContextSwitches;
     const at = monotonicMs();
+    const startedAt = performance.now();
     app.engine.apply(batch);
+    const endedAt = performance.now();
     serverSpans.push(monotonicMs() - at);
+    times.applyStart.push(startedAt);
+    times.hubStart.push(timing.hubStart());
+    times.hubEnd.push(timing.hubEnd());
+    times.applyEnd.push(endedAt);
+    times.frames.push(app.stream.sentMessages[0]! + app.stream.sentMessages[1]! - framesBefore);
+    times.preempted.push(process.resourceUsage().involuntaryContextSwitches - switchesBefore);
     applied.set(app.stream.currentClk(), at);
     if (serverSpans.length % 10 === 0) backedUpMax = Math.max(backedUpMax, app.stream.stats().backedUpClients);
     const wait = next - monotonicMs();
@@ -267,13 +379,16 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
   loopDelay.disable();
   const serverGc = gc.read();
   gc.stop();
+  timing.restore();
+  gcSpans.stop();
+  framesSeen.push(...times.frames);
   const statsAfter = app.stream.stats();
   client.send({ op: 'report', applied: Object.fromEntries(applied) });
   const { report } = (await client.next('report')) as { report: ChildReport };
   client.send({ op: 'exit' });
   const latencies = report.latencies;
   serverSpans.sort((a, b) => a - b);
-  const n = `${subscribers} subscribers:`;
+  const n = `${subscribers} subscribers${label}:`;
   return {
     [`${n} latency p50 ms`]: percentile(latencies, 50),
     [`${n} latency p99 ms`]: percentile(latencies, 99),
@@ -303,6 +418,100 @@ async function latencyRun(app: App, clock: ManualClock, subscribers: number, fil
     [`${n} subscribers pushing back (max)`]: backedUpMax,
     [`${n} slow consumers dropped`]: statsAfter.slowConsumerDrops - statsBefore.slowConsumerDrops,
     [`${n} client pinned to cpu 1`]: client.pinned ? 1 : 0,
+    ...breakdown(n, times, gcSpans.spans),
+  };
+}
+
+/**
+ * The reference floor: a bare uWebSockets.js app (the binary the service picked) in this
+ * same process (so pinned to the same cpu), with `subscribers` WebSocket connections
+ * from the same bench client, sending every INTERVAL_MS one prebuilt frame of
+ * `frameBytes` to as many sockets as our run sent frames in the batch of the same
+ * number (the counts replayed in order, so their spread is the same; a window that
+ * moves round the sockets batch by batch, as the leagues a batch touches move), timed
+ * the same way:
+ * from the batch's start to the client's read. No engine, no hub, no rendering: what is
+ * left is uWS's send and the kernel's loopback, the part of the latency no work of ours
+ * can remove.
+ */
+async function referenceRun(subscribers: number, framesPerBatch: readonly number[], frameBytes: number): Promise<Record<string, number>> {
+  const loaded = loadUws();
+  if (!loaded.ok) return {};
+  const uws = loaded.uws;
+  const sockets: WebSocket<unknown>[] = [];
+  const app = uws.App();
+  const image = Buffer.from('{"op":"image","id":"s","clk":"r0","segment":"end","rows":[]}');
+  app.ws('/api/v1/stream', {
+    maxPayloadLength: 16 * 1024,
+    maxBackpressure: 1 << 30,
+    idleTimeout: 120,
+    open: (ws) => void sockets.push(ws),
+    message: (ws) => void ws.send(image, false),
+    close: (ws) => {
+      const at = sockets.indexOf(ws);
+      if (at >= 0) sockets.splice(at, 1);
+    },
+  });
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (socket) => (socket ? resolve(socket) : reject(new Error('reference: listen failed')))));
+  const port = uws.us_socket_local_port(listenSocket);
+  const client = startClient();
+  client.send({ op: 'connect', port, count: subscribers, filters: [{}] });
+  await client.next('connected');
+  // One frame per batch, built before the batch starts: `{"op":"delta",...,"clk":"r<n>"` then padding to frameBytes.
+  const frameFor = (batch: number): Buffer => {
+    const head = `{"op":"delta","id":"s","clk":"r${batch}","prev":"r${batch - 1}","rows":[{"pad":"`;
+    const pad = Math.max(0, frameBytes - head.length - 4);
+    return Buffer.from(`${head}${'x'.repeat(pad)}"}]}`);
+  };
+  const applied = new Map<string, number>();
+  const spans: number[] = [];
+  let frames = 0;
+  const cpuBefore = process.cpuUsage();
+  const started = monotonicMs();
+  const deadline = started + SECONDS * 1000;
+  let next = started;
+  let batch = 1;
+  let from = 0;
+  while (monotonicMs() < deadline) {
+    next += INTERVAL_MS;
+    const frame = frameFor(batch);
+    const count = Math.min(framesPerBatch[(batch - 1) % framesPerBatch.length]!, sockets.length);
+    const at = monotonicMs();
+    for (let i = 0; i < count; i++) {
+      sockets[(from + i) % sockets.length]!.send(frame, false);
+      frames++;
+    }
+    spans.push(monotonicMs() - at);
+    applied.set(`r${batch}`, at);
+    from = (from + 1) % Math.max(1, sockets.length);
+    batch++;
+    const wait = next - monotonicMs();
+    await sleep(wait > 0 ? wait : 0);
+  }
+  await sleep(500);
+  const serverCpu = process.cpuUsage(cpuBefore);
+  client.send({ op: 'report', applied: Object.fromEntries(applied) });
+  const { report } = (await client.next('report')) as { report: ChildReport };
+  client.send({ op: 'exit' });
+  await sleep(200);
+  uws.us_listen_socket_close(listenSocket);
+  for (const ws of [...sockets]) ws.close();
+  const perFrame = spans.map((span, i) => (span * 1000) / Math.max(1, Math.min(framesPerBatch[i % framesPerBatch.length]!, subscribers))).sort((a, b) => a - b);
+  spans.sort((a, b) => a - b);
+  const n = `${subscribers} subscribers reference (bare uWS):`;
+  return {
+    [`${n} frames per batch`]: Math.round(frames / spans.length),
+    [`${n} frame bytes`]: frameBytes,
+    [`${n} latency p50 ms`]: percentile(report.latencies, 50),
+    [`${n} latency p99 ms`]: percentile(report.latencies, 99),
+    [`${n} latency max ms`]: percentile(report.latencies, 100),
+    [`${n} send loop p50 ms`]: percentile(spans, 50),
+    [`${n} send loop p99 ms`]: percentile(spans, 99),
+    [`${n} send µs per frame p50 (over batches)`]: percentile(perFrame, 50),
+    [`${n} send µs per frame p99 (over batches)`]: percentile(perFrame, 99),
+    [`${n} deltas measured`]: report.latencies.length,
+    [`${n} server kernel (system) µs per frame`]: frames === 0 ? NaN : round(serverCpu.system / frames),
+    [`${n} server user µs per frame`]: frames === 0 ? NaN : round(serverCpu.user / frames),
   };
 }
 
@@ -425,7 +634,22 @@ export async function benchStream(): Promise<Record<string, number | string>> {
     }
     for (const count of SUBSCRIBERS) {
       const filters = count === 1 ? [{}] : leagues.map((league) => ({ league: [league] }));
-      Object.assign(out, await latencyRun(app, clock, count, filters));
+      const framesPerBatch: number[] = [];
+      const first = await latencyRun(app, clock, count, filters, '', framesPerBatch);
+      Object.assign(out, first);
+      if (!REFERENCE) continue;
+      // Interleaved (ours, reference, ours): the reference sends what our first run sent,
+      // the same frames in each batch and the mean frame size.
+      const frameBytes = Math.max(64, Math.round(first[`${count} subscribers: bytes/s`]! / first[`${count} subscribers: messages/s`]!));
+      const reference = await referenceRun(count, framesPerBatch, frameBytes);
+      Object.assign(out, reference);
+      const second = await latencyRun(app, clock, count, filters, ' (second run)');
+      for (const key of ['latency p50 ms', 'latency p99 ms', 'server apply-to-sent p50 ms', 'server apply-to-sent p99 ms', 'frames per batch', 'hub µs per frame p50 (over batches)', 'hub µs per frame p99 (over batches)']) out[`${count} subscribers (second run): ${key}`] = second[`${count} subscribers (second run): ${key}`]!;
+      const referenceP99 = reference[`${count} subscribers reference (bare uWS): latency p99 ms`];
+      if (referenceP99 !== undefined) {
+        const oursP99 = (first[`${count} subscribers: latency p99 ms`]! + second[`${count} subscribers (second run): latency p99 ms`]!) / 2;
+        out[`${count} subscribers: p99 ours (mean of both runs) / reference`] = round(oursP99 / referenceP99);
+      }
     }
     return out;
   } finally {

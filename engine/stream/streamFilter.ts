@@ -1,8 +1,8 @@
 // Which rows a stream subscription follows: the /odds filters a push client can set
 // (league, sportsbook, market, event ids, one player), compiled to per-id masks over
 // the store's string pools so a changed row is tested with a few array reads. Pools
-// only grow, so a compiled filter stays right until a pool it stamps has grown: then
-// it recompiles (a league first seen after the subscription is matched from then on).
+// only grow, so a compiled filter stays right until a pool it reads has grown: then it
+// rebuilds that mask (a league first seen after the subscription is matched from then on).
 import { NONE, type OddsStore } from '../oddsStore.ts';
 import type { OddsFilter } from '../oddsQuery.ts';
 
@@ -37,8 +37,8 @@ export class CompiledFilter {
   private marketMask: Uint8Array = new Uint8Array(0);
   private subtypeMask: Uint8Array = new Uint8Array(0);
   private player = NONE;
-  /** Pool sizes the masks were built at. */
-  private sizes = [-1, -1, -1, -1, -1, -1];
+  /** Pool sizes the masks were built at (league, book, event, market, subtype, player); -1: not built. */
+  private readonly sizes = new Int32Array(6).fill(-1);
 
   constructor(
     readonly filter: StreamFilter,
@@ -57,29 +57,42 @@ export class CompiledFilter {
     return true;
   }
 
+  /**
+   * Rebuilds only the masks of the dimensions this filter restricts whose pool grew:
+   * a league filter is untouched when a new event or player is interned (the fan-out
+   * tests every changed row against its groups, and a pool that grows would otherwise
+   * make every group rebuild every mask it has at once, inside a batch's send).
+   */
   private refresh(): void {
     const s = this.store;
-    const sizes = this.sizes;
-    if (
-      sizes[0] === s.leagues.size &&
-      sizes[1] === s.books.size &&
-      sizes[2] === s.events.size &&
-      sizes[3] === s.markets.size &&
-      sizes[4] === s.subtypes.size &&
-      sizes[5] === s.players.size
-    ) {
-      return;
-    }
-    this.sizes = [s.leagues.size, s.books.size, s.events.size, s.markets.size, s.subtypes.size, s.players.size];
     const f = this.filter;
-    if (f.leagues !== null) this.leagueMask = exactMask(s.leagues.size, f.leagues, (v) => s.leagues.lookup(v));
-    if (f.sportsbooks !== null) this.bookMask = exactMask(s.books.size, f.sportsbooks, (v) => s.books.lookup(v));
-    if (f.eventIds !== null) this.eventMask = exactMask(s.events.size, f.eventIds, (v) => s.events.lookup(v));
-    if (f.markets !== null) {
-      this.marketMask = substringMask(s.markets.size, (id) => s.markets.get(id), f.markets);
-      this.subtypeMask = substringMask(s.subtypes.size, (id) => s.subtypes.get(id), f.markets);
+    const sizes = this.sizes;
+    if (f.leagues !== null && sizes[0] !== s.leagues.size) {
+      sizes[0] = s.leagues.size;
+      this.leagueMask = exactMask(s.leagues.size, f.leagues, (v) => s.leagues.lookup(v));
     }
-    if (f.playerId !== null) this.player = s.players.lookup(f.playerId);
+    if (f.sportsbooks !== null && sizes[1] !== s.books.size) {
+      sizes[1] = s.books.size;
+      this.bookMask = exactMask(s.books.size, f.sportsbooks, (v) => s.books.lookup(v));
+    }
+    if (f.eventIds !== null && sizes[2] !== s.events.size) {
+      sizes[2] = s.events.size;
+      this.eventMask = exactMask(s.events.size, f.eventIds, (v) => s.events.lookup(v));
+    }
+    if (f.markets !== null) {
+      if (sizes[3] !== s.markets.size) {
+        sizes[3] = s.markets.size;
+        this.marketMask = substringMask(s.markets.size, (id) => s.markets.get(id), f.markets);
+      }
+      if (sizes[4] !== s.subtypes.size) {
+        sizes[4] = s.subtypes.size;
+        this.subtypeMask = substringMask(s.subtypes.size, (id) => s.subtypes.get(id), f.markets);
+      }
+    }
+    if (f.playerId !== null && sizes[5] !== s.players.size) {
+      sizes[5] = s.players.size;
+      this.player = s.players.lookup(f.playerId);
+    }
   }
 }
 

@@ -33,7 +33,7 @@ import { SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import type { ClockPoint, ClockTokens } from './streamClock.ts';
 import { GroupIndex, type IndexedGroup } from './groupIndex.ts';
 import { CompiledFilter, filterKey, oddsFilterOf, type StreamFilter } from './streamFilter.ts';
-import { plainMessage, rowsMessage, rowsMsgpack, type OutgoingMessage, type ServerOp, type WireFormat } from './streamMessages.ts';
+import { jsonRowsBuffer, jsonRowsHead, plainMessage, rowsMessage, rowsMsgpack, type OutgoingMessage, type ServerOp, type WireFormat } from './streamMessages.ts';
 
 /** Rows per image segment and per delta message of a catch-up. */
 export const SEGMENT_ROWS = 1000;
@@ -249,16 +249,32 @@ export class StreamClient {
   }
 }
 
-/** Per batch and group: the changed rows rendered once per (wire format, odds format). */
+/**
+ * Per batch and group: the changed rows rendered once per (wire format, odds format).
+ * The fan-out keeps one and resets it for each group (no objects per group and batch);
+ * a JSON delta is written straight into its message's buffer from the engine's rendered
+ * fragments, so the rows are copied once, into the frame itself.
+ */
 class RenderedRows {
   private readonly json: (Buffer | undefined)[] = [];
   private readonly msgpack: (Buffer | undefined)[] = [];
+  /** JSON byte length of the rows by odds format code (-1: not measured yet). */
+  private readonly jsonLength: number[] = [];
 
   constructor(
     private readonly engine: OddsEngine,
-    private readonly slots: Int32Array,
-    private readonly count: number,
+    private slots: Int32Array,
+    private count: number,
   ) {}
+
+  /** Starts over on other rows (the group's matched rows of this batch). */
+  reset(slots: Int32Array, count: number): void {
+    this.slots = slots;
+    this.count = count;
+    this.json.length = 0;
+    this.msgpack.length = 0;
+    this.jsonLength.length = 0;
+  }
 
   get(format: WireFormat, code: number): Buffer {
     let json = this.json[code];
@@ -267,6 +283,21 @@ class RenderedRows {
     let packed = this.msgpack[code];
     if (packed === undefined) this.msgpack[code] = packed = rowsMsgpack(json);
     return packed;
+  }
+
+  /** The JSON message `headText` + these rows + `]}` (the same bytes as rowsMessage('json', ...)). */
+  jsonMessage(headText: string, code: number): Buffer {
+    const joined = this.json[code];
+    if (joined !== undefined) {
+      const out = jsonRowsBuffer(headText, joined.length);
+      joined.copy(out, out.length - joined.length - 2);
+      return out;
+    }
+    let length = this.jsonLength[code];
+    if (length === undefined) this.jsonLength[code] = length = this.count === 0 ? 0 : this.engine.fragments.joinedLength(this.slots, this.count, code);
+    const out = jsonRowsBuffer(headText, length);
+    if (this.count > 0) this.engine.fragments.joinInto(this.slots, this.count, code, out, out.length - length - 2);
+    return out;
   }
 }
 
@@ -283,6 +314,8 @@ export class StreamHub implements ChangeListener {
   private readonly corking: StreamClient[] = [];
   /** One group's delta messages of the pass, by sharing key (see Subscription.sharingPrefix). */
   private readonly shared = new Map<string, OutgoingMessage>();
+  /** The fan-out's rendered rows, reset for each group (fanOut is never re-entered: nothing it calls applies changes). */
+  private readonly rendered: RenderedRows;
   /**
    * Subscriptions holding back changes (dirty: conflating, or their client pushed
    * back): the timer visits only these, not every subscription.
@@ -315,6 +348,7 @@ export class StreamHub implements ChangeListener {
   ) {
     this.tokens = options.tokens;
     this.index = new GroupIndex(engine.store);
+    this.rendered = new RenderedRows(engine, new Int32Array(0), 0);
     this.bufferCap = options.bufferCapBytes;
     this.wallNow = options.wallNow ?? (() => performance.now());
     this.timer = setInterval(() => this.tick(), options.tickMs ?? 50);
@@ -427,7 +461,8 @@ export class StreamHub implements ChangeListener {
    * has something to catch up on.
    */
   private fanOut(group: Group, clk: string, point: ClockPoint, at: number): void {
-    const rendered = new RenderedRows(this.engine, group.matched, group.matchedCount);
+    const rendered = this.rendered;
+    rendered.reset(group.matched, group.matchedCount);
     const shared = this.shared;
     shared.clear();
     // The previous subscription's message and what it was for: subscriptions in step
@@ -454,7 +489,8 @@ export class StreamHub implements ChangeListener {
         message = shared.get(key) ?? null;
         if (message === null) {
           const format = sub.request.format;
-          const bytes = rowsMessage(format, { op: 'delta', id: sub.id, clk, prev: sub.clk }, rendered.get(format, sub.formatCode));
+          const head = { op: 'delta', id: sub.id, clk, prev: sub.clk };
+          const bytes = format === 'json' ? rendered.jsonMessage(jsonRowsHead(head), sub.formatCode) : rowsMessage(format, head, rendered.get(format, sub.formatCode));
           message = { op: 'delta', resumeClk: clk, bytes, binary: format === 'msgpack' };
           shared.set(key, message);
         }

@@ -35,14 +35,35 @@ export function rowsMsgpack(rowsJson: Buffer): Buffer {
  */
 export function rowsMessage(format: WireFormat, head: Record<string, unknown>, rows: Buffer): Buffer {
   if (format === 'json') {
-    const text = JSON.stringify(head);
-    return Buffer.concat([Buffer.from(`${text.slice(0, -1)},"rows":[`), rows, JSON_TAIL]);
+    const text = jsonRowsHead(head);
+    const out = jsonRowsBuffer(text, rows.length);
+    rows.copy(out, out.length - rows.length - JSON_TAIL.length);
+    return out;
   }
   const entries = Object.entries(head).filter(([, value]) => value !== undefined);
   const parts: Buffer[] = [mapHeader(entries.length + 1)];
   for (const [key, value] of entries) parts.push(pack(key), pack(value));
   parts.push(pack('rows'), rows);
   return Buffer.concat(parts);
+}
+
+/** A JSON rows message's text up to its rows: the head's fields, then `"rows":[`. */
+export function jsonRowsHead(head: Record<string, unknown>): string {
+  const text = JSON.stringify(head);
+  return `${text.slice(0, -1)},"rows":[`;
+}
+
+/**
+ * One buffer for a whole JSON rows message, with the head written and the tail `]}` in
+ * place: the caller writes the rows' `rowsLength` bytes between them (one allocation
+ * and no copy of the rows beyond writing them there).
+ */
+export function jsonRowsBuffer(headText: string, rowsLength: number): Buffer {
+  const headLength = Buffer.byteLength(headText);
+  const out = Buffer.allocUnsafe(headLength + rowsLength + JSON_TAIL.length);
+  out.write(headText, 0, headLength, 'utf8');
+  JSON_TAIL.copy(out, headLength + rowsLength);
+  return out;
 }
 
 /** A message without rows (heartbeat, status). */

@@ -50,6 +50,9 @@ describe('stream fan-out over many connections', () => {
       { filter: { market: ['spread'] }, id: 's' },
       { filter: { playerId: [player] }, id: 's' },
       { filter: {}, id: 's' },
+      // an id whose UTF-8 bytes outnumber its characters, and one JSON must escape: the
+      // delta's head is measured in bytes and written in front of its rows in one buffer
+      { filter: { league: ['nba'] }, id: 'ü-s✓ "q"\\' },
     ];
     const clients: StreamTestClient[] = [];
     try {
