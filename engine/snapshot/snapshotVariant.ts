@@ -39,6 +39,8 @@ export interface VariantOptions {
   level?: number;
   /** Raw bytes of rendered pieces kept to copy unchanged rows from (renderedRows.ts). */
   renderedBytes?: number;
+  /** Monotonic milliseconds refresh() deadlines are in (default performance.now). */
+  timer?: () => number;
 }
 
 /**
@@ -156,6 +158,7 @@ export class SnapshotVariant {
   private built = false;
   /** Compress on worker threads (false: on this thread, as a synchronous caller needs). */
   private deferred = false;
+  private readonly now: () => number;
 
   constructor(
     private readonly engine: OddsEngine,
@@ -165,6 +168,7 @@ export class SnapshotVariant {
     this.renderer = new PieceRenderer(engine, options.withHistory, options.level);
     this.cuts = new RowCuts(engine, options.pieceBytes);
     this.rendered = new RenderedRows(options.renderedBytes ?? DEFAULT_RENDERED_BYTES);
+    this.now = options.timer ?? (() => performance.now());
   }
 
   /** Raw bytes of rendered pieces kept to copy unchanged rows from. */
@@ -234,8 +238,8 @@ export class SnapshotVariant {
   }
 
   /**
-   * Brings the pieces up to date. Work stops once past `deadline` (performance.now()
-   * ms; at least one run per call) and continues on the next call; returns true when
+   * Brings the pieces up to date. Work stops once past `deadline` (options.timer,
+   * performance.now() by default; at least one run per call) and continues on the next call; returns true when
    * current. `deferred`: new pieces are compressed on worker threads (settle()).
    */
   refresh(deadline = Infinity, deferred = false): boolean {
@@ -250,10 +254,10 @@ export class SnapshotVariant {
       while (pass.next < pass.keys.length) {
         const key = pass.keys[pass.next++];
         if (pass.dirty.has(key)) this.walkFrom(key, pass);
-        if (performance.now() > deadline && pass.next < pass.keys.length) return false;
+        if (this.now() > deadline && pass.next < pass.keys.length) return false;
       }
       this.pass = null;
-      if (performance.now() > deadline) return this.tracker.empty;
+      if (this.now() > deadline) return this.tracker.empty;
     }
   }
 
@@ -274,7 +278,7 @@ export class SnapshotVariant {
       walker,
       (key) => {
         build.after = key;
-        return performance.now() > deadline;
+        return this.now() > deadline;
       },
       (made) => this.place(made),
     );
