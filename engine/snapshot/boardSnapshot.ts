@@ -411,6 +411,8 @@ export class BoardSnapshot implements ChangeListener {
   close(): void {
     this.closed = true;
     this.unsubscribe();
+    this.plain.variant.dispose();
+    this.history?.variant.dispose();
     this.history = null;
   }
 
@@ -550,10 +552,14 @@ export class BoardSnapshot implements ChangeListener {
 
   private dropIdleHistory(now: number): void {
     const history = this.history;
-    if (history !== null && history.waiters.length === 0 && now - history.lastRequest > this.options.historyIdleMs) this.history = null;
+    if (history !== null && history.waiters.length === 0 && now - history.lastRequest > this.options.historyIdleMs) {
+      this.history = null;
+      history.variant.dispose();
+    }
   }
 
   private replace(state: VariantState): void {
+    state.variant.dispose();
     state.variant = this.newVariant(state.variant.withHistory);
     state.body = null;
   }

@@ -28,6 +28,7 @@ import { CoolingRows } from './coolingRows.ts';
 import { HOT_WEIGHT, heatMoment, RowCuts } from './rowCuts.ts';
 import { RenderedRows, ROW_FIRST, ROW_LAST } from './renderedRows.ts';
 import { sharedPiece } from './compressionWorkers.ts';
+import { pieceBuffers } from './pieceBuffers.ts';
 
 export type { VariantStats };
 
@@ -221,6 +222,11 @@ export class SnapshotVariant {
   rowChanged(slot: number): void {
     this.rendered.forget(slot);
     this.cuts.changed(slot);
+  }
+
+  /** The variant is dropped: its kept rows give their buffers back (pieceBuffers.ts); rendering after this starts from no kept rows. */
+  dispose(): void {
+    this.rendered.clear();
   }
 
   setHead(text: string): void {
@@ -514,6 +520,9 @@ export class SnapshotVariant {
         const key = next < 0 ? END_KEY : this.rowKeyOf(slot);
         kept.flushRun(sink);
         const raw = sharedPiece(sink.view());
+        // Held until placed (a walk places its pieces after it ends): keeping a later
+        // piece may drop this one from the kept rows, which must not free its bytes yet.
+        pieceBuffers.retain(raw);
         kept.keep(key, raw);
         emit({ key, raw, opens, closes: last, events, ownCut });
         sink.reset();
@@ -529,6 +538,7 @@ export class SnapshotVariant {
 
   private place(made: Made): void {
     this.renderer.setPiece(made.key, made.raw, this.deferred);
+    pieceBuffers.release(made.raw); // the kept rows and the compression hold it now, if they still need it
     this.forgetInfo(made.key);
     this.info.set(made.key, { opens: made.opens, closes: made.closes, events: made.events, ownCut: made.ownCut });
     if (made.events > 1) this.multiEventPieces++;
