@@ -1,5 +1,6 @@
 // The full-board snapshot on the large board (BOARD overrides; BENCH_SNAPSHOT_SHORT=1
-// runs only the live-poll section, briefly; BENCH_SNAPSHOT_THREADS sets the number of
+// runs only the live-poll section, briefly; BENCH_SNAPSHOT_LIVE_SECONDS sets how long
+// each live poll runs, 8 s short and 30 s in full; BENCH_SNAPSHOT_THREADS sets the number of
 // compression threads; BENCH_SNAPSHOT_PIN=0 does not pin the server to core 0 and the
 // poller to core 1): the live polls (the simulator at 1,000
 // and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
@@ -400,7 +401,8 @@ export async function benchSnapshot(): Promise<Out> {
   out['snapshot compression threads (BENCH_SNAPSHOT_THREADS)'] = compressionThreads();
   const short = process.env.BENCH_SNAPSHOT_SHORT === '1';
   await bodySizes(engine, out);
-  for (const rate of [1000, 10_000]) await livePolls(engine, clock, rate, short ? 8 : 30, out);
+  const liveSeconds = Number(process.env.BENCH_SNAPSHOT_LIVE_SECONDS ?? (short ? 8 : 30));
+  for (const rate of [1000, 10_000]) await livePolls(engine, clock, rate, liveSeconds, out);
   if (short) return out;
 
   let held = heldBytes();

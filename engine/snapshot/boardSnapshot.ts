@@ -19,6 +19,14 @@
 // what backlog items cost lately, or a small share of the newest version's age, so
 // a board moving faster than the steps render still gets a version now and then);
 // until then the steps go on, growing up to MAX_STEP_MS while they fall behind.
+// Put-offs are bounded two ways. The cost per item is the median of what recent
+// steps measured, so a garbage-collection pause (tens of ms) landing inside one
+// timed step does not make every later final look too long; and once a version has
+// been put off for MAX_PUT_OFF_MS the final render may take as long as a catch-up
+// step does (MAX_STEP_MS: reads already wait that long between steps), so at the
+// rates the steps keep up with, a version is at most about MAX_CATCH_UP_MS +
+// MAX_PUT_OFF_MS + one refresh old. (A final render cannot itself be cut into
+// slices: the board keeps moving between slices, and the body must show one moment.)
 // Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
@@ -73,6 +81,10 @@ export interface BoardSnapshotOptions {
   finalRenderMs?: number;
   /** ...or this share of the newest version's age, when that is more. Default 0.05. */
   finalRenderShare?: number;
+  /** After a version's moment was put off this long, its final render may hold the event loop as long as a step (MAX_STEP_MS). Default 500 ms. */
+  maxPutOffMs?: number;
+  /** Monotonic milliseconds the steps are timed and bounded with (default performance.now; tests drive their own). */
+  timer?: () => number;
 }
 
 export interface SnapshotBody {
@@ -126,10 +138,12 @@ const FINAL_RENDER_MS = 20;
 const FINAL_RENDER_SHARE = 0.05;
 /** Longest step a refresh that fell behind its final render's bound takes (a read waits at most about this). */
 const MAX_STEP_MS = 50;
-/** What a backlog item (a listed row or event, a dirty piece) is taken to cost before ITEM_WINDOW were measured, in ms. */
+/** What a backlog item (a listed row or event, a dirty piece) is taken to cost before any step was measured, in ms. */
 const FIRST_ITEM_MS = 0.05;
-/** Backlog items the cost estimate is taken over. */
-const ITEM_WINDOW = 256;
+/** Recent steps whose cost per item the estimate is the median of. */
+const COST_SAMPLES = 31;
+/** After a version's moment was put off this long, its final render may take MAX_STEP_MS. */
+const MAX_PUT_OFF_MS = 500;
 
 interface Waiter {
   resolve: (body: SnapshotBody) => void;
@@ -154,35 +168,58 @@ class VariantState {
   waiting: Promise<SnapshotBody> | null = null;
   refreshes = 0;
   refreshMs = 0;
-  /** performance.now() when rendering of the next version began; -1 until it does. */
+  /** timer() when rendering of the next version began; -1 until it does. */
   versionStarted = -1;
-  /** When the newest version was published, or the variant started (performance.now()): a version's age. */
-  publishedAt = performance.now();
-  /** Main-thread ms a backlog item has cost lately: sampleMs / sampleItems, the older half dropped per ITEM_WINDOW items. */
-  itemMs = FIRST_ITEM_MS;
-  private sampleMs = 0;
-  private sampleItems = 0;
+  /** When the newest version was published, or the variant started (timer()): a version's age. */
+  publishedAt: number;
+  /**
+   * Main-thread ms per backlog item measured by the last COST_SAMPLES steps (a ring).
+   * The estimate is their median, not their mean: a step that a garbage-collection
+   * pause (or the scheduler) stretched tenfold moves a median by one place, where it
+   * moved a mean over the last few hundred items enough to put versions off for seconds.
+   */
+  private readonly costs = new Float64Array(COST_SAMPLES);
+  private readonly sorted = new Float64Array(COST_SAMPLES);
+  private costCount = 0;
+  private costNext = 0;
+  private estimate = FIRST_ITEM_MS;
+  private estimateStale = false;
   /** Final renders held back because the backlog would have taken longer than their bound. */
   finalsDeferred = 0;
-  constructor(public variant: SnapshotVariant) {}
+  constructor(
+    public variant: SnapshotVariant,
+    readonly timer: () => number,
+  ) {
+    this.publishedAt = timer();
+  }
+
+  /** Main-thread ms a backlog item costs: the median of the recent steps' costs per item. */
+  get itemMs(): number {
+    if (this.estimateStale) {
+      this.estimateStale = false;
+      const n = this.costCount;
+      const sorted = this.sorted.subarray(0, n);
+      sorted.set(this.costs.subarray(0, n));
+      sorted.sort();
+      this.estimate = n % 2 === 1 ? sorted[n >> 1] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+    return this.estimate;
+  }
 
   /** Runs one refresh step of the variant, timing it and learning what a backlog item costs; the first for a version starts its clock. */
   step(deadline: number, deferred: boolean): void {
     const before = this.variant.backlog;
-    const started = performance.now();
+    const started = this.timer();
     if (this.versionStarted < 0) this.versionStarted = started;
     this.variant.refresh(deadline, deferred);
-    const ms = performance.now() - started;
+    const ms = this.timer() - started;
     this.refreshMs += ms;
     const done = before - this.variant.backlog;
     if (done <= 0) return; // a step that turned events into pieces can grow the backlog
-    this.sampleMs += ms;
-    this.sampleItems += done;
-    if (this.sampleItems >= ITEM_WINDOW) {
-      this.itemMs = this.sampleMs / this.sampleItems;
-      this.sampleMs /= 2;
-      this.sampleItems /= 2;
-    }
+    this.costs[this.costNext] = ms / done;
+    this.costNext = (this.costNext + 1) % COST_SAMPLES;
+    if (this.costCount < COST_SAMPLES) this.costCount++;
+    this.estimateStale = true;
   }
 
   /** Whether what is waiting can be rendered in one go within `ms`, or `share` of the newest version's age. */
@@ -203,6 +240,7 @@ export class BoardSnapshot implements ChangeListener {
   /** Set by whoever reports on refreshes (the service's metrics); null: nobody. */
   onRefresh: RefreshHook | null = null;
   private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
+  private readonly timer: () => number;
 
   private readonly clock: Clock;
   private plain: VariantState;
@@ -226,7 +264,10 @@ export class BoardSnapshot implements ChangeListener {
       catchUpMs: options.catchUpMs ?? MAX_CATCH_UP_MS,
       finalRenderMs: options.finalRenderMs ?? FINAL_RENDER_MS,
       finalRenderShare: options.finalRenderShare ?? FINAL_RENDER_SHARE,
+      maxPutOffMs: options.maxPutOffMs ?? MAX_PUT_OFF_MS,
+      timer: options.timer ?? defaultTimer,
     };
+    this.timer = this.options.timer;
     this.clock = options.clock ?? engine.clock;
     this.plain = this.newState(false);
     this.unsubscribe = engine.subscribe(this);
@@ -370,6 +411,8 @@ export class BoardSnapshot implements ChangeListener {
   close(): void {
     this.closed = true;
     this.unsubscribe();
+    this.plain.variant.dispose();
+    this.history?.variant.dispose();
     this.history = null;
   }
 
@@ -407,22 +450,25 @@ export class BoardSnapshot implements ChangeListener {
       // one go at the version's moment, holding the event loop: only once that fits
       // its bound (FINAL_RENDER_MS, or a share of the version's age) is the moment
       // fixed; until then the steps go on, with reads and ingest served in between.
-      const { catchUpMs, finalRenderMs, finalRenderShare } = this.options;
-      const catchUpEnd = performance.now() + catchUpMs;
+      const { catchUpMs, finalRenderMs, finalRenderShare, maxPutOffMs } = this.options;
+      const timer = this.timer;
+      const catchUpEnd = timer() + catchUpMs;
       let step = stepMs;
       for (;;) {
         if (variant.isBuilt) {
           if (variant.backlog <= FINAL_BACKLOG) break;
-          const now = performance.now();
+          const now = timer();
           if (now >= catchUpEnd) {
-            if (state.finalFits(now, finalRenderMs, finalRenderShare)) break;
+            // Put off long enough: the final render may hold the loop as long as a step does.
+            const bound = now - catchUpEnd >= maxPutOffMs ? Math.max(finalRenderMs, MAX_STEP_MS) : finalRenderMs;
+            if (state.finalFits(now, bound, finalRenderShare)) break;
             state.finalsDeferred++;
             // Falling behind: longer steps (up to MAX_STEP_MS), so the other work of each
             // turn takes a smaller share of the loop from the refresh.
             step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
           }
         }
-        state.step(performance.now() + step, true);
+        state.step(timer() + step, true);
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
@@ -475,11 +521,11 @@ export class BoardSnapshot implements ChangeListener {
     state.seq = seq;
     state.refreshes++;
     if (state.versionStarted >= 0) {
-      const seconds = (performance.now() - state.versionStarted) / 1000;
+      const seconds = (this.timer() - state.versionStarted) / 1000;
       state.versionStarted = -1;
       if (this.onRefresh !== null) this.onRefresh(withHistory, seconds);
     }
-    state.publishedAt = performance.now();
+    state.publishedAt = this.timer();
     // Waiters get the newest board; the very first version goes to them anyway, so a
     // request waiting on a variant's first build is answered under a board that never
     // stops moving.
@@ -506,22 +552,30 @@ export class BoardSnapshot implements ChangeListener {
 
   private dropIdleHistory(now: number): void {
     const history = this.history;
-    if (history !== null && history.waiters.length === 0 && now - history.lastRequest > this.options.historyIdleMs) this.history = null;
+    if (history !== null && history.waiters.length === 0 && now - history.lastRequest > this.options.historyIdleMs) {
+      this.history = null;
+      history.variant.dispose();
+    }
   }
 
   private replace(state: VariantState): void {
+    state.variant.dispose();
     state.variant = this.newVariant(state.variant.withHistory);
     state.body = null;
   }
 
   private newState(withHistory: boolean): VariantState {
-    return new VariantState(this.newVariant(withHistory));
+    return new VariantState(this.newVariant(withHistory), this.timer);
   }
 
   private newVariant(withHistory: boolean): SnapshotVariant {
-    const { pieceBytes, level, renderedBytes } = this.options;
-    return new SnapshotVariant(this.engine, { withHistory, pieceBytes, level, renderedBytes });
+    const { pieceBytes, level, renderedBytes, timer } = this.options;
+    return new SnapshotVariant(this.engine, { withHistory, pieceBytes, level, renderedBytes, timer });
   }
+}
+
+function defaultTimer(): number {
+  return performance.now();
 }
 
 function nextTurn(): Promise<void> {

@@ -23,6 +23,7 @@
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { pieceBuffers } from './pieceBuffers.ts';
 
 /** Default pool size at most: compression past 8 threads waits on the main thread's rendering anyway. */
 const MAX_DEFAULT_THREADS = 8;
@@ -65,8 +66,8 @@ parentPort.on('message', (message) => {
   let at = 0;
   let error = null;
   for (let i = 0; i < n; i++) {
-    // A shared piece is read where it lies; the others come packed in one buffer.
-    const raw = data === null ? new Uint8Array(message.shared[i]) : data.subarray(at, at + message.lengths[i]);
+    // A shared piece is read where it lies (its first lengths[i] bytes); the others come packed in one buffer.
+    const raw = data === null ? new Uint8Array(message.shared[i], 0, message.lengths[i]) : data.subarray(at, at + message.lengths[i]);
     at += message.lengths[i];
     try {
       const deflated = deflateRawSync(raw, options[message.levels[i]]);
@@ -110,6 +111,8 @@ class CompressionPool {
   constructor(readonly size: number) {}
 
   compress(raw: Uint8Array, level: number, done: CompressedCallback): void {
+    // A pooled piece's memory must not be handed to another piece while a thread reads it.
+    if (Buffer.isBuffer(raw)) pieceBuffers.retain(raw);
     this.queued.push({ raw, level, done });
     if (this.flushQueued) return;
     this.flushQueued = true;
@@ -167,7 +170,7 @@ class CompressionPool {
       const raw = jobs[i].raw;
       lengths[i] = raw.length;
       levels[i] = jobs[i].level;
-      if (shared !== null && raw.buffer instanceof SharedArrayBuffer && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength) shared.push(raw.buffer);
+      if (shared !== null && raw.buffer instanceof SharedArrayBuffer && raw.byteOffset === 0) shared.push(raw.buffer);
       else shared = null;
     }
     // Pieces made by sharedPiece() are read by the worker in place: the main thread
@@ -195,11 +198,9 @@ class CompressionPool {
       const job = batch.jobs[i];
       thread.load -= job.raw.length;
       const out = message.outs[i];
-      if (message.error !== null && out.byteLength === 0) {
-        job.done(new Error(message.error), null, 0);
-        continue;
-      }
-      job.done(null, Buffer.from(out), message.crcs[i]);
+      if (message.error !== null && out.byteLength === 0) job.done(new Error(message.error), null, 0);
+      else job.done(null, Buffer.from(out), message.crcs[i]);
+      releaseJob(job);
     }
   }
 
@@ -211,8 +212,18 @@ class CompressionPool {
     const batches = [...thread.inFlight.values()];
     thread.inFlight.clear();
     void thread.worker.terminate();
-    for (const batch of batches) for (const job of batch.jobs) job.done(error, null, 0);
+    for (const batch of batches) {
+      for (const job of batch.jobs) {
+        job.done(error, null, 0);
+        releaseJob(job);
+      }
+    }
   }
+}
+
+/** The thread is done reading the job's bytes (after its callback, which may still compress them here). */
+function releaseJob(job: Job): void {
+  if (Buffer.isBuffer(job.raw)) pieceBuffers.release(job.raw);
 }
 
 let pool: CompressionPool | null = null;
@@ -231,12 +242,13 @@ export function setCompressionThreads(count: number): number {
 }
 
 /**
- * A copy of `bytes` in memory the worker threads can read in place (a SharedArrayBuffer
- * of its own): a piece made with it is handed to compressOnWorker() without another
- * copy on the main thread. The caller must not change it afterwards.
+ * A copy of `bytes` in memory the worker threads can read in place (shared memory
+ * from pieceBuffers.ts, reused once its holders released it): a piece made with it
+ * is handed to compressOnWorker() without another copy on the main thread. The
+ * caller must not change it afterwards.
  */
 export function sharedPiece(bytes: Uint8Array): Buffer {
-  const piece = Buffer.from(new SharedArrayBuffer(bytes.length));
+  const piece = pieceBuffers.take(bytes.length);
   piece.set(bytes);
   return piece;
 }

@@ -13,9 +13,11 @@
 //
 // Memory: the raw bytes are the pieces' own (the buffer handed to the compressor is
 // the one kept here, no copy), up to `budgetBytes`; past it the pieces rendered
-// longest ago are dropped (their rows are rendered in full the next time).
+// longest ago are dropped (their rows are rendered in full the next time). A kept
+// piece holds its buffer in pieceBuffers.ts, which reuses it once it is released.
 
 import type { ByteSink } from './byteSink.ts';
+import { pieceBuffers } from './pieceBuffers.ts';
 
 /** Row flags: it carries its event's opening / closing. */
 export const ROW_FIRST = 1;
@@ -59,6 +61,11 @@ export class RenderedRows {
   /** The slot's row changed (or the slot holds another row now): its kept bytes are stale. */
   forget(slot: number): void {
     if (slot < this.owner.length) this.owner[slot] = undefined;
+  }
+
+  /** Every kept piece is let go (the variant is dropped): their buffers can be reused. */
+  clear(): void {
+    for (const piece of [...this.pieces.values()]) this.release(piece);
   }
 
   /** A piece left the body. */
@@ -156,6 +163,7 @@ export class RenderedRows {
       this.index[piece.slots[i]] = i;
     }
     this.pieces.set(key, piece);
+    pieceBuffers.retain(raw); // given back when the piece is released
     this.held += raw.length;
     for (const oldest of this.pieces.values()) {
       if (this.held <= this.budgetBytes) break;
@@ -170,6 +178,7 @@ export class RenderedRows {
       const slot = piece.slots[i];
       if (this.owner[slot] === piece) this.owner[slot] = undefined;
     }
+    pieceBuffers.release(piece.raw);
   }
 }
 

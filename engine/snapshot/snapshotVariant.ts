@@ -28,6 +28,7 @@ import { CoolingRows } from './coolingRows.ts';
 import { HOT_WEIGHT, heatMoment, RowCuts } from './rowCuts.ts';
 import { RenderedRows, ROW_FIRST, ROW_LAST } from './renderedRows.ts';
 import { sharedPiece } from './compressionWorkers.ts';
+import { pieceBuffers } from './pieceBuffers.ts';
 
 export type { VariantStats };
 
@@ -39,6 +40,8 @@ export interface VariantOptions {
   level?: number;
   /** Raw bytes of rendered pieces kept to copy unchanged rows from (renderedRows.ts). */
   renderedBytes?: number;
+  /** Monotonic milliseconds refresh() deadlines are in (default performance.now). */
+  timer?: () => number;
 }
 
 /**
@@ -156,6 +159,7 @@ export class SnapshotVariant {
   private built = false;
   /** Compress on worker threads (false: on this thread, as a synchronous caller needs). */
   private deferred = false;
+  private readonly now: () => number;
 
   constructor(
     private readonly engine: OddsEngine,
@@ -165,6 +169,7 @@ export class SnapshotVariant {
     this.renderer = new PieceRenderer(engine, options.withHistory, options.level);
     this.cuts = new RowCuts(engine, options.pieceBytes);
     this.rendered = new RenderedRows(options.renderedBytes ?? DEFAULT_RENDERED_BYTES);
+    this.now = options.timer ?? (() => performance.now());
   }
 
   /** Raw bytes of rendered pieces kept to copy unchanged rows from. */
@@ -219,6 +224,11 @@ export class SnapshotVariant {
     this.cuts.changed(slot);
   }
 
+  /** The variant is dropped: its kept rows give their buffers back (pieceBuffers.ts); rendering after this starts from no kept rows. */
+  dispose(): void {
+    this.rendered.clear();
+  }
+
   setHead(text: string): void {
     this.pieces.setHead(text);
   }
@@ -234,8 +244,8 @@ export class SnapshotVariant {
   }
 
   /**
-   * Brings the pieces up to date. Work stops once past `deadline` (performance.now()
-   * ms; at least one run per call) and continues on the next call; returns true when
+   * Brings the pieces up to date. Work stops once past `deadline` (options.timer,
+   * performance.now() by default; at least one run per call) and continues on the next call; returns true when
    * current. `deferred`: new pieces are compressed on worker threads (settle()).
    */
   refresh(deadline = Infinity, deferred = false): boolean {
@@ -250,10 +260,10 @@ export class SnapshotVariant {
       while (pass.next < pass.keys.length) {
         const key = pass.keys[pass.next++];
         if (pass.dirty.has(key)) this.walkFrom(key, pass);
-        if (performance.now() > deadline && pass.next < pass.keys.length) return false;
+        if (this.now() > deadline && pass.next < pass.keys.length) return false;
       }
       this.pass = null;
-      if (performance.now() > deadline) return this.tracker.empty;
+      if (this.now() > deadline) return this.tracker.empty;
     }
   }
 
@@ -274,7 +284,7 @@ export class SnapshotVariant {
       walker,
       (key) => {
         build.after = key;
-        return performance.now() > deadline;
+        return this.now() > deadline;
       },
       (made) => this.place(made),
     );
@@ -510,6 +520,9 @@ export class SnapshotVariant {
         const key = next < 0 ? END_KEY : this.rowKeyOf(slot);
         kept.flushRun(sink);
         const raw = sharedPiece(sink.view());
+        // Held until placed (a walk places its pieces after it ends): keeping a later
+        // piece may drop this one from the kept rows, which must not free its bytes yet.
+        pieceBuffers.retain(raw);
         kept.keep(key, raw);
         emit({ key, raw, opens, closes: last, events, ownCut });
         sink.reset();
@@ -525,6 +538,7 @@ export class SnapshotVariant {
 
   private place(made: Made): void {
     this.renderer.setPiece(made.key, made.raw, this.deferred);
+    pieceBuffers.release(made.raw); // the kept rows and the compression hold it now, if they still need it
     this.forgetInfo(made.key);
     this.info.set(made.key, { opens: made.opens, closes: made.closes, events: made.events, ownCut: made.ownCut });
     if (made.events > 1) this.multiEventPieces++;
