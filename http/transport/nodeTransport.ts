@@ -6,6 +6,7 @@
 import http, { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { BODY_BYTES_PER_TURN } from './transport.ts';
 import type {
   BodyReadResult,
   BodyStreamEvents,
@@ -59,15 +60,22 @@ export class NodeTransport implements Transport {
     out.on('close', () => finish(false));
     // write() keeps a reference to the shared chunk (no copy) and says false once the
     // socket's buffer is full: then wait for 'drain', so one client holds at most the
-    // chunk in flight.
+    // chunk in flight. A turn hands over at most BODY_BYTES_PER_TURN, then yields.
     const pump = (): void => {
+      let handed = 0;
       while (!finished) {
         if (index >= chunks.length - 1) {
           out.end(chunks[index]);
           finish(true);
           return;
         }
-        if (!out.write(chunks[index++]!)) {
+        if (handed >= BODY_BYTES_PER_TURN) {
+          setImmediate(pump);
+          return;
+        }
+        const chunk = chunks[index++]!;
+        handed += chunk.length;
+        if (!out.write(chunk)) {
           events.waited();
           out.once('drain', pump);
           return;

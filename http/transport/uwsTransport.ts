@@ -4,6 +4,7 @@
 // request bodies by onData, WebSockets by app.ws, and no server banner.
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uws-btc-vision';
 import type { Uws } from './loadUws.ts';
+import { BODY_BYTES_PER_TURN } from './transport.ts';
 import type {
   BodyReadResult,
   BodyStreamEvents,
@@ -267,22 +268,37 @@ class UwsBodyStream {
     this.events.done(false);
   }
 
-  /** Hands over chunks until done or the socket pushes back. */
+  /**
+   * Hands over chunks until done, the socket pushes back, or this turn's budget
+   * (BODY_BYTES_PER_TURN) is spent: then it goes on in the next turn, corked, since
+   * uWS writes outside its own callbacks only inside cork.
+   */
   pump(): void {
     if (this.total === 0) {
       this.res.end();
       this.finish();
       return;
     }
+    let handed = 0;
     while (this.index < this.chunks.length && !this.finished) {
+      if (handed >= BODY_BYTES_PER_TURN) {
+        setImmediate(this.nextTurn);
+        return;
+      }
+      const chunk = this.chunks[this.index]!;
       this.chunkBase = this.res.getWriteOffset();
-      if (!this.attempt(this.chunks[this.index]!)) {
+      if (!this.attempt(chunk)) {
         this.events.waited();
         this.res.onWritable((offset) => this.resume(offset));
         return;
       }
+      handed += chunk.length;
     }
   }
+
+  private readonly nextTurn = (): void => {
+    if (!this.finished) this.res.cork(() => this.pump());
+  };
 
   /** true when the chunk was fully handed over (or the response finished). */
   private attempt(bytes: Buffer): boolean {
