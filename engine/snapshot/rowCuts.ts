@@ -32,6 +32,7 @@
 
 import type { OddsEngine } from '../engine.ts';
 import { NO_RING } from '../historyRing.ts';
+import { grown } from '../columns.ts';
 
 export const HOT_MOVES = 3;
 export const HOT_SECONDS = 600;
@@ -112,11 +113,7 @@ export class RowCuts {
   }
 
   private hotFromOf(slot: number): number {
-    if (slot >= this.hotFrom.length) {
-      const more = new Float64Array(Math.max(1024, 2 * slot + 2)).fill(NaN);
-      more.set(this.hotFrom);
-      this.hotFrom = more;
-    }
+    if (slot >= this.hotFrom.length) this.hotFrom = grown(this.hotFrom, slot + 1, NaN);
     const known = this.hotFrom[slot];
     if (known === known) return known; // not NaN
     const engine = this.engine;

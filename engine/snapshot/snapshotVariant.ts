@@ -215,10 +215,9 @@ export class SnapshotVariant {
   /** A slot now holds a new (or revived) row: its identity is read again. */
   rowInserted(slot: number): void {
     this.cuts.forget(slot);
-    this.cuts.changed(slot);
   }
 
-  /** The row in the slot changed (as the change is applied): its rendered bytes are stale. */
+  /** The row in the slot changed (as the change is applied; an insert comes after rowInserted): its rendered bytes and its heat are stale. */
   rowChanged(slot: number): void {
     this.rendered.forget(slot);
     this.cuts.changed(slot);

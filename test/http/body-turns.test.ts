@@ -14,7 +14,7 @@ import type { Uws } from '../../http/transport/loadUws.ts';
 /** A uWS HttpResponse whose socket takes everything, recording what each turn received. */
 class GreedySocket {
   readonly received: Buffer[] = [];
-  /** Bytes handed over per turn, as counted by the test between turns. */
+  /** Bytes handed over so far (the test reads it between turns). */
   offset = 0;
   corked = 0;
   ended = false;
