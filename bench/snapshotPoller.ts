@@ -9,7 +9,8 @@
 // after the previous response ended. Prints one JSON line: time to first byte per
 // poll (request sent to response headers, ms), staleness per poll (the server's
 // clock at the response minus the answered version's syncToken: the server's clock
-// is Date.now() + clockShiftMs), polls and new versions (200s).
+// is Date.now() + clockShiftMs), when each poll was sent (Date.now()), polls
+// and new versions (200s).
 import http from 'node:http';
 import { createGunzip } from 'node:zlib';
 
@@ -54,12 +55,15 @@ function syncTokenOf(res: http.IncomingMessage): Promise<number> {
 
 const ttfb: number[] = [];
 const staleness: number[] = [];
+/** When each poll was sent, Date.now() (for a trace beside the server's). */
+const sentAt: number[] = [];
 let bodies = 0;
 let etag = '';
 let tokenOfEtag = 0;
 const deadline = performance.now() + seconds * 1000;
 while (performance.now() < deadline) {
   const sent = performance.now();
+  sentAt.push(Date.now());
   await new Promise<void>((resolve, reject) => {
     const req = http.get(url, { agent, headers: etag === '' ? {} : { 'If-None-Match': etag } }, (res) => {
       ttfb.push(performance.now() - sent);
@@ -84,4 +88,4 @@ while (performance.now() < deadline) {
   if (wait > 0) await sleep(wait);
 }
 agent.destroy();
-process.stdout.write(`${JSON.stringify({ ttfb, staleness, polls: ttfb.length, bodies })}\n`);
+process.stdout.write(`${JSON.stringify({ ttfb, staleness, sentAt, polls: ttfb.length, bodies })}\n`);

@@ -13,6 +13,7 @@ import { parseInstant } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { DEFAULT_DB_PATH } from '../persistence/database.ts';
 import { ODDS_API_SETTINGS, type FeedSetting } from '../feeds/feedSettings.ts';
+import type { SingleThreadedGcSetting } from './singleThreadedGc.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type TransportName = 'auto' | 'uws' | 'node';
@@ -45,6 +46,8 @@ export interface Config {
   streamBufferBytes: number;
   /** Worker threads compressing snapshot pieces; null: one per core, at most 8. */
   snapshotCompressionThreads: number | null;
+  /** Whether node runs with --single-threaded-gc (service/singleThreadedGc.ts): auto when the process may use one core only. */
+  singleThreadedGc: SingleThreadedGcSetting;
   accessLog: boolean;
   logLevel: LogLevel;
   /** Milliseconds both ports keep serving after shutdown starts, /readyz answering 503. */
@@ -130,6 +133,7 @@ const FLAG_ALLOWED = '1, true, yes, on / 0, false, no, off';
 const BOARD_SIZES = ['small', 'medium', 'large', 'none'] as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const TRANSPORTS = ['auto', 'uws', 'node'] as const;
+const GC_THREADS = ['auto', 'on', 'off'] as const;
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
 const DEFAULT_CHECKPOINT_LOG_BYTES = 256 * 1024 * 1024;
 const LOG_KINDS = ['file', 'nats'] as const;
@@ -186,6 +190,14 @@ export const SETTINGS = [
     allowed: 'an integer from 1 to 64',
     help: 'worker threads compressing the /api/v1/snapshot body as it changes (below the event loop\'s OS priority); more cores publish versions sooner under heavy ticks',
     parse: (t) => (t === null ? null : intIn(1, 64)(t, 0)),
+  }),
+  setting({
+    key: 'singleThreadedGc',
+    name: 'SINGLE_THREADED_GC',
+    fallback: 'auto',
+    allowed: GC_THREADS.join(', '),
+    help: "run node with --single-threaded-gc (the process relaunches itself with it, Node 22.15 and later): auto does so when the process may use one core only, where V8's collector threads would take the event loop's core",
+    parse: oneOf(GC_THREADS, 'auto'),
   }),
   setting({ key: 'accessLog', name: 'ACCESS_LOG', fallback: '0', allowed: FLAG_ALLOWED, help: 'one JSON log line per request (costs throughput)', parse: flag(false) }),
   setting({ key: 'logLevel', name: 'LOG_LEVEL', fallback: 'info', allowed: LOG_LEVELS.join(', '), help: 'lowest level of the JSON log lines written to stdout', parse: oneOf(LOG_LEVELS, 'info') }),

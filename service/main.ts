@@ -13,6 +13,7 @@ import { redactCredentials } from '../persistence/nats/natsUrl.ts';
 import { startApp, type App, type AppOptions } from './app.ts';
 import { ConfigError, helpText, readConfig, type Config } from './config.ts';
 import { createLogger, loggableConfig, type Logger } from './logger.ts';
+import { ensureSingleThreadedGc } from './singleThreadedGc.ts';
 
 function configOrExit(): Config {
   try {
@@ -30,9 +31,14 @@ async function main(): Promise<void> {
     return;
   }
   const config = configOrExit();
+  // Before anything is opened: this may replace the process with itself plus a node flag.
+  const gc = ensureSingleThreadedGc(config.singleThreadedGc);
   const logger = createLogger(config.logLevel);
   const started = performance.now();
-  logger.info({ event: 'start', pid: process.pid, config: loggableConfig(config) }, 'starting');
+  logger.info({ event: 'start', pid: process.pid, singleThreadedGc: gc.kind === 'on', config: loggableConfig(config) }, 'starting');
+  if (gc.kind === 'unavailable') {
+    logger.warn({ event: 'single_threaded_gc_unavailable', detail: gc.reason }, `one core: V8's collector threads share the event loop's core (${gc.reason}); start node with --single-threaded-gc for steadier latency`);
+  }
 
   if (process.env.METRICS_PORT || process.env.METRICS_HOST) {
     logger.warn({ event: 'retired_setting', names: ['METRICS_PORT', 'METRICS_HOST'] }, 'METRICS_PORT and METRICS_HOST are no longer read: /metrics, /healthz and /readyz are served on the ingest port (INGEST_HOST:INGEST_PORT)');

@@ -38,6 +38,7 @@ function badValues(): Record<string, string> {
     TRANSPORT: 'carrier-pigeon',
     STREAM_BUFFER_BYTES: '512',
     SNAPSHOT_COMPRESSION_THREADS: '0',
+    SINGLE_THREADED_GC: 'sometimes',
     ACCESS_LOG: 'verbose',
     LOG_LEVEL: 'loud',
     LOG: 'kafka',
