@@ -6,7 +6,8 @@
 // bench/snapshotLive.ts, with --single-threaded-gc as a service given one core has it,
 // unless BENCH_SNAPSHOT_SINGLE_THREADED_GC=off); BENCH_SNAPSHOT_RATES=1000 and BENCH_SNAPSHOT_VARIANTS=history narrow the
 // live polls; BENCH_SNAPSHOT_TRACE=1 prints each poll and each version published, in time
-// order, on stderr): the live polls (the simulator at 1,000
+// order, on stderr; BENCH_SNAPSHOT_CPU_PROFILE=<dir> writes a CPU profile of each live
+// window's server there): the live polls (the simulator at 1,000
 // and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
 // 1 s with history: time to first byte, staleness, refresh CPU per second, measured
 // from the first version carrying the simulator's changes on, whose delay is printed), body
@@ -367,8 +368,10 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
         const wall = performance.now();
         delay.reset();
         delay.enable();
+        const profile = await startProfile(`${label}-${rate}`);
         const all = await runPoller(url, pollMs, seconds + START_UP_MS / 1000, clock.shiftMs, pinned);
         delay.disable();
+        await profile();
         const elapsed = (performance.now() - wall) / 1000;
         const used = process.cpuUsage(cpu);
         const processMs = (used.user + used.system) / 1000;
@@ -392,6 +395,7 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
         sim.stop();
         await server.close();
         snapshot.close();
+        (globalThis as { gc?: () => void }).gc?.(); // the next window's server starts without this one's variants
       }
     }
   } finally {
@@ -399,6 +403,28 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
     delay.disable();
     clock.freeze();
   }
+}
+
+/**
+ * With BENCH_SNAPSHOT_CPU_PROFILE=<dir>: a CPU profile of the server's main thread over
+ * one live window, written to <dir>/snapshot-<variant>-<rate>.cpuprofile when the
+ * returned function is called (open it in Chrome's DevTools); without it, nothing.
+ */
+async function startProfile(name: string): Promise<() => Promise<void>> {
+  const dir = process.env.BENCH_SNAPSHOT_CPU_PROFILE;
+  if (dir === undefined) return async () => {};
+  const { Session } = await import('node:inspector/promises');
+  const { writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 500 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(`${dir}/snapshot-${name}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 /** Each poll (sent at, ms from the first; TTFB; staleness) and each version published, in time order, on stderr. */
@@ -452,16 +478,19 @@ async function bodySizes(engine: OddsEngine, out: Out): Promise<void> {
 export async function benchSnapshot(): Promise<Out> {
   const size = (process.env.BOARD ?? 'large') as BoardSize;
   const out: Out = { board: size };
+  const short = process.env.BENCH_SNAPSHOT_SHORT === '1';
+  const liveSeconds = Number(process.env.BENCH_SNAPSHOT_LIVE_SECONDS ?? (short ? 8 : 30));
+  const rates = (process.env.BENCH_SNAPSHOT_RATES ?? '1000,10000').split(',').map(Number);
+  // The live polls' own process first, while this one holds no board: the two boards
+  // together (with both variants built) came near this machine's 23 GB.
+  const live = canPin() ? await livePollsInChild(size, rates, liveSeconds) : null;
   const { engine, clock } = loadEngine(size);
   out['live rows'] = engine.liveRows;
   out['events with rows'] = engine.eventIdsWithLiveRows().length;
   if (process.env.BENCH_SNAPSHOT_THREADS !== undefined) setCompressionThreads(Number(process.env.BENCH_SNAPSHOT_THREADS));
   out['snapshot compression threads (BENCH_SNAPSHOT_THREADS)'] = compressionThreads();
-  const short = process.env.BENCH_SNAPSHOT_SHORT === '1';
   await bodySizes(engine, out);
-  const liveSeconds = Number(process.env.BENCH_SNAPSHOT_LIVE_SECONDS ?? (short ? 8 : 30));
-  const rates = (process.env.BENCH_SNAPSHOT_RATES ?? '1000,10000').split(',').map(Number);
-  if (canPin()) Object.assign(out, await livePollsInChild(size, rates, liveSeconds));
+  if (live !== null) Object.assign(out, live);
   else for (const rate of rates) await livePolls(engine, clock, rate, liveSeconds, false, out);
   if (short) return out;
 

@@ -47,6 +47,8 @@ export function ensureSingleThreadedGc(setting: SingleThreadedGcSetting, cores =
   if (!wantsSingleThreadedGc(setting, cores)) return { kind: 'off' };
   const execve = (process as unknown as { execve?: Execve }).execve;
   if (typeof execve !== 'function') return { kind: 'unavailable', reason: `node ${process.version} has no process.execve (Node 22.15 and later have it)` };
+  // A parent's IPC channel (a fork()ed service) is not known to survive the new image.
+  if (process.channel !== undefined) return { kind: 'unavailable', reason: 'started with an IPC channel to its parent, which a relaunch could lose' };
   // argv[0] is the node binary, argv[1] the script (tsx's loader is in execArgv): the same command, one flag more.
   execve.call(process, process.execPath, [process.execPath, SINGLE_THREADED_GC_FLAG, ...process.execArgv, ...process.argv.slice(1)], process.env);
   return { kind: 'unavailable', reason: 'process.execve returned' }; // unreachable: execve throws or never returns

@@ -121,7 +121,9 @@ test('a price move re-renders the one piece holding the row; N moved events re-r
   const rendered = () => snapshot.stats()[0].rendered;
   const slots = liveSlots(engine).filter((slot) => engine.store.priceAmerican[slot] !== 0);
   const before = { ...rendered() };
-  clock.advance(1000);
+  // The clock moves by milliseconds: within one heat second no row cools (its
+  // re-render would be counted here; cooling.test.ts counts those).
+  clock.advance(1);
   engine.apply([{ op: 'price', slot: slots[0], priceAmerican: engine.store.priceAmerican[slots[0]] === 150 ? 160 : 150, suspended: false }]);
   snapshot.current(false);
   assert.equal(rendered().piecesRendered - before.piecesRendered, 1);
@@ -137,7 +139,7 @@ test('a price move re-renders the one piece holding the row; N moved events re-r
       batch.push({ op: 'price', slot, priceAmerican: engine.store.priceAmerican[slot] > 0 ? engine.store.priceAmerican[slot] + 1 : engine.store.priceAmerican[slot] - 1, suspended: false });
     }
     const start = { ...rendered() };
-    clock.advance(1000);
+    clock.advance(1);
     engine.apply(batch);
     snapshot.current(false);
     const pieces = rendered().piecesRendered - start.piecesRendered;
