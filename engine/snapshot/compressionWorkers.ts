@@ -20,6 +20,17 @@
 // process and keep it alive only while they have work (someone awaits it). It runs
 // a thread per core (at most MAX_DEFAULT_THREADS) unless setCompressionThreads() says
 // otherwise before the first piece.
+//
+// The queue is on the main thread: a thread holds at most BATCHES_PER_THREAD batches
+// of about BATCH_BYTES, and gets the next when it answers. A job whose piece left the
+// body meanwhile (re-made, removed, or compressed on the main thread) is dropped
+// before it is sent (its wanted() says so), and what is queued can be measured, so a
+// producer waits (whenCompressionRoom) instead of queueing without bound. Measured on
+// the large board with history at 10,000 updates/s on one core: with every job sent at
+// once, the threads (below the event loop's priority) fell ever further behind, the
+// queue and the memory it held grew for as long as the run lasted, no version was
+// published in 30 s, and the main thread spent 47% of its time making fresh shared
+// memory for pieces that the held queue kept from being reused.
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -27,6 +38,12 @@ import { pieceBuffers } from './pieceBuffers.ts';
 
 /** Default pool size at most: compression past 8 threads waits on the main thread's rendering anyway. */
 const MAX_DEFAULT_THREADS = 8;
+/** Raw bytes sent to a thread in one message, about (neighbouring pieces together): ~5 ms of level-1 deflate. */
+const BATCH_BYTES = 1 << 20;
+/** Batches a thread holds at most: one it compresses, one waiting, so it does not idle on a round trip. */
+const BATCHES_PER_THREAD = 2;
+/** Raw bytes queued (not yet sent) per thread above which producers should wait; they go on at half. */
+const QUEUE_BYTES_PER_THREAD = 8 << 20;
 
 /**
  * Linux nice value the workers give themselves. Against the event loop's 0 a runnable
@@ -44,6 +61,8 @@ interface Job {
   raw: Uint8Array;
   level: number;
   done: CompressedCallback;
+  /** False once nobody wants the result (then it is dropped unsent, and done is not called). */
+  wanted: () => boolean;
 }
 
 interface Batch {
@@ -89,8 +108,6 @@ interface Thread {
   worker: Worker;
   /** Batches sent and not answered. */
   inFlight: Map<number, Batch>;
-  /** Raw bytes sent and not answered (the next batch goes to the least loaded thread). */
-  load: number;
   alive: boolean;
 }
 
@@ -104,24 +121,44 @@ interface Answer {
 
 class CompressionPool {
   private threads: Thread[] = [];
+  /** Jobs not sent yet, oldest first from queueHead. */
   private queued: Job[] = [];
+  private queueHead = 0;
+  private queuedBytes = 0;
   private flushQueued = false;
   private nextId = 1;
+  /** whenRoom() callers, woken once the queue is down to half its limit. */
+  private roomWaiters: Array<() => void> = [];
+  readonly limitBytes: number;
 
-  constructor(readonly size: number) {}
+  constructor(readonly size: number) {
+    this.limitBytes = QUEUE_BYTES_PER_THREAD * size;
+  }
 
-  compress(raw: Uint8Array, level: number, done: CompressedCallback): void {
+  compress(raw: Uint8Array, level: number, done: CompressedCallback, wanted: () => boolean): void {
     // A pooled piece's memory must not be handed to another piece while a thread reads it.
     if (Buffer.isBuffer(raw)) pieceBuffers.retain(raw);
-    this.queued.push({ raw, level, done });
+    this.queued.push({ raw, level, done, wanted });
+    this.queuedBytes += raw.length;
     if (this.flushQueued) return;
     this.flushQueued = true;
     queueMicrotask(() => this.flush());
   }
 
+  /** Raw bytes queued and not yet sent to a thread. */
+  get backlogBytes(): number {
+    return this.queuedBytes;
+  }
+
+  /** Resolves at once while the queue is within its limit, else once it is down to half of it. */
+  whenRoom(): Promise<void> {
+    if (this.queuedBytes <= this.limitBytes) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
   private startThread(): Thread {
     const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'snapshot-compression', execArgv: [] });
-    const thread: Thread = { worker, inFlight: new Map(), load: 0, alive: true };
+    const thread: Thread = { worker, inFlight: new Map(), alive: true };
     worker.on('message', (message: Answer) => {
       const batch = thread.inFlight.get(message.id);
       if (batch === undefined) return;
@@ -135,31 +172,48 @@ class CompressionPool {
     return thread;
   }
 
+  /** Tops every thread up to BATCHES_PER_THREAD batches from the queue, dropping jobs nobody wants. */
   private flush(): void {
     this.flushQueued = false;
-    const jobs = this.queued;
-    this.queued = [];
-    if (jobs.length === 0) return;
+    if (this.queueHead === this.queued.length) return;
     while (this.threads.length < this.size) this.threads.push(this.startThread());
-    // Split by bytes over the threads, in order (neighbouring pieces together), least loaded first.
-    let total = 0;
-    for (const job of jobs) total += job.raw.length;
-    const parts = Math.min(this.threads.length, jobs.length);
-    const share = total / parts;
-    let from = 0;
-    for (let part = 0; part < parts && from < jobs.length; part++) {
+    for (;;) {
+      const thread = this.leastBusy();
+      if (thread === null) break;
+      const jobs: Job[] = [];
       let bytes = 0;
-      let to = from;
-      while (to < jobs.length && (part === parts - 1 || to === from || bytes < share)) bytes += jobs[to++].raw.length;
-      this.send(this.leastLoaded(), jobs.slice(from, to), bytes);
-      from = to;
+      while (this.queueHead < this.queued.length && bytes < BATCH_BYTES) {
+        const job = this.queued[this.queueHead++];
+        this.queuedBytes -= job.raw.length;
+        if (!job.wanted()) {
+          releaseJob(job);
+          continue;
+        }
+        jobs.push(job);
+        bytes += job.raw.length;
+      }
+      if (jobs.length > 0) this.send(thread, jobs, bytes);
+      if (this.queueHead === this.queued.length) break;
+    }
+    if (this.queueHead === this.queued.length) {
+      this.queued = [];
+      this.queueHead = 0;
+    } else if (this.queueHead > 1024 && this.queueHead * 2 > this.queued.length) {
+      this.queued = this.queued.slice(this.queueHead);
+      this.queueHead = 0;
+    }
+    if (this.queuedBytes <= this.limitBytes / 2 && this.roomWaiters.length > 0) {
+      const waiters = this.roomWaiters;
+      this.roomWaiters = [];
+      for (const wake of waiters) wake();
     }
   }
 
-  private leastLoaded(): Thread {
-    let best = this.threads[0];
-    for (const thread of this.threads) if (thread.load < best.load) best = thread;
-    return best;
+  /** The live thread with the fewest batches, if it has room for another. */
+  private leastBusy(): Thread | null {
+    let best: Thread | null = null;
+    for (const thread of this.threads) if (best === null || thread.inFlight.size < best.inFlight.size) best = thread;
+    return best !== null && best.inFlight.size < BATCHES_PER_THREAD ? best : null;
   }
 
   private send(thread: Thread, jobs: Job[], bytes: number): void {
@@ -189,19 +243,18 @@ class CompressionPool {
     // While it has work the thread keeps the process alive (someone awaits it); idle, it does not.
     if (thread.inFlight.size === 0) thread.worker.ref();
     thread.inFlight.set(id, { jobs });
-    thread.load += bytes;
     thread.worker.postMessage({ id, data, shared, lengths, levels }, data === null ? [] : [data]);
   }
 
   private answer(thread: Thread, batch: Batch, message: Answer): void {
     for (let i = 0; i < batch.jobs.length; i++) {
       const job = batch.jobs[i];
-      thread.load -= job.raw.length;
       const out = message.outs[i];
       if (message.error !== null && out.byteLength === 0) job.done(new Error(message.error), null, 0);
       else job.done(null, Buffer.from(out), message.crcs[i]);
       releaseJob(job);
     }
+    this.flush();
   }
 
   /** A thread failed: its batches are answered with the error (their callers compress them themselves); the next flush starts another. */
@@ -218,6 +271,7 @@ class CompressionPool {
         releaseJob(job);
       }
     }
+    this.flush(); // the next thread started takes the queue
   }
 }
 
@@ -257,8 +311,25 @@ export function sharedPiece(bytes: Uint8Array): Buffer {
  * Compresses `raw` (which must not change until `done` is called) as a snapshot
  * piece on a worker thread: `done` gets the raw DEFLATE bytes deflatedBytes() would
  * give and the CRC-32 of `raw`, or an error (then the caller compresses it itself).
+ * `wanted` is asked before the job is sent: false drops it, and `done` is not called.
  */
-export function compressOnWorker(raw: Uint8Array, level: number, done: CompressedCallback): void {
+export function compressOnWorker(raw: Uint8Array, level: number, done: CompressedCallback, wanted: () => boolean = always): void {
   if (pool === null) pool = new CompressionPool(threads);
-  pool.compress(raw, level, done);
+  pool.compress(raw, level, done, wanted);
+}
+
+const always = (): boolean => true;
+
+/** Raw bytes waiting to be sent to a compression thread. */
+export function compressionBacklogBytes(): number {
+  return pool === null ? 0 : pool.backlogBytes;
+}
+
+/**
+ * Resolves at once while the compression queue is within its limit (8 MiB of raw bytes
+ * per thread), else once the threads have brought it down to half: a producer that
+ * awaits it before making more pieces keeps the queue, and the memory it holds, bounded.
+ */
+export function whenCompressionRoom(): Promise<void> {
+  return pool === null ? Promise.resolve() : pool.whenRoom();
 }

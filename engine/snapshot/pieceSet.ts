@@ -137,7 +137,7 @@ export class PieceSet {
       piece.raw = null;
       this.pending.delete(piece);
       if (this.pending.size === 0) this.wakeSettled();
-    });
+    }, () => this.pending.has(piece)); // a piece replaced, removed or compressed here meanwhile is not sent
   }
 
   /** Deferred pieces whose bytes have not arrived yet. */
