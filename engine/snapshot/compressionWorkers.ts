@@ -42,8 +42,14 @@ const MAX_DEFAULT_THREADS = 8;
 const BATCH_BYTES = 1 << 20;
 /** Batches a thread holds at most: one it compresses, one waiting, so it does not idle on a round trip. */
 const BATCHES_PER_THREAD = 2;
-/** Raw bytes queued (not yet sent) per thread above which producers should wait; they go on at half. */
-const QUEUE_BYTES_PER_THREAD = 8 << 20;
+/**
+ * Raw bytes queued (not yet sent) per thread above which producers should wait; they go
+ * on at half. Large enough that a refresh keeping up never waits (at 10,000 updates/s on
+ * the large board a 50 ms step makes several MB; with 8 MiB it waited all the time and
+ * what it left grew the one-go render at each version's moment to 150-250 ms), small
+ * against the pieces kept (hundreds of MB).
+ */
+const QUEUE_BYTES_PER_THREAD = 64 << 20;
 
 /**
  * Linux nice value the workers give themselves. Against the event loop's 0 a runnable
@@ -325,8 +331,13 @@ export function compressionBacklogBytes(): number {
   return pool === null ? 0 : pool.backlogBytes;
 }
 
+/** Raw bytes the compression queue holds before whenCompressionRoom() makes producers wait. */
+export function compressionQueueLimitBytes(): number {
+  return QUEUE_BYTES_PER_THREAD * (pool === null ? threads : pool.size);
+}
+
 /**
- * Resolves at once while the compression queue is within its limit (8 MiB of raw bytes
+ * Resolves at once while the compression queue is within its limit (64 MiB of raw bytes
  * per thread), else once the threads have brought it down to half: a producer that
  * awaits it before making more pieces keeps the queue, and the memory it holds, bounded.
  */

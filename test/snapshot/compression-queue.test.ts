@@ -7,11 +7,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { compressionBacklogBytes, compressionThreads, compressOnWorker, sharedPiece, whenCompressionRoom } from '../../engine/snapshot/compressionWorkers.ts';
+import { compressionBacklogBytes, compressionQueueLimitBytes, compressOnWorker, setCompressionThreads, sharedPiece, whenCompressionRoom } from '../../engine/snapshot/compressionWorkers.ts';
 import { deflatedBytes } from '../../engine/snapshot/deflatePiece.ts';
 import { pieceBuffers } from '../../engine/snapshot/pieceBuffers.ts';
 
 const MiB = 1 << 20;
+// One thread (this file runs in a process of its own): the queue's limit does not grow with the machine's cores.
+setCompressionThreads(1);
 
 function compressed(raw: Uint8Array, wanted: () => boolean = () => true): { result: Promise<{ deflated: Buffer; crc: number }>; called: () => boolean } {
   let called = false;
@@ -49,9 +51,14 @@ test('a job nobody wants by the time it would be sent is dropped: no callback, i
 });
 
 test('the queue stays bounded: a producer waiting for room finds it at half its limit, and every job comes back right', async () => {
-  const limit = 8 * MiB * compressionThreads();
-  // Incompressible pieces of 1 MiB, four times the limit, queued in one go.
-  const pieces = Array.from({ length: Math.ceil((4 * limit) / MiB) }, () => sharedPiece(randomBytes(MiB)));
+  const limit = compressionQueueLimitBytes();
+  // Incompressible pieces of 1 MiB, a quarter more than the limit, queued in one go.
+  const source = randomBytes(MiB);
+  const pieces = Array.from({ length: Math.ceil((1.25 * limit) / MiB) }, (_, i) => {
+    const piece = sharedPiece(source);
+    piece.writeUInt32LE(i); // each its own bytes (and CRC)
+    return piece;
+  });
   const jobs = pieces.map((piece) => compressed(piece));
   await Promise.resolve(); // the flush: each thread takes its batches, the rest waits here
   assert.ok(compressionBacklogBytes() > limit, `backlog ${compressionBacklogBytes()} over the limit ${limit}`);
