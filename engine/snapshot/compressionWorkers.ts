@@ -24,8 +24,8 @@
 // The queue is on the main thread: a thread holds at most BATCHES_PER_THREAD batches
 // of about BATCH_BYTES, and gets the next when it answers. A job whose piece left the
 // body meanwhile (re-made, removed, or compressed on the main thread) is dropped
-// before it is sent (its wanted() says so), and what is queued can be measured, so a
-// producer waits (whenCompressionRoom) instead of queueing without bound. Measured on
+// before it is sent (its wanted() says so), and what is queued is bounded: past
+// QUEUE_LIMIT_BYTES a producer waits (whenCompressionRoom) instead of queueing on. Measured on
 // the large board with history at 10,000 updates/s on one core: with every job sent at
 // once, the threads (below the event loop's priority) fell ever further behind, the
 // queue and the memory it held grew for as long as the run lasted, no version was
@@ -43,13 +43,15 @@ const BATCH_BYTES = 1 << 20;
 /** Batches a thread holds at most: one it compresses, one waiting, so it does not idle on a round trip. */
 const BATCHES_PER_THREAD = 2;
 /**
- * Raw bytes queued (not yet sent) per thread above which producers should wait; they go
- * on at half. Large enough that a refresh keeping up never waits (at 10,000 updates/s on
- * the large board a 50 ms step makes several MB; with 8 MiB it waited all the time and
- * what it left grew the one-go render at each version's moment to 150-250 ms), small
- * against the pieces kept (hundreds of MB).
+ * Raw bytes queued (not yet sent) above which producers should wait; they go on at
+ * half. A bound on the memory the queue holds, not a pace: a refresh that waits leaves
+ * its backlog to the one-go render at its version's moment, so a limit that is reached
+ * while the refresh keeps up costs the reads their latency (the large board's plain
+ * refresh at 10,000/s on one core reached 8 MiB and 64 MiB per thread all the time, and
+ * those renders held the event loop 150-250 ms). 256 MiB is under half the large
+ * board's plain body, the memory the kept rendered rows already take twice over.
  */
-const QUEUE_BYTES_PER_THREAD = 64 << 20;
+const QUEUE_LIMIT_BYTES = 256 << 20;
 
 /**
  * Linux nice value the workers give themselves. Against the event loop's 0 a runnable
@@ -138,7 +140,7 @@ class CompressionPool {
   readonly limitBytes: number;
 
   constructor(readonly size: number) {
-    this.limitBytes = QUEUE_BYTES_PER_THREAD * size;
+    this.limitBytes = QUEUE_LIMIT_BYTES;
   }
 
   compress(raw: Uint8Array, level: number, done: CompressedCallback, wanted: () => boolean): void {
@@ -333,12 +335,12 @@ export function compressionBacklogBytes(): number {
 
 /** Raw bytes the compression queue holds before whenCompressionRoom() makes producers wait. */
 export function compressionQueueLimitBytes(): number {
-  return QUEUE_BYTES_PER_THREAD * (pool === null ? threads : pool.size);
+  return QUEUE_LIMIT_BYTES;
 }
 
 /**
- * Resolves at once while the compression queue is within its limit (64 MiB of raw bytes
- * per thread), else once the threads have brought it down to half: a producer that
+ * Resolves at once while the compression queue is within its limit (256 MiB of raw
+ * bytes), else once the threads have brought it down to half: a producer that
  * awaits it before making more pieces keeps the queue, and the memory it holds, bounded.
  */
 export function whenCompressionRoom(): Promise<void> {

@@ -12,7 +12,7 @@ import { deflatedBytes } from '../../engine/snapshot/deflatePiece.ts';
 import { pieceBuffers } from '../../engine/snapshot/pieceBuffers.ts';
 
 const MiB = 1 << 20;
-// One thread (this file runs in a process of its own): the queue's limit does not grow with the machine's cores.
+// One thread (this file runs in a process of its own): the queue drains at one thread's pace on any machine.
 setCompressionThreads(1);
 
 function compressed(raw: Uint8Array, wanted: () => boolean = () => true): { result: Promise<{ deflated: Buffer; crc: number }>; called: () => boolean } {
@@ -52,9 +52,9 @@ test('a job nobody wants by the time it would be sent is dropped: no callback, i
 
 test('the queue stays bounded: a producer waiting for room finds it at half its limit, and every job comes back right', async () => {
   const limit = compressionQueueLimitBytes();
-  // Incompressible pieces of 1 MiB, a quarter more than the limit, queued in one go.
-  const source = randomBytes(MiB);
-  const pieces = Array.from({ length: Math.ceil((1.25 * limit) / MiB) }, (_, i) => {
+  // Incompressible pieces of 4 MiB, a quarter more than the limit, queued in one go.
+  const source = randomBytes(4 * MiB);
+  const pieces = Array.from({ length: Math.ceil((1.25 * limit) / (4 * MiB)) }, (_, i) => {
     const piece = sharedPiece(source);
     piece.writeUInt32LE(i); // each its own bytes (and CRC)
     return piece;
