@@ -60,7 +60,6 @@ import type { Clock } from '../clock.ts';
 import { EVENT_HEAD } from './dirtyTracker.ts';
 import { snapshotHead } from './snapshotJson.ts';
 import { SnapshotVariant, type VariantStats } from './snapshotVariant.ts';
-import { compressionBacklogBytes, whenCompressionRoom } from './compressionWorkers.ts';
 
 export interface BoardSnapshotOptions {
   /** Raw bytes a piece of cold rows averages (runs of hot rows get pieces HOT_WEIGHT times smaller, rowCuts.ts). Default 128 KiB. */
@@ -468,13 +467,6 @@ export class BoardSnapshot implements ChangeListener {
             // turn takes a smaller share of the loop from the refresh.
             step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
           }
-        }
-        if (compressionBacklogBytes() > 0) {
-          // The compression threads are behind: making more pieces now would only queue
-          // them (and their memory). Wait for the threads; on a shared core the event
-          // loop idles meanwhile, which is what lets threads below its priority run.
-          await whenCompressionRoom();
-          if (this.closed || !this.isKept(state) || state.variant !== variant) return;
         }
         state.step(timer() + step, true);
         await nextTurn();

@@ -24,8 +24,8 @@
 // The queue is on the main thread: a thread holds at most BATCHES_PER_THREAD batches
 // of about BATCH_BYTES, and gets the next when it answers. A job whose piece left the
 // body meanwhile (re-made, removed, or compressed on the main thread) is dropped
-// before it is sent (its wanted() says so), and what is queued is bounded: past
-// QUEUE_LIMIT_BYTES a producer waits (whenCompressionRoom) instead of queueing on. Measured on
+// at once (its ticket is cancelled: its memory goes back to the pool and its callback
+// never runs), so the queue holds at most one job per piece in the body. Measured on
 // the large board with history at 10,000 updates/s on one core: with every job sent at
 // once, the threads (below the event loop's priority) fell ever further behind, the
 // queue and the memory it held grew for as long as the run lasted, no version was
@@ -42,16 +42,6 @@ const MAX_DEFAULT_THREADS = 8;
 const BATCH_BYTES = 1 << 20;
 /** Batches a thread holds at most: one it compresses, one waiting, so it does not idle on a round trip. */
 const BATCHES_PER_THREAD = 2;
-/**
- * Raw bytes queued (not yet sent) above which producers should wait; they go on at
- * half. A bound on the memory the queue holds, not a pace: a refresh that waits leaves
- * its backlog to the one-go render at its version's moment, so a limit that is reached
- * while the refresh keeps up costs the reads their latency (the large board's plain
- * refresh at 10,000/s on one core reached 8 MiB and 64 MiB per thread all the time, and
- * those renders held the event loop 150-250 ms). 256 MiB is under half the large
- * board's plain body, the memory the kept rendered rows already take twice over.
- */
-const QUEUE_LIMIT_BYTES = 256 << 20;
 
 /**
  * Linux nice value the workers give themselves. Against the event loop's 0 a runnable
@@ -65,12 +55,27 @@ export const WORKER_NICE = 10;
 
 export type CompressedCallback = (error: Error | null, deflated: Buffer | null, crc: number) => void;
 
-interface Job {
-  raw: Uint8Array;
-  level: number;
-  done: CompressedCallback;
-  /** False once nobody wants the result (then it is dropped unsent, and done is not called). */
-  wanted: () => boolean;
+/** A queued compression: cancel() when its result is no longer wanted (then `done` is not called). */
+export interface CompressionTicket {
+  cancel(): void;
+}
+
+const QUEUED = 0;
+const SENT = 1;
+const CANCELLED = 2;
+
+class Job implements CompressionTicket {
+  state = QUEUED;
+  constructor(
+    readonly pool: CompressionPool,
+    readonly raw: Uint8Array,
+    readonly level: number,
+    readonly done: CompressedCallback,
+  ) {}
+
+  cancel(): void {
+    this.pool.cancel(this);
+  }
 }
 
 interface Batch {
@@ -135,33 +140,33 @@ class CompressionPool {
   private queuedBytes = 0;
   private flushQueued = false;
   private nextId = 1;
-  /** whenRoom() callers, woken once the queue is down to half its limit. */
-  private roomWaiters: Array<() => void> = [];
-  readonly limitBytes: number;
+  constructor(readonly size: number) {}
 
-  constructor(readonly size: number) {
-    this.limitBytes = QUEUE_LIMIT_BYTES;
-  }
-
-  compress(raw: Uint8Array, level: number, done: CompressedCallback, wanted: () => boolean): void {
+  compress(raw: Uint8Array, level: number, done: CompressedCallback): Job {
     // A pooled piece's memory must not be handed to another piece while a thread reads it.
     if (Buffer.isBuffer(raw)) pieceBuffers.retain(raw);
-    this.queued.push({ raw, level, done, wanted });
+    const job = new Job(this, raw, level, done);
+    this.queued.push(job);
     this.queuedBytes += raw.length;
-    if (this.flushQueued) return;
-    this.flushQueued = true;
-    queueMicrotask(() => this.flush());
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(() => this.flush());
+    }
+    return job;
+  }
+
+  /** A queued job leaves the count and gives its memory back now; a sent one only loses its callback. */
+  cancel(job: Job): void {
+    if (job.state === QUEUED) {
+      this.queuedBytes -= job.raw.length;
+      releaseJob(job);
+    }
+    job.state = CANCELLED;
   }
 
   /** Raw bytes queued and not yet sent to a thread. */
   get backlogBytes(): number {
     return this.queuedBytes;
-  }
-
-  /** Resolves at once while the queue is within its limit, else once it is down to half of it. */
-  whenRoom(): Promise<void> {
-    if (this.queuedBytes <= this.limitBytes) return Promise.resolve();
-    return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
   private startThread(): Thread {
@@ -180,7 +185,7 @@ class CompressionPool {
     return thread;
   }
 
-  /** Tops every thread up to BATCHES_PER_THREAD batches from the queue, dropping jobs nobody wants. */
+  /** Tops every thread up to BATCHES_PER_THREAD batches from the queue, skipping cancelled jobs. */
   private flush(): void {
     this.flushQueued = false;
     if (this.queueHead === this.queued.length) return;
@@ -192,11 +197,9 @@ class CompressionPool {
       let bytes = 0;
       while (this.queueHead < this.queued.length && bytes < BATCH_BYTES) {
         const job = this.queued[this.queueHead++];
+        if (job.state === CANCELLED) continue; // counted out and released when cancelled
         this.queuedBytes -= job.raw.length;
-        if (!job.wanted()) {
-          releaseJob(job);
-          continue;
-        }
+        job.state = SENT;
         jobs.push(job);
         bytes += job.raw.length;
       }
@@ -209,11 +212,6 @@ class CompressionPool {
     } else if (this.queueHead > 1024 && this.queueHead * 2 > this.queued.length) {
       this.queued = this.queued.slice(this.queueHead);
       this.queueHead = 0;
-    }
-    if (this.queuedBytes <= this.limitBytes / 2 && this.roomWaiters.length > 0) {
-      const waiters = this.roomWaiters;
-      this.roomWaiters = [];
-      for (const wake of waiters) wake();
     }
   }
 
@@ -258,7 +256,9 @@ class CompressionPool {
     for (let i = 0; i < batch.jobs.length; i++) {
       const job = batch.jobs[i];
       const out = message.outs[i];
-      if (message.error !== null && out.byteLength === 0) job.done(new Error(message.error), null, 0);
+      if (job.state === CANCELLED) {
+        // nobody wants it any more
+      } else if (message.error !== null && out.byteLength === 0) job.done(new Error(message.error), null, 0);
       else job.done(null, Buffer.from(out), message.crcs[i]);
       releaseJob(job);
     }
@@ -275,7 +275,7 @@ class CompressionPool {
     void thread.worker.terminate();
     for (const batch of batches) {
       for (const job of batch.jobs) {
-        job.done(error, null, 0);
+        if (job.state !== CANCELLED) job.done(error, null, 0);
         releaseJob(job);
       }
     }
@@ -319,30 +319,15 @@ export function sharedPiece(bytes: Uint8Array): Buffer {
  * Compresses `raw` (which must not change until `done` is called) as a snapshot
  * piece on a worker thread: `done` gets the raw DEFLATE bytes deflatedBytes() would
  * give and the CRC-32 of `raw`, or an error (then the caller compresses it itself).
- * `wanted` is asked before the job is sent: false drops it, and `done` is not called.
+ * Cancelling the ticket means `done` is not called (and, if the job was not sent yet,
+ * its memory goes back now).
  */
-export function compressOnWorker(raw: Uint8Array, level: number, done: CompressedCallback, wanted: () => boolean = always): void {
+export function compressOnWorker(raw: Uint8Array, level: number, done: CompressedCallback): CompressionTicket {
   if (pool === null) pool = new CompressionPool(threads);
-  pool.compress(raw, level, done, wanted);
+  return pool.compress(raw, level, done);
 }
 
-const always = (): boolean => true;
-
-/** Raw bytes waiting to be sent to a compression thread. */
+/** Raw bytes waiting to be sent to a compression thread (cancelled jobs not counted). */
 export function compressionBacklogBytes(): number {
   return pool === null ? 0 : pool.backlogBytes;
-}
-
-/** Raw bytes the compression queue holds before whenCompressionRoom() makes producers wait. */
-export function compressionQueueLimitBytes(): number {
-  return QUEUE_LIMIT_BYTES;
-}
-
-/**
- * Resolves at once while the compression queue is within its limit (256 MiB of raw
- * bytes), else once the threads have brought it down to half: a producer that
- * awaits it before making more pieces keeps the queue, and the memory it holds, bounded.
- */
-export function whenCompressionRoom(): Promise<void> {
-  return pool === null ? Promise.resolve() : pool.whenRoom();
 }

@@ -7,7 +7,7 @@
 // piece has its bytes, settleSync() compresses the rest on this thread.
 
 import { crc32 } from 'node:zlib';
-import { compressOnWorker } from './compressionWorkers.ts';
+import { compressOnWorker, type CompressionTicket } from './compressionWorkers.ts';
 import { aligned, compressPiece, deflatedBytes, DEFAULT_PIECE_LEVEL, storedBlock, type DeflatedPiece } from './deflatePiece.ts';
 import { GzipJoiner, type GzipMember } from './gzipMember.ts';
 
@@ -15,6 +15,8 @@ import { GzipJoiner, type GzipMember } from './gzipMember.ts';
 class DeferredPiece implements DeflatedPiece {
   deflated: Buffer = EMPTY_BYTES;
   crc = 0;
+  /** Its compression on a worker thread, cancelled when the piece leaves the body or is compressed here. */
+  ticket: CompressionTicket | null = null;
   readonly rawLength: number;
   constructor(public raw: Buffer | null) {
     this.rawLength = raw!.length;
@@ -126,7 +128,7 @@ export class PieceSet {
     const piece = new DeferredPiece(raw);
     this.pending.add(piece);
     this.place(key, piece, members);
-    compressOnWorker(raw, this.level, (error, deflated, crc) => {
+    piece.ticket = compressOnWorker(raw, this.level, (error, deflated, crc) => {
       if (!this.pending.has(piece)) return; // replaced, removed or compressed by settleSync meanwhile
       if (error === null && deflated !== null) {
         piece.deflated = aligned(deflated);
@@ -137,7 +139,7 @@ export class PieceSet {
       piece.raw = null;
       this.pending.delete(piece);
       if (this.pending.size === 0) this.wakeSettled();
-    }, () => this.pending.has(piece)); // a piece replaced, removed or compressed here meanwhile is not sent
+    });
   }
 
   /** Deferred pieces whose bytes have not arrived yet. */
@@ -155,6 +157,7 @@ export class PieceSet {
   settleSync(): void {
     if (this.pending.size === 0) return;
     for (const piece of this.pending) {
+      piece.ticket?.cancel();
       compressHere(piece, this.level);
       piece.raw = null;
     }
@@ -183,7 +186,9 @@ export class PieceSet {
 
   /** A deferred piece leaving the body is no longer waited for. */
   private forget(piece: DeflatedPiece): void {
-    if (piece instanceof DeferredPiece && this.pending.delete(piece) && this.pending.size === 0) this.wakeSettled();
+    if (!(piece instanceof DeferredPiece) || !this.pending.delete(piece)) return;
+    piece.ticket?.cancel(); // still queued: its memory goes back now, and no thread compresses it
+    if (this.pending.size === 0) this.wakeSettled();
   }
 
   remove(key: string): boolean {

@@ -1,72 +1,61 @@
-// The compression threads' queue: a job whose piece nobody wants any more is dropped
-// before it is sent (its callback never runs, its shared memory goes back to the pool),
-// every wanted job comes back with the bytes deflatedBytes() gives and the CRC-32, and
-// a producer that waits for room (whenCompressionRoom) finds the queue back at half its
-// limit: the queue, and the memory it holds, stay bounded however fast pieces are made.
+// The compression threads' queue: a job cancelled before it is sent never reaches a
+// thread (its callback never runs, its shared memory goes back to the pool at once);
+// a piece re-made while its compression waits cancels the old one, so the queue holds
+// at most one job per piece however often pieces are re-made; every job that is
+// wanted comes back with the bytes deflatedBytes() gives and the CRC-32.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { crc32 } from 'node:zlib';
-import { compressionBacklogBytes, compressionQueueLimitBytes, compressOnWorker, setCompressionThreads, sharedPiece, whenCompressionRoom } from '../../engine/snapshot/compressionWorkers.ts';
+import { crc32, gunzipSync } from 'node:zlib';
+import { compressionBacklogBytes, compressOnWorker, setCompressionThreads, sharedPiece } from '../../engine/snapshot/compressionWorkers.ts';
 import { deflatedBytes } from '../../engine/snapshot/deflatePiece.ts';
 import { pieceBuffers } from '../../engine/snapshot/pieceBuffers.ts';
+import { PieceSet } from '../../engine/snapshot/pieceSet.ts';
 
-const MiB = 1 << 20;
 // One thread (this file runs in a process of its own): the queue drains at one thread's pace on any machine.
 setCompressionThreads(1);
 
-function compressed(raw: Uint8Array, wanted: () => boolean = () => true): { result: Promise<{ deflated: Buffer; crc: number }>; called: () => boolean } {
-  let called = false;
-  const result = new Promise<{ deflated: Buffer; crc: number }>((resolve, reject) =>
-    compressOnWorker(
-      raw,
-      1,
-      (error, deflated, crc) => {
-        called = true;
-        if (error !== null || deflated === null) reject(error);
-        else resolve({ deflated, crc });
-      },
-      wanted,
-    ),
-  );
-  return { result, called: () => called };
-}
-
-test('a job nobody wants by the time it would be sent is dropped: no callback, its memory back in the pool', async () => {
+test('a job cancelled before it is sent never answers, and its memory goes back to the pool at once', async () => {
   const bytes = Buffer.from('{"a":1},{"b":2},'.repeat(4000));
-  const kept = sharedPiece(bytes);
-  const dropped = sharedPiece(bytes);
-  let want = true;
-  const first = compressed(kept);
-  const second = compressed(dropped, () => want);
-  const third = compressed(sharedPiece(bytes));
-  want = false; // before the queue is flushed (a microtask later)
+  const answered: string[] = [];
+  const onDone = (name: string) => (error: Error | null, deflated: Buffer | null, crc: number) => {
+    assert.equal(error, null);
+    assert.ok(deflated!.equals(deflatedBytes(bytes, 1)), 'the bytes deflatedBytes() gives');
+    assert.equal(crc >>> 0, crc32(bytes) >>> 0);
+    answered.push(name);
+  };
+  compressOnWorker(sharedPiece(bytes), 1, onDone('first'));
+  const second = compressOnWorker(sharedPiece(bytes), 1, onDone('second'));
+  compressOnWorker(sharedPiece(bytes), 1, onDone('third'));
   const freeBefore = pieceBuffers.freeListBytes;
-  const [a, c] = await Promise.all([first.result, third.result]);
-  assert.ok(a.deflated.equals(deflatedBytes(bytes, 1)) && c.deflated.equals(a.deflated), 'the bytes deflatedBytes() gives');
-  assert.equal(a.crc >>> 0, crc32(bytes) >>> 0);
+  const queuedBefore = compressionBacklogBytes();
+  second.cancel(); // still queued: the queue is flushed a microtask later
+  assert.ok(pieceBuffers.freeListBytes > freeBefore, "the cancelled piece's memory is back in the pool");
+  assert.equal(compressionBacklogBytes(), queuedBefore - bytes.length, 'and out of the queue');
+  while (answered.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
   await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(second.called(), false, 'the dropped job never answered');
-  assert.ok(pieceBuffers.freeListBytes > freeBefore, 'the dropped piece\'s memory went back to the pool');
+  assert.deepEqual(answered, ['first', 'third']);
 });
 
-test('the queue stays bounded: a producer waiting for room finds it at half its limit, and every job comes back right', async () => {
-  const limit = compressionQueueLimitBytes();
-  // Incompressible pieces of 4 MiB, a quarter more than the limit, queued in one go.
-  const source = randomBytes(4 * MiB);
-  const pieces = Array.from({ length: Math.ceil((1.25 * limit) / (4 * MiB)) }, (_, i) => {
-    const piece = sharedPiece(source);
-    piece.writeUInt32LE(i); // each its own bytes (and CRC)
-    return piece;
-  });
-  const jobs = pieces.map((piece) => compressed(piece));
-  await Promise.resolve(); // the flush: each thread takes its batches, the rest waits here
-  assert.ok(compressionBacklogBytes() > limit, `backlog ${compressionBacklogBytes()} over the limit ${limit}`);
-  await whenCompressionRoom();
-  assert.ok(compressionBacklogBytes() <= limit / 2, `room at ${compressionBacklogBytes()} bytes: at most half the limit`);
-  assert.ok(jobs.some((job) => !job.called()), 'room came before the whole queue was done');
-  const results = await Promise.all(jobs.map((job) => job.result));
-  for (let i = 0; i < pieces.length; i += 7) assert.equal(results[i].crc >>> 0, crc32(pieces[i]) >>> 0);
+test('pieces re-made while their compression waits: the queue holds one job per piece, and the body is right', async () => {
+  const pieces = new PieceSet({ head: '[', tail: ']' });
+  // One slow job first (8 MiB of base64 noise), so the rest wait in the queue.
+  pieces.setDeferred('0', sharedPiece(Buffer.from(JSON.stringify(randomBytes(6 << 20).toString('base64')))));
+  await Promise.resolve(); // flushed: the thread has it
+  const texts = new Map<string, string>();
+  for (let round = 0; round < 20; round++) {
+    for (let key = 1; key <= 10; key++) {
+      const text = JSON.stringify({ key, round, pad: 'x'.repeat(1000 * key) });
+      texts.set(String(key), text);
+      pieces.setDeferred(String(key), sharedPiece(Buffer.from(text)));
+    }
+  }
+  let newest = 0;
+  for (const text of texts.values()) newest += text.length;
+  assert.equal(compressionBacklogBytes(), newest, 'only the newest of each piece is queued');
+  await pieces.settle();
+  const body = JSON.parse(gunzipSync(Buffer.concat(pieces.assemble().chunks as Buffer[])).toString()) as unknown[];
+  assert.equal(body.length, 11);
+  assert.deepEqual(body.slice(1), [...texts.values()].map((text) => JSON.parse(text)));
   assert.equal(compressionBacklogBytes(), 0);
-  await whenCompressionRoom(); // within the limit: at once
 });
