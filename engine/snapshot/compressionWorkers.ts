@@ -1,8 +1,7 @@
 // Where a background refresh compresses its pieces: a few worker threads, each
 // running zlib's deflate (the same call and options as deflatePiece.ts, so the same
-// bytes) AND the piece's CRC-32, so the event loop does neither. Pieces queued in one
-// turn of the event loop travel as one message per worker (one copy of their bytes
-// into a transferred buffer), not one per piece.
+// bytes) AND the piece's CRC-32, so the event loop does neither. Neighbouring pieces
+// travel together, in batches of about BATCH_BYTES (one message each), not one per piece.
 //
 // Why threads of our own and not zlib's asynchronous calls on the libuv threadpool:
 // the threadpool cannot compute a CRC (node:zlib's crc32 runs on the calling thread),
@@ -60,6 +59,7 @@ export interface CompressionTicket {
   cancel(): void;
 }
 
+const NO_BYTES = new Uint8Array(0);
 const QUEUED = 0;
 const SENT = 1;
 const CANCELLED = 2;
@@ -68,7 +68,7 @@ class Job implements CompressionTicket {
   state = QUEUED;
   constructor(
     readonly pool: CompressionPool,
-    readonly raw: Uint8Array,
+    public raw: Uint8Array,
     readonly level: number,
     readonly done: CompressedCallback,
   ) {}
@@ -160,6 +160,7 @@ class CompressionPool {
     if (job.state === QUEUED) {
       this.queuedBytes -= job.raw.length;
       releaseJob(job);
+      job.raw = NO_BYTES; // the queue keeps the job until its turn, not the piece's bytes
     }
     job.state = CANCELLED;
   }
