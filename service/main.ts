@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   logger.info({ event: 'start', pid: process.pid, singleThreadedGc: gc.kind === 'on', config: loggableConfig(config) }, 'starting');
   if (gc.kind === 'unavailable') {
-    logger.warn({ event: 'single_threaded_gc_unavailable', detail: gc.reason }, `one core: V8's collector threads share the event loop's core (${gc.reason}); start node with --single-threaded-gc for steadier latency`);
+    logger.warn({ event: 'single_threaded_gc_unavailable', detail: gc.reason }, `SINGLE_THREADED_GC wants node's --single-threaded-gc, but the process cannot relaunch itself with it (${gc.reason}): running with V8's collector threads; start node with the flag for steadier latency on one core`);
   }
 
   if (process.env.METRICS_PORT || process.env.METRICS_HOST) {
