@@ -18,7 +18,7 @@
 // memory, and over HTTP (the real route, wrk pinned to core 1) 304 polls against a
 // uWS hello world and full-body MB/s.
 import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { availableParallelism } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -414,7 +414,6 @@ async function startProfile(name: string): Promise<() => Promise<void>> {
   const dir = process.env.BENCH_SNAPSHOT_CPU_PROFILE;
   if (dir === undefined) return async () => {};
   const { Session } = await import('node:inspector/promises');
-  const { writeFileSync } = await import('node:fs');
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');

@@ -257,10 +257,10 @@ class CompressionPool {
     for (let i = 0; i < batch.jobs.length; i++) {
       const job = batch.jobs[i];
       const out = message.outs[i];
-      if (job.state === CANCELLED) {
-        // nobody wants it any more
-      } else if (message.error !== null && out.byteLength === 0) job.done(new Error(message.error), null, 0);
-      else job.done(null, Buffer.from(out), message.crcs[i]);
+      if (job.state !== CANCELLED) {
+        if (message.error !== null && out.byteLength === 0) job.done(new Error(message.error), null, 0);
+        else job.done(null, Buffer.from(out), message.crcs[i]);
+      }
       releaseJob(job);
     }
     this.flush();

@@ -65,7 +65,7 @@ export class RenderedRows {
 
   /** Every kept piece is let go (the variant is dropped): their buffers can be reused. */
   clear(): void {
-    for (const piece of [...this.pieces.values()]) this.release(piece);
+    for (const piece of this.pieces.values()) this.release(piece); // release() deletes: a Map iterates on past it
   }
 
   /** A piece left the body. */

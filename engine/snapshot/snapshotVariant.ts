@@ -40,8 +40,8 @@ export interface VariantOptions {
   level?: number;
   /** Raw bytes of rendered pieces kept to copy unchanged rows from (renderedRows.ts). */
   renderedBytes?: number;
-  /** Monotonic milliseconds refresh() deadlines are in (default performance.now). */
-  timer?: () => number;
+  /** Monotonic milliseconds refresh() deadlines are in (BoardSnapshot's timer). */
+  timer: () => number;
 }
 
 /**
@@ -169,7 +169,7 @@ export class SnapshotVariant {
     this.renderer = new PieceRenderer(engine, options.withHistory, options.level);
     this.cuts = new RowCuts(engine, options.pieceBytes);
     this.rendered = new RenderedRows(options.renderedBytes ?? DEFAULT_RENDERED_BYTES);
-    this.now = options.timer ?? (() => performance.now());
+    this.now = options.timer;
   }
 
   /** Raw bytes of rendered pieces kept to copy unchanged rows from. */
@@ -243,8 +243,8 @@ export class SnapshotVariant {
   }
 
   /**
-   * Brings the pieces up to date. Work stops once past `deadline` (options.timer,
-   * performance.now() by default; at least one run per call) and continues on the next call; returns true when
+   * Brings the pieces up to date. Work stops once past `deadline` (in options.timer's
+   * milliseconds; at least one run per call) and continues on the next call; returns true when
    * current. `deferred`: new pieces are compressed on worker threads (settle()).
    */
   refresh(deadline = Infinity, deferred = false): boolean {
