@@ -6,8 +6,10 @@
 // bench/snapshotLive.ts, with --single-threaded-gc as a service given one core has it,
 // unless BENCH_SNAPSHOT_SINGLE_THREADED_GC=off); BENCH_SNAPSHOT_RATES=1000 and BENCH_SNAPSHOT_VARIANTS=history narrow the
 // live polls; BENCH_SNAPSHOT_TRACE=1 prints each poll and each version published, in time
-// order, on stderr; BENCH_SNAPSHOT_CPU_PROFILE=<dir> writes a CPU profile of each live
-// window's server there): the live polls (the simulator at 1,000
+// order, on stderr; BENCH_SNAPSHOT_NODE_FLAGS='--trace-gc ...' adds node flags to the
+// server's process; BENCH_SNAPSHOT_CPU_PROFILE=<dir> writes a CPU profile of each live
+// window's server there, BENCH_SNAPSHOT_HEAP_PROFILE=<dir> a sampled profile of what
+// it allocates): the live polls (the simulator at 1,000
 // and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
 // 1 s with history: time to first byte, staleness, refresh CPU per second, measured
 // from the first version carrying the simulator's changes on, whose delay is printed), body
@@ -412,16 +414,30 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
  */
 async function startProfile(name: string): Promise<() => Promise<void>> {
   const dir = process.env.BENCH_SNAPSHOT_CPU_PROFILE;
-  if (dir === undefined) return async () => {};
+  const heapDir = process.env.BENCH_SNAPSHOT_HEAP_PROFILE;
+  if (dir === undefined && heapDir === undefined) return async () => {};
   const { Session } = await import('node:inspector/promises');
   const session = new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 500 });
-  await session.post('Profiler.start');
+  if (dir !== undefined) {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 500 });
+    await session.post('Profiler.start');
+  }
+  if (heapDir !== undefined) {
+    // Every allocation sampled, also those collected since: what the window allocates, not what it keeps.
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 64 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  }
   return async () => {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(`${dir}/snapshot-${name}.cpuprofile`, JSON.stringify(profile));
+    if (dir !== undefined) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(`${dir}/snapshot-${name}.cpuprofile`, JSON.stringify(profile));
+    }
+    if (heapDir !== undefined) {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      writeFileSync(`${heapDir}/snapshot-${name}.heapprofile`, JSON.stringify(profile));
+    }
     session.disconnect();
   };
 }
@@ -445,18 +461,24 @@ function printTrace(key: string, polled: PollerResult, published: [number, strin
 function livePollsInChild(size: BoardSize, rates: number[], seconds: number): Promise<Out> {
   const setting = (process.env.BENCH_SNAPSHOT_SINGLE_THREADED_GC ?? 'auto') as SingleThreadedGcSetting;
   const flags = wantsSingleThreadedGc(setting, 1) ? [SINGLE_THREADED_GC_FLAG] : [];
+  // Extra node or V8 flags for the server alone (a --trace-gc probe, a heap setting tried).
+  const extra = (process.env.BENCH_SNAPSHOT_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+  flags.push(...extra);
   const script = fileURLToPath(new URL('./snapshotLive.ts', import.meta.url));
   const args = ['-c', '0', process.execPath, ...flags, '--expose-gc', '--max-old-space-size=12288', '--import', 'tsx', script, size, rates.join(','), String(seconds)];
   return new Promise((resolve, reject) => {
     const child = execFile('taskset', args, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
       if (error !== null) return reject(new Error(`the live-poll server failed: ${error.message}`));
       try {
-        resolve(JSON.parse(stdout.trim().split('\n').pop()!) as Out);
+        // The last JSON line: a --trace-gc flag writes its lines to stdout too.
+        resolve(JSON.parse(stdout.trim().split('\n').filter((line) => line.startsWith('{')).pop()!) as Out);
       } catch (failure) {
         reject(failure);
       }
     });
     child.stderr?.pipe(process.stderr);
+    // Lines other than the answer (a --trace-gc probe's) are passed on to stderr.
+    if (extra.length > 0) child.stdout?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   });
 }
 

@@ -308,10 +308,11 @@ export function setCompressionThreads(count: number): number {
  * A copy of `bytes` in memory the worker threads can read in place (shared memory
  * from pieceBuffers.ts, reused once its holders released it): a piece made with it
  * is handed to compressOnWorker() without another copy on the main thread. The
- * caller must not change it afterwards.
+ * caller must not change it afterwards. `extraBytes` more lie after it in the same
+ * memory (outside the piece: `piece.buffer`), for the caller's own use.
  */
-export function sharedPiece(bytes: Uint8Array): Buffer {
-  const piece = pieceBuffers.take(bytes.length);
+export function sharedPiece(bytes: Uint8Array, extraBytes = 0): Buffer {
+  const piece = pieceBuffers.take(bytes.length, extraBytes);
   piece.set(bytes);
   return piece;
 }

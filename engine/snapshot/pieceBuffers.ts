@@ -47,9 +47,12 @@ export class PieceBufferPool {
   /** Counters: buffers made, and taken from a free list. */
   readonly stats = { allocated: 0, reused: 0 };
 
-  /** A buffer of `length` bytes (contents undefined) in shared memory, made or reused. */
-  take(length: number): Buffer {
-    const size = bufferSize(length);
+  /**
+   * A buffer of `length` bytes (contents undefined) in shared memory, made or reused,
+   * with at least `extraBytes` more after it in the same memory (`buffer.buffer`).
+   */
+  take(length: number, extraBytes = 0): Buffer {
+    const size = bufferSize(length + extraBytes);
     const list = this.free.get(size);
     let memory: SharedArrayBuffer;
     if (list !== undefined && list.length > 0) {
@@ -80,7 +83,7 @@ export class PieceBufferPool {
     const memory = buffer.buffer;
     if (!(memory instanceof SharedArrayBuffer) || buffer.byteOffset !== 0) return;
     const size = memory.byteLength;
-    if (size !== bufferSize(buffer.length) || this.freeBytes + size > MAX_FREE_BYTES) return;
+    if (size !== bufferSize(size) || this.freeBytes + size > MAX_FREE_BYTES) return;
     let list = this.free.get(size);
     if (list === undefined) this.free.set(size, (list = []));
     list.push(memory);

@@ -15,6 +15,11 @@
 // the one kept here, no copy), up to `budgetBytes`; past it the pieces rendered
 // longest ago are dropped (their rows are rendered in full the next time). A kept
 // piece holds its buffer in pieceBuffers.ts, which reuses it once it is released.
+// A piece's row table lies in that same memory, after its bytes (the caller asks
+// for the room with tableBytes()), not in arrays of its own: every ArrayBuffer is
+// an entry that each full collection walks in its final pause when V8 collects on
+// one thread (--single-threaded-gc), and four arrays per piece made that walk (some
+// 110,000 entries on the large board with history) about 23 ms of every pause.
 
 import type { ByteSink } from './byteSink.ts';
 import { pieceBuffers } from './pieceBuffers.ts';
@@ -23,14 +28,20 @@ import { pieceBuffers } from './pieceBuffers.ts';
 export const ROW_FIRST = 1;
 export const ROW_LAST = 2;
 
+/** Int32s per row in a kept piece's table: slot, start, end, flags. */
+const ROW_STRIDE = 4;
+const ROW_SLOT = 0;
+/** Byte offset of the row in raw (its leading comma excluded) and of its end. */
+const ROW_START = 1;
+const ROW_END = 2;
+const ROW_FLAGS = 3;
+
 interface PieceRows {
   readonly key: string;
   readonly raw: Buffer;
-  readonly slots: Int32Array;
-  /** Byte offset of each row in raw (its leading comma excluded) and of its end. */
-  readonly starts: Int32Array;
-  readonly ends: Int32Array;
-  readonly flags: Uint8Array;
+  /** ROW_STRIDE Int32s per row, in the memory after raw's bytes when it had room (tableBytes()). */
+  readonly rows: Int32Array;
+  readonly count: number;
 }
 
 export class RenderedRows {
@@ -95,20 +106,23 @@ export class RenderedRows {
     const piece = slot < this.owner.length ? this.owner[slot] : undefined;
     if (piece === undefined) return -1;
     const i = this.index[slot];
-    if (piece.flags[i] !== flags) return -1;
-    const length = piece.ends[i] - piece.starts[i];
+    const row = i * ROW_STRIDE;
+    const rows = piece.rows;
+    if (rows[row + ROW_FLAGS] !== flags) return -1;
+    const start = rows[row + ROW_START];
+    const end = rows[row + ROW_END];
     if (this.runPiece === piece && this.runLast === i - 1) {
       // The next row of the same kept piece: the comma between them is in its bytes.
-      this.runTo = piece.ends[i];
+      this.runTo = end;
     } else {
       this.flushRun(sink);
       if (comma >= 0) sink.byte(comma);
       this.runPiece = piece;
-      this.runFrom = piece.starts[i];
-      this.runTo = piece.ends[i];
+      this.runFrom = start;
+      this.runTo = end;
     }
     this.runLast = i;
-    return length;
+    return end - start;
   }
 
   /** Copies the pending run into the sink: before rendering a row, and before the piece ends. */
@@ -137,30 +151,39 @@ export class RenderedRows {
     this.count = n + 1;
   }
 
+  /**
+   * Bytes to ask for after a piece's `rawLength` bytes (sharedPiece's extraBytes) so
+   * that keep() writes the table of the rows listed since begin() there.
+   */
+  tableBytes(rawLength: number): number {
+    if (this.budgetBytes <= 0) return 0;
+    return tableOffset(rawLength) - rawLength + this.count * ROW_STRIDE * 4;
+  }
+
   /** The piece is done: `raw` (its whole bytes, not to be changed from now on) is kept under `key`. */
   keep(key: string, raw: Buffer): void {
     if (this.budgetBytes <= 0) return;
     const old = this.pieces.get(key);
     if (old !== undefined) this.release(old);
     const n = this.count;
-    const piece: PieceRows = {
-      key,
-      raw,
-      slots: this.slots.slice(0, n),
-      starts: this.starts.slice(0, n),
-      ends: this.ends.slice(0, n),
-      flags: this.flags.slice(0, n),
-    };
+    const rows = rowTable(raw, n);
+    for (let i = 0, row = 0; i < n; i++, row += ROW_STRIDE) {
+      rows[row + ROW_SLOT] = this.slots[i];
+      rows[row + ROW_START] = this.starts[i];
+      rows[row + ROW_END] = this.ends[i];
+      rows[row + ROW_FLAGS] = this.flags[i];
+    }
+    const piece: PieceRows = { key, raw, rows, count: n };
     let top = -1;
-    for (let i = 0; i < n; i++) if (piece.slots[i] > top) top = piece.slots[i];
+    for (let i = 0; i < n; i++) if (this.slots[i] > top) top = this.slots[i];
     if (top >= this.index.length) {
       const index = new Int32Array(Math.max(1024, 2 * top + 2));
       index.set(this.index);
       this.index = index;
     }
     for (let i = 0; i < n; i++) {
-      this.owner[piece.slots[i]] = piece;
-      this.index[piece.slots[i]] = i;
+      this.owner[this.slots[i]] = piece;
+      this.index[this.slots[i]] = i;
     }
     this.pieces.set(key, piece);
     pieceBuffers.retain(raw); // given back when the piece is released
@@ -174,12 +197,26 @@ export class RenderedRows {
   private release(piece: PieceRows): void {
     this.pieces.delete(piece.key);
     this.held -= piece.raw.length;
-    for (let i = 0; i < piece.slots.length; i++) {
-      const slot = piece.slots[i];
+    const rows = piece.rows;
+    for (let row = 0; row < piece.count * ROW_STRIDE; row += ROW_STRIDE) {
+      const slot = rows[row + ROW_SLOT];
       if (this.owner[slot] === piece) this.owner[slot] = undefined;
     }
     pieceBuffers.release(piece.raw);
   }
+}
+
+/** Where a piece's row table starts after its raw bytes: the next multiple of 4. */
+function tableOffset(rawLength: number): number {
+  return (rawLength + 3) & ~3;
+}
+
+/** The table for `count` rows: in the memory after raw's bytes when it has room, else an array of its own. */
+function rowTable(raw: Buffer, count: number): Int32Array {
+  const offset = raw.byteOffset + tableOffset(raw.length);
+  const memory = raw.buffer;
+  if (raw.byteOffset % 4 === 0 && offset + count * ROW_STRIDE * 4 <= memory.byteLength) return new Int32Array(memory, offset, count * ROW_STRIDE);
+  return new Int32Array(count * ROW_STRIDE);
 }
 
 function grow(array: Int32Array): Int32Array<ArrayBuffer> {

@@ -518,7 +518,7 @@ export class SnapshotVariant {
       if (next < 0 || ownCut || (last && (isLiveEvent(this.engine, ev) || isLiveEvent(this.engine, walker.ev)))) {
         const key = next < 0 ? END_KEY : this.rowKeyOf(slot);
         kept.flushRun(sink);
-        const raw = sharedPiece(sink.view());
+        const raw = sharedPiece(sink.view(), kept.tableBytes(sink.length));
         // Held until placed (a walk places its pieces after it ends): keeping a later
         // piece may drop this one from the kept rows, which must not free its bytes yet.
         pieceBuffers.retain(raw);
