@@ -7,7 +7,8 @@
 // unless BENCH_SNAPSHOT_SINGLE_THREADED_GC=off); BENCH_SNAPSHOT_RATES=1000 and BENCH_SNAPSHOT_VARIANTS=history narrow the
 // live polls; BENCH_SNAPSHOT_TRACE=1 prints each poll and each version published, in time
 // order, on stderr; BENCH_SNAPSHOT_NODE_FLAGS='--trace-gc ...' adds node flags to the
-// server's process; BENCH_SNAPSHOT_CPU_PROFILE=<dir> writes a CPU profile of each live
+// server's process; BENCH_SNAPSHOT_STEP_MS sets the refresh's step (the service's default,
+// 10 ms, otherwise); BENCH_SNAPSHOT_CPU_PROFILE=<dir> writes a CPU profile of each live
 // window's server there, BENCH_SNAPSHOT_HEAP_PROFILE=<dir> a sampled profile of what
 // it allocates): the live polls (the simulator at 1,000
 // and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
@@ -346,7 +347,7 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
     ] as const) {
       if (!variants.includes(label)) continue;
       // As the composition root does: the variant without history is built before the server listens.
-      const snapshot = new BoardSnapshot(engine, { clock });
+      const snapshot = new BoardSnapshot(engine, { clock, stepMs: Number(process.env.BENCH_SNAPSHOT_STEP_MS ?? 10) });
       snapshot.current(false);
       const published: [number, string][] = [];
       if (trace) snapshot.onRefresh = (withHistory, refreshSeconds) => published.push([Date.now(), `published ${withHistory ? 'history' : 'plain'} after ${round(refreshSeconds * 1000)} ms`]);
