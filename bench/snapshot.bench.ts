@@ -24,7 +24,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { availableParallelism } from 'node:os';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../engine/clock.ts';
 import type { Change, OddsEngine } from '../engine/engine.ts';
@@ -372,7 +372,9 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
         delay.reset();
         delay.enable();
         const profile = await startProfile(`${label}-${rate}`);
+        const collections = watchFullCollections();
         const all = await runPoller(url, pollMs, seconds + START_UP_MS / 1000, clock.shiftMs, pinned);
+        const fullCollections = collections.stop();
         delay.disable();
         await profile();
         const elapsed = (performance.now() - wall) / 1000;
@@ -391,6 +393,10 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
         out[`${key}: refresh ms per s: main-thread render (wall) / other threads CPU`] = `${round((statsAfter.refreshMs - statsBefore.refreshMs) / elapsed, 1)} / ${round(offMainMs / elapsed, 1)}`;
         out[`${key}: process CPU ms per s (all threads)`] = round(processMs / elapsed, 1);
         out[`${key}: event-loop delay p99 / max ms`] = `${round(delay.percentile(99) / 1e6)} / ${round(delay.max / 1e6)}`;
+        // The window's polls only (those of the start-up left out), as TTFB and staleness are.
+        const measuredFrom = wall + (all.sentAt[startUp] - all.sentAt[0]);
+        const pauses = fullCollections.filter((entry) => entry.startTime >= measuredFrom).map((entry) => entry.duration);
+        out[`${key}: full collections per s; their pause p50 / p90 / max ms`] = `${round(pauses.length / ((performance.now() - measuredFrom) / 1000), 2)}; ${round(percentile(pauses, 50))} / ${round(percentile(pauses, 90))} / ${round(Math.max(0, ...pauses))}`;
         out[`${key}: polls / new versions / versions published (start-up included)`] = `${all.polls} / ${all.bodies} / ${statsAfter.refreshes - statsBefore.refreshes}`;
         out[`${key}: first live version after the simulator started ms; version moments put off (final render over its bound)`] = `${round(firstLiveMs)}; ${statsAfter.finalsDeferred - statsBefore.finalsDeferred}`;
         out[`${key}: pieces re-made per s, raw MB/s, rows rendered per s (the rest copied)`] = `${round((statsAfter.rendered.piecesRendered - statsBefore.rendered.piecesRendered) / elapsed, 1)}, ${round((statsAfter.rendered.bytesRendered - statsBefore.rendered.bytesRendered) / 1048576 / elapsed, 1)}, ${round((statsAfter.rendered.rowsRendered - statsBefore.rendered.rowsRendered) / elapsed, 1)}`;
@@ -406,6 +412,27 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
     delay.disable();
     clock.freeze();
   }
+}
+
+/**
+ * The server's full (mark-compact) collections from now until stop(): each entry's
+ * duration is the pause it held the event loop for (with --single-threaded-gc its
+ * marking runs before, in steps on the event loop, and is not counted here).
+ */
+function watchFullCollections(): { stop(): PerformanceEntry[] } {
+  const seen: PerformanceEntry[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) seen.push(entry);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    stop() {
+      observer.disconnect();
+      return seen;
+    },
+  };
 }
 
 /**
