@@ -66,6 +66,18 @@ export class PieceBufferPool {
     return Buffer.from(memory, 0, length);
   }
 
+  /**
+   * Bytes after the buffer's own that it alone may use: the rest of the memory of a
+   * buffer from take() (a SharedArrayBuffer of a size step, the buffer at its start),
+   * 0 for any other buffer (one of node's pooled Buffers shares its memory with others).
+   */
+  roomAfter(buffer: Buffer): number {
+    const memory = buffer.buffer;
+    if (!(memory instanceof SharedArrayBuffer) || buffer.byteOffset !== 0) return 0;
+    const size = memory.byteLength;
+    return size === bufferSize(size) && size >= buffer.length ? size - buffer.length : 0;
+  }
+
   /** One more holder of a buffer from take(). */
   retain(buffer: Buffer): void {
     this.holders.set(buffer, (this.holders.get(buffer) ?? 0) + 1);

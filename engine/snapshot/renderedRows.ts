@@ -18,8 +18,9 @@
 // A piece's row table lies in that same memory, after its bytes (the caller asks
 // for the room with tableBytes()), not in arrays of its own: every ArrayBuffer is
 // an entry that each full collection walks in its final pause when V8 collects on
-// one thread (--single-threaded-gc), and four arrays per piece made that walk (some
-// 110,000 entries on the large board with history) about 23 ms of every pause.
+// one thread (--single-threaded-gc), and four arrays per piece (137,000 entries with
+// the pieces' raw and deflated bytes, on the large board with history) made that walk
+// 23-28 ms of every pause.
 
 import type { ByteSink } from './byteSink.ts';
 import { pieceBuffers } from './pieceBuffers.ts';
@@ -211,11 +212,14 @@ function tableOffset(rawLength: number): number {
   return (rawLength + 3) & ~3;
 }
 
-/** The table for `count` rows: in the memory after raw's bytes when it has room, else an array of its own. */
+/**
+ * The table for `count` rows: in the piece's own memory after its bytes when that has
+ * room (a buffer from sharedPiece() with tableBytes() asked for), else an array of its own.
+ */
 function rowTable(raw: Buffer, count: number): Int32Array {
-  const offset = raw.byteOffset + tableOffset(raw.length);
-  const memory = raw.buffer;
-  if (raw.byteOffset % 4 === 0 && offset + count * ROW_STRIDE * 4 <= memory.byteLength) return new Int32Array(memory, offset, count * ROW_STRIDE);
+  const offset = tableOffset(raw.length);
+  const bytes = count * ROW_STRIDE * 4;
+  if (offset - raw.length + bytes <= pieceBuffers.roomAfter(raw)) return new Int32Array(raw.buffer, offset, count * ROW_STRIDE);
   return new Int32Array(count * ROW_STRIDE);
 }
 

@@ -7,7 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
 import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
+import { ByteSink } from '../../engine/snapshot/byteSink.ts';
+import { sharedPiece } from '../../engine/snapshot/compressionWorkers.ts';
 import { bufferSize, PieceBufferPool, pieceBuffers } from '../../engine/snapshot/pieceBuffers.ts';
+import { RenderedRows } from '../../engine/snapshot/renderedRows.ts';
 import { Simulator } from '../../engine/simulator.ts';
 import { fixtureEngine, referenceText } from '../helpers/snapshot-helpers.ts';
 
@@ -72,4 +75,37 @@ test('versions built on reused piece memory, kept pieces dropped mid-walk, compr
   }
   assert.ok(pieceBuffers.stats.reused > reusedBefore, 'piece memory was reused');
   snapshot.close();
+});
+
+test("a kept piece's row table goes after its bytes in its own shared memory, never into memory another buffer uses", () => {
+  const rowsOf = (kept: RenderedRows, raw: Buffer, key: string) => {
+    kept.begin();
+    for (let i = 0; i < 3; i++) kept.row(100 + i, 4 * i, 4 * i + 3, 0);
+    kept.keep(key, raw);
+    const sink = new ByteSink(64);
+    kept.begin();
+    return [0, 1, 2].map((i) => kept.copy(sink, 100 + i, 0, 0x2c));
+  };
+  // From sharedPiece with the room asked for: the table is in the piece's own memory.
+  const kept = new RenderedRows(1 << 20);
+  const bytes = Buffer.from('[1],[2],[3]');
+  kept.begin();
+  for (let i = 0; i < 3; i++) kept.row(100 + i, 4 * i, 4 * i + 3, 0);
+  const room = kept.tableBytes(bytes.length);
+  assert.ok(room >= 3 * 16);
+  const shared = sharedPiece(bytes, room);
+  assert.ok(pieceBuffers.roomAfter(shared) >= room);
+  assert.deepEqual(rowsOf(kept, shared, 'a'), [3, 3, 3]);
+  assert.equal(shared.toString(), '[1],[2],[3]', 'the bytes themselves untouched');
+  // One of node's pooled Buffers shares its memory with its neighbours: no room, the
+  // table gets an array of its own, and the neighbour keeps its bytes.
+  const pooled = Buffer.allocUnsafe(11);
+  const neighbour = Buffer.allocUnsafe(64).fill(0xab);
+  assert.equal(pooled.buffer, neighbour.buffer, 'two Buffers of the same pool slab');
+  pooled.write('[1],[2],[3]');
+  assert.equal(pieceBuffers.roomAfter(pooled), 0);
+  assert.deepEqual(rowsOf(kept, pooled, 'b'), [3, 3, 3]);
+  assert.ok(neighbour.every((byte) => byte === 0xab), 'the neighbour is untouched');
+  // Shared memory not from the pool (not of a size step): no room either.
+  assert.equal(pieceBuffers.roomAfter(Buffer.from(new SharedArrayBuffer(5000), 0, 100)), 0);
 });
