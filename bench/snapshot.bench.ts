@@ -347,7 +347,8 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
     ] as const) {
       if (!variants.includes(label)) continue;
       // As the composition root does: the variant without history is built before the server listens.
-      const snapshot = new BoardSnapshot(engine, { clock, stepMs: Number(process.env.BENCH_SNAPSHOT_STEP_MS ?? 10) });
+      const stepMs = process.env.BENCH_SNAPSHOT_STEP_MS;
+      const snapshot = new BoardSnapshot(engine, stepMs === undefined ? { clock } : { clock, stepMs: Number(stepMs) });
       snapshot.current(false);
       const published: [number, string][] = [];
       if (trace) snapshot.onRefresh = (withHistory, refreshSeconds) => published.push([Date.now(), `published ${withHistory ? 'history' : 'plain'} after ${round(refreshSeconds * 1000)} ms`]);
@@ -438,7 +439,9 @@ function watchFullCollections(): { stop(): PerformanceEntry[] } {
 /**
  * With BENCH_SNAPSHOT_CPU_PROFILE=<dir>: a CPU profile of the server's main thread over
  * one live window, written to <dir>/snapshot-<variant>-<rate>.cpuprofile when the
- * returned function is called (open it in Chrome's DevTools); without it, nothing.
+ * returned function is called (open it in Chrome's DevTools); with
+ * BENCH_SNAPSHOT_HEAP_PROFILE=<dir>, a sampled allocation profile of the same window
+ * (<dir>/snapshot-<variant>-<rate>.heapprofile); without either, nothing.
  */
 async function startProfile(name: string): Promise<() => Promise<void>> {
   const dir = process.env.BENCH_SNAPSHOT_CPU_PROFILE;

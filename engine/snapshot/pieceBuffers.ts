@@ -72,10 +72,8 @@ export class PieceBufferPool {
    * 0 for any other buffer (one of node's pooled Buffers shares its memory with others).
    */
   roomAfter(buffer: Buffer): number {
-    const memory = buffer.buffer;
-    if (!(memory instanceof SharedArrayBuffer) || buffer.byteOffset !== 0) return 0;
-    const size = memory.byteLength;
-    return size === bufferSize(size) && size >= buffer.length ? size - buffer.length : 0;
+    const memory = poolMemory(buffer);
+    return memory === null ? 0 : memory.byteLength - buffer.length;
   }
 
   /** One more holder of a buffer from take(). */
@@ -92,10 +90,10 @@ export class PieceBufferPool {
       return;
     }
     this.holders.delete(buffer);
-    const memory = buffer.buffer;
-    if (!(memory instanceof SharedArrayBuffer) || buffer.byteOffset !== 0) return;
+    const memory = poolMemory(buffer);
+    if (memory === null) return;
     const size = memory.byteLength;
-    if (size !== bufferSize(size) || this.freeBytes + size > MAX_FREE_BYTES) return;
+    if (this.freeBytes + size > MAX_FREE_BYTES) return;
     let list = this.free.get(size);
     if (list === undefined) this.free.set(size, (list = []));
     list.push(memory);
@@ -106,6 +104,14 @@ export class PieceBufferPool {
   get freeListBytes(): number {
     return this.freeBytes;
   }
+}
+
+/** The memory of a buffer shaped as take() makes them (a SharedArrayBuffer of a size step, the buffer at its start), or null. */
+function poolMemory(buffer: Buffer): SharedArrayBuffer | null {
+  const memory = buffer.buffer;
+  if (!(memory instanceof SharedArrayBuffer) || buffer.byteOffset !== 0) return null;
+  const size = memory.byteLength;
+  return size === bufferSize(size) && size >= buffer.length ? memory : null;
 }
 
 /** The process's pool: pieces of every variant share it (and the compression threads read its memory). */

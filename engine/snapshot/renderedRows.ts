@@ -168,15 +168,16 @@ export class RenderedRows {
     if (old !== undefined) this.release(old);
     const n = this.count;
     const rows = rowTable(raw, n);
+    let top = -1;
     for (let i = 0, row = 0; i < n; i++, row += ROW_STRIDE) {
-      rows[row + ROW_SLOT] = this.slots[i];
+      const slot = this.slots[i];
+      rows[row + ROW_SLOT] = slot;
       rows[row + ROW_START] = this.starts[i];
       rows[row + ROW_END] = this.ends[i];
       rows[row + ROW_FLAGS] = this.flags[i];
+      if (slot > top) top = slot;
     }
     const piece: PieceRows = { key, raw, rows, count: n };
-    let top = -1;
-    for (let i = 0; i < n; i++) if (this.slots[i] > top) top = this.slots[i];
     if (top >= this.index.length) {
       const index = new Int32Array(Math.max(1024, 2 * top + 2));
       index.set(this.index);
