@@ -147,7 +147,7 @@ function watchWritePath(durable: DurableStart, operations: Operations, logger: L
 export async function startApp(options: AppOptions): Promise<App> {
   const config = readConfig(options.env ?? process.env);
   const clock = options.clock;
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');

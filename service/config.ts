@@ -16,6 +16,8 @@ import { ODDS_API_SETTINGS, type FeedSetting } from '../feeds/feedSettings.ts';
 import type { SingleThreadedGcSetting } from './singleThreadedGc.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+/** auto: human-readable lines on a terminal, JSON lines otherwise (service/logger.ts). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
 export type TransportName = 'auto' | 'uws' | 'node';
 
 export interface Config {
@@ -50,6 +52,7 @@ export interface Config {
   singleThreadedGc: SingleThreadedGcSetting;
   accessLog: boolean;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   /** Milliseconds both ports keep serving after shutdown starts, /readyz answering 503. */
   shutdownGraceMs: number;
   /** Where the batch log lives: the local files in DATA_DIR, or a NATS JetStream stream. */
@@ -132,6 +135,7 @@ function isDirectory(path: string): boolean {
 const FLAG_ALLOWED = '1, true, yes, on / 0, false, no, off';
 const BOARD_SIZES = ['small', 'medium', 'large', 'none'] as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 const TRANSPORTS = ['auto', 'uws', 'node'] as const;
 const GC_THREADS = ['auto', 'on', 'off'] as const;
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000;
@@ -200,7 +204,8 @@ export const SETTINGS = [
     parse: oneOf(GC_THREADS, 'auto'),
   }),
   setting({ key: 'accessLog', name: 'ACCESS_LOG', fallback: '0', allowed: FLAG_ALLOWED, help: 'one JSON log line per request (costs throughput)', parse: flag(false) }),
-  setting({ key: 'logLevel', name: 'LOG_LEVEL', fallback: 'info', allowed: LOG_LEVELS.join(', '), help: 'lowest level of the JSON log lines written to stdout', parse: oneOf(LOG_LEVELS, 'info') }),
+  setting({ key: 'logLevel', name: 'LOG_LEVEL', fallback: 'info', allowed: LOG_LEVELS.join(', '), help: 'lowest level of the log lines written to stdout', parse: oneOf(LOG_LEVELS, 'info') }),
+  setting({ key: 'logFormat', name: 'LOG_FORMAT', fallback: 'auto', allowed: LOG_FORMATS.join(', '), help: 'log lines on stdout: auto writes readable lines when stdout is a terminal and JSON lines otherwise (a file, a pipe, a log collector); json or pretty forces one', parse: oneOf(LOG_FORMATS, 'auto') }),
   setting({
     key: 'shutdownGraceMs',
     name: 'SHUTDOWN_GRACE_MS',

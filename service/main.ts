@@ -33,9 +33,9 @@ async function main(): Promise<void> {
   const config = configOrExit();
   // Before anything is opened: this may replace the process with itself plus a node flag.
   const gc = ensureSingleThreadedGc(config.singleThreadedGc);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const started = performance.now();
-  logger.info({ event: 'start', pid: process.pid, singleThreadedGc: gc.kind === 'on', config: loggableConfig(config) }, 'starting');
+  logger.info({ event: 'start', pid: process.pid, singleThreadedGc: gc.kind === 'on', config: loggableConfig(config) }, `starting (pid ${process.pid}; board ${config.board}, data in ${config.dataDir}; \`npm start -- --help\` lists the settings)`);
   if (gc.kind === 'unavailable') {
     logger.warn({ event: 'single_threaded_gc_unavailable', detail: gc.reason }, `SINGLE_THREADED_GC wants node's --single-threaded-gc, but the process cannot relaunch itself with it (${gc.reason}): running with V8's collector threads; start node with the flag for steadier latency on one core`);
   }
@@ -165,7 +165,13 @@ async function portsFree(host: string, port: number, ingestHost: string, ingestP
   return true;
 }
 
-/** The ready line: what was loaded, how long it took, where it listens. */
+/** The address a person opens for a listener bound to host: any-address binds are reached as localhost. */
+function browsableOrigin(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+/** The ready line: what was loaded, how long it took, and where to look: the live board, the API reference, the API. */
 function logReady(logger: Logger, config: Config, app: App, started: number): void {
   const seconds = (performance.now() - started) / 1000;
   const rows = `${app.engine.liveRows.toLocaleString('en-US')} live rows`;
@@ -173,9 +179,11 @@ function logReady(logger: Logger, config: Config, app: App, started: number): vo
   const mode = startedFrom?.mode ?? null;
   const what = mode === 'restored' ? `restored board (${rows})` : config.board === 'none' ? `empty board (${rows})` : `${config.board} board (seed ${config.seed}, ${rows})`;
   const durable = startedFrom === null ? '' : `; ${startedFrom.describe()}`;
+  const origin = browsableOrigin(config.host, app.port);
+  const urls = { boardUrl: `${origin}/`, docsUrl: `${origin}/docs`, apiUrl: `${origin}/api/v1` };
   logger.info(
-    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, ingestPort: app.durable?.listener.port ?? app.replicated?.listenerPort() ?? null, transport: app.server.transport },
-    `${what} ready in ${seconds.toFixed(1)}s on http://${config.host}:${app.port}/api/v1/status; transport: ${app.server.transport}${durable}`,
+    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, ingestPort: app.durable?.listener.port ?? app.replicated?.listenerPort() ?? null, transport: app.server.transport, ...urls },
+    `${what} ready in ${seconds.toFixed(1)}s: live board ${urls.boardUrl}, API reference ${urls.docsUrl}, API ${urls.apiUrl}; transport: ${app.server.transport}${durable}`,
   );
 }
 

@@ -98,7 +98,7 @@ describe('npm start (service/main.ts)', () => {
       const port = await new Promise<number>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no ready line: ${output}`)), 20_000);
         child.stdout.on('data', () => {
-          const match = /small board \(seed 42, [\d,]+ live rows\) ready in [\d.]+s on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1\/status/.exec(output);
+          const match = /small board \(seed 42, [\d,]+ live rows\) ready in [\d.]+s: live board http:\/\/127\.0\.0\.1:(\d+)\/, API reference http:\/\/127\.0\.0\.1:\d+\/docs, API http:\/\/127\.0\.0\.1:\d+\/api\/v1;/.exec(output);
           if (match !== null) {
             clearTimeout(timer);
             resolve(Number(match[1]));

@@ -38,7 +38,7 @@ export function startServiceChild(dataDir: string, extra: Record<string, string>
       out += chunk.toString();
       const line = out.split('\n').find((l) => l.includes(' ready in '));
       if (line === undefined || !out.includes('\n')) return;
-      const port = /on http:\/\/[^:]+:(\d+)\/api\/v1\/status/.exec(line);
+      const port = /live board http:\/\/[^:]+:(\d+)\//.exec(line);
       const ingest = /ingest on http:\/\/[^:]+:(\d+)\//.exec(line);
       const seq = /board seq (\d+)/.exec(line);
       if (port === null || ingest === null || seq === null) return reject(new Error(`unexpected ready line: ${line}`));

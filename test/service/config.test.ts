@@ -41,6 +41,7 @@ function badValues(): Record<string, string> {
     SINGLE_THREADED_GC: 'sometimes',
     ACCESS_LOG: 'verbose',
     LOG_LEVEL: 'loud',
+    LOG_FORMAT: 'xml',
     LOG: 'kafka',
     ROLE: 'reader',
     NATS_URL: 'http://x',
