@@ -5,7 +5,7 @@
 // and usage counts that are flushed in batches anyway.
 
 import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { MIGRATIONS } from './schema.ts';
 import { sqliteDriver } from './sqliteDriver.ts';
@@ -14,8 +14,11 @@ export type Db = Database.Database;
 
 export const DEFAULT_DB_PATH = './data/odds.db';
 
+/** DB_PATH, else odds.db in DATA_DIR (default ./data): the file `npm start` keeps beside the board it describes. */
 export function dbPathFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  return env.DB_PATH && env.DB_PATH.length > 0 ? env.DB_PATH : DEFAULT_DB_PATH;
+  if (env.DB_PATH && env.DB_PATH.trim().length > 0) return env.DB_PATH.trim();
+  const dataDir = env.DATA_DIR && env.DATA_DIR.trim().length > 0 ? env.DATA_DIR.trim() : './data';
+  return dataDir === './data' ? DEFAULT_DB_PATH : join(dataDir, 'odds.db');
 }
 
 /** Opens (creating the file and its folder if needed) and migrates the database. */

@@ -18,7 +18,7 @@ const USAGE = `usage: npm run keys -- <command>
   list                                               every key, no plain keys
   revoke <id|last4|hash-prefix>                      revoke one key at once
 plans: ${PLAN_NAMES.map((p) => `${p} (${PLANS[p].rateLimitPerMinute}/min, ${PLANS[p].monthlyCap}/month)`).join(', ')}
-database: DB_PATH (default ./data/odds.db)`;
+database: DB_PATH (default $DATA_DIR/odds.db, DATA_DIR default ./data), as for the server`;
 
 export interface CliIo {
   out: (line: string) => void;

@@ -41,6 +41,8 @@ export interface Config {
   ingestHost: string;
   /** Bearer token the ingest listener requires; null: none configured. */
   ingestToken: string | null;
+  /** Largest batch body or WebSocket message the ingest listener takes. */
+  ingestMaxBatchBytes: number;
   walFsync: boolean;
   checkpointIntervalMs: number;
   checkpointLogBytes: number;
@@ -160,7 +162,7 @@ export const SETTINGS = [
     parse: (t) => (t === null ? null : (parseInstant(t) ?? undefined)),
   }),
   setting({ key: 'simRate', name: 'SIM_RATE', fallback: '200', allowed: 'an integer from 0 to 1000000', help: 'simulated odds updates per second (0: a still board)', parse: (t) => intIn(0, 1_000_000)(t, 200) }),
-  setting({ key: 'dbPath', name: 'DB_PATH', fallback: DEFAULT_DB_PATH, allowed: 'a file path (not a directory) or :memory:', help: 'SQLite file of cold data, API keys and usage', parse: (t) => (t === null ? DEFAULT_DB_PATH : isDirectory(t) ? undefined : t) }),
+  setting({ key: 'dbPath', name: 'DB_PATH', fallback: '$DATA_DIR/odds.db', allowed: 'a file path (not a directory) or :memory:', help: 'SQLite file of cold data, API keys and usage (kept beside the board in DATA_DIR unless set)', parse: (t) => (t === null ? DEFAULT_DB_PATH : isDirectory(t) ? undefined : t) }),
   setting({ key: 'cursorSecret', name: 'CURSOR_SECRET', fallback: '', allowed: 'any text', help: 'secret signing list cursors; unset: a fixed default', secret: true, parse: (t) => t ?? undefined }),
   setting({ key: 'requireKey', name: 'REQUIRE_KEY', fallback: '0', allowed: FLAG_ALLOWED, help: 'routes designated for a key refuse requests without one', parse: flag(false) }),
   setting({ key: 'rateLimitEnforce', name: 'RATE_LIMIT_ENFORCE', fallback: '0', allowed: FLAG_ALLOWED, help: 'answer 429 past a plan limit (otherwise only counted)', parse: flag(false) }),
@@ -168,6 +170,7 @@ export const SETTINGS = [
   setting({ key: 'ingestPort', name: 'INGEST_PORT', fallback: '8081', allowed: 'an integer from 0 to 65535 (0: any free port)', help: 'port of the ingest listener (write path), which also serves /metrics, /healthz and /readyz', parse: (t) => port(t, 8081) }),
   setting({ key: 'ingestHost', name: 'INGEST_HOST', fallback: '127.0.0.1', allowed: 'a host name or IP address', help: 'address the ingest listener listens on', parse: (t) => (t === null ? '127.0.0.1' : /^[\w.:-]+$/.test(t) ? t : undefined) }),
   setting({ key: 'ingestToken', name: 'INGEST_TOKEN', fallback: '', allowed: 'any text', help: 'bearer token the ingest listener requires', secret: true, parse: (t) => t }),
+  setting({ key: 'ingestMaxBatchBytes', name: 'INGEST_MAX_BATCH_BYTES', fallback: String(16 * 1024 * 1024), allowed: 'an integer from 1 to 1073741824', help: 'largest batch body or WebSocket message the ingest listener takes (413 batch_too_large past it)', parse: (t) => intIn(1, 1 << 30)(t, 16 * 1024 * 1024) }),
   setting({ key: 'walFsync', name: 'WAL_FSYNC', fallback: '1', allowed: FLAG_ALLOWED, help: 'fsync the batch log before acknowledging a batch', parse: flag(true) }),
   setting({
     key: 'checkpointIntervalMs',

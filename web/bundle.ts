@@ -21,6 +21,8 @@ export interface WebAsset {
 export interface WebBundle {
   /** Page path ('/', '/docs', '/docs/stream') -> HTML. */
   pages: ReadonlyMap<string, WebAsset>;
+  /** The site icon (SVG), linked from every page and also served at /favicon.ico for clients that ask there. */
+  favicon: WebAsset;
   /** File name under /assets/ -> asset; names carry a content hash, so they never change meaning. */
   assets: ReadonlyMap<string, WebAsset>;
 }
@@ -28,7 +30,7 @@ export interface WebBundle {
 export const ASSET_PREFIX = '/assets/';
 const SOURCE_DIR = join(dirname(fileURLToPath(import.meta.url)), 'src');
 const HTML = 'text/html; charset=utf-8';
-const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
+const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', svg: 'image/svg+xml' };
 
 /**
  * Browser-enforced: scripts, styles, images and requests only from this service, so a
@@ -60,7 +62,7 @@ function redocStandalone(): Buffer {
   return Buffer.from(text.replace(logo, '"data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E"'));
 }
 
-function page(title: string, csp: string, styles: string[], scripts: string[], body: string): WebAsset {
+function page(title: string, csp: string, icon: string, styles: string[], scripts: string[], body: string): WebAsset {
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -68,6 +70,7 @@ function page(title: string, csp: string, styles: string[], scripts: string[], b
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <title>${title}</title>
+<link rel="icon" type="image/svg+xml" href="${ASSET_PREFIX}${icon}">
 ${styles.map((name) => `<link rel="stylesheet" href="${ASSET_PREFIX}${name}">`).join('\n')}
 </head>
 <body>
@@ -111,9 +114,14 @@ export async function buildWebBundle(): Promise<WebBundle> {
     return name;
   };
 
+  const iconBytes = readFileSync(join(SOURCE_DIR, 'favicon.svg'));
+  const favicon = asset(iconBytes, 'image/svg+xml');
+  const icon = hashedName('favicon', 'svg', iconBytes);
+  assets.set(icon, favicon);
+
   const pages = new Map<string, WebAsset>();
-  pages.set('/', page('Odds board', CSP_BOARD, [need('board.css')], [need('board.js')], '<div id="app"></div>'));
-  pages.set('/docs', page('API reference', CSP_DOCS, [need('docs.css')], [redocName, need('docs.js')], '<div id="redoc"></div>'));
-  pages.set('/docs/stream', page('Push stream reference', CSP_BOARD, [need('asyncapi.css')], [need('asyncapi.js')], '<div id="asyncapi"></div>'));
-  return { pages, assets };
+  pages.set('/', page('Odds board', CSP_BOARD, icon, [need('board.css')], [need('board.js')], '<div id="app"></div>'));
+  pages.set('/docs', page('API reference', CSP_DOCS, icon, [need('docs.css')], [redocName, need('docs.js')], '<div id="redoc"></div>'));
+  pages.set('/docs/stream', page('Push stream reference', CSP_BOARD, icon, [need('asyncapi.css')], [need('asyncapi.js')], '<div id="asyncapi"></div>'));
+  return { pages, assets, favicon };
 }

@@ -1,9 +1,11 @@
 // The pages the service shows a person: GET / (the live board), GET /docs (the API
 // reference rendered from /api/v1/openapi.json), GET /docs/stream (the push stream's
-// reference rendered from /api/v1/asyncapi.json) and their bundled assets under
-// /assets/:name. The bytes come from web/bundle.ts, built once per process on the first
-// request that needs them (a pending result keeps that request open meanwhile), so
-// processes that never serve a page, such as most tests, never bundle.
+// reference rendered from /api/v1/asyncapi.json), their bundled assets under
+// /assets/:name, and the site icon at /favicon.ico (the pages link it as an asset; a
+// browser or tool that asks at the old fixed path finds it too, not a 404). The bytes
+// come from web/bundle.ts, built once per process on the first request that needs them
+// (a pending result keeps that request open meanwhile), so processes that never serve a
+// page, such as most tests, never bundle.
 //
 // HTML answers Cache-Control: no-cache (revalidated by ETag, so a restart with changed
 // sources is seen at once); assets are named by content hash and may be cached for good.
@@ -57,5 +59,13 @@ export function webRoutes(): AnyRoute[] {
     query: [],
     handle: (req) => answer((b) => b.assets.get(req.params.name!), req.params.name!, IMMUTABLE),
   });
-  return [...pages, assets];
+  const favicon = defineRoute({
+    path: '/favicon.ico',
+    auth: 'none',
+    documented: false,
+    response: 'OpenApiDocument',
+    query: [],
+    handle: () => answer((b) => b.favicon, 'favicon', 'public, max-age=86400'),
+  });
+  return [...pages, assets, favicon];
 }

@@ -41,6 +41,8 @@ describe('openDatabase', () => {
     assert.equal(dbPathFromEnv({}), DEFAULT_DB_PATH);
     assert.equal(DEFAULT_DB_PATH, './data/odds.db');
     assert.equal(dbPathFromEnv({ DB_PATH: '/x/y.db' }), '/x/y.db');
+    assert.equal(dbPathFromEnv({ DATA_DIR: '/srv/odds' }), '/srv/odds/odds.db', 'the keys CLI finds the file npm start keeps in DATA_DIR');
+    assert.equal(dbPathFromEnv({ DATA_DIR: '/srv/odds', DB_PATH: '/x/y.db' }), '/x/y.db');
   });
 });
 

@@ -33,6 +33,7 @@ function badValues(): Record<string, string> {
     INGEST_PORT: 'eighty',
     INGEST_HOST: 'a b',
     WAL_FSYNC: 'sometimes',
+    INGEST_MAX_BATCH_BYTES: '16MiB',
     CHECKPOINT_INTERVAL_MS: '1.5',
     CHECKPOINT_LOG_BYTES: '0',
     TRANSPORT: 'carrier-pigeon',

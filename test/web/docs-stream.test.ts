@@ -48,6 +48,9 @@ describe('push stream reference page', () => {
     const schemaIds = await page.$$eval('section.schema[id]', (sections) => sections.map((s) => s.id));
     assert.deepEqual(schemaIds, Object.keys(schemas).map((name) => `schema-${name}`));
     assert.equal(await page.$eval('h1', (h) => h.textContent), `${doc.info.title} ${doc.info.version}`);
+    // the servers are where this page came from, not the document's default localhost:8080
+    const servers = await page.$$eval('li[data-server] code', (codes) => codes.map((c) => c.textContent));
+    assert.deepEqual(servers, [`ws://127.0.0.1:${t.port}`, `http://127.0.0.1:${t.port}`]);
     assert.deepEqual(b.problems, []);
   });
 });

@@ -2,15 +2,24 @@
 // row elements over a tall spacer (only the rows in view exist in the DOM), so 100k rows
 // on the board cost the same to draw as 100. Redraws run at most once per animation
 // frame and write a cell only when its text or class changed.
+//
+// More books than fit the width scroll sideways under a frozen selection column (the
+// rows are as wide as every book column needs; the label cell is sticky), and each
+// line's label has two lines: the selection (player, side and line: what tells the rows
+// of a ladder apart) and, below it, the market and event; the whole text is its title.
 import { FLASH_MS, type BoardStore, type Filters, type Line } from './store.ts';
 import type { OddsRow } from './types.ts';
 
-const ROW_HEIGHT = 26;
+const ROW_HEIGHT = 38;
+/** Narrowest book column: a ten-letter book name, or a price like +111011. */
+const BOOK_WIDTH = 84;
 const OVERSCAN = 4;
 
 interface PooledRow {
   el: HTMLDivElement;
   label: HTMLDivElement;
+  selection: HTMLDivElement;
+  context: HTMLDivElement;
   cells: HTMLDivElement[];
   line: Line | null;
 }
@@ -57,7 +66,7 @@ export class OddsGrid {
     this.spacer.className = 'grid-spacer';
     this.empty = document.createElement('div');
     this.empty.className = 'grid-empty';
-    this.empty.textContent = 'No lines match the filters.';
+    this.empty.textContent = 'Loading the board…';
     this.viewport.append(this.spacer);
     this.element.append(this.header, this.viewport, this.empty);
     this.viewport.addEventListener(
@@ -114,6 +123,7 @@ export class OddsGrid {
     this.lines = this.store.select(filters);
     this.spacer.style.height = `${this.lines.length * ROW_HEIGHT}px`;
     this.empty.hidden = this.lines.length > 0;
+    this.empty.textContent = this.store.loaded ? 'No lines match the filters.' : 'Loading the board…';
     this.element.dataset.lines = String(this.lines.length);
     const books = this.store.books;
     if (books.join() !== this.books.join()) this.setBooks(books);
@@ -122,10 +132,25 @@ export class OddsGrid {
   private setBooks(books: string[]): void {
     this.books = [...books];
     this.element.style.setProperty('--books', String(books.length));
+    this.element.style.setProperty('--book', `${BOOK_WIDTH}px`);
+    this.element.dataset.books = String(books.length);
     this.header.replaceChildren();
     const first = document.createElement('div');
     first.className = 'grid-label';
-    first.textContent = 'selection';
+    first.append('selection');
+    // more books than fit: buttons page the book columns (as do the wheel, shift+wheel and the arrow keys)
+    const paging = document.createElement('span');
+    paging.className = 'grid-paging';
+    for (const [text, direction, title] of [['◂', -1, 'earlier books'], ['▸', 1, 'more books']] as const) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = text;
+      button.title = title;
+      button.dataset.page = direction > 0 ? 'next' : 'previous';
+      button.addEventListener('click', () => this.pageBooks(direction));
+      paging.append(button);
+    }
+    first.append(paging);
     this.header.append(first);
     for (const book of books) {
       const cell = document.createElement('div');
@@ -138,12 +163,23 @@ export class OddsGrid {
     this.pool = [];
   }
 
+  /** Scrolls the book columns by what is in view beside the frozen selection column. */
+  private pageBooks(direction: -1 | 1): void {
+    const label = this.header.firstElementChild?.getBoundingClientRect().width ?? 0;
+    this.viewport.scrollBy({ left: direction * Math.max(BOOK_WIDTH, this.viewport.clientWidth - label - BOOK_WIDTH / 2) });
+  }
+
   private ensurePool(size: number): void {
     while (this.pool.length < size) {
       const el = document.createElement('div');
       el.className = 'grid-row';
       const label = document.createElement('div');
       label.className = 'grid-label';
+      const selection = document.createElement('div');
+      selection.className = 'grid-selection';
+      const context = document.createElement('div');
+      context.className = 'grid-context';
+      label.append(selection, context);
       el.append(label);
       const cells: HTMLDivElement[] = [];
       for (const book of this.books) {
@@ -154,12 +190,14 @@ export class OddsGrid {
         cells.push(cell);
       }
       this.viewport.append(el);
-      this.pool.push({ el, label, cells, line: null });
+      this.pool.push({ el, label, selection, context, cells, line: null });
     }
   }
 
   private draw(): void {
     this.refilter();
+    const overflows = this.viewport.scrollWidth > this.viewport.clientWidth + 1;
+    if (this.element.classList.contains('grid-overflows') !== overflows) this.element.classList.toggle('grid-overflows', overflows);
     const height = this.viewport.clientHeight || 600;
     // the pooled rows are positioned children of the viewport, so rows drawn for a longer
     // list keep it scrollable past the end of a shorter one: clamp to the list's end
@@ -191,8 +229,9 @@ export class OddsGrid {
       if (pooled.el.dataset.line !== line.key) {
         pooled.el.dataset.line = line.key;
         pooled.el.dataset.event = line.eventId;
-        pooled.label.textContent = line.label;
-        pooled.label.title = `${line.eventId} · ${line.label}`;
+        pooled.selection.textContent = line.selection;
+        pooled.context.textContent = line.context;
+        pooled.label.title = `${line.label} (${line.eventId})`;
       }
       pooled.el.classList.toggle('selected', line.key === this.selected);
       for (let b = 0; b < this.books.length; b++) {

@@ -1,7 +1,7 @@
 // The arbitrage and DFS edges panels: kept lists from /arbitrage and /edges, polled once
 // a second (the browser revalidates with If-None-Match, so an unchanged list is a 304).
 // Each row links to its event on the odds screen (#event=<id>).
-import { marketWords } from './marketWords.ts';
+import { marketWords, selectionOf } from './marketWords.ts';
 import { getJson } from './api.ts';
 import { formatAmerican } from './grid.ts';
 import type { Arbitrage, Edge, Envelope } from './types.ts';
@@ -113,8 +113,8 @@ export class EdgesPanel extends ListPanel<Edge> {
     li.dataset.id = edge.id;
     const value = document.createElement('strong');
     value.textContent = percent(edge.edge);
-    const who = edge.playerName === null ? '' : `${edge.playerName} `;
-    li.append(value, ' ', eventLink(edge.eventId, `${edge.league.toUpperCase()} ${edge.eventId}`), ` ${edge.source} ${who}${edge.selection} ×${edge.dfsMultiplier} (fair ${formatAmerican(edge.fairPriceAmerican)})`);
+    const selection = selectionOf({ selection: edge.selection, playerName: edge.playerName ?? undefined });
+    li.append(value, ' ', eventLink(edge.eventId, `${edge.league.toUpperCase()} ${edge.eventId}`), ` ${edge.source} ${selection} ×${edge.dfsMultiplier} (fair ${formatAmerican(edge.fairPriceAmerican)})`);
     return li;
   }
 }

@@ -2,7 +2,7 @@
 // event market, one price per book), with the best price per line. apply() takes any
 // batch from the feed; the views read lines and ask for the filtered, ordered list only
 // when the set of lines or the filters changed.
-import { marketWords } from './marketWords.ts';
+import { marketWords, selectionOf } from './marketWords.ts';
 import type { EventInfo, OddsRow } from './types.ts';
 
 export interface Line {
@@ -11,6 +11,11 @@ export interface Line {
   eventId: string;
   league: string;
   market: string;
+  /** What a reader tells lines apart by: the selection (a player's name, side and line included). */
+  selection: string;
+  /** The market, period and event it belongs to. */
+  context: string;
+  /** selection · context, for titles. */
   label: string;
   order: string;
   /** Book -> row. */
@@ -39,10 +44,9 @@ export function lineKeyOf(id: string): string {
   return id.slice(0, first) + id.slice(second);
 }
 
-function labelOf(row: OddsRow): string {
+function marketOf(row: OddsRow): string {
   const period = row.period === 'FULL' ? '' : ` ${row.period}`;
-  const subject = row.playerName !== undefined ? `${row.playerName} ` : '';
-  return `${marketWords(row.marketSubtype)}${period} · ${subject}${row.selection}`;
+  return `${marketWords(row.marketSubtype)}${period}`;
 }
 
 function byOrder(a: Line, b: Line): number {
@@ -70,6 +74,8 @@ export class BoardStore {
   shape = 0;
   /** Bumped on every applied batch: views redraw. */
   version = 0;
+  /** Whether a board has been loaded (reset) yet: until then an empty list means loading, not "nothing matches". */
+  loaded = false;
   private readonly bookCounts = new Map<string, number>();
   /**
    * Every line in display order, kept sorted as lines come and go (a binary search and
@@ -93,6 +99,7 @@ export class BoardStore {
     for (const row of rows) this.upsert(row, false);
     this.ordered = [...this.lines.values()].sort(byOrder);
     this.refreshBooks();
+    this.loaded = true;
     this.shape++;
     this.version++;
   }
@@ -190,7 +197,9 @@ export class BoardStore {
         eventId: row.eventId,
         league: row.league,
         market: row.market,
-        label: `${this.eventLabel(row.eventId)}${labelOf(row)}`,
+        selection: selectionOf(row),
+        context: `${marketOf(row)}${this.eventLabel(row.eventId)}`,
+        label: `${selectionOf(row)} · ${marketOf(row)}${this.eventLabel(row.eventId)}`,
         order: `${row.eventStartTime}\u0000${row.eventId}\u0000${row.marketSubtype}\u0000${row.period}\u0000${row.line ?? ''}\u0000${row.selection}\u0000${key}`,
         prices: new Map(),
         best: null,
@@ -213,7 +222,7 @@ export class BoardStore {
     const event = this.events.get(eventId);
     if (event === undefined || event.homeTeamId === null || event.awayTeamId === null) return '';
     const short = (teamId: string) => teamId.slice(teamId.indexOf('-') + 1).toUpperCase();
-    return `${short(event.awayTeamId)} @ ${short(event.homeTeamId)} · `;
+    return ` · ${short(event.awayTeamId)} @ ${short(event.homeTeamId)}`;
   }
 
   private remove(row: OddsRow): void {

@@ -119,11 +119,18 @@ function render(doc: Json): void {
   header.append(home, el('h1', `${doc.info?.title ?? 'AsyncAPI'} ${doc.info?.version ?? ''}`), el('p', `AsyncAPI ${doc.asyncapi}`, 'meta'));
   root.append(header, ...prose(doc.info?.description));
 
+  // The document names the default address (localhost:8080); the stream is on the host
+  // and port that served this page, so that is the address shown, with the document's
+  // own in the item's title.
   root.append(el('h2', 'Servers'));
   const servers = el('ul');
+  const secure = location.protocol === 'https:';
   for (const [name, server] of Object.entries((doc.servers ?? {}) as Record<string, Json>)) {
     const item = el('li');
-    item.append(el('code', `${server.protocol}://${server.host}`), ` (${name}): ${server.description ?? ''}`);
+    item.dataset.server = name;
+    const protocol = server.protocol === 'ws' ? (secure ? 'wss' : 'ws') : server.protocol === 'http' ? (secure ? 'https' : 'http') : String(server.protocol);
+    item.title = `in the AsyncAPI document: ${server.protocol}://${server.host}`;
+    item.append(el('code', `${protocol}://${location.host}`), ` (${name}): ${server.description ?? ''}`);
     servers.append(item);
   }
   root.append(servers);
