@@ -217,7 +217,7 @@ export const SETTINGS = [
     help: 'on SIGTERM/SIGINT, keep serving this long with /readyz answering 503 (so load balancers stop routing here) before closing',
     parse: (t) => intIn(0, 600_000)(t, 0),
   }),
-  // read replicas: the log on a NATS JetStream stream (service/replicatedStart.ts, README "Read replicas over NATS JetStream")
+  // read replicas: the log on a NATS JetStream stream (service/replicatedStart.ts, docs/replicas.md)
   setting({ key: 'log', name: 'LOG', fallback: 'file', allowed: LOG_KINDS.join(', '), help: 'where the batch log lives: local files in DATA_DIR, or a NATS JetStream stream (replicas follow it)', parse: oneOf(LOG_KINDS, 'file') }),
   setting({ key: 'role', name: 'ROLE', fallback: 'writer', allowed: `${ROLES.join(', ')} (replica needs LOG=nats)`, help: 'writer takes ingest; replica follows the stream and serves reads only', parse: oneOf(ROLES, 'writer') }),
   setting({ key: 'natsUrl', name: 'NATS_URL', fallback: 'nats://127.0.0.1:4222', allowed: 'a nats://, tls://, ws:// or wss:// address', help: 'the NATS server (LOG=nats)', parse: (t) => (t === null ? 'nats://127.0.0.1:4222' : /^(nats|tls|wss?):\/\/\S+$/.test(t) ? t : undefined) }),

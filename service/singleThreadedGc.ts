@@ -1,7 +1,7 @@
 // On a process allowed one core, V8's garbage-collection helper threads (concurrent
 // marking, parallel scavenges) run on the event loop's core and take it from the
 // event loop in slices of several milliseconds. Measured on the large board with the
-// server pinned to one core (README, "The snapshot under a live large board"): plain
+// server pinned to one core (docs/benchmarks.md, "Snapshot"): plain
 // snapshot polls' time to first byte p99 was 14-39 ms with the helper threads and
 // 11-16 ms with node's --single-threaded-gc, in three interleaved rounds; with a
 // second core the helpers run beside the event loop and the flag would only slow

@@ -206,7 +206,7 @@ export function mapEvent(event: ProviderEventOdds, mapping: LeagueMapping, outri
         if (shape.player !== null) {
           row.playerId = shape.player.id;
           row.playerName = shape.player.name;
-          // the provider does not say which team a player is on (see the README)
+          // the provider does not say which team a player is on (see docs/feeds.md)
           row.teamId = null;
         }
         if (scope !== null) row.marketScope = scope;

@@ -1,7 +1,7 @@
 // The editable tables that say how The Odds API's vocabulary maps onto ours: sport keys
 // to league codes, bookmaker keys to sportsbook ids and kinds, market keys to our
 // market / marketSubtype, period suffixes to periods, and player stat names to subtype
-// suffixes. The README's feed section shows the same tables; change both together.
+// suffixes. docs/feeds.md shows the same tables; change both together.
 
 import type { MarketScope, SourceKind } from '../../engine/model.ts';
 

@@ -1,6 +1,6 @@
 // `npm run feed` as a child process against the real service (test/ingest/service-child.ts:
 // `tsx service/main.ts` on a temp DATA_DIR, with its ingest listener and token) fed by the
-// stub provider: the board fills with the stub's odds mapped as the README's table says;
+// stub provider: the board fills with the stub's odds mapped as docs/feeds.md's table says;
 // provider faults (429 with Retry-After, 500, a stalled answer, a malformed body), the
 // quota running low and out, and the ingest service going down and coming back are each
 // handled and logged; batches reach the service's log once each and in order; a bad key
@@ -164,10 +164,10 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-test('the feed process fills the board with the stub odds, mapped as the README table says', async () => {
+test('the feed process fills the board with the stub odds, mapped as the docs/feeds.md table says', async () => {
   const event = events[0];
   const expected = new Map<string, Record<string, unknown>>();
-  // a hand-written expectation per market kind, from the table in the README
+  // a hand-written expectation per market kind, from the table in docs/feeds.md
   const side = (name: string) => (name === event.home_team ? 'HOME' : 'AWAY');
   const line = (point: number) => (point < 0 ? `m${-point}` : String(point));
   const teamId = (name: string) => `nba-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;

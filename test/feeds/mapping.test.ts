@@ -1,5 +1,5 @@
 // The Odds API answers mapped to our rows: one hand-written provider event per market
-// kind, and the rows a reader of the README's mapping table expects from it.
+// kind, and the rows a reader of docs/feeds.md's mapping table expects from it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mapEvent, marketKeyMeaning } from '../../feeds/theOddsApi/mapEvent.ts';

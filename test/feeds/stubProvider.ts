@@ -11,7 +11,7 @@ import type { ProviderBookmaker, ProviderEventOdds, ProviderOutcome } from '../.
 
 export const STUB_API_KEY = 'stub-key';
 
-/** Our subtype/period back to the provider's market key (the inverse of the README's table, for the rows the stub serves). */
+/** Our subtype/period back to the provider's market key (the inverse of docs/feeds.md's table, for the rows the stub serves). */
 function marketKeyOf(row: OddsInput): string | null {
   const period = ({ FULL: '', '1H': '_h1', '1Q': '_q1', '1P': '_p1' } as Record<string, string>)[row.period];
   if (period === undefined) return null;

@@ -333,7 +333,7 @@ describe('transport interface', () => {
 
     /**
      * node:http answers these requests; uWS's parser closes the connection without an
-     * answer and offers no hook to answer instead (README: transports), so there the
+     * answer and offers no hook to answer instead (docs/http.md), so there the
      * check is that nothing else was sent. On both, the server keeps serving.
      */
     async function answeredOrDropped(reply: string, answer: RegExp): Promise<void> {
