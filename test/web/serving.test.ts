@@ -24,11 +24,12 @@ describe('web pages over HTTP', () => {
     const assets = assetsOf(html);
     assert.ok(assets.some((a) => /\/assets\/board-[0-9a-f]{12}\.js$/.test(a)), html);
     assert.ok(assets.some((a) => /\/assets\/board-[0-9a-f]{12}\.css$/.test(a)), html);
+    assert.ok(assets.some((a) => /\/assets\/favicon-[0-9a-f]{12}\.svg$/.test(a)), `the site icon is linked: ${html}`);
     for (const path of assets) {
       const asset = await t.request(path);
       assert.equal(asset.status, 200, path);
       assert.equal(asset.headers['cache-control'], 'public, max-age=31536000, immutable', path);
-      assert.match(String(asset.headers['content-type']), path.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
+      assert.match(String(asset.headers['content-type']), path.endsWith('.js') ? /^text\/javascript/ : path.endsWith('.svg') ? /^image\/svg\+xml$/ : /^text\/css/);
       assert.ok(asset.body.length > 100, path);
     }
   });
