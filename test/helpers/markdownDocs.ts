@@ -99,11 +99,11 @@ export function anchors(file: string): Set<string> {
   return found;
 }
 
-/** Relative links (a file, a file#anchor or #anchor), each as written. */
+/** Relative links and images (a file, a file#anchor or #anchor), each as written. */
 export function relativeLinks(file: string): string[] {
   const links: string[] = [];
   marked.walkTokens(lex(file), (token) => {
-    if (token.type === 'link' && !/^[a-z]+:/i.test(token.href)) links.push(token.href);
+    if ((token.type === 'link' || token.type === 'image') && !/^[a-z]+:/i.test(token.href)) links.push(token.href);
   });
   return links;
 }
