@@ -152,6 +152,10 @@ export class StubProvider {
   used = 0;
   /** Credits per (market x region) of an odds call. */
   creditPerMarket = 1;
+  /** The markets /odds serves (the provider may feature fewer than documented for a sport). */
+  featured: Set<string> = new Set(FEATURED);
+  /** Keys this provider does not know, beyond the undocumented ones. */
+  unknownMarkets = new Set<string>();
   private server!: http.Server;
   port = 0;
 
@@ -239,7 +243,7 @@ export class StubProvider {
       const badRegion = regionList.find((r) => !REGIONS.has(r));
       if (badRegion !== undefined) return send(422, providerError(`Invalid regions: ${badRegion}`, 'INVALID_REGION'), 0);
       const markets = (url.searchParams.get('markets') ?? 'h2h').split(',').filter((m) => m.length > 0);
-      const unknown = markets.filter((m) => !documentedMarket(m));
+      const unknown = markets.filter((m) => !documentedMarket(m) || this.unknownMarkets.has(m));
       if (unknown.length > 0) return send(422, providerError(`Invalid markets: ${unknown.join(',')}`, 'INVALID_MARKET'), 0);
       const withMarkets = (e: ProviderEventOdds) => ({
         ...e,
@@ -248,7 +252,7 @@ export class StubProvider {
           .filter((b) => b.markets.length > 0),
       });
       if (odds) {
-        if (markets.some((m) => !FEATURED.has(m))) {
+        if (markets.some((m) => !this.featured.has(m))) {
           return send(422, providerError('Markets not supported by this endpoint. Use the /events/{eventId}/odds endpoint for non-featured markets', 'INVALID_MARKET_COMBO'), 0);
         }
         // cost: markets x regions; an answer without events costs nothing
