@@ -18,6 +18,9 @@ export interface TheOddsApiSettings {
   markets: string[];
   intervalMs: number;
   budgetPerDay: number;
+  creditsPerHour: number;
+  /** 0: the same as intervalMs. */
+  eventIntervalMs: number;
   timeoutMs: number;
 }
 
@@ -70,6 +73,20 @@ export const ODDS_API_SETTINGS = {
     help: 'credits a day the feed may spend; polls are spaced to fit',
     parse: (t: string) => (/^\d+$/.test(t) ? Number(t) : undefined),
   } as FeedSetting<number>,
+  creditsPerHour: {
+    env: 'ODDS_API_CREDITS_PER_HOUR',
+    fallback: '0',
+    allowed: 'a non-negative integer (0: no budget)',
+    help: 'credits an hour the feed may spend; polls are spaced to fit (the plan in the log says what each sport and market costs an hour)',
+    parse: (t: string) => (/^\d+$/.test(t) ? Number(t) : undefined),
+  } as FeedSetting<number>,
+  eventIntervalMs: {
+    env: 'ODDS_API_EVENT_INTERVAL',
+    fallback: '0',
+    allowed: 'seconds, at least 0.1, or 0 (the same as the interval)',
+    help: 'shortest wait between two passes over a sport\'s events for the per-event markets (s); each pass costs a call per event',
+    parse: (t: string) => (t === '0' ? 0 : seconds(0.1)(t)),
+  } as FeedSetting<number>,
   timeoutMs: { env: 'ODDS_API_TIMEOUT', fallback: '30', allowed: 'seconds, at least 0.1', help: 'longest wait for one provider answer (s)', parse: seconds(0.1) } as FeedSetting<number>,
 } as const;
 
@@ -83,6 +100,8 @@ const FLAG_OF: Record<SettingKey, string> = {
   markets: 'markets',
   intervalMs: 'interval',
   budgetPerDay: 'budget-per-day',
+  creditsPerHour: 'credits-per-hour',
+  eventIntervalMs: 'event-interval',
   timeoutMs: 'timeout',
 };
 

@@ -240,7 +240,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   // a feed in the process (FEED=the-odds-api) submits through the durable board's write path
   const feedIngest = options.ingest ?? writePath ?? undefined;
   const feedLogger = logger.child({ feed: config.feed });
-  const feed = feedIngest === undefined ? null : startFeed(feedIngest, config, (line) => feedLogger.info(line));
+  const feed = feedIngest === undefined ? null : startFeed(feedIngest, config, (line) => feedLogger.info(line), operations);
   if (config.feed !== null && feedIngest === undefined) feedLogger.warn('FEED is set but the board has no write path (no DATA_DIR): the feed does not run');
 
   let closed = false;
