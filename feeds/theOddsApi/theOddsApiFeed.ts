@@ -482,7 +482,7 @@ export class TheOddsApiFeed {
         if (!(error instanceof BatchRejected)) throw error;
         if (error.code === 'invalid_token') {
           this.stop();
-          throw new IngestTokenRejected(`the ingest listener refused the token (${error.message}); check --token / INGEST_TOKEN`);
+          throw new IngestTokenRejected(`the ingest listener refused the token (${error.message})`);
         }
         if (error.retryable) {
           const ms = Math.min(this.options.retryMaxMs ?? 30_000, (this.options.retryBaseMs ?? 500) * 2 ** Math.min(resends, 20)) * (0.5 + this.random());
