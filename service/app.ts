@@ -30,6 +30,7 @@ import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeed } from '../feeds/startFeed.ts';
+import { registerFlaggedBooks } from './flaggedBooks.ts';
 import { IngestError, type Ingest } from '../ingest/ingest.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations.ts';
@@ -189,6 +190,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);
   const signals = listeners.own('signal books', new EngineSignals(engine));
+  registerFlaggedBooks(signals, operations.registry, operations.readiness);
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
   const httpMetrics = new HttpMetrics(operations.registry, {
