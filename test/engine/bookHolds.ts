@@ -4,7 +4,7 @@
 // every outcome of the market count; DFS picks, futures and unpriced rows do not. Suspended
 // quotes do: the price a book shows is its price.
 import type { OddsEngine } from '../../engine/engine.ts';
-import { marketGroupIdOf } from '../../engine/signals/groupKey.ts';
+import { marketGroupIdOf, type GroupKeyInput } from '../../engine/signals/groupKey.ts';
 import { OUTCOME_COUNT, outcomeSetOf } from '../../engine/signals/sides.ts';
 import { americanToDecimal } from '../../engine/model.ts';
 
@@ -20,9 +20,9 @@ export function bookSums(engine: OddsEngine): BookSum[] {
   const outcomes = new Map<string, number>();
   for (let slot = 0; slot < engine.store.size; slot++) {
     if (!engine.isLive(slot)) continue;
-    const row = engine.rowObject(slot, 'american') as Record<string, any>;
+    const row = engine.rowObject(slot, 'american') as unknown as Record<string, any>;
     if (typeof row.priceAmerican !== 'number') continue;
-    const input = { ...row, playerId: row.playerId ?? null, marketScope: row.marketScope ?? null, line: row.line ?? null };
+    const input = { ...row, playerId: row.playerId ?? null, marketScope: row.marketScope ?? null, line: row.line ?? null } as GroupKeyInput;
     const group = marketGroupIdOf(input);
     if (group === null) continue;
     const key = `${group} ${row.sportsbook}`;
