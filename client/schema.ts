@@ -884,10 +884,12 @@ export interface components {
             plan: "FREE" | "PRO" | "ENTERPRISE";
             rateLimitPerMinute: number | null;
         };
-        /** @description A cross-book opportunity: best non-suspended price per side across non-DFS books, same line; middles and futures never appear. Sorted by profit descending, then id. */
+        /** @description A cross-book opportunity: one non-suspended price per side from non-DFS books, every leg on a different book, chosen for the smallest implied sum, same line; middles and futures never appear. A book whose own prices sum below 1 is a data problem of that book, never an arbitrage: it is listed in flaggedBooks. Sorted by profit descending, then id. */
         Arbitrage: {
             eventId: string;
             eventStartTime: string;
+            /** @description Books of this market whose own prices sum below 1 (a negative margin on their own): a data problem of that book, lowest sum first. Usually empty. */
+            flaggedBooks: components["schemas"]["FlaggedBook"][];
             id: string;
             impliedSum: number;
             league: string;
@@ -1065,6 +1067,11 @@ export interface components {
              */
             status: "scheduled" | "in_progress" | "final" | "postponed" | "cancelled" | "suspended";
             venueId: string | null;
+        };
+        FlaggedBook: {
+            /** @description The book's own best prices' implied probabilities summed. */
+            impliedSum: number;
+            sportsbook: string;
         };
         /** @description A selection's price in force at the requested time, rebuilt from price history. No player attribution. Selections with no history at or before date are left out. */
         HistoricalOddsRow: {

@@ -6,8 +6,15 @@
 //     move part of the way back, so the fair value wanders around where it started;
 //   - each book quotes its own level (the row's price when the simulator first saw it,
 //     hold included) moved by the part of the fair move it has taken in. Moves are
-//     shifts of log-odds, so a book's two sides keep summing above 1 (its hold never
-//     turns negative) however far the fair value goes;
+//     shifts of log-odds;
+//   - every price a book quotes keeps its overround on the market between HOLD_FLOOR
+//     and HOLD_CEIL (2-10% once prices are rounded, as real books): the price is held
+//     within what the book's other outcomes on the board (or earlier in the same batch)
+//     leave room for, and where one side cannot make room alone (a favourite at the
+//     quote ceiling) the other sides are re-quoted with it. So no book's own prices ever
+//     sum below 1 (which would be an arbitrage against itself), whatever the fair value,
+//     the lags, the noise or the rounding do; cross-book arbitrage still opens when a
+//     retail book lags a move a sharp book has taken in;
 //   - after news every book re-quotes the group once its lag has passed: sharp books
 //     within a second, retail books after a lag of seconds of their own. A retail
 //     price lagging a big move opens an arbitrage against a sharp book, and the
@@ -94,6 +101,15 @@ const QUOTE_MAX = 0.995;
 const ALT_LINE_HOLD = 0.01;
 /** The least hold (both sides together) a book puts on a pair: a pair quoted thinner is treated as holding this. */
 const MIN_PAIR_HOLD = 0.02;
+/** The most hold a pair keeps when an alternate is added (plus ALT_LINE_HOLD a side stays within HOLD_CEIL). */
+const MAX_PAIR_HOLD = 0.065;
+/**
+ * A book's overround on a market (its outcomes' implied probabilities summed, minus 1)
+ * is kept within these when it quotes: a little inside 2-10%, so that rounding to an
+ * American integer (a few thousandths near even money) keeps it within 2-10%.
+ */
+const HOLD_FLOOR = 0.026;
+const HOLD_CEIL = 0.094;
 /** No alternate is added where a side's fair probability would fall below this (or rise above 1 minus it). */
 const ALT_LINE_MIN = 0.06;
 /** Most rows added by the simulator and not yet seen on the board that it remembers the fair move of (a forgotten one reads as of a move of 0). */
@@ -145,6 +161,11 @@ export class Simulator {
   private timer: NodeJS.Timeout | null = null;
   private carry = 0;
   private batch: Change[] = [];
+  /** This batch's price changes by slot (index in the batch) and the implied probability they set: the holds of later quotes read them. */
+  private readonly pendingAt = new Map<number, number>();
+  private readonly pendingImplied = new Map<number, number>();
+  /** siblingsOf's answer. */
+  private readonly siblings = new Int32Array(2);
   /** Per slot: which row (rowHash) its state belongs to, and the anchor: the book's level (implied probability; 0: none yet). */
   private anchorRow = new Int32Array(0);
   private anchorProbability = new Float64Array(0);
@@ -268,6 +289,8 @@ export class Simulator {
     this.stats.ticks++;
     const batch = this.batch;
     batch.length = 0;
+    this.pendingAt.clear();
+    this.pendingImplied.clear();
     this.lifecycle(batch);
     const target = batch.length + changes;
     this.dueRequotes(batch, target);
@@ -543,14 +566,87 @@ export class Simulator {
     }
     // the first time the simulator re-quotes a group every book re-prices it from the market
     if (this.repriced[this.slotGroup[slot]] === 0) this.scheduleGroup(slot, now);
-    const price = this.quoted(slot, now, kind);
-    if (price !== s.priceAmerican[slot]) batch.push({ op: 'price', slot, priceAmerican: price, suspended });
+    this.pushQuote(slot, this.quoted(slot, now, kind), batch);
     const partner = this.partnerOf(slot);
     if (partner >= 0 && s.priceAmerican[partner] !== NO_PRICE) {
       this.anchorOf(partner);
-      const other = this.quoted(partner, now, kind);
-      if (other !== s.priceAmerican[partner]) batch.push({ op: 'price', slot: partner, priceAmerican: other, suspended: s.suspended[partner] === 1 });
+      this.pushQuote(partner, this.quoted(partner, now, kind), batch);
     }
+  }
+
+  /**
+   * Pushes the book's new quote for `slot` (implied probability p, before its hold is
+   * checked), held within HOLD_FLOOR..HOLD_CEIL of the book's other outcomes on the
+   * market; where the quote ceiling keeps it from making room, the other outcomes are
+   * lengthened with it.
+   */
+  private pushQuote(slot: number, p: number, batch: Change[]): void {
+    const s = this.engine.store;
+    const n = this.siblingsOf(slot);
+    let others = 0;
+    for (let i = 0; i < n; i++) others += this.impliedNow(this.siblings[i]);
+    // a sibling without a price (NaN): nothing to hold against
+    const held = n === 0 || !(others === others) ? p : Math.min(1 + HOLD_CEIL - others, Math.max(1 + HOLD_FLOOR - others, p));
+    const price = this.priceOf(held);
+    this.setPending(slot, price, batch);
+    if (n === 0 || !(others === others)) return;
+    const short = 1 + HOLD_FLOOR - (this.impliedNow(slot) + others);
+    if (short <= 0) return;
+    // the ceiling held this side down: the others make up the rest, in proportion
+    const siblings = this.siblings.slice(0, n);
+    for (const sibling of siblings) {
+      const q = this.impliedNow(sibling);
+      this.setPending(sibling, this.priceOf(q + (short * q) / others + 0.001), batch);
+    }
+  }
+
+  /** Adds (or replaces, within this batch) a price change and remembers it for the holds of later quotes in the batch. */
+  private setPending(slot: number, price: number, batch: Change[]): void {
+    const s = this.engine.store;
+    const at = this.pendingAt.get(slot);
+    if (at !== undefined && batch[at] !== undefined && (batch[at] as { slot?: number }).slot === slot && batch[at].op === 'price') {
+      (batch[at] as { priceAmerican: number | null }).priceAmerican = price;
+    } else if (price !== s.priceAmerican[slot] || this.pendingAt.has(slot)) {
+      this.pendingAt.set(slot, batch.length);
+      batch.push({ op: 'price', slot, priceAmerican: price, suspended: s.suspended[slot] === 1 });
+    } else {
+      return;
+    }
+    this.pendingImplied.set(slot, 1 / americanToDecimal(price));
+  }
+
+  /** The slot's implied probability as the board will have it after this batch (NaN: no price). */
+  private impliedNow(slot: number): number {
+    const pending = this.pendingImplied.get(slot);
+    if (pending !== undefined) return pending;
+    const price = this.engine.store.priceAmerican[slot];
+    return price === NO_PRICE ? NaN : 1 / americanToDecimal(price);
+  }
+
+  /**
+   * The book's other outcomes of the slot's market (into this.siblings): the other
+   * side of a two-way selection, or the other two of HOME / DRAW / AWAY.
+   */
+  private siblingsOf(slot: number): number {
+    let n = 0;
+    const partner = this.partnerOf(slot);
+    if (partner >= 0) this.siblings[n++] = partner;
+    const s = this.engine.store;
+    const side = SIDES[s.side[slot]];
+    if (side !== 'HOME' && side !== 'AWAY' && side !== 'DRAW') return n;
+    if (!Number.isNaN(s.line[slot])) return n;
+    const period = s.periods.get(s.period[slot]);
+    const selection = s.selectionIds.get(s.selectionId[slot]);
+    const prefix = `${period}-${side}`;
+    if (!selection.startsWith(prefix)) return n;
+    const rest = selection.slice(prefix.length);
+    for (const other of side === 'DRAW' ? ['HOME', 'AWAY'] : ['DRAW']) {
+      const id = s.selectionIds.lookup(`${period}-${other}${rest}`);
+      if (id < 0) continue;
+      const at = this.engine.keys.find(s.event[slot], s.book[slot], s.subtype[slot], id);
+      if (at >= 0 && this.engine.isLive(at) && s.priceAmerican[at] !== NO_PRICE) this.siblings[n++] = at;
+    }
+    return n;
   }
 
   /** A scheduled re-quote of one priced row (its other side has its own). */
@@ -558,17 +654,16 @@ export class Simulator {
     const s = this.engine.store;
     this.stats.priceMoves++;
     this.anchorOf(slot);
-    const price = this.quoted(slot, now, this.kindOf(s.book[slot]));
-    if (price !== s.priceAmerican[slot]) batch.push({ op: 'price', slot, priceAmerican: price, suspended: s.suspended[slot] === 1 });
+    this.pushQuote(slot, this.quoted(slot, now, this.kindOf(s.book[slot])), batch);
   }
 
-  /** The book's price for the slot: its level, moved (in log-odds) by the fair move it has taken in, plus its own noise. */
+  /** The book's implied probability for the slot: its level, moved (in log-odds) by the fair move it has taken in, plus its own noise (pushQuote holds and prices it). */
   private quoted(slot: number, now: number, kind: number): number {
     const sign = SIDE_SIGN[this.engine.store.side[slot]];
     const seen = kind === KIND_DFS ? 0 : this.caughtUp(slot, now);
     const level = this.anchorProbability[slot];
     const moved = sign === 0 || seen === 0 ? level : logistic(logit(level) + sign * seen * LOGIT_PER_MOVE);
-    return this.priceOf(moved + (this.rand() - 0.5) * 2 * BOOK_NOISE);
+    return moved + (this.rand() - 0.5) * 2 * BOOK_NOISE;
   }
 
   /** A DFS pick's multiplier: now and then one step of the ladder toward where the fair move says it belongs. */
@@ -697,7 +792,7 @@ export class Simulator {
     const fair = this.fairOverAt(over, line);
     if (overRow === null || underRow === null || !(fair >= ALT_LINE_MIN && fair <= 1 - ALT_LINE_MIN)) return this.movePrice(slot, batch);
     const implied = (at: number) => 1 / americanToDecimal(s.priceAmerican[at]);
-    const hold = Math.max(MIN_PAIR_HOLD, implied(over) + implied(under) - 1);
+    const hold = Math.min(MAX_PAIR_HOLD, Math.max(MIN_PAIR_HOLD, implied(over) + implied(under) - 1));
     overRow.priceAmerican = this.priceOf(fair * (1 + hold) + ALT_LINE_HOLD + (this.rand() - 0.5) * 2 * BOOK_NOISE);
     underRow.priceAmerican = this.priceOf((1 - fair) * (1 + hold) + ALT_LINE_HOLD + (this.rand() - 0.5) * 2 * BOOK_NOISE);
     // the new rows' group may have moved already: their prices are read as of that move

@@ -2,9 +2,11 @@
 //   --base-url ODDS_API_BASE_URL   --api-key ODDS_API_KEY   --sports ODDS_API_SPORTS
 //   --regions ODDS_API_REGIONS     --markets ODDS_API_MARKETS --interval ODDS_API_INTERVAL (s)
 //   --budget-per-day ODDS_API_BUDGET_PER_DAY                 --timeout ODDS_API_TIMEOUT (s)
-//   --ingest INGEST_URL            --token INGEST_TOKEN  (only when run as its own process)
+//   --credits-per-hour ODDS_API_CREDITS_PER_HOUR             --event-interval ODDS_API_EVENT_INTERVAL (s)
 //   --retry-max INGEST_RETRY_MAX (s): longest wait before a batch the ingest listener did
 //                                     not take is sent again (default 30)
+// The API key, the ingest target and its token are resolved by cliOptions.ts when run as
+// its own process (never from argv).
 // Each value is read by one parser below, used both here (npm run feed) and by
 // service/config.ts (FEED=the-odds-api inside the server), so both accept and refuse the
 // same texts with the same words.
@@ -18,12 +20,13 @@ export interface TheOddsApiSettings {
   markets: string[];
   intervalMs: number;
   budgetPerDay: number;
+  creditsPerHour: number;
+  /** 0: the same as intervalMs. */
+  eventIntervalMs: number;
   timeoutMs: number;
 }
 
 export interface FeedCliSettings extends TheOddsApiSettings {
-  ingestUrl: string;
-  token: string | undefined;
   retryMaxMs: number;
 }
 
@@ -70,6 +73,20 @@ export const ODDS_API_SETTINGS = {
     help: 'credits a day the feed may spend; polls are spaced to fit',
     parse: (t: string) => (/^\d+$/.test(t) ? Number(t) : undefined),
   } as FeedSetting<number>,
+  creditsPerHour: {
+    env: 'ODDS_API_CREDITS_PER_HOUR',
+    fallback: '0',
+    allowed: 'a non-negative integer (0: no budget)',
+    help: 'credits an hour the feed may spend; polls are spaced to fit (the plan in the log says what each sport and market costs an hour)',
+    parse: (t: string) => (/^\d+$/.test(t) ? Number(t) : undefined),
+  } as FeedSetting<number>,
+  eventIntervalMs: {
+    env: 'ODDS_API_EVENT_INTERVAL',
+    fallback: '0',
+    allowed: 'seconds, at least 0.1, or 0 (the same as the interval)',
+    help: 'shortest wait between two passes over a sport\'s events for the per-event markets (s); each pass costs a call per event',
+    parse: (t: string) => (t === '0' ? 0 : seconds(0.1)(t)),
+  } as FeedSetting<number>,
   timeoutMs: { env: 'ODDS_API_TIMEOUT', fallback: '30', allowed: 'seconds, at least 0.1', help: 'longest wait for one provider answer (s)', parse: seconds(0.1) } as FeedSetting<number>,
 } as const;
 
@@ -83,6 +100,8 @@ const FLAG_OF: Record<SettingKey, string> = {
   markets: 'markets',
   intervalMs: 'interval',
   budgetPerDay: 'budget-per-day',
+  creditsPerHour: 'credits-per-hour',
+  eventIntervalMs: 'event-interval',
   timeoutMs: 'timeout',
 };
 
@@ -123,20 +142,20 @@ export function readOddsApiSettings(lookup: (key: SettingKey) => string | undefi
   return { settings: settings as unknown as TheOddsApiSettings, problems };
 }
 
-/** `npm run feed -- the-odds-api` settings: flags first, then the environment. */
-export function theOddsApiSettings(flags: Map<string, string>, env: NodeJS.ProcessEnv): FeedCliSettings {
+/** `npm run feed -- the-odds-api` settings: flags first, then the environment; the API key as resolved (cliOptions.ts). */
+export function theOddsApiSettings(flags: Map<string, string>, env: NodeJS.ProcessEnv, apiKey: string): FeedCliSettings {
   const { settings, problems } = readOddsApiSettings(
-    (key) => flags.get(FLAG_OF[key]) ?? (env[ODDS_API_SETTINGS[key].env] || undefined),
+    (key) => (key === 'apiKey' ? apiKey : (flags.get(FLAG_OF[key]) ?? (env[ODDS_API_SETTINGS[key].env] || undefined))),
     (key) => (flags.has(FLAG_OF[key]) ? `--${FLAG_OF[key]}` : ODDS_API_SETTINGS[key].env),
   );
   if (problems.length > 0) throw new Error(problems.join('\n'));
-  if (settings.apiKey === '') throw new Error('the-odds-api needs an API key: --api-key or ODDS_API_KEY');
-  const ingestUrl = flags.get('ingest') ?? (env.INGEST_URL || 'http://127.0.0.1:8081');
-  if (httpUrl(ingestUrl) === undefined) throw new Error(`--ingest (INGEST_URL) must be an http(s) URL, got ${ingestUrl}`);
   const retryText = flags.get('retry-max') ?? (env.INGEST_RETRY_MAX || '30');
   const retryMaxMs = seconds(0.1)(retryText);
   if (retryMaxMs === undefined) throw new Error(`--retry-max (INGEST_RETRY_MAX) must be seconds, at least 0.1, got ${retryText}`);
-  return { ...settings, ingestUrl, token: flags.get('token') ?? (env.INGEST_TOKEN || undefined), retryMaxMs };
+  return { ...settings, retryMaxMs };
 }
 
-export const THE_ODDS_API_FLAGS = [...Object.values(FLAG_OF), 'ingest', 'token', 'retry-max'];
+/** Where batches go and with which token: cliOptions.ts resolves these (no secret from argv). */
+export const INGEST_FLAGS = ['ingest', 'data-dir', 'token-file'];
+export const THE_ODDS_API_FLAGS = [...Object.values(FLAG_OF).filter((f) => f !== 'api-key'), 'api-key-file', ...INGEST_FLAGS, 'retry-max'];
+export const NDJSON_FLAGS = ['from-line', 'batch', ...INGEST_FLAGS];

@@ -22,6 +22,8 @@ export interface ReplayOptions {
   progress?: (line: string) => void;
   /** Said when a batch is sent again. */
   log?: (line: string) => void;
+  /** Where the token came from (named when the listener refuses it; never the token). */
+  tokenFrom?: string;
   stdin?: Readable;
   /** Times a batch the ingest path could not take is sent again (default 5; waits 0.5 s doubling, jittered). */
   resends?: number;
@@ -39,8 +41,9 @@ export interface ReplayResult {
 export async function replayNdjson(options: ReplayOptions): Promise<ReplayResult> {
   const fromLine = options.fromLine ?? 1;
   const batchSize = options.batchSize ?? 1000;
-  const input = options.file === '-' ? (options.stdin ?? process.stdin) : createReadStream(options.file);
+  // the size first: a missing file fails here, before a stream exists to emit its error unheard
   const totalBytes = options.file === '-' ? null : statSync(options.file).size;
+  const input = options.file === '-' ? (options.stdin ?? process.stdin) : createReadStream(options.file);
   const started = performance.now();
   let bytes = 0;
   let lineNo = 0;
@@ -64,6 +67,12 @@ export async function replayNdjson(options: ReplayOptions): Promise<ReplayResult
     } catch (error) {
       if (error instanceof BatchRejected && error.retryable) {
         throw new Error(`lines ${batchFirst}-${lineNo} were not taken: ${error.message}; resume with --from-line ${batchFirst} once the ingest listener takes batches again`);
+      }
+      if (error instanceof BatchRejected && error.code === 'invalid_token') {
+        throw new Error(`the ingest listener refused the token${options.tokenFrom ? ` from ${options.tokenFrom}` : ''} (${error.message}); nothing from line ${batchFirst} on was taken; resume with --from-line ${batchFirst} once the token is the server's`);
+      }
+      if (error instanceof BatchRejected && (error.code === 'batch_too_large' || error.code === 'http_413')) {
+        throw new Error(`lines ${batchFirst}-${lineNo} are more than the ingest listener takes in one batch (${error.message}); resume with --from-line ${batchFirst} and a smaller --batch`);
       }
       if (error instanceof BatchRejected) {
         const first = error.errors[0];

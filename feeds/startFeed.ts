@@ -4,21 +4,41 @@
 // once the poll in flight has finished (the app closes the write path after it).
 import type { Config } from '../service/config.ts';
 import type { Ingest } from '../ingest/ingest.ts';
+import type { Registry } from 'prom-client';
+import type { Readiness } from '../http/routes/health.ts';
+import { registerFeedStatus, type FeedState } from './feedStatus.ts';
 import { InProcessSink } from './batchSink.ts';
 import { ProviderClient } from './theOddsApi/providerClient.ts';
 import { TheOddsApiFeed } from './theOddsApi/theOddsApiFeed.ts';
 
 export interface RunningFeed {
   feed: TheOddsApiFeed;
+  state: FeedState;
   stop(): Promise<void>;
 }
 
 export type FeedConfig = Pick<
   Config,
-  'feed' | 'oddsApiKey' | 'oddsApiBaseUrl' | 'oddsApiSports' | 'oddsApiRegions' | 'oddsApiMarkets' | 'oddsApiIntervalMs' | 'oddsApiBudgetPerDay' | 'oddsApiTimeoutMs'
+  | 'feed'
+  | 'oddsApiKey'
+  | 'oddsApiBaseUrl'
+  | 'oddsApiSports'
+  | 'oddsApiRegions'
+  | 'oddsApiMarkets'
+  | 'oddsApiIntervalMs'
+  | 'oddsApiBudgetPerDay'
+  | 'oddsApiCreditsPerHour'
+  | 'oddsApiEventIntervalMs'
+  | 'oddsApiTimeoutMs'
 >;
 
-export function startFeed(ingest: Ingest, config: FeedConfig, log: (line: string) => void): RunningFeed | null {
+/** Where the feed's status goes: /metrics and /readyz (service/operations.ts). */
+export interface FeedOperations {
+  registry: Registry;
+  readiness: Readiness;
+}
+
+export function startFeed(ingest: Ingest, config: FeedConfig, log: (line: string) => void, operations?: FeedOperations): RunningFeed | null {
   if (config.feed === null) return null;
   if (config.oddsApiKey === null) throw new Error('FEED=the-odds-api needs ODDS_API_KEY');
   const client = new ProviderClient({ baseUrl: config.oddsApiBaseUrl, apiKey: config.oddsApiKey, timeoutMs: config.oddsApiTimeoutMs, log });
@@ -30,16 +50,22 @@ export function startFeed(ingest: Ingest, config: FeedConfig, log: (line: string
     markets: config.oddsApiMarkets,
     intervalMs: config.oddsApiIntervalMs,
     budgetPerDay: config.oddsApiBudgetPerDay,
+    creditsPerHour: config.oddsApiCreditsPerHour,
+    eventIntervalMs: config.oddsApiEventIntervalMs > 0 ? config.oddsApiEventIntervalMs : config.oddsApiIntervalMs,
     log,
     progress: (line) => log(line),
   });
   log(`feed the-odds-api: polling ${config.oddsApiBaseUrl} for ${config.oddsApiSports.join(',')} (${config.oddsApiMarkets.join(',')}) every ${config.oddsApiIntervalMs / 1000} s, submitting in process`);
+  const state: FeedState = { stoppedBecause: null };
+  if (operations !== undefined) registerFeedStatus(feed, state, operations.registry, operations.readiness);
   const running = feed.run().catch((error: unknown) => {
     // a refused key stops the feed, not the service
-    log(`feed the-odds-api stopped: ${error instanceof Error ? error.message : String(error)}`);
+    state.stoppedBecause = error instanceof Error ? error.message : String(error);
+    log(`feed the-odds-api stopped: ${state.stoppedBecause}`);
   });
   return {
     feed,
+    state,
     stop: async () => {
       feed.stop();
       await running;

@@ -329,8 +329,9 @@ const ArbitrageLeg: Schema = {
 
 const Arbitrage: Schema = {
   type: 'object',
-  description: 'A cross-book opportunity: best non-suspended price per side across non-DFS books, same line; middles and futures never appear. Sorted by profit descending, then id.',
-  required: ['id', 'type', 'eventId', 'league', 'market', 'marketSubtype', 'period', 'line', 'profit', 'impliedSum', 'legs', 'eventStartTime', 'updated'],
+  description:
+    'A cross-book opportunity: one non-suspended price per side from non-DFS books, every leg on a different book, chosen for the smallest implied sum, same line; middles and futures never appear. A book whose own prices sum below 1 is a data problem of that book, never an arbitrage: it is listed in flaggedBooks. Sorted by profit descending, then id.',
+  required: ['id', 'type', 'eventId', 'league', 'market', 'marketSubtype', 'period', 'line', 'profit', 'impliedSum', 'legs', 'eventStartTime', 'updated', 'flaggedBooks'],
   additionalProperties: false,
   properties: {
     id: { type: 'string' },
@@ -346,6 +347,21 @@ const Arbitrage: Schema = {
     legs: { type: 'array', minItems: 2, maxItems: 3, items: { $ref: '#/components/schemas/ArbitrageLeg' } },
     eventStartTime: { type: 'string', pattern: MINUTE_NO_ZONE },
     updated: dateTime('Latest updated among the legs.'),
+    flaggedBooks: {
+      type: 'array',
+      description: "Books of this market whose own prices sum below 1 (a negative margin on their own): a data problem of that book, lowest sum first. Usually empty.",
+      items: { $ref: '#/components/schemas/FlaggedBook' },
+    },
+  },
+};
+
+const FlaggedBook: Schema = {
+  type: 'object',
+  required: ['sportsbook', 'impliedSum'],
+  additionalProperties: false,
+  properties: {
+    sportsbook: { type: 'string', pattern: CODE },
+    impliedSum: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1, description: "The book's own best prices' implied probabilities summed." },
   },
 };
 
@@ -482,6 +498,7 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Schema>> = {
   Edge,
   ArbitrageLeg,
   Arbitrage,
+  FlaggedBook,
   HistoricalOddsRow,
   SelectionHistoryRow,
   AccountUsage,

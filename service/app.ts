@@ -30,6 +30,7 @@ import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
 import { startFeed } from '../feeds/startFeed.ts';
+import { registerFlaggedBooks } from './flaggedBooks.ts';
 import { IngestError, type Ingest } from '../ingest/ingest.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations.ts';
@@ -189,6 +190,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);
   const signals = listeners.own('signal books', new EngineSignals(engine));
+  registerFlaggedBooks(signals, operations.registry, operations.readiness);
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
   const httpMetrics = new HttpMetrics(operations.registry, {
@@ -240,7 +242,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   // a feed in the process (FEED=the-odds-api) submits through the durable board's write path
   const feedIngest = options.ingest ?? writePath ?? undefined;
   const feedLogger = logger.child({ feed: config.feed });
-  const feed = feedIngest === undefined ? null : startFeed(feedIngest, config, (line) => feedLogger.info(line));
+  const feed = feedIngest === undefined ? null : startFeed(feedIngest, config, (line) => feedLogger.info(line), operations);
   if (config.feed !== null && feedIngest === undefined) feedLogger.warn('FEED is set but the board has no write path (no DATA_DIR): the feed does not run');
 
   let closed = false;

@@ -81,6 +81,8 @@ export interface Config {
   oddsApiMarkets: string[];
   oddsApiIntervalMs: number;
   oddsApiBudgetPerDay: number;
+  oddsApiCreditsPerHour: number;
+  oddsApiEventIntervalMs: number;
   oddsApiTimeoutMs: number;
 }
 
@@ -242,6 +244,8 @@ export const SETTINGS = [
   feedSetting('oddsApiMarkets', ODDS_API_SETTINGS.markets),
   feedSetting('oddsApiIntervalMs', ODDS_API_SETTINGS.intervalMs),
   feedSetting('oddsApiBudgetPerDay', ODDS_API_SETTINGS.budgetPerDay),
+  feedSetting('oddsApiCreditsPerHour', ODDS_API_SETTINGS.creditsPerHour),
+  feedSetting('oddsApiEventIntervalMs', ODDS_API_SETTINGS.eventIntervalMs),
   feedSetting('oddsApiTimeoutMs', ODDS_API_SETTINGS.timeoutMs),
 ] as const;
 

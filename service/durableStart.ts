@@ -44,6 +44,7 @@ import type { KeyChecker } from '../persistence/keyCheck.ts';
 import type { Config } from './config.ts';
 import { natsSettingsFromConfig, openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
 import { startProgress } from './progress.ts';
+import { removeIngestAddress, writeIngestAddress } from './ingestAddress.ts';
 
 /** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
 export type StartBoard = BoardOptions | Board | 'none';
@@ -244,6 +245,8 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       if (!closed) {
         gate.open(durable.ingest);
         accepting = true;
+        // `npm run feed` with this DATA_DIR finds this listener here
+        writeIngestAddress(dataDir, host, listener.port);
       }
       return listener;
     },
@@ -252,6 +255,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       if (closed) return;
       closed = true;
       gate.shut('the process is stopping');
+      if (accepting) removeIngestAddress(dataDir);
       try {
         await listener.close();
       } finally {
@@ -263,6 +267,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       closed = true;
       // probes keep answering (readiness: 503) while the last checkpoint is written
       gate.shut('the process is shutting down');
+      if (accepting) removeIngestAddress(dataDir);
       try {
         // let batches already in the log apply before the last checkpoint
         while (durable.ingest.inFlightCount > 0) await new Promise((resolve) => setImmediate(resolve));

@@ -10,13 +10,21 @@
 // could make the group arb at the bounds; then the caller re-ranks the outcome from
 // prices. In a group that arbs, a best leg that stays the best re-prices the record
 // (legRequoted); the full re-evaluation is left for changes of legs.
+//
+// Legs are on distinct books (arbitrage.ts), so the per-outcome bests kept here are a
+// bound, not the answer: their sum is at most the legs' sum, and "the bests do not arb"
+// still settles a tick. A group that has a record or a flagged book (one book's own
+// prices below a sum of 1) is "listed" for the tick path: every change that could move
+// its legs or its flags goes to the full read, which is rare (arbs and flagged books are).
+// The flagged books of every group are kept here too: flaggedBooks() is the operator's
+// list, flaggedCounts() the metric's per-book counts.
 
-import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, keepLegTimes, requotedRecord, sameArbitrage } from './arbitrage.ts';
+import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, flaggedBooksOf, keepLegTimes, requotedRecord, sameArbitrage } from './arbitrage.ts';
 import { grown } from '../columns.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import type { QuoteBatch } from './quoteBatch.ts';
 import { RankedSet, type RankCursor, type RankedPage } from './rankedSet.ts';
-import type { ArbitrageRecord, ArbitrageType } from './records.ts';
+import type { ArbitrageRecord, ArbitrageType, FlaggedBook } from './records.ts';
 import { BestPrices, NO_BEST as NO_BEST_REF, UNSURE as UNSURE_REF, UNTRACKED as UNTRACKED_REF } from './bestPrices.ts';
 import { OUTCOME_COUNT, outcomeIndex } from './sides.ts';
 
@@ -36,8 +44,26 @@ export interface ArbitrageQuery {
   minProfit: number;
 }
 
+/** One book quoting a negative margin on its own in one market group (the operator's list). */
+export interface FlaggedQuote extends FlaggedBook {
+  /** The market group (the id an /arbitrage record of the group has). */
+  groupId: string;
+  eventId: string;
+  league: string;
+  market: string;
+  marketSubtype: string;
+  period: string;
+  line: number | null;
+}
+
 export class ArbitrageBook {
   readonly set = new RankedSet<ArbitrageRecord>();
+  /** Per group id, its flagged books (only groups that have some). */
+  private readonly flagged = new Map<string, FlaggedQuote[]>();
+  /** Flagged groups per sportsbook. */
+  private readonly flaggedByBook = new Map<string, number>();
+  /** Times a book became flagged in a group (a counter for the metric). */
+  flagEvents = 0;
   private readonly scratch = new ArbitrageScratch();
   /** Leg update times of the listed record, [g * 3 + leg]: tells an unchanged arb from a refreshed one. */
   private legUpdated = new Float64Array(64 * LEGS);
@@ -73,23 +99,66 @@ export class ArbitrageBook {
     const found = evaluateArbitrage(batch, this.groups.outcomes[g], s);
     this.keepBest(g, batch, s);
     const id = this.groups.id[g];
-    const listed = this.best.isListed(g);
+    this.setFlags(g, id, s.flaggedCount > 0 ? flaggedBooksOf(batch, s) : null);
+    const current = this.set.get(id);
+    // listed for the tick path: a record to keep exact, or flags to clear
+    this.best.setListed(g, found || s.flaggedCount > 0);
     if (found) {
       // the legs' refs, also when the record stays: a row that came back in another slot keeps its id
       const legs = COUNT_OF_OUTCOMES[s.outcomes];
       for (let k = 0; k < LEGS; k++) this.legRef[g * LEGS + k] = k < legs ? batch.ref[s.best[k]] : -1;
-      if (listed) {
-        const current = this.set.get(id)!;
-        if (sameArbitrage(current, batch, s, this.legUpdated, g * LEGS)) return;
-      }
+      if (current !== undefined && sameArbitrage(current, batch, s, this.legUpdated, g * LEGS) && sameFlags(current.flaggedBooks, this.flagged.get(id))) return;
       const record = arbitrageRecord(this.groups, g, batch, s);
       this.set.upsert(id, record.profit, record, record.league, record.eventId, record.type);
-      this.best.setListed(g, true);
       keepLegTimes(batch, s, this.legUpdated, g * LEGS);
-    } else if (listed) {
+    } else if (current !== undefined) {
       this.set.delete(id);
-      this.best.setListed(g, false);
     }
+  }
+
+  /** Every flagged book of every group, lowest own implied sum first (the operator's list). */
+  flaggedBooks(): FlaggedQuote[] {
+    const out: FlaggedQuote[] = [];
+    for (const list of this.flagged.values()) out.push(...list);
+    return out.sort((a, b) => a.impliedSum - b.impliedSum || (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : a.sportsbook < b.sportsbook ? -1 : 1));
+  }
+
+  /** Flagged market groups per sportsbook. */
+  flaggedCounts(): ReadonlyMap<string, number> {
+    return this.flaggedByBook;
+  }
+
+  private setFlags(g: number, id: string, books: FlaggedBook[] | null): void {
+    const before = this.flagged.get(id);
+    if (before === undefined && books === null) return;
+    const had = new Set(before?.map((f) => f.sportsbook));
+    for (const f of before ?? []) this.countBook(f.sportsbook, -1);
+    if (books === null) {
+      this.flagged.delete(id);
+      return;
+    }
+    const groups = this.groups;
+    const list = books.map((f) => ({
+      ...f,
+      groupId: id,
+      eventId: groups.eventId[g],
+      league: groups.league[g],
+      market: groups.market[g],
+      marketSubtype: groups.marketSubtype[g],
+      period: groups.period[g],
+      line: groups.lineOf(g),
+    }));
+    for (const f of list) {
+      this.countBook(f.sportsbook, 1);
+      if (!had.has(f.sportsbook)) this.flagEvents++;
+    }
+    this.flagged.set(id, list);
+  }
+
+  private countBook(book: string, delta: number): void {
+    const next = (this.flaggedByBook.get(book) ?? 0) + delta;
+    if (next > 0) this.flaggedByBook.set(book, next);
+    else this.flaggedByBook.delete(book);
   }
 
   /**
@@ -128,12 +197,16 @@ export class ArbitrageBook {
       }
       b.setPrice(g, k, price);
     } else {
-      if (!usable) return true;
+      // a listed group's legs need not be the bests (two bests on one book), and its
+      // flags read every book: a change of any of its quotes is read in full
+      if (!usable) return !b.isListed(g);
       const bestPrice = b.price(g, k);
       if (best !== NONE && !(price > bestPrice)) {
         b.raiseRunnerUp(g, k, price);
-        // a tie can hand a listed record's leg to another book (the tie rule): rebuild
-        return !(price === bestPrice && b.isListed(g));
+        if (b.isListed(g)) return false;
+        // a better non-best quote can pair with another outcome's best on a different
+        // book: settled only while the bests themselves cannot arb
+        return this.settlesWithoutArb(g);
       }
       if (best !== NONE) b.raiseRunnerUp(g, k, bestPrice);
       b.setRef(g, k, ref);
@@ -153,7 +226,9 @@ export class ArbitrageBook {
   legStaysBest(g: number, k: number, ref: number, price: number, suspended: boolean): boolean {
     const b = this.best;
     if (ref < 0 || g >= b.capacity) return false;
-    return b.isListed(g) && b.ref(g, k) === ref && !suspended && price > 1 && (price >= b.price(g, k) || price > b.runnerUp(g, k));
+    // only a leg that got no better: a better price could make its own book's prices
+    // sum below 1 (a flag), which only the full read sees
+    return b.isListed(g) && b.ref(g, k) === ref && !suspended && price > 1 && price <= b.price(g, k) && (price === b.price(g, k) || price > b.runnerUp(g, k));
   }
 
   /** Leg k of listed group g was re-quoted by batch[i] and stays the best (legStaysBest): re-prices or drops the record. */
@@ -164,7 +239,11 @@ export class ArbitrageBook {
     if (ref < 0 || this.legRef[g * LEGS + k] !== ref) return false;
     const id = this.groups.id[g];
     const record = this.set.get(id);
-    if (record === undefined) return false;
+    if (record === undefined || this.flagged.has(id)) return false;
+    // the legs must be the bests of their outcomes: then they stay the best assignment
+    // (legs on distinct books) while this one stays the best of its outcome
+    for (let j = 0; j < record.legs.length; j++) if (this.legRef[g * LEGS + j] !== this.best.ref(g, j)) return false;
+    if (batch.priceDecimal[i] > record.legs[k].priceDecimal) return false;
     const price = batch.priceDecimal[i];
     const updated = batch.updated[i];
     this.best.setPrice(g, k, price);
@@ -251,6 +330,7 @@ export class ArbitrageBook {
   drop(g: number): void {
     if (g < this.best.capacity && this.best.isListed(g)) {
       this.set.delete(this.groups.id[g]);
+      this.setFlags(g, this.groups.id[g], null);
       this.best.setListed(g, false);
     }
   }
@@ -274,7 +354,7 @@ export class ArbitrageBook {
     const best = this.best;
     const n = OUTCOME_COUNT[s.outcomes];
     for (let k = 0; k < LEGS; k++) {
-      const b = k < n ? s.best[k] : -1;
+      const b = k < n ? s.top[k] : -1;
       best.setRef(g, k, b < 0 ? NONE : batch.ref[b] < 0 ? UNFOLLOWED : batch.ref[b]);
       best.setPrice(g, k, b < 0 ? 0 : batch.priceDecimal[b]);
       best.setRunnerUp(g, k, 0);
@@ -283,7 +363,7 @@ export class ArbitrageBook {
     for (let i = 0; i < batch.length; i++) {
       if (batch.dfs[i] === 1 || batch.suspended[i] === 1) continue;
       const k = outcomeIndex(s.outcomes, batch.side[i]);
-      if (k < 0 || i === s.best[k]) continue;
+      if (k < 0 || i === s.top[k]) continue;
       best.raiseRunnerUp(g, k, batch.priceDecimal[i]);
     }
   }
@@ -294,4 +374,11 @@ export class ArbitrageBook {
     this.legUpdated = grown(this.legUpdated, this.best.capacity * LEGS, 0, 'exact');
     this.legRef = grown(this.legRef, this.best.capacity * LEGS, -1, 'exact');
   }
+}
+
+function sameFlags(shown: readonly FlaggedBook[], now: readonly FlaggedBook[] | undefined): boolean {
+  const current = now ?? [];
+  if (shown.length !== current.length) return false;
+  for (let i = 0; i < shown.length; i++) if (shown[i].sportsbook !== current[i].sportsbook || shown[i].impliedSum !== current[i].impliedSum) return false;
+  return true;
 }

@@ -23,7 +23,7 @@ import { americanToDecimal, type SourceKind } from '../model.ts';
 import { NO_PRICE, SIDES } from '../oddsStore.ts';
 import type { DevigMethod } from './devig.ts';
 import type { EdgeQuery } from './edgeBook.ts';
-import type { ArbitrageQuery } from './arbitrageBook.ts';
+import type { ArbitrageQuery, FlaggedQuote } from './arbitrageBook.ts';
 import { ArbitrageReplay, type LiveGroups } from './arbitrageReplay.ts';
 import type { HistoricalArbitrageQuery } from './historicalReplay.ts';
 import type { GroupRowInput, MarketGroups } from './marketGroups.ts';
@@ -187,6 +187,18 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   edgesVersion(now: number, devig: DevigMethod): number {
     this.changesApplied();
     return this.books.edges.versionAt(now, devig);
+  }
+
+  /** Books quoting a negative margin on their own, per market group, lowest own implied sum first (the operator's list). */
+  flaggedBooks(): FlaggedQuote[] {
+    this.changesApplied();
+    return this.books.arbitrage.flaggedBooks();
+  }
+
+  /** Flagged market groups per sportsbook, and how many times a book became flagged in a group (for the metrics). */
+  flaggedCounts(): { bySportsbook: ReadonlyMap<string, number>; events: number } {
+    this.changesApplied();
+    return { bySportsbook: this.books.arbitrage.flaggedCounts(), events: this.books.arbitrage.flagEvents };
   }
 
   /** Arbitrage as it stood at query.to with staleness window to - from, replayed from the rings. */

@@ -37,6 +37,18 @@ export interface ArbitrageRecord {
   eventStartTime: string;
   /** Latest leg update (ISO-8601 with ms). */
   updated: string;
+  /**
+   * Books of this market group whose own prices sum below 1 (a negative margin on their
+   * own): a data problem of that book, never an arbitrage; lowest implied sum first.
+   */
+  flaggedBooks: FlaggedBook[];
+}
+
+/** A book quoting a negative margin on its own in one market group. */
+export interface FlaggedBook {
+  sportsbook: string;
+  /** The book's own best prices' implied probabilities summed (below 1). */
+  impliedSum: number;
 }
 
 /** An /edges record. */

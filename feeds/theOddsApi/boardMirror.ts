@@ -73,6 +73,13 @@ export class BoardMirror {
     }
     const status = known === undefined ? 'scheduled' : known.status;
     if (status === 'final' || status === 'cancelled') return;
+    const start = Number(mapped.event.startTime);
+    if (known !== undefined && known.startTime !== start && known.status !== null) {
+      // the provider moved this fixture (its own commence_time): the event record follows,
+      // with the status the board holds (a status only changes through a status change)
+      out.push({ op: 'event', event: { ...mapped.event, status: known.status } });
+      known.startTime = start;
+    }
     if (status === 'scheduled' && Number(mapped.event.startTime) <= now) out.push({ op: 'status', eventId: id, status: 'in_progress' });
     const seen = new Set<string>();
     for (const { row, marketKey } of mapped.rows) {
@@ -213,7 +220,12 @@ export class BoardMirror {
   /** Unacknowledged new events are forgotten again (the next poll sends their record anew). */
   unsent(changes: readonly IngestChange[]): void {
     for (const change of changes) {
-      if (change.op === 'event' && this.events.get(change.event.id)?.status === null) this.events.delete(change.event.id);
+      if (change.op === 'event') {
+        const known = this.events.get(change.event.id);
+        if (known?.status === null) this.events.delete(change.event.id);
+        // a move not acknowledged is sent again at the next poll
+        else if (known !== undefined) known.startTime = Number.NaN;
+      }
       if (change.op === 'odds') this.pendingKeys.delete(change.row.id);
     }
   }

@@ -168,7 +168,7 @@ export class ProviderClient {
       const message = providerMessage(text);
       if (status === 401) {
         if (QUOTA_MESSAGE.test(message)) throw new QuotaExhausted(`The Odds API refused ${path}: the usage quota is spent (401: ${message})`);
-        throw new ApiKeyRejected(`The Odds API refused the API key (401${message ? `: ${message}` : ''}); check --api-key / ODDS_API_KEY`);
+        throw new ApiKeyRejected(`The Odds API refused the API key (401${message ? `: ${message}` : ''}); check --api-key-file / ODDS_API_KEY`);
       }
       if (status === 429) {
         const after = retryAfterMs(headers.get('retry-after'), this.now());

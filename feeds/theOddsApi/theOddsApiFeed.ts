@@ -1,21 +1,30 @@
 // The Odds API feed: polls the provider, maps each answer, diffs it against what the
 // board holds (BoardMirror) and submits the difference to a BatchSink.
 //
-// One poll, per sport key:
+// One poll, per sport key (pollPlan.ts says which endpoint carries which market):
 //   GET /v4/sports/{sport}/odds       the featured markets (h2h, spreads, totals;
 //                                      outrights on a futures sport key)
 //   GET /v4/sports/{sport}/events     (free) then GET .../events/{id}/odds per event
-//                                      for the other markets (player props, alternates,
-//                                      team totals, periods): only that endpoint has them
+//                                      for the other markets (3-way, player props,
+//                                      alternates, team totals, periods): only that
+//                                      endpoint has them; at most every eventIntervalMs
 //   GET /v4/sports/{sport}/scores?daysFrom=1   once one of our games has started:
 //                                      completed games drop out of the odds answers,
 //                                      and this is where they show up as finished
 // `all-in-season` asks GET /v4/sports (free) for the active sport keys first.
-// Between polls it waits the interval, or longer when the credit budget says so: a
+// Between polls it waits the interval, or longer when a credit budget says so: a
 // poll that cost C credits (the sum of x-requests-last) under a budget of B per day
-// is followed by at least C / B of a day, so no 24 hours spend more than B.
+// is followed by at least C / B of a day, so no 24 hours spend more than B; likewise
+// C / H of an hour under H credits per hour.
 // A malformed answer or a refused request skips that part of the poll (and says
 // why); only a refused API key (401) or ingest token stops the feed.
+//
+// Markets: a key the mapping tables do not carry is never asked for, and a key the
+// provider answers 422 for (a non-featured market on the sport endpoint, a market the
+// provider does not know) is dropped for that sport, found by asking for each market
+// of the refused call alone (a 422 costs nothing, and the markets that flow cost what
+// they cost together). Either is said once: a log line, droppedMarkets() (which
+// /readyz and the metrics read); every other market and sport keeps flowing.
 //
 // Quota: when x-requests-remaining reaches 0 (or a 401 says the credits are spent) the
 // feed pauses: no paid call until the free GET /v4/sports shows credits again, checked
@@ -37,12 +46,12 @@ import { BatchRejected, type BatchSink } from '../batchSink.ts';
 import { BoardMirror } from './boardMirror.ts';
 import { mapEvent } from './mapEvent.ts';
 import { leagueOfSport } from './mappingTables.ts';
+import { isOutrightSport, planLines, pollPlan, routeOf, type PollPlan } from './pollPlan.ts';
 import { ApiKeyRejected, ProviderClient, ProviderRequestError, QuotaExhausted, abortableSleep } from './providerClient.ts';
-import { MalformedResponse, parseEventOdds, parseEvents, parseOddsList, parseScores, parseSports, type ProviderEventOdds } from './providerTypes.ts';
+import { MalformedResponse, parseEventOdds, parseEvents, parseOddsList, parseScores, parseSports, type ProviderEvent, type ProviderEventOdds } from './providerTypes.ts';
 
-/** Markets the sport-wide /odds endpoint serves; every other key needs the per-event endpoint. */
-const FEATURED_MARKETS = new Set(['h2h', 'spreads', 'totals', 'h2h_3_way', 'outrights']);
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 /** Changes per submitted batch. */
 const BATCH_CHANGES = 2000;
 
@@ -57,6 +66,10 @@ export interface TheOddsApiFeedOptions {
   intervalMs: number;
   /** Credits a day the feed may spend (0 = no budget). */
   budgetPerDay?: number;
+  /** Credits an hour the feed may spend (0 = no budget); the stricter budget wins. */
+  creditsPerHour?: number;
+  /** Shortest wait between two passes over a sport's events for the per-event markets (default intervalMs). */
+  eventIntervalMs?: number;
   /** First wait before a batch the ingest path could not take is sent again (doubles per attempt, times a jitter of 0.5..1.5); default 500 ms. */
   retryBaseMs?: number;
   /** Longest such wait; default 30 s. */
@@ -85,6 +98,19 @@ export interface FeedStats {
   ingestRetries: number;
   /** True while the quota is spent and the feed makes no paid call. */
   quotaPaused: boolean;
+  /** Markets dropped (a key the mapping does not carry, or one the provider refused with 422), per sport. */
+  droppedMarkets: number;
+}
+
+/** A market the feed no longer asks for, and why (said once). */
+export interface DroppedMarket {
+  /** '*' for a key dropped before any request (every sport). */
+  sport: string;
+  market: string;
+  endpoint: 'sport' | 'event' | 'none';
+  reason: string;
+  /** Epoch ms when it was dropped. */
+  at: number;
 }
 
 /** The ingest listener refused the feed's token (401): sending more cannot help, so the feed stops. */
@@ -93,6 +119,11 @@ export class IngestTokenRejected extends Error {
     super(detail);
     this.name = 'IngestTokenRejected';
   }
+}
+
+/** An event odds answer is about the event asked for (same id, same start as /events listed it). */
+function sameEvent(answer: ProviderEventOdds, listed: ProviderEvent): boolean {
+  return answer.id === listed.id;
 }
 
 /** '0.3 s', '12 s': whole seconds once they are ten or more. */
@@ -114,6 +145,7 @@ export class TheOddsApiFeed {
     nextPollInMs: 0,
     ingestRetries: 0,
     quotaPaused: false,
+    droppedMarkets: 0,
   };
   private readonly client: ProviderClient;
   private readonly now: () => number;
@@ -126,6 +158,13 @@ export class TheOddsApiFeed {
   private readonly stopping = new AbortController();
   private readonly featured: string[];
   private readonly perEvent: string[];
+  private readonly dropped = new Map<string, DroppedMarket>();
+  /** Events the last /events answer of a sport listed. */
+  private readonly eventCounts = new Map<string, number>();
+  /** When each sport's per-event markets were last polled. */
+  private readonly lastEventPass = new Map<string, number>();
+  private readonly eventIntervalMs: number;
+  private loggedPlan = '';
 
   constructor(private readonly options: TheOddsApiFeedOptions) {
     this.client = options.client;
@@ -133,8 +172,57 @@ export class TheOddsApiFeed {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? abortableSleep;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-    this.featured = options.markets.filter((m) => FEATURED_MARKETS.has(m));
-    this.perEvent = options.markets.filter((m) => !FEATURED_MARKETS.has(m));
+    this.featured = options.markets.filter((m) => routeOf(m) === 'sport');
+    this.perEvent = options.markets.filter((m) => routeOf(m) === 'event');
+    this.eventIntervalMs = options.eventIntervalMs ?? options.intervalMs;
+    for (const market of options.markets) {
+      if (routeOf(market) === null) this.dropMarket('*', market, 'none', 'not a market key the feed maps (feeds/theOddsApi/mappingTables.ts); never asked for');
+    }
+  }
+
+  /** Markets no longer asked for, in the order they were dropped. */
+  droppedMarkets(): DroppedMarket[] {
+    return [...this.dropped.values()];
+  }
+
+  /** The market keys still asked for on each endpoint for a sport. */
+  marketsOf(sport: string): { sport: string[]; event: string[] } {
+    const live = (m: string) => !this.dropped.has(`${sport}/${m}`);
+    if (isOutrightSport(sport)) return { sport: live('outrights') ? ['outrights'] : [], event: [] };
+    return { sport: this.featured.filter((m) => m !== 'outrights' && live(m)), event: this.perEvent.filter(live) };
+  }
+
+  /** What each configured sport and market costs an hour at the chosen intervals, and what the budget makes of it. */
+  plan(sports: readonly string[] = this.plannedSports): PollPlan {
+    return pollPlan({
+      sports,
+      regions: this.options.regions,
+      marketsOf: (sport) => this.marketsOf(sport),
+      eventsOf: (sport) => this.eventCounts.get(sport) ?? null,
+      intervalMs: this.options.intervalMs,
+      eventIntervalMs: this.eventIntervalMs,
+      creditsPerHour: this.options.creditsPerHour ?? 0,
+      budgetPerDay: this.options.budgetPerDay ?? 0,
+    });
+  }
+
+  private plannedSports: string[] = [];
+
+  /** Logs the plan when it differs from the one logged last (first poll, event counts known, a market dropped). */
+  private logPlan(): void {
+    const lines = planLines(this.plan());
+    const text = lines.join('\n');
+    if (text === this.loggedPlan) return;
+    this.loggedPlan = text;
+    for (const line of lines) this.log(line);
+  }
+
+  private dropMarket(sport: string, market: string, endpoint: DroppedMarket['endpoint'], reason: string): void {
+    const key = `${sport}/${market}`;
+    if (this.dropped.has(key)) return;
+    this.dropped.set(key, { sport, market, endpoint, reason, at: this.now() });
+    this.stats.droppedMarkets = this.dropped.size;
+    this.log(`the-odds-api: dropped market ${market}${sport === '*' ? '' : ` for ${sport}`}: ${reason}; the other markets keep flowing`);
   }
 
   stop(): void {
@@ -162,7 +250,9 @@ export class TheOddsApiFeed {
   nextDelayMs(): number {
     const budget = this.options.budgetPerDay ?? 0;
     const byBudget = budget > 0 ? Math.ceil((this.stats.lastPollCost * DAY_MS) / budget) : 0;
-    return Math.max(this.options.intervalMs, byBudget);
+    const perHour = this.options.creditsPerHour ?? 0;
+    const byHourly = perHour > 0 ? Math.ceil((this.stats.lastPollCost * HOUR_MS) / perHour) : 0;
+    return Math.max(this.options.intervalMs, byBudget, byHourly);
   }
 
   /** One poll of every sport; resolves with the changes it submitted. Rejects only with ApiKeyRejected or IngestTokenRejected. */
@@ -170,10 +260,12 @@ export class TheOddsApiFeed {
     const spentBefore = this.client.creditsSpent;
     let sent = 0;
     const sports = await this.guard('sports', () => this.sportKeys());
+    if (sports !== null) this.plannedSports = sports;
     for (const sport of sports ?? []) {
       if (this.stopped || this.quotaSpent()) break;
       sent += await this.pollSport(sport);
     }
+    this.logPlan();
     this.stats.polls++;
     this.stats.lastPollCost = this.client.creditsSpent - spentBefore;
     this.updateQuota();
@@ -232,7 +324,7 @@ export class TheOddsApiFeed {
     const left = s.creditsRemaining === null ? '?' : s.creditsRemaining.toLocaleString('en-US');
     return (
       `the-odds-api: poll ${s.polls} · credits left ${left} (this poll ${s.lastPollCost}, spent ${s.creditsSpent}) · ` +
-      `changes sent ${s.changesSent.toLocaleString('en-US')} in ${s.batches} batches · skipped answers ${s.skippedAnswers}${s.ingestRetries > 0 ? ` · batches resent ${s.ingestRetries}` : ''} · ` +
+      `changes sent ${s.changesSent.toLocaleString('en-US')} in ${s.batches} batches · skipped answers ${s.skippedAnswers}${s.droppedMarkets > 0 ? ` · markets dropped ${s.droppedMarkets}` : ''}${s.ingestRetries > 0 ? ` · batches resent ${s.ingestRetries}` : ''} · ` +
       `${s.quotaPaused ? 'paused: quota spent · ' : ''}next in ${secondsText(s.nextPollInMs)}`
     );
   }
@@ -274,32 +366,69 @@ export class TheOddsApiFeed {
       this.log(`the-odds-api: no league for sport key ${sport} (add it to SPORT_LEAGUES in feeds/theOddsApi/mappingTables.ts)`);
       return 0;
     }
-    const outright = sport.endsWith('_winner');
+    const outright = isOutrightSport(sport);
     const changes: IngestChange[] = [];
     const now = this.now();
     const common = { regions: this.options.regions, oddsFormat: 'american', dateFormat: 'iso' };
-    const featured = outright ? ['outrights'] : this.featured.filter((m) => m !== 'outrights');
-    if (featured.length > 0) {
-      const events = await this.guard(`${sport} odds`, async () => parseOddsList((await this.client.get(`/v4/sports/${sport}/odds`, { ...common, markets: featured.join(',') })).body));
-      if (events !== null) {
-        const covered = new Set(featured);
+    const markets = this.marketsOf(sport);
+    if (markets.sport.length > 0) {
+      const answers = await this.guard(`${sport} odds`, () =>
+        this.byMarkets(sport, 'sport', markets.sport, async (keys) => parseOddsList((await this.client.get(`/v4/sports/${sport}/odds`, { ...common, markets: keys.join(',') })).body)),
+      );
+      for (const { value: events, markets: keys } of answers ?? []) {
+        const covered = new Set(keys);
         for (const event of events) this.mirror.diffEvent(mapEvent(event, mapping, outright), sport, covered, now, changes);
         this.pullVanished(sport, new Set(events.map((e) => e.id)), covered, now, changes);
       }
     }
-    if (!outright && this.perEvent.length > 0) {
+    const lastPass = this.lastEventPass.get(sport);
+    if (markets.event.length > 0 && (lastPass === undefined || now - lastPass >= this.eventIntervalMs)) {
+      this.lastEventPass.set(sport, now);
       const list = await this.guard(`${sport} events`, async () => parseEvents((await this.client.get(`/v4/sports/${sport}/events`, { dateFormat: 'iso' })).body));
-      const covered = new Set(this.perEvent);
+      if (list !== null) this.eventCounts.set(sport, list.length);
       for (const listed of list ?? []) {
         if (this.stopped || this.quotaSpent()) break;
-        const event = await this.guard(`${sport} event ${listed.id} odds`, async () =>
-          parseEventOdds((await this.client.get(`/v4/sports/${sport}/events/${listed.id}/odds`, { ...common, markets: this.perEvent.join(',') })).body),
+        // a market dropped on an earlier event of this pass is not asked for again
+        const keys = this.marketsOf(sport).event;
+        if (keys.length === 0) break;
+        const answers = await this.guard(`${sport} event ${listed.id} odds`, () =>
+          this.byMarkets(sport, 'event', keys, async (ks) => parseEventOdds((await this.client.get(`/v4/sports/${sport}/events/${listed.id}/odds`, { ...common, markets: ks.join(',') })).body)),
         );
-        if (event !== null) this.mirror.diffEvent(mapEvent(event as ProviderEventOdds, mapping, false), sport, covered, now, changes);
+        for (const { value: event, markets: covered } of answers ?? []) {
+          if (!sameEvent(event, listed)) {
+            this.stats.skippedAnswers++;
+            this.log(`the-odds-api: skipped ${sport} event ${listed.id} odds: the answer is about event ${event.id}`);
+            continue;
+          }
+          this.mirror.diffEvent(mapEvent(event as ProviderEventOdds, mapping, false), sport, new Set(covered), now, changes);
+        }
       }
     }
     if (!outright && !this.quotaSpent()) await this.finishGames(sport, now, changes);
     return this.submit(changes);
+  }
+
+  /**
+   * One request for `markets`; on a 422 about markets, one request per market, so the
+   * markets the endpoint refuses are found (and dropped for this sport) while the others
+   * are still answered in this poll. A 422 costs no credits.
+   */
+  private async byMarkets<T>(sport: string, endpoint: 'sport' | 'event', markets: readonly string[], fetch: (markets: readonly string[]) => Promise<T>): Promise<{ value: T; markets: string[] }[]> {
+    try {
+      return [{ value: await fetch(markets), markets: [...markets] }];
+    } catch (error) {
+      if (!(error instanceof ProviderRequestError) || error.status !== 422 || !/market/i.test(error.message)) throw error;
+      if (markets.length === 1) {
+        this.dropMarket(sport, markets[0], endpoint, `the provider refused it on the ${endpoint === 'sport' ? 'sport odds' : 'event odds'} endpoint (${error.message})`);
+        return [];
+      }
+      const out: { value: T; markets: string[] }[] = [];
+      for (const market of markets) {
+        if (this.stopped || this.quotaSpent()) break;
+        out.push(...(await this.byMarkets(sport, endpoint, [market], fetch)));
+      }
+      return out;
+    }
   }
 
   /** Events gone from an odds answer before they started: their books pulled them, so their rows go. */
@@ -353,7 +482,7 @@ export class TheOddsApiFeed {
         if (!(error instanceof BatchRejected)) throw error;
         if (error.code === 'invalid_token') {
           this.stop();
-          throw new IngestTokenRejected(`the ingest listener refused the token (${error.message}); check --token / INGEST_TOKEN`);
+          throw new IngestTokenRejected(`the ingest listener refused the token (${error.message})`);
         }
         if (error.retryable) {
           const ms = Math.min(this.options.retryMaxMs ?? 30_000, (this.options.retryBaseMs ?? 500) * 2 ** Math.min(resends, 20)) * (0.5 + this.random());

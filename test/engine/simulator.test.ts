@@ -63,25 +63,31 @@ test('prices wander around their own level instead of drifting away from it', ()
   // prices further with every move (and keep opening arbitrages). Root-mean-square
   // distance of each row's implied probability from where it started, over the rows
   // still on the board, after ~14 and ~28 moves per row.
-  const { engine, sim } = simulated(3);
-  const implied = (slot: number) => 1 / americanToDecimal(engine.store.priceAmerican[slot]);
-  const start = new Map<number, [string, number]>();
-  for (const slot of liveSlots(engine)) if (engine.store.priceAmerican[slot] !== NO_PRICE) start.set(slot, [engine.idOf(slot), implied(slot)]);
-  const spread = () => {
-    let squares = 0;
-    let rows = 0;
-    for (const [slot, [id, was]] of start) {
-      if (!engine.isLive(slot) || engine.idOf(slot) !== id) continue;
-      squares += (implied(slot) - was) ** 2;
-      rows++;
-    }
-    assert.ok(rows > start.size / 2, `${rows} of ${start.size} rows still on the board`);
-    return Math.sqrt(squares / rows);
-  };
-  for (let i = 0; i < 200; i++) sim.step(500);
-  const early = spread();
-  for (let i = 0; i < 200; i++) sim.step(500);
-  const late = spread();
+  // Pooled over two seeds: one seed's path turns on where its few steam moves land.
+  const squares = [0, 0];
+  const counts = [0, 0];
+  for (const seed of [3, 11]) {
+    const { engine, sim } = simulated(seed);
+    const implied = (slot: number) => 1 / americanToDecimal(engine.store.priceAmerican[slot]);
+    const start = new Map<number, [string, number]>();
+    for (const slot of liveSlots(engine)) if (engine.store.priceAmerican[slot] !== NO_PRICE) start.set(slot, [engine.idOf(slot), implied(slot)]);
+    const spread = (at: number) => {
+      let rows = 0;
+      for (const [slot, [id, was]] of start) {
+        if (!engine.isLive(slot) || engine.idOf(slot) !== id) continue;
+        squares[at] += (implied(slot) - was) ** 2;
+        rows++;
+      }
+      assert.ok(rows > start.size / 2, `${rows} of ${start.size} rows still on the board`);
+      counts[at] += rows;
+    };
+    for (let i = 0; i < 200; i++) sim.step(500);
+    spread(0);
+    for (let i = 0; i < 200; i++) sim.step(500);
+    spread(1);
+  }
+  const early = Math.sqrt(squares[0] / counts[0]);
+  const late = Math.sqrt(squares[1] / counts[1]);
   // a free walk measured 0.050 then 0.067 here (growing like the square root of the moves)
   assert.ok(early < 0.035 && late < 0.035 && late < early * 1.25, `spread ${early.toFixed(4)} then ${late.toFixed(4)}`);
 });

@@ -9,6 +9,7 @@ import { ConfigError, readConfig } from '../../service/config.ts';
 import type { ProviderEventOdds } from '../../feeds/theOddsApi/providerTypes.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { parsePrometheus } from '../helpers/prometheus.ts';
 import { NOW } from '../helpers/now.ts';
 import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
 
@@ -77,4 +78,45 @@ test('FEED=the-odds-api polls inside the server and submits in process: the publ
   assert.ok(app.app.durable!.durable.log.lastIndex > logged);
   // close stops the feed and waits for its poll before it closes the write path
   await app.close();
+});
+
+test('a market the provider refuses shows in /readyz (feed.droppedMarkets, said once) and in the metrics, while the other markets are served', async () => {
+  const own = new StubProvider();
+  const ownEvents = providerEventsFrom(generateBoard({ seed: 42, size: 'small', now: NOW }), 'nba', 1, 'ops');
+  for (const e of ownEvents) e.commence_time = new Date(Date.now() + 86_400_000).toISOString();
+  own.addSport('basketball_nba', ownEvents);
+  // this provider serves no totals on the sport endpoint: 422 "Markets not supported by this endpoint"
+  own.featured = new Set(['h2h', 'spreads', 'outrights']);
+  await own.start();
+  const app = await startTestApp({ dataDir: true, env: feedEnv({ ODDS_API_BASE_URL: own.url, ODDS_API_CREDITS_PER_HOUR: '100000' }) });
+  try {
+    const event = ownEvents[0];
+    const served = async () => (await app.call('/api/v1/odds', `/api/v1/odds?event_id=${event.id}&limit=1000`)).body.data as any[];
+    const h2hSpreads = event.bookmakers.reduce((n, b) => n + b.markets.filter((m) => ['h2h', 'spreads'].includes(m.key)).reduce((k, m) => k + m.outcomes.length, 0), 0);
+    assert.ok(await eventually(async () => (await served()).length === h2hSpreads, 30_000, 50), `${h2hSpreads} h2h and spreads rows served`);
+    assert.ok((await served()).every((r) => r.market !== 'TOTAL'));
+    const ready = async () => JSON.parse((await app.request('/readyz')).body.toString());
+    assert.ok(await eventually(async () => (await ready()).feed?.polls >= 3, 30_000, 50), 'a few polls made');
+    const body = await ready();
+    assert.equal(body.status, 'ready');
+    assert.equal(body.checks.feed, 'ok');
+    assert.equal(body.feed.state, 'polling');
+    assert.deepEqual(body.feed.droppedMarkets.map((d: any) => `${d.sport}/${d.market}/${d.endpoint}`), ['basketball_nba/totals/sport']);
+    assert.match(body.feed.droppedMarkets[0].reason, /422 Markets not supported by this endpoint/);
+    assert.equal(body.feed.plan.budgetPerHour, 100000);
+    const metrics = parsePrometheus(await app.app.operations.registry.metrics());
+    assert.equal(metrics.value('odds_feed_markets_dropped'), 1);
+    assert.equal(metrics.value('odds_feed_market_dropped', { sport: 'basketball_nba', market: 'totals', endpoint: 'sport' }), 1);
+    assert.equal(metrics.value('odds_feed_running'), 1);
+    assert.ok((metrics.value('odds_feed_polls_total') ?? 0) >= 3);
+    assert.ok((metrics.value('odds_feed_credits_spent_total') ?? 0) > 0);
+    // said once, however many polls
+    const refused = own.requests.filter((r) => r.status === 422);
+    assert.deepEqual(refused.map((r) => r.query.get('markets')), ['h2h,spreads,totals', 'totals'], 'the combined call, then totals alone');
+    const after = own.requests.slice(own.requests.indexOf(refused[1]) + 1).filter((r) => r.path.endsWith('/basketball_nba/odds'));
+    assert.ok(after.length >= 2 && after.every((r) => r.status === 200 && r.query.get('markets') === 'h2h,spreads'), 'later polls no longer ask for totals');
+  } finally {
+    await app.close();
+    await own.close();
+  }
 });

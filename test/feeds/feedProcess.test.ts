@@ -59,9 +59,12 @@ interface FeedChild {
 }
 
 /** `npm run feed -- ARGS` (the script is `tsx feeds/cli.ts`; run through node directly so signals reach the feed itself). */
-function startFeedChild(args: string[]): FeedChild {
+function startFeedChild(args: string[], secrets: { apiKey?: string; token?: string } = {}): FeedChild {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['INGEST_TOKEN', 'INGEST_URL', 'ODDS_API_KEY', 'ODDS_API_BASE_URL', 'ODDS_API_SPORTS', 'ODDS_API_MARKETS']) delete env[name];
+  for (const name of ['INGEST_TOKEN', 'INGEST_URL', 'DATA_DIR', 'ODDS_API_KEY', 'ODDS_API_BASE_URL', 'ODDS_API_SPORTS', 'ODDS_API_MARKETS']) delete env[name];
+  // secrets through the environment: the command line refuses them
+  env.ODDS_API_KEY = secrets.apiKey ?? STUB_API_KEY;
+  env.INGEST_TOKEN = secrets.token ?? TOKEN;
   const proc = spawn(process.execPath, ['--import', 'tsx', 'feeds/cli.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -88,14 +91,12 @@ function startFeedChild(args: string[]): FeedChild {
 function feedArgs(overrides: Record<string, string> = {}): string[] {
   const flags: Record<string, string> = {
     'base-url': stub.url,
-    'api-key': STUB_API_KEY,
     sports: 'basketball_nba',
     markets: MARKETS,
     interval: '0.3',
     timeout: '1',
     'retry-max': '1',
     ingest: `http://127.0.0.1:${service.ingestPort}`,
-    token: TOKEN,
     ...overrides,
   };
   return ['the-odds-api', ...Object.entries(flags).flatMap(([name, value]) => [`--${name}`, value])];
@@ -276,12 +277,12 @@ test('a game finishing: the scores call sees it completed, its status becomes fi
 });
 
 test('a refused API key or ingest token stops the feed with a clear message', async () => {
-  const badKey = startFeedChild(feedArgs({ 'api-key': 'wrong' }));
+  const badKey = startFeedChild(feedArgs(), { apiKey: 'wrong' });
   assert.equal(await badKey.exited, 1);
-  assert.match(badKey.output(), /feed: The Odds API refused the API key \(401: API key is not valid\); check --api-key \/ ODDS_API_KEY/);
-  const badToken = startFeedChild(feedArgs({ token: 'wrong' }));
+  assert.match(badKey.output(), /feed: The Odds API refused the API key \(401: API key is not valid\); check --api-key-file \/ ODDS_API_KEY \(the key from ODDS_API_KEY\)/);
+  const badToken = startFeedChild(feedArgs(), { token: 'wrong' });
   assert.equal(await badToken.exited, 1);
-  assert.match(badToken.output(), /feed: the ingest listener refused the token .*check --token \/ INGEST_TOKEN/);
+  assert.match(badToken.output(), /feed: the ingest listener at http:\/\/127\.0\.0\.1:\d+ \(from --ingest\) refused the token from INGEST_TOKEN: .*It is not that server's token/);
 });
 
 test('npm run feed -- ndjson replays a file through the ingest listener', async () => {
@@ -292,7 +293,10 @@ test('npm run feed -- ndjson replays a file through the ingest listener', async 
   const file = join(dataDir, 'replay.ndjson');
   const changes = rows.map((r: any, i: number) => ({ op: 'price', id: r.id, priceAmerican: r.priceAmerican === 250 + i ? 260 + i : 250 + i }));
   writeFileSync(file, changes.map((c: unknown) => JSON.stringify(c)).join('\n') + '\n');
-  const replay = spawn('npm', ['run', '--silent', 'feed', '--', 'ndjson', file, '--batch', '2', '--ingest', `http://127.0.0.1:${service.ingestPort}`, '--token', TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const replay = spawn('npm', ['run', '--silent', 'feed', '--', 'ndjson', file, '--batch', '2', '--ingest', `http://127.0.0.1:${service.ingestPort}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, INGEST_TOKEN: TOKEN },
+  });
   let out = '';
   replay.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const code = await new Promise((resolve) => replay.on('exit', resolve));

@@ -1,7 +1,12 @@
 // A stub of The Odds API v4 for the feed tests: a node:http server on 127.0.0.1 that
 // answers /v4/sports, /v4/sports/{sport}/odds, /events, /events/{id}/odds and /scores
-// in the documented shapes, with the quota headers, from events built out of a
-// fixture board's rows. Tests change its state between polls (move a price, pull an
+// in the documented shapes and by the documented rules: /odds serves the featured
+// markets only (any other documented key: 422 "Markets not supported by this endpoint",
+// an undocumented key: 422 "Invalid markets"), /events/{id}/odds any documented market;
+// each answer carries x-requests-remaining / -used / -last, a call costs markets x
+// regions (event odds: the markets it returns x regions; scores 1, 2 with daysFrom;
+// sports and events nothing), and errors are {message, error_code, details_url}. Its
+// events are built out of a fixture board's rows or written by hand. Tests change its state between polls (move a price, pull an
 // outcome, start or finish a game) and queue faults (401, 429 with Retry-After, 500, a
 // malformed body) for the next matching request.
 import http from 'node:http';
@@ -109,7 +114,34 @@ export interface StubRequest {
   cost: number;
 }
 
-const FEATURED = new Set(['h2h', 'spreads', 'totals', 'h2h_3_way', 'outrights']);
+/** The markets /v4/sports/{sport}/odds serves (the provider's "featured" markets). */
+export const FEATURED_MARKETS = ['h2h', 'spreads', 'totals', 'outrights'] as const;
+const FEATURED: ReadonlySet<string> = new Set(FEATURED_MARKETS);
+
+/**
+ * Market keys the provider documents beyond the featured ones (its "additional
+ * markets": https://the-odds-api.com/sports-odds-data/betting-markets.html), served by
+ * /events/{eventId}/odds only; a key that is neither is unknown to the provider.
+ */
+export const ADDITIONAL_MARKETS: readonly string[] = [
+  'alternate_spreads', 'alternate_totals', 'btts', 'draw_no_bet', 'h2h_3_way', 'team_totals', 'alternate_team_totals',
+];
+const PERIODS = ['q1', 'q2', 'q3', 'q4', 'h1', 'h2', 'p1', 'p2', 'p3', '1st_1_innings', '1st_3_innings', '1st_5_innings', '1st_7_innings'];
+const PERIOD_BASES = ['h2h', 'h2h_3_way', 'spreads', 'alternate_spreads', 'totals', 'alternate_totals', 'team_totals', 'alternate_team_totals'];
+const PLAYER_PROP = /^(player|batter|pitcher)_[a-z0-9_]+$/;
+
+/** Whether the provider knows this market key (featured, additional, a period market, a player prop). */
+export function documentedMarket(key: string): boolean {
+  if (FEATURED.has(key) || ADDITIONAL_MARKETS.includes(key) || PLAYER_PROP.test(key)) return true;
+  return PERIOD_BASES.some((base) => PERIODS.some((period) => key === `${base}_${period}`));
+}
+
+const REGIONS = new Set(['us', 'us2', 'us_dfs', 'us_ex', 'uk', 'eu', 'au']);
+const ERROR_DOCS = 'https://the-odds-api.com/liveapi/guides/v4/api-error-codes.html';
+/** An error body as the provider sends it: a message, an error code and where it is documented. */
+function providerError(message: string, code: string): { message: string; error_code: string; details_url: string } {
+  return { message, error_code: code, details_url: `${ERROR_DOCS}#${code.toLowerCase().replace(/_/g, '-')}` };
+}
 
 export class StubProvider {
   readonly sports = new Map<string, StubSport>();
@@ -120,6 +152,10 @@ export class StubProvider {
   used = 0;
   /** Credits per (market x region) of an odds call. */
   creditPerMarket = 1;
+  /** The markets /odds serves (the provider may feature fewer than documented for a sport). */
+  featured: Set<string> = new Set(FEATURED);
+  /** Keys this provider does not know, beyond the undocumented ones. */
+  unknownMarkets = new Set<string>();
   private server!: http.Server;
   port = 0;
 
@@ -162,7 +198,7 @@ export class StubProvider {
     this.requests.push(log);
     const send = (status: number, body: unknown, cost: number, headers: Record<string, string> = {}) => {
       // like the provider: a call that costs more than the credits left is refused, and says why
-      if (status === 200 && cost > this.remaining) return send(401, { message: 'Usage quota has been reached', error_code: 'OUT_OF_USAGE_CREDITS' }, 0);
+      if (status === 200 && cost > this.remaining) return send(401, providerError('Usage quota has been reached', 'OUT_OF_USAGE_CREDITS'), 0);
       log.status = status;
       log.cost = cost;
       if (status === 200) {
@@ -189,34 +225,51 @@ export class StubProvider {
       }
       return send(f.status, f.body, f.status === 200 ? 1 : 0, f.headers);
     }
-    if (url.searchParams.get('apiKey') !== STUB_API_KEY) return send(401, { message: 'API key is not valid' }, 0);
+    const apiKey = url.searchParams.get('apiKey');
+    if (apiKey === null || apiKey === '') return send(401, providerError('API key is missing', 'MISSING_API_KEY'), 0);
+    if (apiKey !== STUB_API_KEY) return send(401, providerError('API key is not valid', 'INVALID_API_KEY'), 0);
     const parts = url.pathname.split('/').filter((p) => p.length > 0);
-    if (parts[0] !== 'v4' || parts[1] !== 'sports') return send(404, { message: 'not found' }, 0);
+    if (parts[0] !== 'v4' || parts[1] !== 'sports') return send(404, providerError('Not found', 'NOT_FOUND'), 0);
+    // GET /v4/sports: free; in-season sports unless all=true
     if (parts.length === 2) return send(200, [...this.sports.keys()].map((key) => ({ key, group: 'stub', title: key, description: key, active: true, has_outrights: key.endsWith('_winner') })), 0);
     const sport = this.sports.get(parts[2]);
-    if (sport === undefined) return send(404, { message: `unknown sport ${parts[2]}` }, 0);
-    const markets = (url.searchParams.get('markets') ?? 'h2h').split(',');
-    const regions = (url.searchParams.get('regions') ?? 'us').split(',').length;
+    if (sport === undefined) return send(404, providerError(`Unknown sport: ${parts[2]}`, 'UNKNOWN_SPORT'), 0);
     const live = sport.events.filter((e) => this.scores.get(e.id)?.completed !== true);
-    const withMarkets = (e: ProviderEventOdds) => ({
-      ...e,
-      bookmakers: e.bookmakers
-        .map((b) => ({ ...b, markets: b.markets.filter((m) => markets.includes(m.key)) }))
-        .filter((b) => b.markets.length > 0),
-    });
-    if (parts[3] === 'odds' && parts.length === 4) {
-      if (markets.some((m) => !FEATURED.has(m))) return send(422, { message: 'Markets not supported by this endpoint' }, 0);
-      return send(200, live.map(withMarkets), markets.length * regions * this.creditPerMarket);
-    }
-    if (parts[3] === 'events' && parts.length === 4) return send(200, live.map(({ bookmakers: _, ...e }) => e), 0);
-    if (parts[3] === 'events' && parts[5] === 'odds') {
+    const odds = parts[3] === 'odds' && parts.length === 4;
+    const eventOdds = parts[3] === 'events' && parts.length === 6 && parts[5] === 'odds';
+    if (odds || eventOdds) {
+      const regionList = (url.searchParams.get('regions') ?? '').split(',').filter((r) => r.length > 0);
+      if (regionList.length === 0) return send(422, providerError('Missing regions', 'MISSING_REGION'), 0);
+      const badRegion = regionList.find((r) => !REGIONS.has(r));
+      if (badRegion !== undefined) return send(422, providerError(`Invalid regions: ${badRegion}`, 'INVALID_REGION'), 0);
+      const markets = (url.searchParams.get('markets') ?? 'h2h').split(',').filter((m) => m.length > 0);
+      const unknown = markets.filter((m) => !documentedMarket(m) || this.unknownMarkets.has(m));
+      if (unknown.length > 0) return send(422, providerError(`Invalid markets: ${unknown.join(',')}`, 'INVALID_MARKET'), 0);
+      const withMarkets = (e: ProviderEventOdds) => ({
+        ...e,
+        bookmakers: e.bookmakers
+          .map((b) => ({ ...b, markets: b.markets.filter((m) => markets.includes(m.key)) }))
+          .filter((b) => b.markets.length > 0),
+      });
+      if (odds) {
+        if (markets.some((m) => !this.featured.has(m))) {
+          return send(422, providerError('Markets not supported by this endpoint. Use the /events/{eventId}/odds endpoint for non-featured markets', 'INVALID_MARKET_COMBO'), 0);
+        }
+        // cost: markets x regions; an answer without events costs nothing
+        const answer = live.map(withMarkets);
+        return send(200, answer, answer.length === 0 ? 0 : markets.length * regionList.length * this.creditPerMarket);
+      }
       const event = live.find((e) => e.id === parts[4]);
-      if (event === undefined) return send(404, { message: 'Event not found' }, 0);
+      if (event === undefined) return send(404, providerError('Event not found. The event may have expired or the event id is invalid', 'EVENT_NOT_FOUND'), 0);
       const answered = withMarkets(event);
+      // cost: the unique markets returned x regions
       const returned = new Set(answered.bookmakers.flatMap((b) => b.markets.map((m) => m.key)));
-      return send(200, answered, Math.max(1, returned.size) * regions * this.creditPerMarket);
+      return send(200, answered, returned.size * regionList.length * this.creditPerMarket);
     }
-    if (parts[3] === 'scores') {
+    // GET /events: free
+    if (parts[3] === 'events' && parts.length === 4) return send(200, live.map(({ bookmakers: _, ...e }) => e), 0);
+    if (parts[3] === 'scores' && parts.length === 4) {
+      // 1 credit, 2 with daysFrom (completed games of the last days)
       const cost = url.searchParams.has('daysFrom') ? 2 : 1;
       return send(
         200,
@@ -224,7 +277,7 @@ export class StubProvider {
         cost,
       );
     }
-    return send(404, { message: 'not found' }, 0);
+    return send(404, providerError('Not found', 'NOT_FOUND'), 0);
   }
 }
 

@@ -77,24 +77,58 @@ function byScore<T extends { id: string }>(score: (record: T) => number): (a: T,
   return (a, b) => score(b) - score(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** Every arbitrage on the board (profit > 0), sorted by profit desc, id asc. */
+/**
+ * Every arbitrage on the board (profit > 0), sorted by profit desc, id asc: per group,
+ * every way to take one quote per outcome with each leg on a different book, the
+ * smallest implied sum winning (ties: the first in the order of offers sorted by price
+ * desc, then id), and the books whose own best prices sum below 1 flagged.
+ */
 export function bruteForceArbitrage(rows: readonly OddsRowJson[]): ArbitrageRecord[] {
   const found: ArbitrageRecord[] = [];
   for (const group of groupsOf(rows)) {
-    const best: OddsRowJson[] = [];
-    for (const side of group.outcomes) {
-      const offers = group.rows.filter((r) => r.side === side && !isDfsRow(r) && !r.suspended && (r.priceDecimal ?? 0) > 1);
-      offers.sort((a, b) => b.priceDecimal! - a.priceDecimal! || (a.id < b.id ? -1 : 1));
-      if (offers.length > 0) best.push(offers[0]);
+    const offersOf: OddsRowJson[][] = group.outcomes.map((side) =>
+      group.rows
+        .filter((r) => r.side === side && !isDfsRow(r) && !r.suspended && (r.priceDecimal ?? 0) > 1)
+        .sort((a, b) => b.priceDecimal! - a.priceDecimal! || (a.id < b.id ? -1 : 1)),
+    );
+    if (offersOf.some((offers) => offers.length === 0)) continue;
+    let best: OddsRowJson[] | null = null;
+    let bestSum = Infinity;
+    const pick = (k: number, chosen: OddsRowJson[]) => {
+      if (k === offersOf.length) {
+        let sum = 0;
+        for (const leg of chosen) sum += 1 / leg.priceDecimal!;
+        if (sum < bestSum) {
+          bestSum = sum;
+          best = [...chosen];
+        }
+        return;
+      }
+      for (const offer of offersOf[k]) {
+        if (chosen.some((leg) => leg.sportsbook === offer.sportsbook)) continue;
+        chosen.push(offer);
+        pick(k + 1, chosen);
+        chosen.pop();
+      }
+    };
+    pick(0, []);
+    if (best === null || !(bestSum < 1)) continue;
+    const legsChosen: OddsRowJson[] = best;
+    const impliedSum = bestSum;
+    // a book's own best price per outcome, summed: below 1 is a negative margin on its own
+    const flaggedBooks: { sportsbook: string; impliedSum: number }[] = [];
+    for (const book of new Set(offersOf.flat().map((r) => r.sportsbook))) {
+      const own = offersOf.map((offers) => offers.find((r) => r.sportsbook === book));
+      if (own.some((r) => r === undefined)) continue;
+      let sum = 0;
+      for (const r of own) sum += 1 / r!.priceDecimal!;
+      if (sum < 1) flaggedBooks.push({ sportsbook: book, impliedSum: sum });
     }
-    if (best.length < group.outcomes.length) continue;
-    let impliedSum = 0;
-    for (const leg of best) impliedSum += 1 / leg.priceDecimal!;
-    if (!(impliedSum < 1)) continue;
+    flaggedBooks.sort((a, b) => a.impliedSum - b.impliedSum || (a.sportsbook < b.sportsbook ? -1 : 1));
     const first = group.rows[0];
     found.push({
       id: group.id,
-      type: best.length === 3 ? 'three_way' : 'two_way',
+      type: legsChosen.length === 3 ? 'three_way' : 'two_way',
       eventId: first.eventId,
       league: first.league,
       market: first.market,
@@ -103,7 +137,7 @@ export function bruteForceArbitrage(rows: readonly OddsRowJson[]): ArbitrageReco
       line: group.line,
       profit: 1 / impliedSum - 1,
       impliedSum,
-      legs: best.map((leg) => ({
+      legs: legsChosen.map((leg) => ({
         oddsId: leg.id,
         sportsbook: leg.sportsbook,
         side: leg.side,
@@ -114,10 +148,28 @@ export function bruteForceArbitrage(rows: readonly OddsRowJson[]): ArbitrageReco
         updated: leg.updated,
       })),
       eventStartTime: first.eventStartTime,
-      updated: new Date(Math.max(...best.map((leg) => ms(leg.updated)))).toISOString(),
+      updated: new Date(Math.max(...legsChosen.map((leg) => ms(leg.updated)))).toISOString(),
+      flaggedBooks,
     });
   }
   return found.sort(byScore((r: ArbitrageRecord) => r.profit));
+}
+
+/** Every book quoting a negative margin on its own, per group: `${groupId} ${sportsbook}`, sorted. */
+export function bruteForceFlagged(rows: readonly OddsRowJson[]): string[] {
+  const out: string[] = [];
+  for (const group of groupsOf(rows)) {
+    const usable = group.rows.filter((r) => !isDfsRow(r) && !r.suspended && (r.priceDecimal ?? 0) > 1);
+    for (const book of new Set(usable.map((r) => r.sportsbook))) {
+      let sum = 0;
+      for (const side of group.outcomes) {
+        const own = usable.filter((r) => r.sportsbook === book && r.side === side).sort((a, b) => b.priceDecimal! - a.priceDecimal!)[0];
+        sum += own === undefined ? Infinity : 1 / own.priceDecimal!;
+      }
+      if (sum < 1) out.push(`${group.id} ${book}`);
+    }
+  }
+  return out.sort();
 }
 
 export interface BruteForceEdgeOptions {

@@ -58,6 +58,8 @@ function badValues(): Record<string, string> {
     ODDS_API_MARKETS: ',',
     ODDS_API_INTERVAL: '0',
     ODDS_API_BUDGET_PER_DAY: '-1',
+    ODDS_API_CREDITS_PER_HOUR: '1.5',
+    ODDS_API_EVENT_INTERVAL: '0.01',
     ODDS_API_TIMEOUT: 'soon',
     SHUTDOWN_GRACE_MS: '1s',
   };

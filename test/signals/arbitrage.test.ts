@@ -206,10 +206,44 @@ test('ties on a group that does not arb yet: the alphabetically first book holds
   const board = new SignalBoard();
   moneyline(board, 'fanduel', 110, -150);
   moneyline(board, 'caesars', 100, -150);
-  // caesars ties fanduel on HOME by a tick, then AWAY improves into an arb
+  moneyline(board, 'draftkings', -150, -150);
+  // caesars ties fanduel on HOME by a tick, then a third book's AWAY improves into an arb
   board.change(oddsId(row({ sportsbook: 'caesars', side: 'HOME' })), { priceAmerican: 110 });
-  board.change(oddsId(row({ sportsbook: 'caesars', side: 'AWAY' })), { priceAmerican: 110 });
-  assert.equal(board.books.arbitrage.all()[0].legs[0].sportsbook, 'caesars');
+  board.change(oddsId(row({ sportsbook: 'draftkings', side: 'AWAY' })), { priceAmerican: 110 });
+  const [arb] = board.books.arbitrage.all();
+  assert.deepEqual(arb.legs.map((leg) => leg.sportsbook), ['caesars', 'draftkings']);
+  assert.deepEqual(arb.flaggedBooks, []);
+  assertMatchesReference(board);
+});
+
+test('one book quoting a negative margin on its own is flagged, never an arbitrage; the legs are on two books', () => {
+  const board = new SignalBoard();
+  moneyline(board, 'betrivers', -110, -110);
+  moneyline(board, 'pinnacle', -105, -115);
+  // betrivers' own two sides drift to a negative margin (-5348 would be the issue's; +150/+150 here)
+  board.change(oddsId(row({ sportsbook: 'betrivers', side: 'HOME' })), { priceAmerican: 150 });
+  board.change(oddsId(row({ sportsbook: 'betrivers', side: 'AWAY' })), { priceAmerican: 150 });
+  const arbs = board.books.arbitrage.all();
+  assert.equal(arbs.length, 1, 'the cross-book pair still arbs');
+  const [arb] = arbs;
+  assert.notEqual(arb.legs[0].sportsbook, arb.legs[1].sportsbook, 'never two legs on one book');
+  // the best pair on two books: pinnacle HOME -105 with betrivers AWAY +150 (0.912) beats
+  // betrivers HOME +150 with pinnacle AWAY -115 (0.935)
+  assert.deepEqual(arb.legs.map((leg) => `${leg.sportsbook} ${leg.side} ${leg.priceAmerican}`), ['pinnacle HOME -105', 'betrivers AWAY 150']);
+  assert.deepEqual(arb.flaggedBooks, [{ sportsbook: 'betrivers', impliedSum: 0.8 }]);
+  assert.deepEqual(board.books.arbitrage.flaggedBooks().map((f) => `${f.sportsbook} ${f.market}`), ['betrivers MONEYLINE']);
+  assert.equal(board.books.arbitrage.flaggedCounts().get('betrivers'), 1);
+  assertMatchesReference(board);
+  // the other book goes: one book alone never makes an arbitrage, it stays flagged
+  board.remove(oddsId(row({ sportsbook: 'pinnacle', side: 'AWAY' })));
+  board.remove(oddsId(row({ sportsbook: 'pinnacle', side: 'HOME' })));
+  assert.equal(board.books.arbitrage.all().length, 0);
+  assert.equal(board.books.arbitrage.flaggedBooks().length, 1);
+  assertMatchesReference(board);
+  // its margin turns positive again: the flag goes
+  board.change(oddsId(row({ sportsbook: 'betrivers', side: 'AWAY' })), { priceAmerican: -200 });
+  assert.equal(board.books.arbitrage.flaggedBooks().length, 0);
+  assert.equal(board.books.arbitrage.flaggedCounts().size, 0);
   assertMatchesReference(board);
 });
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decimalToAmerican, oddsId, type OddsInput } from '../../engine/model.ts';
-import { bruteForceArbitrage, bruteForceEdges } from '../helpers/bruteForce.ts';
+import { bruteForceArbitrage, bruteForceEdges, bruteForceFlagged } from '../helpers/bruteForce.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
 import { mulberry32 } from '../../engine/random.ts';
@@ -76,7 +76,10 @@ function priced(t: Template, rand: () => number, now: number): OddsInput {
 function assertBooksMatchReference(board: SignalBoard, step: number): number {
   const json = board.json();
   const config = board.books.config;
-  assert.deepEqual(board.books.arbitrage.all(), bruteForceArbitrage(json), `arbitrage after step ${step}`);
+  const arbs = board.books.arbitrage.all();
+  assert.deepEqual(arbs, bruteForceArbitrage(json), `arbitrage after step ${step}`);
+  for (const arb of arbs) assert.equal(new Set(arb.legs.map((leg) => leg.sportsbook)).size, arb.legs.length, `${arb.id}: every leg on its own book`);
+  assert.deepEqual(board.books.arbitrage.flaggedBooks().map((f) => `${f.groupId} ${f.sportsbook}`).sort(), bruteForceFlagged(json), `flagged books after step ${step}`);
   for (const devig of DEVIG_METHODS) {
     assert.deepEqual(board.books.edges.all(board.now, devig), bruteForceEdges(json, board.now, { devig, minEdge: 0, config }), `${devig} edges after step ${step}`);
   }

@@ -93,7 +93,9 @@ test('retail rows leaving and rejoining their groups settle like ticks, not full
   }
   assert.ok(legSteps >= 30, `a leg of a listed arbitrage was taken away ${legSteps} times`);
   // a random retail row is rarely its outcome's only best quote: before this path every
-  // such step re-read its group (1.0)
-  assert.ok(plainReads / plainSteps < 0.05, `full group re-reads per plain join/leave: ${(plainReads / plainSteps).toFixed(3)}`);
+  // such step re-read its group (1.0). A group with a record or a flagged book is read in
+  // full on any change of its quotes (its legs need not be its bests), and the +900 quotes
+  // planted here flag their own book in each group they open: about 6% of the steps
+  assert.ok(plainReads / plainSteps < 0.1, `full group re-reads per plain join/leave: ${(plainReads / plainSteps).toFixed(3)}`);
   signals.close();
 });
