@@ -33,6 +33,9 @@ import { startFeed } from '../feeds/startFeed.ts';
 import { IngestError, type Ingest } from '../ingest/ingest.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations.ts';
+import { Alerts } from '../alerts/alerts.ts';
+import { AlertsGate, alertsAdminRoutes } from '../alerts/adminRoutes.ts';
+import { readAlertsConfig } from '../alerts/alertsConfig.ts';
 import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
 export interface AppOptions {
@@ -89,6 +92,8 @@ export interface App {
   durable: DurableStart | null;
   /** With LOG=nats: the writer or the replica of the JetStream stream (service/replicatedStart.ts); else null. */
   replicated: ReplicatedStart | null;
+  /** Webhook alerts (alerts/): with a data dir unless ALERTS=0; else null. */
+  alerts: Alerts | null;
   close(): Promise<void>;
 }
 
@@ -151,12 +156,15 @@ export async function startApp(options: AppOptions): Promise<App> {
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');
+  // the webhook admin API is on the ingest listener, which opens before the board loads
+  const alertsGate = new AlertsGate();
   const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({
     ...options,
     env: options.env ?? process.env,
     log,
     config,
     operationsRoutes: operations.ingestPortRoutes(),
+    adminRoutes: alertsAdminRoutes(alertsGate),
     listening: options.ingestListening,
   });
   if (durable !== null) watchWritePath(durable, operations, logger);
@@ -189,6 +197,15 @@ export async function startApp(options: AppOptions): Promise<App> {
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);
   const signals = listeners.own('signal books', new EngineSignals(engine));
+  // Webhook alerts, with a durable board (the outbox lives in its data dir): the
+  // producer follows the engine after the signal books, which it reads on its tick.
+  const alertsConfig = durable !== null && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
+  let alerts: Alerts | null = null;
+  if (alertsConfig?.enabled === true) {
+    const alertsLogger = logger.child({ part: 'alerts' });
+    alerts = new Alerts(engine, signals, clock, alertsConfig, (level, fields, line) => alertsLogger[level](fields, line));
+    listeners.subscribe('alert producer', alerts.producer);
+  } else alertsGate.shut(alertsConfig === null ? 'the service runs without DATA_DIR' : 'ALERTS=0');
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
   const httpMetrics = new HttpMetrics(operations.registry, {
@@ -223,6 +240,10 @@ export async function startApp(options: AppOptions): Promise<App> {
   });
   operations.readiness.pass('board');
 
+  if (alerts !== null) {
+    alerts.start();
+    alertsGate.open(alerts);
+  }
   if (durable !== null) await durable.listen();
   if (replicated !== null) await replicated.listen();
   // the write path in this process: the durable board's, the replicated writer's; a replica has none
@@ -257,6 +278,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     port: server.port,
     durable,
     replicated,
+    alerts,
     async close() {
       if (closed) return;
       closed = true;
@@ -272,10 +294,15 @@ export async function startApp(options: AppOptions): Promise<App> {
       } finally {
         await server.close();
       }
+      alertsGate.shut('the process is shutting down');
       try {
-        listeners.close();
+        await alerts?.close();
       } finally {
-        persistence.close();
+        try {
+          listeners.close();
+        } finally {
+          persistence.close();
+        }
       }
     },
   };

@@ -1,0 +1,71 @@
+// Turns the board's changes and the signal books into alert events. It is an engine
+// change listener whose callbacks only mark (a watched row dirty, an event id changed:
+// O(1), no allocation for unwatched rows); everything else runs on its own tick
+// (ALERTS_TICK_MS) outside any apply: the marked rows and events are read, the signal
+// books are looked at when their version moved, and the events found go to `sink`
+// (alerts.ts), which matches them to subscriptions and writes the outbox. The engine,
+// ingest and the push stream never wait for any of it.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../engine/clock.ts';
+import type { ChangeKind, ChangeListener, OddsEngine } from '../engine/engine.ts';
+import type { EngineSignals } from '../engine/signals/engineSignals.ts';
+import type { AlertData, AlertEvent, AlertEventType } from './alertEvent.ts';
+import type { AlertFilter } from './filters.ts';
+import { EventStatusSource } from './sources/eventStatus.ts';
+import { LineMoveSource } from './sources/lineMoves.ts';
+import { ArbitrageSource, EdgeSource } from './sources/signalSources.ts';
+
+export class AlertProducer implements ChangeListener {
+  private readonly lineMoves: LineMoveSource;
+  private readonly statuses: EventStatusSource;
+  private readonly arbitrage: ArbitrageSource;
+  private readonly edges: EdgeSource;
+  private wantsArbitrage = false;
+  private wantsEdges = false;
+  private wantsStatus = false;
+
+  constructor(
+    engine: OddsEngine,
+    signals: EngineSignals,
+    private readonly clock: Clock,
+  ) {
+    this.lineMoves = new LineMoveSource(engine);
+    this.statuses = new EventStatusSource(engine);
+    this.arbitrage = new ArbitrageSource(signals);
+    this.edges = new EdgeSource(signals);
+  }
+
+  /** The filters of every enabled subscription: which sources run, which rows are watched. */
+  configure(filters: readonly AlertFilter[]): void {
+    const ids = new Set<string>();
+    this.wantsArbitrage = this.wantsEdges = this.wantsStatus = false;
+    for (const f of filters) {
+      if (f.type === 'line_move') for (const id of f.oddsIds) ids.add(id);
+      else if (f.type === 'arbitrage') this.wantsArbitrage = true;
+      else if (f.type === 'edge') this.wantsEdges = true;
+      else this.wantsStatus = true;
+    }
+    this.lineMoves.watch(ids);
+  }
+
+  rowChanged(slot: number, kind: ChangeKind): void {
+    this.lineMoves.rowChanged(slot, kind);
+  }
+
+  eventChanged(eventId: string): void {
+    this.statuses.eventChanged(eventId);
+  }
+
+  /** The events since the last call, in the order found. */
+  collect(): AlertEvent[] {
+    const now = this.clock.now();
+    const events: AlertEvent[] = [];
+    const emit = (type: AlertEventType, data: AlertData) => events.push({ id: `evt_${randomUUID()}`, type, createdAt: now, data });
+    // the engine's statuses are followed always (an event's last status must be known when a subscription starts wanting them)
+    this.statuses.drain(this.wantsStatus ? emit : () => {});
+    this.lineMoves.drain(emit);
+    this.arbitrage.poll(now, emit, this.wantsArbitrage);
+    this.edges.poll(now, emit, this.wantsEdges);
+    return events;
+  }
+}

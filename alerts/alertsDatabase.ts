@@ -1,0 +1,91 @@
+// The alerts' own SQLite file (DATA_DIR/alerts.db unless ALERTS_DB_PATH): webhook
+// subscriptions, the outbox of alert events, each subscription's deliveries and its
+// dead letters. A file apart from odds.db because its promise differs: odds.db runs
+// synchronous=NORMAL (cold data reloaded from fixtures, usage counts flushed in
+// batches), while an alert event acknowledged into the outbox must survive a crash and
+// a power loss alike, so this file runs synchronous=FULL (every commit fsync'd) in WAL
+// mode. Commits are grouped (the producer writes one transaction per tick, the
+// delivery workers' acknowledgements one per flush), so the fsyncs stay few.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type Database from 'better-sqlite3';
+import { sqliteDriver } from '../persistence/sqliteDriver.ts';
+
+export type AlertsDb = Database.Database;
+
+/** Each entry runs once, in order, in its own transaction; user_version counts them. */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE subscriptions (
+    id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    filters TEXT NOT NULL,              -- JSON array of filters (alerts/filters.ts)
+    batch_window_ms INTEGER NOT NULL,
+    max_batch_events INTEGER NOT NULL,
+    description TEXT,
+    enabled INTEGER NOT NULL DEFAULT 1,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    -- delivery state: every delivery with pos <= cursor is done (delivered or dead-lettered)
+    cursor INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    failing_since INTEGER,              -- wall-clock ms of the head batch's first failure
+    next_attempt_at INTEGER,
+    last_status INTEGER,
+    last_error TEXT,
+    last_delivered_at INTEGER,
+    delivered_events INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE alert_events (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,            -- the idempotency id receivers dedupe on
+    type TEXT NOT NULL,
+    created_at INTEGER NOT NULL,        -- engine clock, epoch ms
+    body TEXT NOT NULL                  -- the event as sent: {"id","type","createdAt","data"}
+  );
+  CREATE INDEX alert_events_created ON alert_events (created_at);
+  CREATE TABLE deliveries (
+    pos INTEGER PRIMARY KEY AUTOINCREMENT,
+    subscription_id TEXT NOT NULL,
+    event_seq INTEGER NOT NULL,
+    replay INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX deliveries_by_subscription ON deliveries (subscription_id, pos);
+  CREATE INDEX deliveries_by_event ON deliveries (event_seq);
+  CREATE TABLE dead_letters (
+    subscription_id TEXT NOT NULL,
+    pos INTEGER NOT NULL,
+    event_seq INTEGER NOT NULL,
+    failed_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    last_status INTEGER,
+    last_error TEXT,
+    PRIMARY KEY (subscription_id, pos)
+  ) WITHOUT ROWID;
+  `,
+];
+
+/** Opens (creating the file and its folder) and migrates the alerts database. */
+export function openAlertsDatabase(path: string): AlertsDb {
+  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  const db = new (sqliteDriver().Database)(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    // FULL: every commit is fsync'd (see above); an fsync error surfaces as an exception and is not retried
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    const from = db.pragma('user_version', { simple: true }) as number;
+    if (from > MIGRATIONS.length) throw new Error(`alerts database ${path} has schema version ${from}, newer than this build knows (${MIGRATIONS.length})`);
+    for (let v = from; v < MIGRATIONS.length; v++) {
+      db.transaction(() => {
+        db.exec(MIGRATIONS[v]!);
+        db.pragma(`user_version = ${v + 1}`);
+      }).immediate();
+    }
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}

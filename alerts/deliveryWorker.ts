@@ -1,0 +1,187 @@
+// One subscription's delivery loop. Strictly in order: one request in flight per
+// endpoint, and the next batch starts after the cursor only once the previous one was
+// delivered or dead-lettered. A batch holds the deliveries waiting after the cursor (at
+// most maxBatchEvents); when the queue was empty, the worker first waits the batching
+// window so events arriving close together go in one request. A failure is retried
+// after retryDelay (exponential, jittered), the same events again (more may join
+// behind them); a batch still failing retryForMs after its first failure goes to the
+// dead letters and the worker moves on. Progress lives in the Subscription object and
+// reaches the disk at the store's next flush (group commit): a crash before it
+// redelivers, it never skips.
+//
+// Timers here run on the wall clock (Date.now), not the engine clock: a frozen engine
+// clock (NOW in tests and benches) must not freeze retries.
+import type { AlertsStore, OutboxEntry, Subscription } from './alertsStore.ts';
+import { retryDelay, type RetryPolicy } from './backoff.ts';
+import type { SendResult, WebhookSender } from './webhookSender.ts';
+
+/** Requests in flight across all endpoints, at most `max`; the others queue in arrival order. */
+export class InFlightLimit {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(readonly max: number) {}
+
+  acquire(): Promise<void> {
+    if (this.used < this.max) {
+      this.used++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next !== undefined) next();
+    else this.used--;
+  }
+}
+
+export interface WorkerContext {
+  store: AlertsStore;
+  sender: WebhookSender;
+  retry: RetryPolicy;
+  timeoutMs: number;
+  limit: InFlightLimit;
+  /** The store has progress to flush. */
+  changed(): void;
+  log(fields: Record<string, unknown>, line: string): void;
+}
+
+type State = 'idle' | 'window' | 'sending' | 'backoff' | 'stopped';
+
+export class DeliveryWorker {
+  private state: State = 'idle';
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(
+    readonly subscription: Subscription,
+    private readonly context: WorkerContext,
+  ) {}
+
+  get status(): State {
+    return this.state;
+  }
+
+  /** Called at start, after the producer appended deliveries for this subscription, after a replay or a resume. */
+  wake(): void {
+    if (this.state === 'stopped') return;
+    // sending or waiting: the next run reads everything after the cursor anyway
+    if (this.state !== 'idle') return;
+    const s = this.subscription;
+    if (!s.enabled) return;
+    const wait = s.nextAttemptAt === null ? 0 : s.nextAttemptAt - Date.now();
+    if (wait > 0) return this.later('backoff', wait);
+    if (s.attempts === 0 && s.batchWindowMs > 0) return this.later('window', s.batchWindowMs);
+    this.later('window', 0);
+  }
+
+  private later(state: State, ms: number): void {
+    // stopped: the outcome of the last request is kept (flushed at close), nothing more is scheduled
+    if (this.state === 'stopped') return;
+    this.state = state;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.run();
+    }, ms);
+  }
+
+  private run(): void {
+    if (this.state === 'stopped') return;
+    const s = this.subscription;
+    if (!s.enabled) {
+      this.state = 'idle';
+      return;
+    }
+    let entries: OutboxEntry[];
+    try {
+      entries = this.context.store.next(s.id, s.cursor, s.maxBatchEvents);
+    } catch (error) {
+      this.context.log({ event: 'alerts_outbox_read_failed', subscription: s.id, detail: String(error) }, 'reading the outbox failed; retrying in 1 s');
+      return this.later('backoff', 1000);
+    }
+    if (entries.length === 0) {
+      this.state = 'idle';
+      return;
+    }
+    this.state = 'sending';
+    this.inFlight = this.send(entries).finally(() => (this.inFlight = null));
+  }
+
+  private async send(entries: OutboxEntry[]): Promise<void> {
+    const { context } = this;
+    const s = this.subscription;
+    await context.limit.acquire();
+    let result: SendResult;
+    const first = entries[0]!.pos;
+    const last = entries[entries.length - 1]!.pos;
+    const deliveryId = `${s.id}:${first}-${last}`;
+    try {
+      const body = Buffer.from(`{"subscriptionId":${JSON.stringify(s.id)},"deliveryId":${JSON.stringify(deliveryId)},"events":[${entries.map((e) => e.body).join(',')}]}`);
+      result = await context.sender.send({
+        url: new URL(s.url),
+        secret: s.secret,
+        body,
+        timeoutMs: context.timeoutMs,
+        unixSeconds: Math.floor(Date.now() / 1000),
+        headers: { 'Odds-Delivery-Id': deliveryId, 'Odds-Delivery-Attempt': String(s.attempts + 1) },
+      });
+    } catch (error) {
+      result = { ok: false, status: null, error: `could not send: ${error instanceof Error ? error.message : String(error)}` };
+    } finally {
+      context.limit.release();
+    }
+    const now = Date.now();
+    s.lastStatus = result.status;
+    if (result.ok) {
+      s.cursor = last;
+      s.attempts = 0;
+      s.failingSince = null;
+      s.nextAttemptAt = null;
+      s.lastError = null;
+      s.lastDeliveredAt = now;
+      s.deliveredEvents += entries.length;
+      context.store.touched(s);
+      context.changed();
+      // a backlog goes on at once; the window only gathers events into an idle queue
+      return this.later('window', 0);
+    }
+    s.attempts++;
+    s.failingSince ??= now;
+    s.lastError = result.error;
+    const retryFor = context.retry.retryForMs;
+    if (now - s.failingSince >= retryFor) {
+      context.store.deadLettered(s.id, entries, now, s.attempts, result.status, result.error);
+      context.log({ event: 'alerts_dead_lettered', subscription: s.id, events: entries.length, attempts: s.attempts, lastError: result.error }, 'webhook batch failed for the whole retry period: dead-lettered');
+      s.cursor = last;
+      s.attempts = 0;
+      s.failingSince = null;
+      s.nextAttemptAt = null;
+      context.store.touched(s);
+      context.changed();
+      return this.later('window', 0);
+    }
+    // the last try falls at the end of the retry period, not past it
+    const delay = Math.max(0, Math.min(retryDelay(context.retry, s.attempts), s.failingSince + retryFor - now));
+    s.nextAttemptAt = now + delay;
+    context.store.touched(s);
+    context.changed();
+    this.later('backoff', delay);
+  }
+
+  /** A retry waiting is tried now (an operator's resume, an endpoint known to be back). */
+  retryNow(): void {
+    if (this.state !== 'backoff') return this.wake();
+    clearTimeout(this.timer!);
+    this.subscription.nextAttemptAt = null;
+    this.later('window', 0);
+  }
+
+  /** Stops scheduling; waits for the request in flight (bounded by the timeout). */
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await this.inFlight;
+  }
+}
