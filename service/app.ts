@@ -36,6 +36,7 @@ import { Operations } from './operations.ts';
 import { Alerts } from '../alerts/alerts.ts';
 import { AlertsGate, alertsAdminRoutes } from '../alerts/adminRoutes.ts';
 import { readAlertsConfig } from '../alerts/alertsConfig.ts';
+import { mcpRoute } from '../mcp/httpRoute.ts';
 import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
 export interface AppOptions {
@@ -226,8 +227,10 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
   };
+  // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
+  let publicPort = 0;
   const server = await createServer({
-    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes],
+    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, mcpRoute(() => publicPort, options.env ?? process.env)],
     sockets: stream.sockets,
     openapi: { schemas: STREAM_OPENAPI_SCHEMAS },
     host: options.host ?? '127.0.0.1',
@@ -238,6 +241,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     observer: httpMetrics,
     boardSeq: () => engine.seq,
   });
+  publicPort = server.port;
   operations.readiness.pass('board');
 
   if (alerts !== null) {
