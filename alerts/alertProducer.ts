@@ -20,9 +20,8 @@ export class AlertProducer implements ChangeListener {
   private readonly statuses: EventStatusSource;
   private readonly arbitrage: ArbitrageSource;
   private readonly edges: EdgeSource;
-  private wantsArbitrage = false;
-  private wantsEdges = false;
-  private wantsStatus = false;
+  /** Filters of enabled subscriptions per kind (a source runs while its count is positive). */
+  private readonly wanted = { arbitrage: 0, edge: 0, event_status: 0 };
 
   constructor(
     engine: OddsEngine,
@@ -35,17 +34,14 @@ export class AlertProducer implements ChangeListener {
     this.edges = new EdgeSource(signals);
   }
 
-  /** The filters of every enabled subscription: which sources run, which rows are watched. */
-  configure(filters: readonly AlertFilter[]): void {
-    const ids = new Set<string>();
-    this.wantsArbitrage = this.wantsEdges = this.wantsStatus = false;
+  /** The filters of an enabled subscription start (or stop, sign -1) to count: which sources run, which rows are watched. */
+  follow(filters: readonly AlertFilter[], sign: 1 | -1): void {
     for (const f of filters) {
-      if (f.type === 'line_move') for (const id of f.oddsIds) ids.add(id);
-      else if (f.type === 'arbitrage') this.wantsArbitrage = true;
-      else if (f.type === 'edge') this.wantsEdges = true;
-      else this.wantsStatus = true;
+      if (f.type === 'line_move') {
+        if (sign === 1) this.lineMoves.add(f.oddsIds);
+        else this.lineMoves.remove(f.oddsIds);
+      } else this.wanted[f.type] += sign;
     }
-    this.lineMoves.watch(ids);
   }
 
   rowChanged(slot: number, kind: ChangeKind): void {
@@ -62,10 +58,10 @@ export class AlertProducer implements ChangeListener {
     const events: AlertEvent[] = [];
     const emit = (type: AlertEventType, data: AlertData) => events.push({ id: `evt_${randomUUID()}`, type, createdAt: now, data });
     // the engine's statuses are followed always (an event's last status must be known when a subscription starts wanting them)
-    this.statuses.drain(this.wantsStatus ? emit : () => {});
+    this.statuses.drain(this.wanted.event_status > 0 ? emit : () => {});
     this.lineMoves.drain(emit);
-    this.arbitrage.poll(now, emit, this.wantsArbitrage);
-    this.edges.poll(now, emit, this.wantsEdges);
+    this.arbitrage.poll(now, emit, this.wanted.arbitrage > 0);
+    this.edges.poll(now, emit, this.wanted.edge > 0);
     return events;
   }
 }

@@ -83,10 +83,14 @@ export class Alerts {
     private readonly log: Log,
   ) {
     this.store = new AlertsStore(openAlertsDatabase(config.dbPath));
+    this.store.onSyncError = (error) =>
+      this.log('error', { event: 'alerts_fsync_failed', detail: error.message }, 'fdatasync of the alerts outbox failed (not retried): the last events and delivery progress may not survive a power loss; restart the process after checking the disk');
     this.limit = new InFlightLimit(config.maxInFlight);
     this.producer = new AlertProducer(engine, signals, clock);
-    for (const s of this.store.loadSubscriptions()) this.addWorker(s);
-    this.reconfigure();
+    for (const s of this.store.loadSubscriptions()) {
+      this.addWorker(s);
+      if (s.enabled) this.producer.follow(s.filters, 1);
+    }
   }
 
   /** Starts the tick and every worker (deliveries left pending by the last run go first). */
@@ -167,10 +171,6 @@ export class Alerts {
     return worker;
   }
 
-  private reconfigure(): void {
-    this.producer.configure([...this.workers.values()].filter((w) => w.subscription.enabled).flatMap((w) => w.subscription.filters));
-  }
-
   // -- admin operations ---------------------------------------------------------------
 
   list(): SubscriptionView[] {
@@ -207,7 +207,7 @@ export class Alerts {
     };
     this.store.insertSubscription(s);
     const worker = this.addWorker(s);
-    this.reconfigure();
+    if (s.enabled) this.producer.follow(s.filters, 1);
     return { subscription: this.view(worker), secret: s.secret };
   }
 
@@ -217,8 +217,9 @@ export class Alerts {
     const s = worker.subscription;
     const next: Subscription = { ...s, ...definedOf(input), updatedAt: this.clock.now() };
     this.store.updateSubscription(next);
+    if (s.enabled) this.producer.follow(s.filters, -1);
     Object.assign(s, definedOf(input), { updatedAt: next.updatedAt });
-    this.reconfigure();
+    if (s.enabled) this.producer.follow(s.filters, 1);
     if (s.enabled) worker.wake();
     return this.view(worker);
   }
@@ -227,9 +228,9 @@ export class Alerts {
     const worker = this.workers.get(id);
     if (worker === undefined) return false;
     this.workers.delete(id);
+    if (worker.subscription.enabled) this.producer.follow(worker.subscription.filters, -1);
     await worker.stop();
     this.store.deleteSubscription(id);
-    this.reconfigure();
     return true;
   }
 

@@ -1,10 +1,13 @@
 // The durable side of the alerts, over alerts.db (alertsDatabase.ts): subscriptions,
 // the outbox of events, each subscription's deliveries in order, dead letters and
-// replays. The producer appends a tick's events and their deliveries in one fsync'd
+// replays. The producer appends a tick's events and their deliveries in one
 // transaction (append); the delivery workers change their subscriptions' progress in
 // memory and flush() writes every changed one, with the dead letters they made, in one
-// more. An acknowledgement lost to a crash before its flush means a redelivery (at
-// least once), never a lost event: an event is in the outbox once append returned.
+// more. After each commit the WAL is fdatasync'd on the thread pool (sync). An
+// acknowledgement lost to a crash before its flush means a redelivery (at least once),
+// never a lost event: an event is in the outbox once append returned (a kill -9 keeps
+// it; a power loss too once the sync that follows has completed).
+import { closeSync, fdatasync, openSync } from 'node:fs';
 import type { AlertsDb } from './alertsDatabase.ts';
 import type { AlertEvent } from './alertEvent.ts';
 import { parseFilters, type AlertFilter } from './filters.ts';
@@ -109,6 +112,15 @@ export class AlertsStore {
   private readonly dirty = new Map<string, Subscription>();
   private deadLetters: PendingDeadLetter[] = [];
   private readonly statements;
+  /** The WAL, fdatasync'd after commits; -1 before the first commit made it. */
+  private walFd = -1;
+  private syncing = false;
+  private syncAgain = false;
+  private closed = false;
+  /** WAL fdatasyncs completed (tests and metrics). */
+  syncs = 0;
+  /** Called with the error of a failed fdatasync (not retried: the file's state is unknown). */
+  onSyncError: (error: Error) => void = () => {};
 
   constructor(readonly db: AlertsDb) {
     this.statements = {
@@ -146,12 +158,14 @@ export class AlertsStore {
         'INSERT INTO subscriptions (id, url, secret, filters, batch_window_ms, max_batch_events, description, enabled, created_at, updated_at, cursor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(s.id, s.url, s.secret, JSON.stringify(s.filters), s.batchWindowMs, s.maxBatchEvents, s.description, s.enabled ? 1 : 0, s.createdAt, s.updatedAt, s.cursor);
+    this.sync();
   }
 
   updateSubscription(s: Subscription): void {
     this.db
       .prepare('UPDATE subscriptions SET url = ?, secret = ?, filters = ?, batch_window_ms = ?, max_batch_events = ?, description = ?, enabled = ?, updated_at = ? WHERE id = ?')
       .run(s.url, s.secret, JSON.stringify(s.filters), s.batchWindowMs, s.maxBatchEvents, s.description, s.enabled ? 1 : 0, s.updatedAt, s.id);
+    this.sync();
   }
 
   /** Removes the subscription, its deliveries and dead letters (events other subscriptions still need stay). */
@@ -163,6 +177,7 @@ export class AlertsStore {
       this.db.prepare('DELETE FROM dead_letters WHERE subscription_id = ?').run(id);
       this.db.prepare('DELETE FROM subscriptions WHERE id = ?').run(id);
     })();
+    this.sync();
   }
 
   // -- the outbox -------------------------------------------------------------
@@ -180,6 +195,7 @@ export class AlertsStore {
         for (const id of subscriptions) last.set(id, Number(insertDelivery.run(id, seq, 0).lastInsertRowid));
       }
     }).immediate();
+    this.sync();
     return last;
   }
 
@@ -225,6 +241,38 @@ export class AlertsStore {
       for (const l of letters) for (const e of l.entries) deadLetter.run(l.subscriptionId, e.pos, e.eventSeq, l.failedAt, l.attempts, l.lastStatus, l.lastError);
       for (const s of subs) progress.run(s.cursor, s.attempts, s.failingSince, s.nextAttemptAt, s.lastStatus, s.lastError, s.lastDeliveredAt, s.deliveredEvents, s.id);
     }).immediate();
+    this.sync();
+  }
+
+  /**
+   * fdatasync of the WAL on the thread pool, after a commit; commits made while one
+   * runs are covered by one more. (fsync flushes the file's pages whichever descriptor
+   * wrote them; SQLite keeps the WAL file while the connection is open, rewriting it
+   * from the start after checkpoints, so one descriptor serves for the store's life.)
+   */
+  sync(): void {
+    if (this.closed) return;
+    if (this.syncing) {
+      this.syncAgain = true;
+      return;
+    }
+    if (this.walFd < 0) {
+      const file = this.db.name === ':memory:' || this.db.memory ? null : `${this.db.name}-wal`;
+      if (file === null) return;
+      this.walFd = openSync(file, 'r');
+    }
+    this.syncing = true;
+    fdatasync(this.walFd, (error) => {
+      this.syncing = false;
+      // after close() the descriptor is gone and the close's checkpoint has synced the file
+      if (this.closed) return;
+      if (error !== null) return this.onSyncError(error);
+      this.syncs++;
+      if (this.syncAgain) {
+        this.syncAgain = false;
+        this.sync();
+      }
+    });
   }
 
   // -- dead letters and replay --------------------------------------------------
@@ -253,6 +301,7 @@ export class AlertsStore {
         count++;
       }
     }).immediate();
+    this.sync();
     return { count, last };
   }
 
@@ -279,8 +328,15 @@ export class AlertsStore {
     return removed;
   }
 
+  /** Writes what is pending, and closes (the close's checkpoint syncs the file). */
   close(): void {
     this.flush();
+    this.closed = true;
+    if (this.walFd >= 0) {
+      closeSync(this.walFd);
+      this.walFd = -1;
+    }
+    // closing the last connection checkpoints the WAL into the file (with fsync, synchronous=NORMAL) and removes it
     this.db.close();
   }
 }

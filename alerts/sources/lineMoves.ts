@@ -24,28 +24,51 @@ export class LineMoveSource {
   private dirtySlot = new Uint8Array(1024);
   private dirty: number[] = [];
   /** Watched ids with no slot yet. */
-  private unresolved = 0;
+  private readonly unresolved = new Set<string>();
   private insertsSeen = false;
 
   constructor(private readonly engine: OddsEngine) {}
 
-  /** The ids every subscription's line_move filters name, together. */
-  watch(ids: ReadonlySet<string>): void {
-    for (const [id, w] of this.watches) {
-      if (ids.has(id)) continue;
+  /** How many filters name each watched id. */
+  private readonly refs = new Map<string, number>();
+
+  /** A filter naming these ids was added (O(ids)). */
+  add(ids: readonly string[]): void {
+    let added = false;
+    for (const id of ids) {
+      const n = this.refs.get(id) ?? 0;
+      this.refs.set(id, n + 1);
+      if (n === 0) {
+        this.watches.set(id, { slot: -1, state: null });
+        this.unresolved.add(id);
+        added = true;
+      }
+    }
+    if (added) this.resolve(false);
+  }
+
+  /** A filter naming these ids was removed. */
+  remove(ids: readonly string[]): void {
+    for (const id of ids) {
+      const n = this.refs.get(id) ?? 0;
+      if (n > 1) {
+        this.refs.set(id, n - 1);
+        continue;
+      }
+      this.refs.delete(id);
+      const w = this.watches.get(id);
+      if (w === undefined) continue;
       if (w.slot >= 0) {
         this.watchedSlot[w.slot] = 0;
         this.idAt.delete(w.slot);
-      }
+      } else this.unresolved.delete(id);
       this.watches.delete(id);
     }
-    for (const id of ids) if (!this.watches.has(id)) this.watches.set(id, { slot: -1, state: null });
-    this.resolve(false);
   }
 
   rowChanged(slot: number, kind: ChangeKind): void {
     if (slot < this.watchedSlot.length && this.watchedSlot[slot] === 1) this.markDirty(slot);
-    else if (kind === 'insert' && this.unresolved > 0) this.insertsSeen = true;
+    else if (kind === 'insert' && this.unresolved.size > 0) this.insertsSeen = true;
   }
 
   private markDirty(slot: number): void {
@@ -69,22 +92,20 @@ export class LineMoveSource {
       const w = this.watches.get(id)!;
       if (this.engine.idOf(slot) !== id) {
         // the slot was recycled for another row: the watched id is off the board
-        this.unwatchSlot(w);
+        this.unwatchSlot(id, w);
         continue;
       }
       this.report(id, w, emit);
     }
   }
 
+  /** Looks the unresolved ids up (a hash lookup each). */
   private resolve(emitAppeared: boolean): void {
-    let unresolved = 0;
-    for (const [id, w] of this.watches) {
-      if (w.slot >= 0) continue;
+    for (const id of this.unresolved) {
       const slot = this.engine.slotOf(id);
-      if (slot < 0) {
-        unresolved++;
-        continue;
-      }
+      if (slot < 0) continue;
+      this.unresolved.delete(id);
+      const w = this.watches.get(id)!;
       w.slot = slot;
       if (slot >= this.watchedSlot.length) {
         this.watchedSlot = grown(this.watchedSlot, slot + 1);
@@ -96,15 +117,14 @@ export class LineMoveSource {
       if (emitAppeared && this.engine.isLive(slot)) this.markDirty(slot);
       else w.state = this.stateOf(slot);
     }
-    this.unresolved = unresolved;
   }
 
-  private unwatchSlot(w: Watch): void {
+  private unwatchSlot(id: string, w: Watch): void {
     this.watchedSlot[w.slot] = 0;
     this.idAt.delete(w.slot);
     w.slot = -1;
     w.state = null;
-    this.unresolved++;
+    this.unresolved.add(id);
   }
 
   private stateOf(slot: number): QuoteState {
