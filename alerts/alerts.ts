@@ -5,11 +5,14 @@
 // subscribes the producer among the engine's listeners.
 //
 // Each tick: the producer's events are matched to the enabled subscriptions (any of a
-// subscription's filters), written to the outbox with one delivery per match in one
-// fsync'd transaction, and the matched subscriptions' workers are woken. The workers'
-// progress is written by a flush that follows their changes within FLUSH_MS (one fsync
-// for every acknowledgement of that moment), so a thousand endpoints acknowledging
-// cost a few commits a second, not a thousand.
+// subscription's filters); those that match any are written to the outbox, each once,
+// in one transaction, offered to every enabled subscription's queue (deliveryQueue.ts)
+// in order, and the matched subscriptions' workers are woken. The outbox holds events,
+// not deliveries: a thousand endpoints taking the same event cost one row, and a
+// subscription's pending events follow from its filters and cursor. The workers'
+// progress is written by a flush that follows their changes within FLUSH_MS (one
+// commit for every acknowledgement of that moment), so a thousand endpoints
+// acknowledging cost a few commits a second, not a thousand.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
@@ -20,6 +23,7 @@ import { openAlertsDatabase } from './alertsDatabase.ts';
 import type { AlertsConfig } from './alertsConfig.ts';
 import { AlertsStore, type DeadLetter, type Subscription } from './alertsStore.ts';
 import { AlertProducer } from './alertProducer.ts';
+import { DeliveryQueue } from './deliveryQueue.ts';
 import { DeliveryWorker, InFlightLimit } from './deliveryWorker.ts';
 import { anyMatches } from './filters.ts';
 import { newSecret } from './signing.ts';
@@ -71,9 +75,9 @@ export class Alerts {
   private flushTimer: NodeJS.Timeout | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** Events written to the outbox since the start, and deliveries numbered (counters for tests and metrics). */
+  /** Events written to the outbox since the start, and deliveries queued from them (counters for the bench and metrics). */
   eventsWritten = 0;
-  deliveriesWritten = 0;
+  deliveriesQueued = 0;
 
   constructor(
     engine: OddsEngine,
@@ -88,7 +92,7 @@ export class Alerts {
     this.limit = new InFlightLimit(config.maxInFlight);
     this.producer = new AlertProducer(engine, signals, clock);
     for (const s of this.store.loadSubscriptions()) {
-      this.addWorker(s);
+      this.addWorker(s, false);
       if (s.enabled) this.producer.follow(s.filters, 1);
     }
   }
@@ -112,25 +116,47 @@ export class Alerts {
       return;
     }
     if (events.length === 0) return;
-    const enabled = [...this.workers.values()].filter((w) => w.subscription.enabled).map((w) => w.subscription);
-    const batch: { event: AlertEvent; body: string; subscriptions: string[] }[] = [];
-    for (const event of events) {
-      const subscriptions = enabled.filter((s) => anyMatches(s.filters, event)).map((s) => s.id);
-      if (subscriptions.length === 0) continue;
-      batch.push({ event, body: JSON.stringify({ id: event.id, type: event.type, createdAt: isoMillis(event.createdAt), data: event.data }), subscriptions });
+    const enabled = [...this.workers.values()].filter((w) => w.subscription.enabled);
+    // matched[i * enabled.length + j]: event i goes to subscription j
+    const matched = new Uint8Array(events.length * enabled.length);
+    const batch: { event: AlertEvent; body: string }[] = [];
+    const kept: number[] = [];
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      let any = false;
+      for (let j = 0; j < enabled.length; j++) {
+        if (anyMatches(enabled[j]!.subscription.filters, event)) {
+          matched[i * enabled.length + j] = 1;
+          any = true;
+        }
+      }
+      if (!any) continue;
+      kept.push(i);
+      batch.push({ event, body: JSON.stringify({ id: event.id, type: event.type, createdAt: isoMillis(event.createdAt), data: event.data }) });
     }
     if (batch.length === 0) return;
-    let last: Map<string, number>;
+    let seqs: number[];
     try {
-      last = this.store.append(batch);
+      seqs = this.store.append(batch);
     } catch (error) {
-      // not retried (an fsync error leaves the file's state unknown): these events are lost and said so
+      // not retried (the file's state is unknown after a failed write): these events are lost and said so
       this.log('error', { event: 'alerts_outbox_write_failed', events: batch.length, detail: String(error) }, 'writing alert events to the outbox failed; they were not queued');
       return;
     }
     this.eventsWritten += batch.length;
-    for (const b of batch) this.deliveriesWritten += b.subscriptions.length;
-    for (const id of last.keys()) this.workers.get(id)?.wake();
+    for (let j = 0; j < enabled.length; j++) {
+      const worker = enabled[j]!;
+      let woken = false;
+      for (let k = 0; k < kept.length; k++) {
+        const hit = matched[kept[k]! * enabled.length + j] === 1;
+        worker.queue.offer(seqs[k]!, hit);
+        if (hit) {
+          this.deliveriesQueued++;
+          woken = true;
+        }
+      }
+      if (woken) worker.wake();
+    }
   }
 
   private changed = (): void => {
@@ -151,14 +177,17 @@ export class Alerts {
 
   private prune(): void {
     try {
-      this.store.prune(this.clock.now() - this.config.retentionMs);
+      let through = Infinity;
+      // a disabled subscription starts after the newest event when enabled again: it holds nothing back
+      for (const w of this.workers.values()) if (w.subscription.enabled) through = Math.min(through, w.queue.doneThrough);
+      this.store.prune(this.clock.now() - this.config.retentionMs, through === Infinity ? this.store.lastSeq() : through);
     } catch (error) {
       this.log('warn', { event: 'alerts_prune_failed', detail: String(error) }, 'pruning delivered alert events failed');
     }
   }
 
-  private addWorker(s: Subscription): DeliveryWorker {
-    const worker = new DeliveryWorker(s, {
+  private addWorker(s: Subscription, fresh: boolean): DeliveryWorker {
+    const worker = new DeliveryWorker(s, new DeliveryQueue(s, this.store, fresh), {
       store: this.store,
       sender: this.sender,
       retry: this.config.retry,
@@ -196,7 +225,8 @@ export class Alerts {
       enabled: input.enabled ?? true,
       createdAt: now,
       updatedAt: now,
-      cursor: 0,
+      // events from now on: the outbox's earlier ones are not this subscription's
+      cursor: this.store.lastSeq(),
       attempts: 0,
       failingSince: null,
       nextAttemptAt: null,
@@ -206,7 +236,7 @@ export class Alerts {
       deliveredEvents: 0,
     };
     this.store.insertSubscription(s);
-    const worker = this.addWorker(s);
+    const worker = this.addWorker(s, true);
     if (s.enabled) this.producer.follow(s.filters, 1);
     return { subscription: this.view(worker), secret: s.secret };
   }
@@ -217,9 +247,16 @@ export class Alerts {
     const s = worker.subscription;
     const next: Subscription = { ...s, ...definedOf(input), updatedAt: this.clock.now() };
     this.store.updateSubscription(next);
-    if (s.enabled) this.producer.follow(s.filters, -1);
+    const wasEnabled = s.enabled;
+    if (wasEnabled) this.producer.follow(s.filters, -1);
     Object.assign(s, definedOf(input), { updatedAt: next.updatedAt });
     if (s.enabled) this.producer.follow(s.filters, 1);
+    // enabled again: it takes the events from now on (none were queued for it while disabled)
+    if (s.enabled && !wasEnabled) {
+      worker.queue.reset(this.store.lastSeq());
+      this.store.touched(s);
+      this.changed();
+    }
     if (s.enabled) worker.wake();
     return this.view(worker);
   }
@@ -234,13 +271,23 @@ export class Alerts {
     return true;
   }
 
-  /** Queues again the subscription's events created in [from, to] (engine clock ms). */
+  /**
+   * Queues again, ahead of the live events, the subscription's events created in
+   * [from, to] (engine clock ms) that it is done with (delivered or dead-lettered):
+   * those up to its cursor that its filters take, in outbox order, with their ids.
+   */
   replay(id: string, from: number, to: number): number | null {
     const worker = this.workers.get(id);
     if (worker === undefined) return null;
-    const { count } = this.store.replay(id, worker.subscription.cursor, from, to);
-    if (count > 0) worker.wake();
-    return count;
+    const s = worker.subscription;
+    const seqs = this.store
+      .eventsBetween(s.cursor, from, to)
+      .filter((row) => anyMatches(s.filters, JSON.parse(row.body) as AlertEvent))
+      .map((row) => row.seq);
+    if (seqs.length === 0) return 0;
+    worker.queue.addReplays(this.store.addReplays(id, seqs));
+    worker.wake();
+    return seqs.length;
   }
 
   /** A subscription in backoff is tried at once. */
@@ -270,7 +317,7 @@ export class Alerts {
       updatedAt: isoMillis(s.updatedAt),
       delivery: {
         state: s.enabled ? worker.status : 'disabled',
-        pending: this.store.pendingCount(s.id, s.cursor),
+        pending: worker.queue.pending(),
         deadLetters: this.store.deadLetterCount(s.id),
         deliveredEvents: s.deliveredEvents,
         attempts: s.attempts,

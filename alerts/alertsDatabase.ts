@@ -34,7 +34,8 @@ const MIGRATIONS: readonly string[] = [
     enabled INTEGER NOT NULL DEFAULT 1,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
-    -- delivery state: every delivery with pos <= cursor is done (delivered or dead-lettered)
+    -- delivery state: every event with seq <= cursor is done for this subscription (delivered,
+    -- dead-lettered, or not matching its filters); the events after it that match are pending
     cursor INTEGER NOT NULL DEFAULT 0,
     attempts INTEGER NOT NULL DEFAULT 0,
     failing_since INTEGER,              -- wall-clock ms of the head batch's first failure
@@ -44,6 +45,8 @@ const MIGRATIONS: readonly string[] = [
     last_delivered_at INTEGER,
     delivered_events INTEGER NOT NULL DEFAULT 0
   );
+  -- the outbox: each event once, in the order made; who receives it follows from the
+  -- subscriptions' filters and cursors, so a tick writes one row per event, not one per delivery
   CREATE TABLE alert_events (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,            -- the idempotency id receivers dedupe on
@@ -52,24 +55,23 @@ const MIGRATIONS: readonly string[] = [
     body TEXT NOT NULL                  -- the event as sent: {"id","type","createdAt","data"}
   );
   CREATE INDEX alert_events_created ON alert_events (created_at);
-  CREATE TABLE deliveries (
-    pos INTEGER PRIMARY KEY AUTOINCREMENT,
-    subscription_id TEXT NOT NULL,
-    event_seq INTEGER NOT NULL,
-    replay INTEGER NOT NULL DEFAULT 0
-  );
-  CREATE INDEX deliveries_by_subscription ON deliveries (subscription_id, pos);
-  CREATE INDEX deliveries_by_event ON deliveries (event_seq);
-  CREATE TABLE dead_letters (
+  -- events queued again by a replay, delivered before the live events, in pos order
+  CREATE TABLE replays (
     subscription_id TEXT NOT NULL,
     pos INTEGER NOT NULL,
+    event_seq INTEGER NOT NULL,
+    PRIMARY KEY (subscription_id, pos)
+  ) WITHOUT ROWID;
+  CREATE TABLE dead_letters (
+    pos INTEGER PRIMARY KEY,
+    subscription_id TEXT NOT NULL,
     event_seq INTEGER NOT NULL,
     failed_at INTEGER NOT NULL,
     attempts INTEGER NOT NULL,
     last_status INTEGER,
-    last_error TEXT,
-    PRIMARY KEY (subscription_id, pos)
-  ) WITHOUT ROWID;
+    last_error TEXT
+  );
+  CREATE INDEX dead_letters_by_subscription ON dead_letters (subscription_id, pos);
   `,
 ];
 

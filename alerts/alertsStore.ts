@@ -1,9 +1,10 @@
 // The durable side of the alerts, over alerts.db (alertsDatabase.ts): subscriptions,
-// the outbox of events, each subscription's deliveries in order, dead letters and
-// replays. The producer appends a tick's events and their deliveries in one
-// transaction (append); the delivery workers change their subscriptions' progress in
-// memory and flush() writes every changed one, with the dead letters they made, in one
-// more. After each commit the WAL is fdatasync'd on the thread pool (sync). An
+// the outbox of events, replays and dead letters. The producer appends a tick's events
+// in one transaction (append), each event once: which subscriptions receive it follows
+// from their filters and cursors (deliveryQueue.ts keeps that in memory and rebuilds it
+// from here after a restart). The delivery workers change their subscriptions' progress
+// in memory and flush() writes every changed one, with the dead letters they made and
+// the replays they finished, in one more transaction. After each commit the WAL is fdatasync'd on the thread pool (sync). An
 // acknowledgement lost to a crash before its flush means a redelivery (at least once),
 // never a lost event: an event is in the outbox once append returned (a kill -9 keeps
 // it; a power loss too once the sync that follows has completed).
@@ -23,7 +24,7 @@ export interface Subscription {
   enabled: boolean;
   createdAt: number;
   updatedAt: number;
-  // delivery progress (deliveries with pos <= cursor are done)
+  // delivery progress (every event with seq <= cursor is done for it)
   cursor: number;
   attempts: number;
   failingSince: number | null;
@@ -34,13 +35,19 @@ export interface Subscription {
   deliveredEvents: number;
 }
 
-/** One delivery waiting (or done, for replays): its position in the subscription's order and the event as sent. */
-export interface OutboxEntry {
-  pos: number;
-  eventSeq: number;
-  eventId: string;
+/** One event of the outbox as read back. */
+export interface StoredEvent {
+  seq: number;
+  id: string;
+  type: string;
   createdAt: number;
   body: string;
+}
+
+/** A replay queued: its position in the subscription's replay lane and the event. */
+export interface ReplayEntry {
+  pos: number;
+  seq: number;
 }
 
 export interface DeadLetter {
@@ -101,7 +108,7 @@ function fromRow(row: SubscriptionRow): Subscription {
 
 interface PendingDeadLetter {
   subscriptionId: string;
-  entries: readonly OutboxEntry[];
+  seqs: readonly number[];
   failedAt: number;
   attempts: number;
   lastStatus: number | null;
@@ -111,6 +118,7 @@ interface PendingDeadLetter {
 export class AlertsStore {
   private readonly dirty = new Map<string, Subscription>();
   private deadLetters: PendingDeadLetter[] = [];
+  private replaysDone: { subscriptionId: string; pos: number }[] = [];
   private readonly statements;
   /** The WAL, fdatasync'd after commits; -1 before the first commit made it. */
   private walFd = -1;
@@ -125,23 +133,22 @@ export class AlertsStore {
   constructor(readonly db: AlertsDb) {
     this.statements = {
       insertEvent: db.prepare('INSERT INTO alert_events (id, type, created_at, body) VALUES (?, ?, ?, ?)'),
-      insertDelivery: db.prepare('INSERT INTO deliveries (subscription_id, event_seq, replay) VALUES (?, ?, ?)'),
-      next: db.prepare(
-        'SELECT d.pos AS pos, e.seq AS eventSeq, e.id AS eventId, e.created_at AS createdAt, e.body AS body FROM deliveries d JOIN alert_events e ON e.seq = d.event_seq WHERE d.subscription_id = ? AND d.pos > ? ORDER BY d.pos LIMIT ?',
-      ),
-      pending: db.prepare('SELECT count(*) AS n FROM deliveries WHERE subscription_id = ? AND pos > ?'),
-      lastPos: db.prepare('SELECT max(pos) AS pos FROM deliveries WHERE subscription_id = ?'),
+      eventsAfter: db.prepare('SELECT seq, id, type, created_at AS createdAt, body FROM alert_events WHERE seq > ? ORDER BY seq LIMIT ?'),
+      eventsIn: db.prepare('SELECT seq, id, type, created_at AS createdAt, body FROM alert_events WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq'),
+      eventsBetween: db.prepare('SELECT seq, id, type, created_at AS createdAt, body FROM alert_events WHERE seq <= ? AND created_at >= ? AND created_at <= ? ORDER BY seq'),
+      maxSeq: db.prepare('SELECT max(seq) AS seq FROM alert_events'),
       progress: db.prepare(
         'UPDATE subscriptions SET cursor = ?, attempts = ?, failing_since = ?, next_attempt_at = ?, last_status = ?, last_error = ?, last_delivered_at = ?, delivered_events = ? WHERE id = ?',
       ),
-      deadLetter: db.prepare('INSERT OR IGNORE INTO dead_letters (subscription_id, pos, event_seq, failed_at, attempts, last_status, last_error) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      deadLetter: db.prepare('INSERT INTO dead_letters (subscription_id, event_seq, failed_at, attempts, last_status, last_error) VALUES (?, ?, ?, ?, ?, ?)'),
       deadLetters: db.prepare(
         'SELECT l.pos AS pos, e.id AS eventId, e.type AS type, e.created_at AS createdAt, l.failed_at AS failedAt, l.attempts AS attempts, l.last_status AS lastStatus, l.last_error AS lastError, e.body AS body FROM dead_letters l JOIN alert_events e ON e.seq = l.event_seq WHERE l.subscription_id = ? AND l.pos > ? ORDER BY l.pos LIMIT ?',
       ),
       deadLetterCount: db.prepare('SELECT count(*) AS n FROM dead_letters WHERE subscription_id = ?'),
-      replay: db.prepare(
-        'SELECT d.event_seq AS seq FROM deliveries d JOIN alert_events e ON e.seq = d.event_seq WHERE d.subscription_id = ? AND d.pos <= ? AND e.created_at >= ? AND e.created_at <= ? GROUP BY d.event_seq ORDER BY d.event_seq',
-      ),
+      replays: db.prepare('SELECT pos, event_seq AS seq FROM replays WHERE subscription_id = ? ORDER BY pos'),
+      insertReplay: db.prepare('INSERT INTO replays (subscription_id, pos, event_seq) VALUES (?, ?, ?)'),
+      deleteReplay: db.prepare('DELETE FROM replays WHERE subscription_id = ? AND pos = ?'),
+      maxReplayPos: db.prepare('SELECT max(pos) AS pos FROM replays'),
     };
   }
 
@@ -168,12 +175,13 @@ export class AlertsStore {
     this.sync();
   }
 
-  /** Removes the subscription, its deliveries and dead letters (events other subscriptions still need stay). */
+  /** Removes the subscription, its replays and dead letters (the events stay until pruned). */
   deleteSubscription(id: string): void {
     this.dirty.delete(id);
     this.deadLetters = this.deadLetters.filter((d) => d.subscriptionId !== id);
+    this.replaysDone = this.replaysDone.filter((d) => d.subscriptionId !== id);
     this.db.transaction(() => {
-      this.db.prepare('DELETE FROM deliveries WHERE subscription_id = ?').run(id);
+      this.db.prepare('DELETE FROM replays WHERE subscription_id = ?').run(id);
       this.db.prepare('DELETE FROM dead_letters WHERE subscription_id = ?').run(id);
       this.db.prepare('DELETE FROM subscriptions WHERE id = ?').run(id);
     })();
@@ -182,35 +190,60 @@ export class AlertsStore {
 
   // -- the outbox -------------------------------------------------------------
 
-  /**
-   * Writes the events and one delivery per (event, subscription) in one fsync'd
-   * transaction, in the order given; returns each subscription's last new position.
-   */
-  append(batch: readonly { event: AlertEvent; body: string; subscriptions: readonly string[] }[]): Map<string, number> {
-    const last = new Map<string, number>();
-    const { insertEvent, insertDelivery } = this.statements;
+  /** Writes the events in one transaction, in the order given; returns their seqs. */
+  append(batch: readonly { event: AlertEvent; body: string }[]): number[] {
+    const seqs: number[] = [];
+    const { insertEvent } = this.statements;
     this.db.transaction(() => {
-      for (const { event, body, subscriptions } of batch) {
-        const seq = Number(insertEvent.run(event.id, event.type, event.createdAt, body).lastInsertRowid);
-        for (const id of subscriptions) last.set(id, Number(insertDelivery.run(id, seq, 0).lastInsertRowid));
+      for (const { event, body } of batch) seqs.push(Number(insertEvent.run(event.id, event.type, event.createdAt, body).lastInsertRowid));
+    }).immediate();
+    this.sync();
+    return seqs;
+  }
+
+  /** Events after seq `after`, in order, at most `limit`. */
+  eventsAfter(after: number, limit: number): StoredEvent[] {
+    return this.statements.eventsAfter.all(after, limit) as StoredEvent[];
+  }
+
+  /** The events of these seqs, in seq order (pruned ones are absent). */
+  events(seqs: readonly number[]): StoredEvent[] {
+    return this.statements.eventsIn.all(JSON.stringify(seqs)) as StoredEvent[];
+  }
+
+  /** Events up to seq `through` created in [from, to], in order. */
+  eventsBetween(through: number, from: number, to: number): StoredEvent[] {
+    return this.statements.eventsBetween.all(through, from, to) as StoredEvent[];
+  }
+
+  /** The newest event's seq (0: none): a new subscription starts after it. */
+  lastSeq(): number {
+    return (this.statements.maxSeq.get() as { seq: number | null }).seq ?? 0;
+  }
+
+  // -- replays ------------------------------------------------------------------
+
+  replaysOf(subscriptionId: string): ReplayEntry[] {
+    return this.statements.replays.all(subscriptionId) as ReplayEntry[];
+  }
+
+  /** Queues the seqs for the subscription after its other replays; returns their entries. */
+  addReplays(subscriptionId: string, seqs: readonly number[]): ReplayEntry[] {
+    const entries: ReplayEntry[] = [];
+    this.db.transaction(() => {
+      let pos = (this.statements.maxReplayPos.get() as { pos: number | null }).pos ?? 0;
+      for (const seq of seqs) {
+        this.statements.insertReplay.run(subscriptionId, ++pos, seq);
+        entries.push({ pos, seq });
       }
     }).immediate();
     this.sync();
-    return last;
+    return entries;
   }
 
-  /** The next deliveries of a subscription after `after`, in order. */
-  next(subscriptionId: string, after: number, limit: number): OutboxEntry[] {
-    return this.statements.next.all(subscriptionId, after, limit) as OutboxEntry[];
-  }
-
-  pendingCount(subscriptionId: string, after: number): number {
-    return (this.statements.pending.get(subscriptionId, after) as { n: number }).n;
-  }
-
-  /** The highest position numbered for the subscription so far (0: none). */
-  lastPosition(subscriptionId: string): number {
-    return (this.statements.lastPos.get(subscriptionId) as { pos: number | null }).pos ?? 0;
+  /** A replayed event was delivered or dead-lettered: its row goes at the next flush. */
+  replayDone(subscriptionId: string, pos: number): void {
+    this.replaysDone.push({ subscriptionId, pos });
   }
 
   // -- progress (group-committed) -----------------------------------------------
@@ -220,13 +253,13 @@ export class AlertsStore {
     this.dirty.set(s.id, s);
   }
 
-  /** The entries failed for good: written (and the cursor past them) at the next flush. */
-  deadLettered(subscriptionId: string, entries: readonly OutboxEntry[], failedAt: number, attempts: number, lastStatus: number | null, lastError: string | null): void {
-    this.deadLetters.push({ subscriptionId, entries, failedAt, attempts, lastStatus, lastError });
+  /** The events failed for good: written (and the cursor past them) at the next flush. */
+  deadLettered(subscriptionId: string, seqs: readonly number[], failedAt: number, attempts: number, lastStatus: number | null, lastError: string | null): void {
+    this.deadLetters.push({ subscriptionId, seqs, failedAt, attempts, lastStatus, lastError });
   }
 
   get hasUnflushed(): boolean {
-    return this.dirty.size > 0 || this.deadLetters.length > 0;
+    return this.dirty.size > 0 || this.deadLetters.length > 0 || this.replaysDone.length > 0;
   }
 
   /** Writes every progress change and dead letter since the last flush, in one fsync'd transaction. */
@@ -234,11 +267,14 @@ export class AlertsStore {
     if (!this.hasUnflushed) return;
     const subs = [...this.dirty.values()];
     const letters = this.deadLetters;
+    const replays = this.replaysDone;
     this.dirty.clear();
     this.deadLetters = [];
-    const { progress, deadLetter } = this.statements;
+    this.replaysDone = [];
+    const { progress, deadLetter, deleteReplay } = this.statements;
     this.db.transaction(() => {
-      for (const l of letters) for (const e of l.entries) deadLetter.run(l.subscriptionId, e.pos, e.eventSeq, l.failedAt, l.attempts, l.lastStatus, l.lastError);
+      for (const l of letters) for (const seq of l.seqs) deadLetter.run(l.subscriptionId, seq, l.failedAt, l.attempts, l.lastStatus, l.lastError);
+      for (const r of replays) deleteReplay.run(r.subscriptionId, r.pos);
       for (const s of subs) progress.run(s.cursor, s.attempts, s.failingSince, s.nextAttemptAt, s.lastStatus, s.lastError, s.lastDeliveredAt, s.deliveredEvents, s.id);
     }).immediate();
     this.sync();
@@ -287,44 +323,21 @@ export class AlertsStore {
   }
 
   /**
-   * Queues again, after what is pending, every event of the subscription created in
-   * [from, to] that was delivered or dead-lettered (pos <= cursor), once each, in the
-   * order they were created; returns how many and the last new position.
+   * Drops events older than cutoff (engine clock ms) that every subscription is done
+   * with (seq <= through) and no replay or dead letter refers to.
    */
-  replay(subscriptionId: string, cursor: number, from: number, to: number): { count: number; last: number } {
-    let count = 0;
-    let last = 0;
-    this.db.transaction(() => {
-      const seqs = this.statements.replay.all(subscriptionId, cursor, from, to) as { seq: number }[];
-      for (const { seq } of seqs) {
-        last = Number(this.statements.insertDelivery.run(subscriptionId, seq, 1).lastInsertRowid);
-        count++;
-      }
-    }).immediate();
-    this.sync();
-    return { count, last };
-  }
-
-  /**
-   * Drops what is done and older than cutoff (engine clock ms): deliveries at or before
-   * their subscription's cursor that are not dead letters, and events nothing refers to.
-   */
-  prune(cutoff: number): number {
+  prune(cutoff: number, through: number): number {
     let removed = 0;
     this.db.transaction(() => {
-      this.db
-        .prepare(
-          `DELETE FROM deliveries WHERE pos IN (SELECT d.pos FROM deliveries d JOIN alert_events e ON e.seq = d.event_seq JOIN subscriptions s ON s.id = d.subscription_id
-             WHERE e.created_at < ? AND d.pos <= s.cursor)`,
-        )
-        .run(cutoff);
       removed = this.db
         .prepare(
-          `DELETE FROM alert_events WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = alert_events.seq)
+          `DELETE FROM alert_events WHERE created_at < ? AND seq <= ?
+             AND NOT EXISTS (SELECT 1 FROM replays r WHERE r.event_seq = alert_events.seq)
              AND NOT EXISTS (SELECT 1 FROM dead_letters l WHERE l.event_seq = alert_events.seq)`,
         )
-        .run(cutoff).changes;
+        .run(cutoff, through).changes;
     }).immediate();
+    this.sync();
     return removed;
   }
 

@@ -1,7 +1,7 @@
 // One subscription's delivery loop. Strictly in order: one request in flight per
-// endpoint, and the next batch starts after the cursor only once the previous one was
-// delivered or dead-lettered. A batch holds the deliveries waiting after the cursor (at
-// most maxBatchEvents); when the queue was empty, the worker first waits the batching
+// endpoint, and the next batch is taken from its queue (deliveryQueue.ts: replays
+// first, then the live events in outbox order) only once the previous one was
+// delivered or dead-lettered. A batch holds at most maxBatchEvents; when the queue was empty, the worker first waits the batching
 // window so events arriving close together go in one request. A failure is retried
 // after retryDelay (exponential, jittered), the same events again (more may join
 // behind them); a batch still failing retryForMs after its first failure goes to the
@@ -11,8 +11,9 @@
 //
 // Timers here run on the wall clock (Date.now), not the engine clock: a frozen engine
 // clock (NOW in tests and benches) must not freeze retries.
-import type { AlertsStore, OutboxEntry, Subscription } from './alertsStore.ts';
+import type { AlertsStore, StoredEvent, Subscription } from './alertsStore.ts';
 import { retryDelay, type RetryPolicy } from './backoff.ts';
+import type { Batch, DeliveryQueue } from './deliveryQueue.ts';
 import type { SendResult, WebhookSender } from './webhookSender.ts';
 
 /** Requests in flight across all endpoints, at most `max`; the others queue in arrival order. */
@@ -56,6 +57,7 @@ export class DeliveryWorker {
 
   constructor(
     readonly subscription: Subscription,
+    readonly queue: DeliveryQueue,
     private readonly context: WorkerContext,
   ) {}
 
@@ -63,10 +65,10 @@ export class DeliveryWorker {
     return this.state;
   }
 
-  /** Called at start, after the producer appended deliveries for this subscription, after a replay or a resume. */
+  /** Called at start, after the producer queued events for this subscription, after a replay or a resume. */
   wake(): void {
     if (this.state === 'stopped') return;
-    // sending or waiting: the next run reads everything after the cursor anyway
+    // sending or waiting: the next run takes what is queued by then anyway
     if (this.state !== 'idle') return;
     const s = this.subscription;
     if (!s.enabled) return;
@@ -93,29 +95,44 @@ export class DeliveryWorker {
       this.state = 'idle';
       return;
     }
-    let entries: OutboxEntry[];
+    let batch: Batch | null;
+    let entries: StoredEvent[];
     try {
-      entries = this.context.store.next(s.id, s.cursor, s.maxBatchEvents);
+      batch = this.queue.next(s.maxBatchEvents);
+      entries = batch === null ? [] : this.context.store.events(batch.seqs);
     } catch (error) {
       this.context.log({ event: 'alerts_outbox_read_failed', subscription: s.id, detail: String(error) }, 'reading the outbox failed; retrying in 1 s');
       return this.later('backoff', 1000);
     }
-    if (entries.length === 0) {
+    if (batch === null) {
       this.state = 'idle';
       return;
     }
+    if (entries.length === 0) {
+      // pruned meanwhile (a replay of events past retention): nothing to send
+      this.finish(batch);
+      return this.later('window', 0);
+    }
     this.state = 'sending';
-    this.inFlight = this.send(entries).finally(() => (this.inFlight = null));
+    this.inFlight = this.send(batch, entries).finally(() => (this.inFlight = null));
   }
 
-  private async send(entries: OutboxEntry[]): Promise<void> {
+  /** The batch is done (delivered or dead-lettered): it leaves the queue; replays leave the outbox at the next flush. */
+  private finish(batch: Batch): void {
+    this.queue.done(batch);
+    for (const r of batch.replays) this.context.store.replayDone(this.subscription.id, r.pos);
+    this.context.store.touched(this.subscription);
+    this.context.changed();
+  }
+
+  private async send(batch: Batch, entries: StoredEvent[]): Promise<void> {
     const { context } = this;
     const s = this.subscription;
     await context.limit.acquire();
     let result: SendResult;
-    const first = entries[0]!.pos;
-    const last = entries[entries.length - 1]!.pos;
-    const deliveryId = `${s.id}:${first}-${last}`;
+    const first = entries[0]!.seq;
+    const last = entries[entries.length - 1]!.seq;
+    const deliveryId = `${s.id}:${batch.lane === 'replay' ? 'replay:' : ''}${first}-${last}`;
     try {
       const body = Buffer.from(`{"subscriptionId":${JSON.stringify(s.id)},"deliveryId":${JSON.stringify(deliveryId)},"events":[${entries.map((e) => e.body).join(',')}]}`);
       result = await context.sender.send({
@@ -134,15 +151,13 @@ export class DeliveryWorker {
     const now = Date.now();
     s.lastStatus = result.status;
     if (result.ok) {
-      s.cursor = last;
       s.attempts = 0;
       s.failingSince = null;
       s.nextAttemptAt = null;
       s.lastError = null;
       s.lastDeliveredAt = now;
       s.deliveredEvents += entries.length;
-      context.store.touched(s);
-      context.changed();
+      this.finish(batch);
       // a backlog goes on at once; the window only gathers events into an idle queue
       return this.later('window', 0);
     }
@@ -151,14 +166,12 @@ export class DeliveryWorker {
     s.lastError = result.error;
     const retryFor = context.retry.retryForMs;
     if (now - s.failingSince >= retryFor) {
-      context.store.deadLettered(s.id, entries, now, s.attempts, result.status, result.error);
+      context.store.deadLettered(s.id, entries.map((e) => e.seq), now, s.attempts, result.status, result.error);
       context.log({ event: 'alerts_dead_lettered', subscription: s.id, events: entries.length, attempts: s.attempts, lastError: result.error }, 'webhook batch failed for the whole retry period: dead-lettered');
-      s.cursor = last;
       s.attempts = 0;
       s.failingSince = null;
       s.nextAttemptAt = null;
-      context.store.touched(s);
-      context.changed();
+      this.finish(batch);
       return this.later('window', 0);
     }
     // the last try falls at the end of the retry period, not past it
