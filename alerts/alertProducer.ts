@@ -40,8 +40,19 @@ export class AlertProducer implements ChangeListener {
       if (f.type === 'line_move') {
         if (sign === 1) this.lineMoves.add(f.oddsIds);
         else this.lineMoves.remove(f.oddsIds);
-      } else this.wanted[f.type] += sign;
+      } else {
+        this.wanted[f.type] += sign;
+        // the first subscription wanting a signal book: its records as of now are the
+        // starting state (taken now, so a change made right after the subscription is news)
+        if (sign === 1 && this.wanted[f.type] === 1) this.startFollowing(f.type);
+      }
     }
+  }
+
+  private startFollowing(type: 'arbitrage' | 'edge' | 'event_status'): void {
+    const ignore = () => {};
+    if (type === 'arbitrage') this.arbitrage.poll(this.clock.now(), ignore, true);
+    else if (type === 'edge') this.edges.poll(this.clock.now(), ignore, true);
   }
 
   rowChanged(slot: number, kind: ChangeKind): void {

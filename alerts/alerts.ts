@@ -24,13 +24,13 @@ import type { AlertsConfig } from './alertsConfig.ts';
 import { AlertsStore, type DeadLetter, type Subscription } from './alertsStore.ts';
 import { AlertProducer } from './alertProducer.ts';
 import { DeliveryQueue } from './deliveryQueue.ts';
-import { DeliveryWorker, InFlightLimit } from './deliveryWorker.ts';
+import { DeliveryWorker, InFlightLimit, StepRunner } from './deliveryWorker.ts';
 import { anyMatches } from './filters.ts';
 import { newSecret } from './signing.ts';
 import type { SubscriptionInput } from './subscriptionInput.ts';
 import { WebhookSender } from './webhookSender.ts';
 
-const FLUSH_MS = 20;
+const FLUSH_MS = 250;
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 export const DEFAULT_MAX_BATCH_EVENTS = 100;
 
@@ -70,6 +70,7 @@ export class Alerts {
   private readonly store: AlertsStore;
   private readonly sender = new WebhookSender();
   private readonly limit: InFlightLimit;
+  private readonly runner = new StepRunner();
   private readonly workers = new Map<string, DeliveryWorker>();
   private tickTimer: NodeJS.Timeout | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
@@ -188,6 +189,7 @@ export class Alerts {
 
   private addWorker(s: Subscription, fresh: boolean): DeliveryWorker {
     const worker = new DeliveryWorker(s, new DeliveryQueue(s, this.store, fresh), {
+      runner: this.runner,
       store: this.store,
       sender: this.sender,
       retry: this.config.retry,

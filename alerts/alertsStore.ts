@@ -13,6 +13,9 @@ import type { AlertsDb } from './alertsDatabase.ts';
 import type { AlertEvent } from './alertEvent.ts';
 import { parseFilters, type AlertFilter } from './filters.ts';
 
+/** How many of the newest events are kept in memory for the workers' reads. */
+const RECENT_EVENTS = 20_000;
+
 export interface Subscription {
   id: string;
   url: string;
@@ -198,7 +201,22 @@ export class AlertsStore {
       for (const { event, body } of batch) seqs.push(Number(insertEvent.run(event.id, event.type, event.createdAt, body).lastInsertRowid));
     }).immediate();
     this.sync();
+    for (let i = 0; i < batch.length; i++) {
+      const { event, body } = batch[i]!;
+      this.remember({ seq: seqs[i]!, id: event.id, type: event.type, createdAt: event.createdAt, body });
+    }
     return seqs;
+  }
+
+  /**
+   * The newest events, by seq: every endpoint of a fan-out reads the same few events
+   * right after they were written, so they are served from here, not from SQLite.
+   */
+  private readonly recent = new Map<number, StoredEvent>();
+
+  private remember(event: StoredEvent): void {
+    this.recent.set(event.seq, event);
+    if (this.recent.size > RECENT_EVENTS) this.recent.delete(this.recent.keys().next().value!);
   }
 
   /** Events after seq `after`, in order, at most `limit`. */
@@ -206,9 +224,15 @@ export class AlertsStore {
     return this.statements.eventsAfter.all(after, limit) as StoredEvent[];
   }
 
-  /** The events of these seqs, in seq order (pruned ones are absent). */
+  /** The events of these seqs (ascending), in seq order (pruned ones are absent). */
   events(seqs: readonly number[]): StoredEvent[] {
-    return this.statements.eventsIn.all(JSON.stringify(seqs)) as StoredEvent[];
+    const out: StoredEvent[] = [];
+    for (const seq of seqs) {
+      const event = this.recent.get(seq);
+      if (event === undefined) return this.statements.eventsIn.all(JSON.stringify(seqs)) as StoredEvent[];
+      out.push(event);
+    }
+    return out;
   }
 
   /** Events up to seq `through` created in [from, to], in order. */
@@ -337,6 +361,7 @@ export class AlertsStore {
         )
         .run(cutoff, through).changes;
     }).immediate();
+    for (const [seq, event] of this.recent) if (event.createdAt < cutoff && seq <= through) this.recent.delete(seq);
     this.sync();
     return removed;
   }

@@ -115,6 +115,9 @@ const edge: FilterKind<EdgeFilter> = {
   },
 };
 
+/** A line_move filter's ids as a set (up to 1,000 ids, matched for every event against every subscription). */
+const idSets = new WeakMap<LineMoveFilter, Set<string>>();
+
 const lineMove: FilterKind<LineMoveFilter> = {
   eventTypes: ['line.moved'],
   parse(raw, at) {
@@ -122,7 +125,9 @@ const lineMove: FilterKind<LineMoveFilter> = {
     return { type: 'line_move', oddsIds: list(raw, 'oddsIds', at, false, true)! };
   },
   matches(filter, event) {
-    return filter.oddsIds.includes((event.data as LineMoveAlert).oddsId);
+    let ids = idSets.get(filter);
+    if (ids === undefined) idSets.set(filter, (ids = new Set(filter.oddsIds)));
+    return ids.has((event.data as LineMoveAlert).oddsId);
   },
 };
 
