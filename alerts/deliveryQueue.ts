@@ -96,6 +96,11 @@ export class DeliveryQueue {
     this.subscription.cursor = lastSeq;
   }
 
+  /** Events waiting in memory (a spilled lane has more in the outbox: then at least LANE_CAP). */
+  get queued(): number {
+    return this.spilled ? LANE_CAP : this.replays.length + this.live.length - this.head;
+  }
+
   /** Events waiting (replays included); a spilled lane's rest is counted from the outbox. */
   pending(): number {
     let count = this.replays.length + this.live.length - this.head;

@@ -1,8 +1,9 @@
 // One subscription's delivery loop. Strictly in order: one request in flight per
 // endpoint, and the next batch is taken from its queue (deliveryQueue.ts: replays
 // first, then the live events in outbox order) only once the previous one was
-// delivered or dead-lettered. A batch holds at most maxBatchEvents; when the queue was empty, the worker first waits the batching
-// window so events arriving close together go in one request. A failure is retried
+// delivered or dead-lettered. A batch holds at most maxBatchEvents; the worker waits the
+// batching window before a batch that is not full, so events arriving close together go
+// in one request. A failure is retried
 // after retryDelay (exponential, jittered), the same events again (more may join
 // behind them); a batch still failing retryForMs after its first failure goes to the
 // dead letters and the worker moves on. Progress lives in the Subscription object and
@@ -193,8 +194,9 @@ export class DeliveryWorker {
       s.lastDeliveredAt = now;
       s.deliveredEvents += entries.length;
       this.finish(batch);
-      // a backlog goes on at once; the window only gathers events into an idle queue
-      return this.later('window', 0);
+      // a full batch waiting goes at once; otherwise the window gathers the next events
+      // (an endpoint gets at most one request per window while events trickle in)
+      return this.later('window', this.queue.queued >= s.maxBatchEvents ? 0 : s.batchWindowMs);
     }
     s.attempts++;
     s.failingSince ??= now;

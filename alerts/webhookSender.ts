@@ -33,8 +33,8 @@ const SOCKETS_PER_ORIGIN = 256;
 
 /** Sends webhooks over its own keep-alive agents; close() drops their sockets. */
 export class WebhookSender {
-  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_ORIGIN, maxFreeSockets: 16 });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_ORIGIN, maxFreeSockets: 16 });
+  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_ORIGIN, maxFreeSockets: SOCKETS_PER_ORIGIN });
+  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: SOCKETS_PER_ORIGIN, maxFreeSockets: SOCKETS_PER_ORIGIN });
 
   send(options: SendOptions): Promise<SendResult> {
     return sendWebhook(options, options.url.protocol === 'https:' ? this.httpsAgent : this.httpAgent);

@@ -1,7 +1,8 @@
 // Webhook fan-out (BOARD, default small; ALERTS_BENCH_SECONDS, default 10): the real app
 // with a DATA_DIR, 1,000 webhook subscriptions on local endpoints (a child process,
 // bench/webhookReceivers.ts, 8 ports), each watching the same 100 odds rows
-// (line_move), while a feed moves those rows at 100 changes a second through the write
+// (line_move, batching window ALERTS_BENCH_WINDOW_MS), while a feed moves those rows at
+// 100 changes a second through the write
 // path: 100 alert events/s, 100,000 deliveries/s asked of the senders (the outbox
 // stores each event once). Measured: deliveries queued and delivered per second, webhook requests per second,
 // how long the backlog takes to drain once the feed stops, the longest event-loop stall
@@ -27,6 +28,8 @@ const ENDPOINTS = Number(process.env.ALERTS_BENCH_ENDPOINTS ?? 1000);
 const WATCHED = 100;
 const EVENTS_PER_SECOND = 100;
 const PORTS = 8;
+/** Each subscription's batching window (ALERTS_BENCH_WINDOW_MS, default 1000; 0: a request per producer tick). */
+const WINDOW_MS = Number(process.env.ALERTS_BENCH_WINDOW_MS ?? 1000);
 
 const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** places;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -63,7 +66,7 @@ export async function benchAlerts(): Promise<Measurements> {
   const size = (process.env.BOARD ?? 'small') as BoardSize;
   const seconds = Number(process.env.ALERTS_BENCH_SECONDS ?? 10);
   const dir = mkdtempSync(join(tmpdir(), 'alerts-bench-'));
-  const out: Measurements = { board: `${size}, seed 42`, endpoints: ENDPOINTS, 'feed (watched row changes/s)': EVENTS_PER_SECOND };
+  const out: Measurements = { board: `${size}, seed 42`, endpoints: ENDPOINTS, 'feed (watched row changes/s)': EVENTS_PER_SECOND, 'batching window (ms)': WINDOW_MS };
   const app = await startApp({ clock: new ManualClock(NOW), board: { size, seed: 42, now: NOW }, dataDir: join(dir, 'data'), ingestPort: 0, port: 0, env: { ALERTS_TICK_MS: '100', ALERTS_MAX_IN_FLIGHT: '1024' }, log: () => {} });
   const receivers = await startReceivers();
   try {
@@ -77,7 +80,7 @@ export async function benchAlerts(): Promise<Measurements> {
     let started = performance.now();
     for (let i = 0; i < ENDPOINTS; i++) {
       const port = receivers.ports[i % PORTS]!;
-      const reply = await admin(ingestPort, token, 'POST', '/alerts/v1/subscriptions/create', { url: `http://127.0.0.1:${port}/hook/${i}`, filters: [{ type: 'line_move', oddsIds: watched }], maxBatchEvents: 100 });
+      const reply = await admin(ingestPort, token, 'POST', '/alerts/v1/subscriptions/create', { url: `http://127.0.0.1:${port}/hook/${i}`, filters: [{ type: 'line_move', oddsIds: watched }], maxBatchEvents: 1000, batchWindowMs: WINDOW_MS });
       if (reply.status !== 200) throw new Error(`creating subscription ${i}: ${JSON.stringify(reply.body)}`);
     }
     out['create 1,000 subscriptions over the admin API (s)'] = round((performance.now() - started) / 1000, 2);
