@@ -30,7 +30,7 @@ import { newSecret } from './signing.ts';
 import type { SubscriptionInput } from './subscriptionInput.ts';
 import { WebhookSender } from './webhookSender.ts';
 
-const FLUSH_MS = 250;
+const FLUSH_MS = 1000;
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 export const DEFAULT_MAX_BATCH_EVENTS = 100;
 
