@@ -25,6 +25,7 @@ const SECTIONS: Section[] = [
   { name: 'feeds', load: async () => (await import('./feeds.bench.ts')).benchFeeds },
   { name: 'ingest', load: async () => (await import('./ingest.bench.ts')).benchIngest },
   { name: 'replicas', load: async () => (await import('./replicas.bench.ts')).benchReplicas },
+  { name: 'alerts', load: async () => (await import('./alerts.bench.ts')).benchAlerts },
 ];
 
 function formatValue(value: number | string): string {

@@ -68,6 +68,8 @@ export interface IngestListenerOptions {
   gate: IngestGate;
   /** Routes served beside the batch routes without the token (health, readiness, metrics). */
   operationsRoutes?: readonly AnyRoute[];
+  /** Routes served behind the token like the batch routes (the webhook admin API, alerts/adminRoutes.ts). */
+  adminRoutes?: readonly AnyRoute[];
   token: string;
   host: string;
   /** 0 = ephemeral. */
@@ -189,7 +191,7 @@ export async function startIngestListener(options: IngestListenerOptions): Promi
   });
 
   return createServer({
-    routes: [batches, openapi, ...(options.operationsRoutes ?? [])],
+    routes: [batches, openapi, ...(options.adminRoutes ?? []), ...(options.operationsRoutes ?? [])],
     sockets: [socket],
     host: options.host,
     port: options.port,

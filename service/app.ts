@@ -34,6 +34,10 @@ import { registerFlaggedBooks } from './flaggedBooks.ts';
 import { IngestError, type Ingest } from '../ingest/ingest.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Operations } from './operations.ts';
+import { Alerts } from '../alerts/alerts.ts';
+import { AlertsGate, alertsAdminRoutes } from '../alerts/adminRoutes.ts';
+import { readAlertsConfig } from '../alerts/alertsConfig.ts';
+import { mcpRoute } from '../mcp/httpRoute.ts';
 import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
 export interface AppOptions {
@@ -90,6 +94,8 @@ export interface App {
   durable: DurableStart | null;
   /** With LOG=nats: the writer or the replica of the JetStream stream (service/replicatedStart.ts); else null. */
   replicated: ReplicatedStart | null;
+  /** Webhook alerts (alerts/): with a data dir unless ALERTS=0; else null. */
+  alerts: Alerts | null;
   close(): Promise<void>;
 }
 
@@ -152,12 +158,15 @@ export async function startApp(options: AppOptions): Promise<App> {
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');
+  // the webhook admin API is on the ingest listener, which opens before the board loads
+  const alertsGate = new AlertsGate();
   const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({
     ...options,
     env: options.env ?? process.env,
     log,
     config,
     operationsRoutes: operations.ingestPortRoutes(),
+    adminRoutes: alertsAdminRoutes(alertsGate),
     listening: options.ingestListening,
   });
   if (durable !== null) watchWritePath(durable, operations, logger);
@@ -191,6 +200,15 @@ export async function startApp(options: AppOptions): Promise<App> {
   snapshot.current(false);
   const signals = listeners.own('signal books', new EngineSignals(engine));
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
+  // Webhook alerts, with a durable board (the outbox lives in its data dir): the
+  // producer follows the engine after the signal books, which it reads on its tick.
+  const alertsConfig = durable !== null && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
+  let alerts: Alerts | null = null;
+  if (alertsConfig?.enabled === true) {
+    const alertsLogger = logger.child({ part: 'alerts' });
+    alerts = new Alerts(engine, signals, clock, alertsConfig, (level, fields, line) => alertsLogger[level](fields, line));
+    listeners.subscribe('alert producer', alerts.producer);
+  } else alertsGate.shut(alertsConfig === null ? 'the service runs without DATA_DIR' : 'ALERTS=0');
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
   const httpMetrics = new HttpMetrics(operations.registry, {
@@ -211,8 +229,10 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
   };
+  // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
+  let publicPort = 0;
   const server = await createServer({
-    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes],
+    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, mcpRoute(() => publicPort, options.env ?? process.env)],
     sockets: stream.sockets,
     openapi: { schemas: STREAM_OPENAPI_SCHEMAS },
     host: options.host ?? '127.0.0.1',
@@ -223,8 +243,13 @@ export async function startApp(options: AppOptions): Promise<App> {
     observer: httpMetrics,
     boardSeq: () => engine.seq,
   });
+  publicPort = server.port;
   operations.readiness.pass('board');
 
+  if (alerts !== null) {
+    alerts.start();
+    alertsGate.open(alerts);
+  }
   if (durable !== null) await durable.listen();
   if (replicated !== null) await replicated.listen();
   // the write path in this process: the durable board's, the replicated writer's; a replica has none
@@ -259,6 +284,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     port: server.port,
     durable,
     replicated,
+    alerts,
     async close() {
       if (closed) return;
       closed = true;
@@ -274,10 +300,15 @@ export async function startApp(options: AppOptions): Promise<App> {
       } finally {
         await server.close();
       }
+      alertsGate.shut('the process is shutting down');
       try {
-        listeners.close();
+        await alerts?.close();
       } finally {
-        persistence.close();
+        try {
+          listeners.close();
+        } finally {
+          persistence.close();
+        }
       }
     },
   };

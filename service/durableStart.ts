@@ -64,6 +64,8 @@ export interface BoardStartOptions {
   log: (line: string) => void;
   /** Served on the ingest listener without the token (health, readiness, metrics). */
   operationsRoutes?: readonly AnyRoute[];
+  /** Served on the ingest listener behind its token (the webhook admin API). */
+  adminRoutes?: readonly AnyRoute[];
   /** Print the progress of generating, loading or restoring the board (service/progress.ts). */
   progress?: boolean;
 }
@@ -172,7 +174,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
   const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
   const gate = new IngestGate();
-  const listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
+  const listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, adminRoutes: options.adminRoutes, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
 
   let durable: DurableBoard;
   try {
