@@ -172,8 +172,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   const stream = buildStream(engine, {
     bufferCapBytes: config.streamBufferBytes,
     secret: config.cursorSecret || 'odds-stream-clock',
-    // a board restored from disk, or one node of a replicated board: the epoch comes from the board, so clk tokens move between restarts and nodes
-    restored: options.engine !== undefined || replicated !== null,
+    resumeWaitMs: config.streamResumeWaitMs,
     authenticator,
     clock,
   });

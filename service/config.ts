@@ -44,6 +44,8 @@ export interface Config {
   checkpointLogBytes: number;
   transport: TransportName;
   streamBufferBytes: number;
+  /** How long a resume from a clk ahead of this board (a replica behind the node that issued it) waits for the board to reach it. */
+  streamResumeWaitMs: number;
   /** Worker threads compressing snapshot pieces; null: one per core, at most 8. */
   snapshotCompressionThreads: number | null;
   /** Whether node runs with --single-threaded-gc (service/singleThreadedGc.ts): auto when the process may use one core only. */
@@ -183,6 +185,14 @@ export const SETTINGS = [
   }),
   setting({ key: 'transport', name: 'TRANSPORT', fallback: 'auto', allowed: TRANSPORTS.join(', '), help: 'HTTP implementation of the public listener (auto: a native uWebSockets.js binary when one loads, else node:http)', parse: oneOf(TRANSPORTS, 'auto') }),
   setting({ key: 'streamBufferBytes', name: 'STREAM_BUFFER_BYTES', fallback: String(8 * 1024 * 1024), allowed: 'an integer from 65536 to 1073741824', help: 'bytes a stream subscriber may leave unread before it is dropped as a slow consumer', parse: (t) => intIn(65_536, 1 << 30)(t, 8 * 1024 * 1024) }),
+  setting({
+    key: 'streamResumeWaitMs',
+    name: 'STREAM_RESUME_WAIT_MS',
+    fallback: '5000',
+    allowed: 'an integer from 0 to 60000',
+    help: "how long a stream resume whose clk is ahead of this node's board (issued by the writer or another replica further along the same stream) waits for the board to reach it before it is answered with a resync and an image",
+    parse: (t) => intIn(0, 60_000)(t, 5000),
+  }),
   setting({
     key: 'snapshotCompressionThreads',
     name: 'SNAPSHOT_COMPRESSION_THREADS',

@@ -86,6 +86,13 @@ export interface StreamHubOptions {
   tickMs?: number;
   /** Wall-clock milliseconds for heartbeats and conflation intervals (the board clock may be frozen). */
   wallNow?: () => number;
+  /**
+   * How long a resume whose clk is ahead of this board (issued by a node further along
+   * the same history: the writer, when this is a replica that lags) waits for the board
+   * to reach it before it is answered with a resync and an image (default 5,000 ms; 0:
+   * at once).
+   */
+  aheadWaitMs?: number;
 }
 
 export interface StreamStats {
@@ -138,6 +145,8 @@ class Subscription {
   readonly sharingPrefix: string;
   /** The image being sent, one segment per turn of the event loop; null once its last segment went out. */
   imaging: ImageInProgress | null = null;
+  /** A resume from a clk this board has not reached yet: where it will start, and until when (wall ms) it waits. */
+  awaiting: { point: ClockPoint; clk: string; until: number } | null = null;
 
   constructor(
     readonly id: string,
@@ -321,6 +330,9 @@ export class StreamHub implements ChangeListener {
    * back): the timer visits only these, not every subscription.
    */
   private readonly behind = new Set<Subscription>();
+  /** Resumes waiting for the board to reach their clk (see aheadWaitMs). */
+  private readonly awaiting = new Set<Subscription>();
+  private readonly aheadWaitMs: number;
   private readonly clients = new Set<StreamClient>();
   private readonly timer: NodeJS.Timeout;
   /** Rows changed in the batch being applied, each once (stamp = batch number). */
@@ -351,6 +363,7 @@ export class StreamHub implements ChangeListener {
     this.rendered = new RenderedRows(engine, new Int32Array(0), 0);
     this.bufferCap = options.bufferCapBytes;
     this.wallNow = options.wallNow ?? (() => performance.now());
+    this.aheadWaitMs = options.aheadWaitMs ?? 5000;
     this.timer = setInterval(() => this.tick(), options.tickMs ?? 50);
     this.timer.unref();
   }
@@ -399,7 +412,10 @@ export class StreamHub implements ChangeListener {
       this.stamps.fill(0);
       this.batch = 1;
     }
-    if (count === 0 || this.groups.size === 0) return;
+    if (count === 0 || this.groups.size === 0) {
+      if (this.awaiting.size > 0) this.resumeAwaiting();
+      return;
+    }
     const s = this.engine.store;
     // Change order: a row changed twice in the batch sits at its last change.
     const slots = this.pending.subarray(0, count).sort((a, b) => s.seq[a]! - s.seq[b]!);
@@ -418,6 +434,8 @@ export class StreamHub implements ChangeListener {
     const corking = this.corking;
     for (let i = 0; i < corking.length; i++) this.sendCorked(corking[i]!, clk, point, at);
     corking.length = 0;
+    // after the fan-out (which skipped them): their catch-up includes this batch
+    if (this.awaiting.size > 0) this.resumeAwaiting();
   }
 
   /**
@@ -472,8 +490,8 @@ export class StreamHub implements ChangeListener {
     let lastPrev = '';
     let lastId = '';
     for (const sub of group.subs) {
-      if (sub.imaging !== null) {
-        // sent after its image, from the image's clk (finishImage)
+      if (sub.imaging !== null || sub.awaiting !== null) {
+        // sent after its image, from the image's clk (finishImage), or once the board reaches its clk
         sub.dirty = true;
         continue;
       }
@@ -536,6 +554,13 @@ export class StreamHub implements ChangeListener {
     sub.lastFlushAt = this.wallNow();
 
     if (request.clk !== null) {
+      const ahead = this.aheadWaitMs > 0 ? this.tokens.read(request.clk) : null;
+      if (ahead !== null && ahead.seq > this.engine.seq) {
+        // a node further along this history issued it: wait (bounded) for this board to get there
+        sub.awaiting = { point: ahead, clk: request.clk, until: sub.lastFlushAt + this.aheadWaitMs };
+        this.awaiting.add(sub);
+        return;
+      }
       const from = this.resumable(request.clk);
       if (from !== null) {
         this.counters.resumes++;
@@ -610,6 +635,32 @@ export class StreamHub implements ChangeListener {
     if (point.seq > this.engine.seq) return null;
     if (point.time < this.engine.deltaHorizon()) return null;
     return point;
+  }
+
+  /**
+   * Resumes the waiting subscriptions the board has reached (with the changes after
+   * their clk, as any resume); after `now` passes their wait, a resync and an image.
+   */
+  private resumeAwaiting(now = -Infinity): void {
+    for (const sub of this.awaiting) {
+      const waiting = sub.awaiting!;
+      const reached = waiting.point.seq <= this.engine.seq;
+      if (!reached && now < waiting.until) continue;
+      this.awaiting.delete(sub);
+      sub.awaiting = null;
+      if (sub.client.closed) continue;
+      const from = reached ? this.resumable(waiting.clk) : null;
+      if (from !== null) {
+        this.counters.resumes++;
+        sub.moveTo(from, waiting.clk);
+        this.catchUp(sub);
+        continue;
+      }
+      this.counters.resyncs++;
+      this.sendStatus(sub.client, 'resync', reached ? 'the clk cannot be resumed from (too old for the changes this service still holds): a fresh image follows' : `the clk is ahead of this service's board, which did not reach it within ${this.aheadWaitMs} ms: a fresh image follows`, sub.id);
+      if (sub.client.closed) continue;
+      this.sendImage(sub, true);
+    }
   }
 
   /**
@@ -769,6 +820,10 @@ export class StreamHub implements ChangeListener {
     const group = sub.group;
     group.subs.delete(sub);
     this.behind.delete(sub);
+    if (sub.awaiting !== null) {
+      this.awaiting.delete(sub);
+      sub.awaiting = null;
+    }
     if (sub.imaging !== null) {
       if (sub.imaging.next !== null) clearImmediate(sub.imaging.next);
       sub.imaging = null;
@@ -782,6 +837,7 @@ export class StreamHub implements ChangeListener {
   /** Conflation intervals that are up, backed-up clients' slow flushes, and heartbeats. */
   private tick(): void {
     const now = this.wallNow();
+    if (this.awaiting.size > 0) this.resumeAwaiting(now);
     for (const sub of this.behind) {
       const client = sub.client;
       if (client.closed) {

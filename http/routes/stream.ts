@@ -5,7 +5,6 @@
 // route (X-Api-Key, Bearer, or the `key` parameter for browsers); each subscription is
 // counted as one request against the key (the SSE request is its subscription).
 // The messages are described in the AsyncAPI document (http/asyncapi.ts).
-import { createHash, randomBytes } from 'node:crypto';
 import type { Authenticator } from '../auth.ts';
 import type { Clock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
@@ -186,8 +185,6 @@ function sseEvent(message: OutgoingMessage): Buffer {
   return message.sse;
 }
 
-/** Queued bytes past which a stream client is disconnected as a slow consumer (STREAM_BUFFER_BYTES). */
-
 export interface StreamSetup {
   hub: StreamHub;
   routes: AnyRoute[];
@@ -195,28 +192,26 @@ export interface StreamSetup {
 }
 
 /**
- * The hub and its routes for the composition root. `restored`: the engine was restored
- * from a data directory, so its history continues the one earlier processes served and
- * their clk tokens stay valid (the epoch is derived from the board's first load time,
- * which the checkpoint keeps); a board generated afresh gets a new epoch, so tokens
- * from an earlier process are answered with a resync, never with a gap.
+ * The hub and its routes for the composition root. The clk tokens' epoch is the board's
+ * history name (OddsEngine.historyId): kept by checkpoints, so a board restored from its
+ * data directory, or a replica of the same stream, honours the tokens earlier processes
+ * and other nodes issued; a board generated afresh has a new one, so their tokens are
+ * answered with a resync, never with a gap.
  */
 export interface StreamSettings {
   /** Bytes a subscriber may leave unread before it is dropped as a slow consumer. */
   bufferCapBytes: number;
   /** Signs clk tokens (CURSOR_SECRET when set). */
   secret: string;
-  /** The board was restored from its data directory: its epoch comes from when it was first loaded. */
-  restored: boolean;
+  /** STREAM_RESUME_WAIT_MS: how long a resume from a clk ahead of this board waits for it. */
+  resumeWaitMs: number;
   authenticator: Authenticator;
   clock: Clock;
 }
 
 export function buildStream(engine: OddsEngine, options: StreamSettings): StreamSetup {
-  const epoch = options.restored
-    ? createHash('sha256').update(`board-${engine.counters().firstLoadedAt}`).digest('hex').slice(0, 10)
-    : randomBytes(5).toString('hex');
-  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes });
+  const epoch = engine.historyId;
+  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs });
   const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock };
   return { hub, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
 }

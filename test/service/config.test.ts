@@ -37,6 +37,7 @@ function badValues(): Record<string, string> {
     CHECKPOINT_LOG_BYTES: '0',
     TRANSPORT: 'carrier-pigeon',
     STREAM_BUFFER_BYTES: '512',
+    STREAM_RESUME_WAIT_MS: '60001',
     SNAPSHOT_COMPRESSION_THREADS: '0',
     SINGLE_THREADED_GC: 'sometimes',
     ACCESS_LOG: 'verbose',
