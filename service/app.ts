@@ -183,7 +183,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
   const membership = listeners.subscribe('board membership', new BoardMembership(engine));
   if (config.snapshotCompressionThreads !== null) setCompressionThreads(config.snapshotCompressionThreads);
-  const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock }));
+  const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock, maxAgeMs: config.snapshotMaxAgeMs }));
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);

@@ -46,6 +46,8 @@ export interface Config {
   streamBufferBytes: number;
   /** How long a resume from a clk ahead of this board (a replica behind the node that issued it) waits for the board to reach it. */
   streamResumeWaitMs: number;
+  /** The snapshot's freshness bound: no answer misses a change older than this (ms). */
+  snapshotMaxAgeMs: number;
   /** Worker threads compressing snapshot pieces; null: one per core, at most 8. */
   snapshotCompressionThreads: number | null;
   /** Whether node runs with --single-threaded-gc (service/singleThreadedGc.ts): auto when the process may use one core only. */
@@ -192,6 +194,14 @@ export const SETTINGS = [
     allowed: 'an integer from 0 to 60000',
     help: "how long a stream resume whose clk is ahead of this node's board (issued by the writer or another replica further along the same stream) waits for the board to reach it before it is answered with a resync and an image",
     parse: (t) => intIn(0, 60_000)(t, 5000),
+  }),
+  setting({
+    key: 'snapshotMaxAgeMs',
+    name: 'SNAPSHOT_MAX_AGE_MS',
+    fallback: '2000',
+    allowed: 'an integer from 100 to 600000',
+    help: '/api/v1/snapshot freshness bound: the body without history is refreshed whenever the board moves, polled or not, and a poll whose newest version misses a change older than this (or whose syncToken /odds/updated would answer with the re-bootstrap note) waits for the next version',
+    parse: (t) => intIn(100, 600_000)(t, 2000),
   }),
   setting({
     key: 'snapshotCompressionThreads',

@@ -52,8 +52,10 @@ export function snapshotRoutes(services: Pick<Services, 'snapshot'>): AnyRoute[]
     query: [{ name: 'include_history', kind: 'boolean', default: false, description: 'true fills each row\'s priceHistory (a larger body).' }],
     handle(req): LargeBodyResult | PendingLargeBodyResult {
       const withHistory = req.query.include_history;
-      const body = snapshot.latest(withHistory);
+      const body = snapshot.fresh(withHistory);
       if (body === null) return { kind: 'pending', body: snapshot.whenCurrent(withHistory, STEP_MS).then(resultOf) };
+      // the newest version is older than SNAPSHOT_MAX_AGE_MS (a variant nobody polled lately): the next one answers
+      if (body instanceof Promise) return { kind: 'pending', body: body.then(resultOf) };
       return resultOf(body);
     },
   });
