@@ -173,6 +173,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     bufferCapBytes: config.streamBufferBytes,
     secret: config.cursorSecret || 'odds-stream-clock',
     resumeWaitMs: config.streamResumeWaitMs,
+    maxSubscriptions: config.streamMaxSubscriptions,
+    maxAnonymousPerAddress: config.streamMaxAnonymousConnections,
     authenticator,
     clock,
   });

@@ -46,6 +46,10 @@ export interface Config {
   streamBufferBytes: number;
   /** How long a resume from a clk ahead of this board (a replica behind the node that issued it) waits for the board to reach it. */
   streamResumeWaitMs: number;
+  /** Open subscriptions per push-stream connection. */
+  streamMaxSubscriptions: number;
+  /** Push-stream WebSocket connections without an API key per client address. */
+  streamMaxAnonymousConnections: number;
   /** The snapshot's freshness bound: no answer misses a change older than this (ms). */
   snapshotMaxAgeMs: number;
   /** Worker threads compressing snapshot pieces; null: one per core, at most 8. */
@@ -187,6 +191,22 @@ export const SETTINGS = [
   }),
   setting({ key: 'transport', name: 'TRANSPORT', fallback: 'auto', allowed: TRANSPORTS.join(', '), help: 'HTTP implementation of the public listener (auto: a native uWebSockets.js binary when one loads, else node:http)', parse: oneOf(TRANSPORTS, 'auto') }),
   setting({ key: 'streamBufferBytes', name: 'STREAM_BUFFER_BYTES', fallback: String(8 * 1024 * 1024), allowed: 'an integer from 65536 to 1073741824', help: 'bytes a stream subscriber may leave unread before it is dropped as a slow consumer', parse: (t) => intIn(65_536, 1 << 30)(t, 8 * 1024 * 1024) }),
+  setting({
+    key: 'streamMaxSubscriptions',
+    name: 'STREAM_MAX_SUBSCRIPTIONS',
+    fallback: '100',
+    allowed: 'an integer from 1 to 10000',
+    help: 'open subscriptions one push-stream connection may hold; a subscribe past it is answered with status too_many_subscriptions',
+    parse: (t) => intIn(1, 10_000)(t, 100),
+  }),
+  setting({
+    key: 'streamMaxAnonymousConnections',
+    name: 'STREAM_MAX_ANONYMOUS_CONNECTIONS',
+    fallback: '32',
+    allowed: 'an integer from 1 to 100000',
+    help: 'push-stream WebSocket connections without an API key one client address may hold at once; the handshake past it answers 429 too_many_connections',
+    parse: (t) => intIn(1, 100_000)(t, 32),
+  }),
   setting({
     key: 'streamResumeWaitMs',
     name: 'STREAM_RESUME_WAIT_MS',

@@ -76,7 +76,7 @@ export interface SubscribeRequest {
   oddsFormat: OddsFormat;
 }
 
-export type StatusCode = 'invalid_subscription' | 'slow_consumer' | 'resync' | 'invalid_parameter' | 'missing_parameter' | 'invalid_api_key' | 'missing_api_key' | 'rate_limited';
+export type StatusCode = 'invalid_subscription' | 'too_many_subscriptions' | 'slow_consumer' | 'resync' | 'invalid_parameter' | 'missing_parameter' | 'invalid_api_key' | 'missing_api_key' | 'rate_limited';
 
 export interface StreamHubOptions {
   tokens: ClockTokens;
@@ -93,6 +93,8 @@ export interface StreamHubOptions {
    * at once).
    */
   aheadWaitMs?: number;
+  /** Open subscriptions a connection may hold; a subscribe past it is answered with status too_many_subscriptions (default 100). */
+  maxSubscriptions?: number;
 }
 
 export interface StreamStats {
@@ -107,6 +109,10 @@ export interface StreamStats {
   resumes: number;
   messages: number;
   bytes: number;
+  /** Subscribes answered too_many_subscriptions. */
+  refusedSubscriptions: number;
+  /** The most bytes one connected client has queued and not yet written to its socket, now. */
+  queuedBytesMax: number;
 }
 
 class Group implements IndexedGroup {
@@ -189,6 +195,8 @@ interface ImageInProgress {
   afterId: string | null;
   first: boolean;
   next: NodeJS.Immediate | null;
+  /** Waiting for the client's socket to drain before the next segment (an image is paced by its reader). */
+  paused: boolean;
 }
 
 /** A connected client: its subscriptions, and whether its socket is pushing back. */
@@ -333,6 +341,7 @@ export class StreamHub implements ChangeListener {
   /** Resumes waiting for the board to reach their clk (see aheadWaitMs). */
   private readonly awaiting = new Set<Subscription>();
   private readonly aheadWaitMs: number;
+  private readonly maxSubscriptions: number;
   private readonly clients = new Set<StreamClient>();
   private readonly timer: NodeJS.Timeout;
   /** Rows changed in the batch being applied, each once (stamp = batch number). */
@@ -340,7 +349,7 @@ export class StreamHub implements ChangeListener {
   private pendingCount = 0;
   private stamps: Uint32Array = new Uint32Array(1024);
   private batch = 1;
-  private readonly counters = { slowConsumerDrops: 0, resyncs: 0, resumes: 0, messages: 0, bytes: 0 };
+  private readonly counters = { slowConsumerDrops: 0, resyncs: 0, resumes: 0, messages: 0, bytes: 0, refusedSubscriptions: 0 };
   /**
    * Read at scrape time by the composition root's metrics, written on the send path as
    * plain array increments: messages and bytes handed to sockets by wire format (index
@@ -364,6 +373,7 @@ export class StreamHub implements ChangeListener {
     this.bufferCap = options.bufferCapBytes;
     this.wallNow = options.wallNow ?? (() => performance.now());
     this.aheadWaitMs = options.aheadWaitMs ?? 5000;
+    this.maxSubscriptions = options.maxSubscriptions ?? 100;
     this.timer = setInterval(() => this.tick(), options.tickMs ?? 50);
     this.timer.unref();
   }
@@ -382,11 +392,16 @@ export class StreamHub implements ChangeListener {
   stats(): StreamStats {
     let subscriptions = 0;
     let backedUpClients = 0;
+    let queuedBytesMax = 0;
     for (const client of this.clients) {
       subscriptions += client.subs.size;
-      if (client.backedUp) backedUpClients++;
+      if (client.backedUp) {
+        backedUpClients++;
+        const queued = client.sink.bufferedAmount();
+        if (queued > queuedBytesMax) queuedBytesMax = queued;
+      }
     }
-    return { clients: this.clients.size, subscriptions, groups: this.groups.size, conflating: this.behind.size, backedUpClients, ...this.counters };
+    return { clients: this.clients.size, subscriptions, groups: this.groups.size, conflating: this.behind.size, backedUpClients, queuedBytesMax, ...this.counters };
   }
 
   close(): void {
@@ -538,6 +553,16 @@ export class StreamHub implements ChangeListener {
       this.sendStatus(client, 'invalid_subscription', `a subscription with id ${request.id} is already open on this connection; unsubscribe it first`, request.id, 'id');
       return;
     }
+    // a client that leaves more than the cap unread asks for nothing more: it is dropped, as a delta past the cap would drop it
+    if (client.backedUp && client.sink.bufferedAmount() > this.bufferCap) {
+      this.dropSlow(client);
+      return;
+    }
+    if (client.subs.size >= this.maxSubscriptions) {
+      this.counters.refusedSubscriptions++;
+      this.sendStatus(client, 'too_many_subscriptions', `a connection holds at most ${this.maxSubscriptions} subscriptions (STREAM_MAX_SUBSCRIPTIONS); unsubscribe one first`, request.id);
+      return;
+    }
     client.format = request.format;
     const key = filterKey(request.filter);
     let group = this.groups.get(key);
@@ -599,13 +624,21 @@ export class StreamHub implements ChangeListener {
     client.backedUp = false;
     const now = this.wallNow();
     for (const sub of client.subs.values()) {
+      const image = sub.imaging;
+      if (image !== null && image.paused) {
+        image.paused = false;
+        this.imageSegment(sub, image);
+        if (client.closed || client.backedUp) return;
+        continue;
+      }
       if (sub.dirty && sub.imaging === null && (sub.request.conflateMs === 0 || now - sub.lastFlushAt >= sub.request.conflateMs)) this.catchUp(sub);
       if (client.closed || client.backedUp) return;
     }
   }
 
   sendHeartbeat(client: StreamClient): void {
-    this.send(client, { op: 'heartbeat', resumeClk: null, bytes: plainMessage(client.format, { op: 'heartbeat', clk: this.currentClk() }), binary: client.format === 'msgpack' });
+    // through the cap like any message: a client asking for heartbeats it never reads is dropped
+    this.deliver(client, { op: 'heartbeat', resumeClk: null, bytes: plainMessage(client.format, { op: 'heartbeat', clk: this.currentClk() }), binary: client.format === 'msgpack' }, false);
   }
 
   sendStatus(client: StreamClient, code: StatusCode, detail: string, id?: string, param?: string | null): void {
@@ -614,7 +647,7 @@ export class StreamHub implements ChangeListener {
     message.code = code;
     message.detail = detail;
     if (param !== undefined && param !== null) message.param = param;
-    this.send(client, { op: 'status', resumeClk: null, bytes: plainMessage(client.format, message), binary: client.format === 'msgpack' });
+    this.deliver(client, { op: 'status', resumeClk: null, bytes: plainMessage(client.format, message), binary: client.format === 'msgpack' }, false);
   }
 
   // ---- sending ---------------------------------------------------------------------
@@ -671,7 +704,7 @@ export class StreamHub implements ChangeListener {
     const point = this.point();
     sub.dirty = false;
     this.behind.delete(sub);
-    sub.imaging = { point, clk: this.tokens.issue(point), resync, filter: oddsFilterOf(sub.group.compiled.filter), afterId: null, first: true, next: null };
+    sub.imaging = { point, clk: this.tokens.issue(point), resync, filter: oddsFilterOf(sub.group.compiled.filter), afterId: null, first: true, next: null, paused: false };
     this.imageSegment(sub, sub.imaging);
   }
 
@@ -679,6 +712,11 @@ export class StreamHub implements ChangeListener {
   private imageSegment(sub: Subscription, image: ImageInProgress): void {
     image.next = null;
     if (sub.imaging !== image || sub.client.closed) return;
+    if (sub.client.backedUp) {
+      // the socket holds unsent bytes: the next segment waits for drained() (memory per connection stays near the cap)
+      image.paused = true;
+      return;
+    }
     const odds = this.engine.odds;
     const page = odds.page(image.filter, image.afterId, SEGMENT_ROWS);
     const rows = odds.render(page, sub.request.oddsFormat);
@@ -695,7 +733,8 @@ export class StreamHub implements ChangeListener {
     if (more) {
       image.afterId = page.lastId;
       image.first = false;
-      image.next = setImmediate(() => this.imageSegment(sub, image));
+      if (sub.client.backedUp) image.paused = true;
+      else image.next = setImmediate(() => this.imageSegment(sub, image));
       return;
     }
     this.finishImage(sub, image);
@@ -772,14 +811,16 @@ export class StreamHub implements ChangeListener {
 
   /**
    * Hands a message to the client's socket. A message the transport would drop, or a
-   * queue past the cap after a delta, disconnects the client (slow_consumer): a gap is
-   * never left silently. An image may pass the cap (it is sent whole, once).
+   * queue past the cap, disconnects the client (slow_consumer): a gap is never left
+   * silently. An image segment counts against the cap like any message; it is sent only
+   * while the socket has nothing queued (imageSegment), so it may take the queue past
+   * the cap by at most its own length.
    */
   private deliver(client: StreamClient, message: OutgoingMessage, image: boolean, at = this.wallNow()): boolean {
     if (client.closed) return false;
     const result = this.send(client, message, at);
     // after 'sent' the queue is below any cap (see SinkResult): the cap is only read after backpressure
-    if (result === 'dropped' || (!image && result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap)) {
+    if (result === 'dropped' || (result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap + (image ? message.bytes.length : 0))) {
       this.dropSlow(client);
       return false;
     }

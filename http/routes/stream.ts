@@ -12,6 +12,7 @@ import { ClockTokens } from '../../engine/stream/streamClock.ts';
 import { StreamHub, type SinkResult, type StatusCode, type StreamClient, type StreamSink } from '../../engine/stream/streamHub.ts';
 import { asyncApiRoute } from '../asyncapi.ts';
 import type { OutgoingMessage } from '../../engine/stream/streamMessages.ts';
+import { HttpError } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import { defineSocketRoute, type AnySocketRoute, type SocketConnection } from '../socketRoute.ts';
 import type { StreamResult } from '../request.ts';
@@ -31,6 +32,8 @@ const MAX_QUEUED_BYTES = 1 << 30;
 
 export interface StreamRouteOptions {
   hub: StreamHub;
+  /** WebSocket connections without an API key one address may hold at once (STREAM_MAX_ANONYMOUS_CONNECTIONS). */
+  maxAnonymousPerAddress: number;
   /** Counts each subscription against its key, as a request. */
   authenticator: Authenticator;
   clock: Clock;
@@ -39,18 +42,58 @@ export interface StreamRouteOptions {
 interface SocketData {
   apiKey: string | null;
   client: StreamClient | null;
+  /** The peer's address while it is counted as an anonymous connection (from open to close); null otherwise. */
+  anonymousFrom: string | null;
+  remoteAddress: string;
+}
+
+/**
+ * Open WebSocket connections without a key, per address: checked at the handshake
+ * (past the cap: 429 too_many_connections), counted from open to close.
+ */
+class AnonymousConnections {
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  check(address: string): void {
+    if ((this.open.get(address) ?? 0) < this.max) return;
+    throw new HttpError(
+      429,
+      'too_many_connections',
+      `an address holds at most ${this.max} push-stream connections without an API key (STREAM_MAX_ANONYMOUS_CONNECTIONS): close one, or subscribe several filters on one connection, or send a key`,
+    );
+  }
+
+  opened(address: string): void {
+    this.open.set(address, (this.open.get(address) ?? 0) + 1);
+  }
+
+  closed(address: string): void {
+    const left = (this.open.get(address) ?? 1) - 1;
+    if (left <= 0) this.open.delete(address);
+    else this.open.set(address, left);
+  }
 }
 
 export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
   const { hub, authenticator, clock } = options;
+  const anonymous = new AnonymousConnections(options.maxAnonymousPerAddress);
   return defineSocketRoute<SocketData>({
     path: STREAM_PATH,
     auth: 'key',
     maxPayloadBytes: MAX_CLIENT_MESSAGE_BYTES,
     maxBackpressureBytes: MAX_QUEUED_BYTES,
     idleTimeoutSeconds: 120,
-    accept: (req) => ({ apiKey: req.apiKey, client: null }),
+    accept(req) {
+      if (req.apiKey === null) anonymous.check(req.remoteAddress);
+      return { apiKey: req.apiKey, client: null, anonymousFrom: null, remoteAddress: req.remoteAddress };
+    },
     open(ws) {
+      if (ws.data.apiKey === null) {
+        ws.data.anonymousFrom = ws.data.remoteAddress;
+        anonymous.opened(ws.data.remoteAddress);
+      }
       ws.data.client = hub.connect(socketSink(ws));
     },
     message(ws, data, isBinary) {
@@ -82,6 +125,8 @@ export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
       ws.data.client?.drained();
     },
     close(ws) {
+      if (ws.data.anonymousFrom !== null) anonymous.closed(ws.data.anonymousFrom);
+      ws.data.anonymousFrom = null;
       ws.data.client?.disconnected();
     },
   });
@@ -205,13 +250,17 @@ export interface StreamSettings {
   secret: string;
   /** STREAM_RESUME_WAIT_MS: how long a resume from a clk ahead of this board waits for it. */
   resumeWaitMs: number;
+  /** STREAM_MAX_SUBSCRIPTIONS: open subscriptions per connection. */
+  maxSubscriptions: number;
+  /** STREAM_MAX_ANONYMOUS_CONNECTIONS: WebSocket connections without a key per address. */
+  maxAnonymousPerAddress: number;
   authenticator: Authenticator;
   clock: Clock;
 }
 
 export function buildStream(engine: OddsEngine, options: StreamSettings): StreamSetup {
   const epoch = engine.historyId;
-  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs });
-  const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock };
+  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs, maxSubscriptions: options.maxSubscriptions });
+  const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock, maxAnonymousPerAddress: options.maxAnonymousPerAddress };
   return { hub, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
 }

@@ -38,6 +38,8 @@ function badValues(): Record<string, string> {
     TRANSPORT: 'carrier-pigeon',
     STREAM_BUFFER_BYTES: '512',
     STREAM_RESUME_WAIT_MS: '60001',
+    STREAM_MAX_SUBSCRIPTIONS: '0',
+    STREAM_MAX_ANONYMOUS_CONNECTIONS: 'many',
     SNAPSHOT_MAX_AGE_MS: '99',
     SNAPSHOT_COMPRESSION_THREADS: '0',
     SINGLE_THREADED_GC: 'sometimes',
