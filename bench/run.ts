@@ -21,6 +21,7 @@ const SECTIONS: Section[] = [
   { name: 'metrics', load: async () => (await import('./metrics.bench.ts')).benchMetrics },
   { name: 'web', load: async () => (await import('./web.bench.ts')).benchWeb },
   { name: 'stream', load: async () => (await import('./stream.bench.ts')).benchStream },
+  { name: 'clients', load: async () => (await import('./clients.bench.ts')).benchClients },
   { name: 'transports', load: async () => (await import('./http-transports.bench.ts')).benchTransports },
   { name: 'feeds', load: async () => (await import('./feeds.bench.ts')).benchFeeds },
   { name: 'ingest', load: async () => (await import('./ingest.bench.ts')).benchIngest },

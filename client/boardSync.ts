@@ -5,8 +5,14 @@
 // of the previous walk's first page. After a walk that ran while nothing changed, the
 // copy holds exactly the rows of a fresh snapshot.
 //
-// The copy follows by polling the delta feed. A push stream would call applyRows()
-// with the rows it receives instead (follow() is the one place that would change).
+// The copy follows by polling the delta feed. When the feed says the copy's `since` is
+// older than what it still answers completely (its meta.note asks to re-bootstrap: rows
+// removed since may have been forgotten), the walk loads the snapshot again and walks
+// from its syncToken, and says so (onRebootstrap, WalkResult.rebootstrapped,
+// totals.rebootstraps): the copy is never left holding rows the service removed.
+//
+// The push stream does the same with less traffic and latency: see streamSync.ts
+// (client.streamSync()), the recommended way to keep a copy.
 import type { components } from './schema.ts';
 
 export type OddsRow = components['schemas']['OddsRow'];
@@ -34,14 +40,33 @@ export interface SyncOptions {
   intervalMs?: number;
   /** Called with each error of a background walk (the walk is retried at the next tick). */
   onError?: (error: unknown) => void;
+  /** Called with each walk follow() runs (its note included). */
+  onWalk?: (result: WalkResult) => void;
+  /**
+   * Called when a walk re-bootstrapped the copy from the snapshot because the delta feed
+   * asked for it (its note, passed here): the copy was replaced, not patched.
+   */
+  onRebootstrap?: (note: string) => void;
+  /** Re-bootstrap by itself on the delta feed's re-bootstrap note (default true; false: only report the note). */
+  rebootstrap?: boolean;
+}
+
+/** How the delta feed's note asking for a re-bootstrap reads (decisions F3). */
+export const REBOOTSTRAP_NOTE = 're-bootstrap from /snapshot';
+
+/** Whether a delta-feed note asks the client to load the snapshot again. */
+export function asksRebootstrap(note: string | null | undefined): boolean {
+  return typeof note === 'string' && note.includes(REBOOTSTRAP_NOTE);
 }
 
 export interface WalkResult {
   upserted: number;
   removed: number;
   pages: number;
-  /** A note of the feed (e.g. since older than the tombstone horizon: the caller should bootstrap again). */
+  /** A note of the feed (e.g. since older than the tombstone horizon: bootstrap again, which the walk did unless rebootstrap is false). */
   note: string | null;
+  /** The walk loaded the snapshot again on the feed's note (then walked from its syncToken). */
+  rebootstrapped: boolean;
 }
 
 export class BoardSync {
@@ -50,7 +75,7 @@ export class BoardSync {
   /** Where the next walk starts (the snapshot's syncToken, then each walk's first meta.updated). */
   since = '';
   /** What every walk since the bootstrap did, added up. */
-  readonly totals = { walks: 0, pages: 0, upserted: 0, removed: 0 };
+  readonly totals = { walks: 0, pages: 0, upserted: 0, removed: 0, rebootstraps: 0 };
   private timer: NodeJS.Timeout | null = null;
   private walking: Promise<WalkResult> | null = null;
   private readonly pageSize: number;
@@ -101,7 +126,7 @@ export class BoardSync {
     if (this.timer !== null) return;
     const tick = () => {
       this.walk().then(
-        () => undefined,
+        (result) => this.options.onWalk?.(result),
         (error: unknown) => this.options.onError?.(error),
       );
     };
@@ -116,7 +141,19 @@ export class BoardSync {
   }
 
   private async walkOnce(): Promise<WalkResult> {
-    const result: WalkResult = { upserted: 0, removed: 0, pages: 0, note: null };
+    const result = await this.walkPages();
+    if (!asksRebootstrap(result.note) || this.options.rebootstrap === false) return result;
+    // the feed no longer vouches for everything after `since`: start over from the snapshot
+    await this.bootstrap();
+    this.totals.rebootstraps++;
+    const after = await this.walkPages();
+    const combined: WalkResult = { upserted: result.upserted + after.upserted, removed: result.removed + after.removed, pages: result.pages + after.pages, note: result.note, rebootstrapped: true };
+    this.options.onRebootstrap?.(result.note!);
+    return combined;
+  }
+
+  private async walkPages(): Promise<WalkResult> {
+    const result: WalkResult = { upserted: 0, removed: 0, pages: 0, note: null, rebootstrapped: false };
     let cursor: string | null = null;
     let next: string | null = null;
     do {

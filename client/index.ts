@@ -1,6 +1,8 @@
 // The typed client of the odds service: see oddsClient.ts (calls, cursor iteration, ETag
-// revalidation) and boardSync.ts (an in-memory board kept equal to the service's).
+// revalidation), streamSync.ts (an in-memory board kept by the push stream, the
+// recommended way) and boardSync.ts (the same by polling the delta feed).
 export { OddsApiError, OddsClient, type ListPath, type OddsClientOptions, type RowOf, type Schemas } from './oddsClient.ts';
-export { BoardSync, type DeltaRow, type OddsRow, type Snapshot, type SyncOptions, type WalkResult } from './boardSync.ts';
+export { BoardSync, REBOOTSTRAP_NOTE, asksRebootstrap, type DeltaRow, type OddsRow, type Snapshot, type SyncOptions, type WalkResult } from './boardSync.ts';
+export { StreamSync, type StreamFilter, type StreamSyncOptions, type WebSocketConstructor } from './streamSync.ts';
 export type { EtagStats } from './etagCache.ts';
 export type { components, operations, paths } from './schema.ts';

@@ -6,7 +6,8 @@
 //   const { data } = await client.api.GET('/api/v1/teams/{teamId}', { params: { path: { teamId: 'nba-bos' } } });
 //   for await (const row of client.odds({ league: ['nba'] })) ...     // every page, by cursor
 //   for await (const team of client.rows('/api/v1/teams', { league: ['nfl'] })) ...
-//   const board = await client.sync();  board.follow();  board.rows   // a live copy of the board
+//   const live = await client.streamSync({ onResync: (why) => ... });  live.rows   // a live copy over the push stream (recommended)
+//   const board = await client.sync({ onRebootstrap: (note) => ... });  board.follow();  board.rows   // a copy polling the delta feed
 //
 // GETs are revalidated with their ETag (etagCache.ts): an unchanged resource costs the
 // service a 304 and the caller still gets its body. Errors throw OddsApiError with the
@@ -14,6 +15,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { BoardSync, type DeltaPage, type OddsRow, type Snapshot, type SyncOptions } from './boardSync.ts';
 import { EtagCache, type EtagStats } from './etagCache.ts';
+import { StreamSync, type StreamSyncOptions } from './streamSync.ts';
 import type { components, paths } from './schema.ts';
 
 export type Schemas = components['schemas'];
@@ -59,7 +61,7 @@ export class OddsClient {
   readonly api: Client<paths>;
   private readonly etags: EtagCache | null;
 
-  constructor(options: OddsClientOptions) {
+  constructor(private readonly options: OddsClientOptions) {
     this.api = createClient<paths>({
       baseUrl: options.baseUrl,
       fetch: options.fetch,
@@ -110,7 +112,21 @@ export class OddsClient {
     return data as DeltaPage;
   }
 
-  /** A copy of the board loaded from the snapshot; walk() or follow() keep it current. */
+  /**
+   * A copy of the board (or of the rows of `options.filter`) kept by the push stream:
+   * an image, then deltas; it reconnects and resumes by itself (onResync says when it
+   * had to take a fresh image instead). Resolves once the first image is held. The
+   * recommended way to keep a copy.
+   */
+  streamSync(options: StreamSyncOptions = {}): Promise<StreamSync> {
+    return StreamSync.open(this.options.baseUrl, { apiKey: this.options.apiKey, ...options });
+  }
+
+  /**
+   * A copy of the board loaded from the snapshot; walk() or follow() keep it current by
+   * polling the delta feed, loading the snapshot again by themselves when the feed asks
+   * for it (onRebootstrap says so).
+   */
   async sync(options?: SyncOptions): Promise<BoardSync> {
     const board = new BoardSync(this, options);
     await board.bootstrap();

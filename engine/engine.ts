@@ -45,6 +45,7 @@
 // update out of apply(). Code reading PostingList.version directly calls
 // engine.syncVersions() first.
 
+import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from './clock.ts';
 import { ChangeLog, TombstoneQueue, type TombstoneQueueState } from './changeLog.ts';
 import { EventTable, STATUS_CANCELLED, STATUS_FINAL, isAllowedTransition, statusCode, type EventInfo } from './eventTable.ts';
@@ -147,6 +148,11 @@ export interface EngineCounters {
   lastChangeAt: number;
   horizon: number;
   firstLoadedAt: number;
+  /**
+   * Names the board's history (see historyId); absent in checkpoints written before it
+   * was kept, whose history is then named after their first load time.
+   */
+  historyId?: string;
 }
 
 const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
@@ -165,6 +171,15 @@ export class OddsEngine {
   readonly sources = new SourceRegistry();
 
   private lastSeq = 0;
+  /**
+   * Names this board's history: drawn at random when a board starts from nothing, kept
+   * by every checkpoint and restored with it, so a restart on the same data directory,
+   * and every replica of the same stream (they restore the writer's checkpoint), carry
+   * the same name, and a board started afresh gets a new one. The push stream's clk
+   * tokens carry it: a token resumes on any process holding this history, never on
+   * another board at the same seq.
+   */
+  private historyName = randomBytes(5).toString('hex');
   /** Clock time when the first board load finished: the delta feed cannot vouch for anything before it. */
   private firstLoadedAt = -Infinity;
   private lastChangeAt = 0;
@@ -192,6 +207,11 @@ export class OddsEngine {
     this.mainLines = new MainLines(this.store, this.indexes);
     this.fragments = new FragmentCache(this.store, options.fragmentBytesPerFormat);
     this.odds = new OddsQuery(this);
+  }
+
+  /** The name of this board's history (lower-case letters and digits; see `history`). */
+  get historyId(): string {
+    return this.historyName;
   }
 
   /** Seq of the last applied change. */
@@ -620,7 +640,7 @@ export class OddsEngine {
 
   /** The engine's own counters, for a checkpoint (the parts' state is saved by the parts). */
   counters(): EngineCounters {
-    return { seq: this.lastSeq, lastChangeAt: this.lastChangeAt, horizon: this.horizon, firstLoadedAt: this.firstLoadedAt };
+    return { seq: this.lastSeq, lastChangeAt: this.lastChangeAt, horizon: this.horizon, firstLoadedAt: this.firstLoadedAt, historyId: this.historyName };
   }
 
   tombstoneState(): TombstoneQueueState {
@@ -638,6 +658,7 @@ export class OddsEngine {
     this.lastChangeAt = counters.lastChangeAt;
     this.horizon = counters.horizon;
     this.firstLoadedAt = counters.firstLoadedAt;
+    this.historyName = typeof counters.historyId === 'string' && /^[a-z0-9]{1,32}$/.test(counters.historyId) ? counters.historyId : legacyHistoryId(counters.firstLoadedAt);
     this.tombstoneQueue.restoreState(tombstones);
     this.keys.reserve(s.size);
     let liveCount = 0;
@@ -804,4 +825,13 @@ export class OddsEngine {
 
 function validAmerican(price: number | null): boolean {
   return price === null || (Number.isInteger(price) && (price >= 100 || price <= -100));
+}
+
+/**
+ * The history name of a board checkpointed before the name was kept: derived from its
+ * first load time, as the stream's epoch of a restored or replicated board was then, so
+ * clk tokens issued by such a fleet stay valid across the upgrade.
+ */
+function legacyHistoryId(firstLoadedAt: number): string {
+  return createHash('sha256').update(`board-${firstLoadedAt}`).digest('hex').slice(0, 10);
 }

@@ -14,7 +14,7 @@ import { BASE_URL, curlExample } from './routes/routeDocs.ts';
 
 export const ASYNCAPI_PATH = '/api/v1/asyncapi.json';
 
-const STATUS_CODES = ['invalid_subscription', 'slow_consumer', 'resync', 'invalid_api_key', 'missing_api_key', 'rate_limited'];
+const STATUS_CODES = ['invalid_subscription', 'too_many_subscriptions', 'slow_consumer', 'resync', 'invalid_api_key', 'missing_api_key', 'rate_limited'];
 
 const stringList = (description: string, maxItems = 20) => ({ type: 'array', maxItems, items: { type: 'string' }, description });
 
@@ -115,15 +115,15 @@ const messages = {
   image: message('Image', 'Image', 'The subscription\'s rows at one board sequence, in segments.'),
   delta: message('Delta', 'Delta', 'Rows changed since the previous message of the subscription.'),
   heartbeat: message('Heartbeat', 'Heartbeat', 'Sent after heartbeatMs without other traffic.'),
-  status: message('Status', 'Status', 'An error or notice: invalid_subscription, slow_consumer (then the connection closes), resync (a fresh image follows), key errors.'),
+  status: message('Status', 'Status', 'An error or notice: invalid_subscription, too_many_subscriptions (past STREAM_MAX_SUBSCRIPTIONS on the connection; nothing opened), slow_consumer (then the connection closes), resync (a fresh image follows), key errors.'),
 };
 
 const DESCRIPTION = [
   'Push delivery of the odds board: a subscription gets an image of its rows (exactly what /odds serves with the same filter at that moment), then deltas.',
   'Gap checking: every image and delta carries clk, the board sequence it brings the client to, and every delta carries prev, the clk of the subscription\'s previous message. A client that applies a delta whose prev is not the clk it holds has missed something and resubscribes with its clk.',
-  'Resume: a subscribe with the clk of the last image end or delta applied gets only the rows changed after it, for as long as the service holds the changes: at least the delta feed\'s 10 minutes, and across restarts of a service that keeps its data directory. Otherwise a status resync and a fresh image marked resync: never a silent gap. Over SSE the clk is the event id and Last-Event-ID resumes.',
-  'Conflation and slow clients: conflateMs > 0 sends at most one delta per interval with each row\'s latest state. A client whose socket pushes back gets at most one such delta per second until it reads; if its queued bytes still pass the service\'s cap (STREAM_BUFFER_BYTES, default 8 MiB), it gets status slow_consumer and the connection closes (code 1008). An image is sent whole.',
-  'Keys: X-Api-Key or Authorization: Bearer on the handshake, or the key query parameter (browsers cannot set headers on a WebSocket or EventSource); an invalid key is refused with 401 as on the HTTP routes. Each subscription counts as one request.',
+  'Resume: a subscribe with the clk of the last image end or delta applied gets only the rows changed after it, for as long as the service holds the changes: at least the delta feed\'s 10 minutes, across restarts of a service that keeps its data directory (SIGTERM or SIGKILL), and on any node of the same replicated stream (a clk ahead of a lagging replica waits up to STREAM_RESUME_WAIT_MS, default 5 s, for it to catch up). Otherwise a status resync and a fresh image marked resync: never a silent gap. Over SSE the clk is the event id and Last-Event-ID resumes.',
+  'Conflation and slow clients: conflateMs > 0 sends at most one delta per interval with each row\'s latest state. A client whose socket pushes back gets at most one such delta per second until it reads; if its queued bytes still pass the service\'s cap (STREAM_BUFFER_BYTES, default 8 MiB), it gets status slow_consumer and the connection closes (code 1008). Images count against the same cap: a segment is sent only once the socket has written what it queued before (an image goes at the pace its reader reads), and a subscribe or heartbeat request arriving while the queue is past the cap drops the connection the same way.',
+  'Keys: X-Api-Key or Authorization: Bearer on the handshake, or the key query parameter (browsers cannot set headers on a WebSocket or EventSource); an invalid key is refused with 401 as on the HTTP routes. Each subscription counts as one request. Limits: at most STREAM_MAX_SUBSCRIPTIONS (default 100) open subscriptions per connection (past it: status too_many_subscriptions), and at most STREAM_MAX_ANONYMOUS_CONNECTIONS (default 32) WebSocket connections without a key per client address (past it the handshake answers 429 too_many_connections).',
 ].join('\n\n');
 
 export function buildAsyncApi(): Record<string, unknown> {

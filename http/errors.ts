@@ -27,6 +27,8 @@ export const ERROR_CODES = [
   'log_unavailable',
   // a write sent to a read replica's ingest port
   'read_only',
+  // a push-stream handshake past STREAM_MAX_ANONYMOUS_CONNECTIONS for its address (429)
+  'too_many_connections',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -323,11 +323,11 @@ class Facade {
       maxBackpressureBytes: def.maxBackpressureBytes ?? 1 << 20,
       idleTimeoutSeconds: def.idleTimeoutSeconds ?? 120,
       handlers: def,
-      upgrade: (req) => this.upgrade(def, req),
+      upgrade: (req, remoteAddress) => this.upgrade(def, req, remoteAddress),
     };
   }
 
-  private upgrade(def: AnySocketRoute, req: TransportRequest): UpgradeDecision {
+  private upgrade(def: AnySocketRoute, req: TransportRequest, remoteAddress: string): UpgradeDecision {
     const path = req.getUrl();
     const query = req.getQuery() ?? '';
     // Browsers cannot set headers on a WebSocket: the key may come as the `key` parameter.
@@ -339,7 +339,7 @@ class Facade {
         const headers: [string, string][] = auth.retryAfter === undefined ? [] : [['Retry-After', String(auth.retryAfter)]];
         return { accept: false, reply: this.plainError(new HttpError(auth.status, auth.code, auth.detail), headers) };
       }
-      return { accept: true, data: def.accept({ path, query, apiKey, now }) };
+      return { accept: true, data: def.accept({ path, query, apiKey, now, remoteAddress }) };
     } catch (error) {
       if (error instanceof HttpError) return { accept: false, reply: this.plainError(error) };
       const requestId = this.logFailure('UPGRADE', `${path}${query === '' ? '' : `?${query}`}`, error);

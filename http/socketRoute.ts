@@ -25,6 +25,8 @@ export interface SocketUpgradeRequest {
   /** From X-Api-Key or Authorization: Bearer; null when absent. */
   apiKey: string | null;
   now: number;
+  /** The peer's address as text (IPv4 or IPv6, as the transport reports it). */
+  remoteAddress: string;
 }
 
 export interface SocketRouteDef<U = unknown> extends SocketHandlers<U> {

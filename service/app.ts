@@ -182,8 +182,9 @@ export async function startApp(options: AppOptions): Promise<App> {
   const stream = buildStream(engine, {
     bufferCapBytes: config.streamBufferBytes,
     secret: config.cursorSecret || 'odds-stream-clock',
-    // a board restored from disk, or one node of a replicated board: the epoch comes from the board, so clk tokens move between restarts and nodes
-    restored: options.engine !== undefined || replicated !== null,
+    resumeWaitMs: config.streamResumeWaitMs,
+    maxSubscriptions: config.streamMaxSubscriptions,
+    maxAnonymousPerAddress: config.streamMaxAnonymousConnections,
     authenticator,
     clock,
   });
@@ -194,7 +195,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
   const membership = listeners.subscribe('board membership', new BoardMembership(engine));
   if (config.snapshotCompressionThreads !== null) setCompressionThreads(config.snapshotCompressionThreads);
-  const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock }));
+  const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock, maxAgeMs: config.snapshotMaxAgeMs }));
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);

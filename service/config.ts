@@ -48,6 +48,14 @@ export interface Config {
   checkpointLogBytes: number;
   transport: TransportName;
   streamBufferBytes: number;
+  /** How long a resume from a clk ahead of this board (a replica behind the node that issued it) waits for the board to reach it. */
+  streamResumeWaitMs: number;
+  /** Open subscriptions per push-stream connection. */
+  streamMaxSubscriptions: number;
+  /** Push-stream WebSocket connections without an API key per client address. */
+  streamMaxAnonymousConnections: number;
+  /** The snapshot's freshness bound: no answer misses a change older than this (ms). */
+  snapshotMaxAgeMs: number;
   /** Worker threads compressing snapshot pieces; null: one per core, at most 8. */
   snapshotCompressionThreads: number | null;
   /** Whether node runs with --single-threaded-gc (service/singleThreadedGc.ts): auto when the process may use one core only. */
@@ -192,6 +200,38 @@ export const SETTINGS = [
   }),
   setting({ key: 'transport', name: 'TRANSPORT', fallback: 'auto', allowed: TRANSPORTS.join(', '), help: 'HTTP implementation of the public listener (auto: a native uWebSockets.js binary when one loads, else node:http)', parse: oneOf(TRANSPORTS, 'auto') }),
   setting({ key: 'streamBufferBytes', name: 'STREAM_BUFFER_BYTES', fallback: String(8 * 1024 * 1024), allowed: 'an integer from 65536 to 1073741824', help: 'bytes a stream subscriber may leave unread before it is dropped as a slow consumer', parse: (t) => intIn(65_536, 1 << 30)(t, 8 * 1024 * 1024) }),
+  setting({
+    key: 'streamMaxSubscriptions',
+    name: 'STREAM_MAX_SUBSCRIPTIONS',
+    fallback: '100',
+    allowed: 'an integer from 1 to 10000',
+    help: 'open subscriptions one push-stream connection may hold; a subscribe past it is answered with status too_many_subscriptions',
+    parse: (t) => intIn(1, 10_000)(t, 100),
+  }),
+  setting({
+    key: 'streamMaxAnonymousConnections',
+    name: 'STREAM_MAX_ANONYMOUS_CONNECTIONS',
+    fallback: '32',
+    allowed: 'an integer from 1 to 100000',
+    help: 'push-stream WebSocket connections without an API key one client address may hold at once; the handshake past it answers 429 too_many_connections',
+    parse: (t) => intIn(1, 100_000)(t, 32),
+  }),
+  setting({
+    key: 'streamResumeWaitMs',
+    name: 'STREAM_RESUME_WAIT_MS',
+    fallback: '5000',
+    allowed: 'an integer from 0 to 60000',
+    help: "how long a stream resume whose clk is ahead of this node's board (issued by the writer or another replica further along the same stream) waits for the board to reach it before it is answered with a resync and an image",
+    parse: (t) => intIn(0, 60_000)(t, 5000),
+  }),
+  setting({
+    key: 'snapshotMaxAgeMs',
+    name: 'SNAPSHOT_MAX_AGE_MS',
+    fallback: '2000',
+    allowed: 'an integer from 100 to 600000',
+    help: '/api/v1/snapshot freshness bound: the body without history is refreshed whenever the board moves, polled or not, and a poll whose newest version misses a change older than this (or whose syncToken /odds/updated would answer with the re-bootstrap note) waits for the next version',
+    parse: (t) => intIn(100, 600_000)(t, 2000),
+  }),
   setting({
     key: 'snapshotCompressionThreads',
     name: 'SNAPSHOT_COMPRESSION_THREADS',

@@ -69,7 +69,8 @@ export class EventStatusWriter implements ChangeListener {
       if (event) changes.push({ id, status: event.status, hasOdds: this.live.has(id) });
     }
     this.pending.clear();
-    const at = this.pendingAt > 0 ? this.pendingAt : this.clock.now();
+    // the board's time, from the log, when no change carried one (never this node's clock: replicas must agree)
+    const at = this.pendingAt > 0 ? this.pendingAt : this.engine.asOf();
     this.pendingAt = 0;
     if (changes.length > 0) this.persistence.updateEventStatuses(changes, at);
   }

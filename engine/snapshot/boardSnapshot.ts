@@ -85,6 +85,15 @@ export interface BoardSnapshotOptions {
   maxPutOffMs?: number;
   /** Monotonic milliseconds the steps are timed and bounded with (default performance.now; tests drive their own). */
   timer?: () => number;
+  /**
+   * Freshness bound (timer milliseconds): the variant without history refreshes whenever
+   * the board moves, polled or not, and a poll (whenFresh) of a variant whose newest
+   * version misses changes older than this, or whose syncToken the delta feed no longer
+   * answers completely, waits for the next version instead of being answered with it.
+   * Default Infinity: only polled variants refresh, and a poll takes the newest version
+   * whatever its age (what a bench of the refresh alone wants).
+   */
+  maxAgeMs?: number;
 }
 
 export interface SnapshotBody {
@@ -157,6 +166,16 @@ class VariantState {
   member: unknown = null;
   /** engine.seq of the published version: what identifies it (two versions may share an asOf). */
   seq = -1;
+  /** The published version's asOf (its syncToken, as a number). */
+  syncTime = -Infinity;
+  /**
+   * timer() since when the board holds a change the published version does not show
+   * (at most: the version's moment, when the board moved while it was compressed); -1
+   * while the version is current. Its age is timer() minus this.
+   */
+  staleSince = -1;
+  /** Callers of whenFresh(): answered by the next version published (see publish). */
+  freshWaiters: Waiter[] = [];
   lastRequest = 0;
   /** Last latest() call (the variant is watched while recent). */
   lastPoll = -Infinity;
@@ -240,6 +259,8 @@ export class BoardSnapshot implements ChangeListener {
   /** Set by whoever reports on refreshes (the service's metrics); null: nobody. */
   onRefresh: RefreshHook | null = null;
   private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
+  /** Whether the plain variant refreshes unpolled (a finite maxAgeMs). */
+  private readonly plainAlwaysWatched: boolean;
   private readonly timer: () => number;
 
   private readonly clock: Clock;
@@ -266,7 +287,9 @@ export class BoardSnapshot implements ChangeListener {
       finalRenderShare: options.finalRenderShare ?? FINAL_RENDER_SHARE,
       maxPutOffMs: options.maxPutOffMs ?? MAX_PUT_OFF_MS,
       timer: options.timer ?? defaultTimer,
+      maxAgeMs: options.maxAgeMs ?? Infinity,
     };
+    this.plainAlwaysWatched = Number.isFinite(this.options.maxAgeMs);
     this.timer = this.options.timer;
     this.clock = options.clock ?? engine.clock;
     this.plain = this.newState(false);
@@ -299,14 +322,19 @@ export class BoardSnapshot implements ChangeListener {
 
   /** After an apply: watched variants start their next version (on the next turn, outside apply). */
   changesApplied(): void {
-    if (this.kickQueued || this.closed) return;
+    if (this.closed) return;
+    // the first change a published version misses starts its age
+    if (this.plain.staleSince < 0 && this.plain.body !== null) this.plain.staleSince = this.timer();
+    const history = this.history;
+    if (history !== null && history.staleSince < 0 && history.body !== null) history.staleSince = this.timer();
+    if (this.kickQueued) return;
     this.kickQueued = true;
     setImmediate(() => {
       this.kickQueued = false;
       if (this.closed) return;
       const now = this.clock.now();
       for (const state of [this.plain, this.history]) {
-        if (state !== null && state.body !== null && now - state.lastPoll <= this.options.watchMs) this.startRefresh(state);
+        if (state !== null && state.body !== null && this.watched(state, now)) this.startRefresh(state);
       }
     });
   }
@@ -332,6 +360,33 @@ export class BoardSnapshot implements ChangeListener {
     return state.body;
   }
 
+  /**
+   * The newest version if it is fresh (it misses no change older than maxAgeMs, and the
+   * delta feed answers its syncToken completely); otherwise the next version, built in
+   * the background (the caller waits: its answer then shows the board as of at most
+   * one refresh ago). Null: the variant has no version yet (see whenCurrent).
+   */
+  fresh(withHistory = false): SnapshotBody | Promise<SnapshotBody> | null {
+    const body = this.latest(withHistory);
+    if (body === null) return null;
+    const state = withHistory ? this.history! : this.plain;
+    if (!this.isStale(state)) return body;
+    return new Promise<SnapshotBody>((resolve, reject) => {
+      state.freshWaiters.push({ resolve, reject });
+      this.startRefresh(state);
+    });
+  }
+
+  /**
+   * Milliseconds (timer) since the oldest change the variant's newest version does not
+   * show; 0 when it shows the board as it is (or has no version).
+   */
+  ageMs(withHistory = false): number {
+    const state = withHistory ? this.history : this.plain;
+    if (state === null || state.body === null || state.staleSince < 0 || state.seq === this.engine.seq) return 0;
+    return this.timer() - state.staleSince;
+  }
+
   /** The body as of now: renders (and compresses, on this thread) what changed since the last version. */
   current(withHistory = false): SnapshotBody {
     const state = withHistory ? this.historyState() : this.plain;
@@ -344,8 +399,9 @@ export class BoardSnapshot implements ChangeListener {
       // The board moved without telling listeners (a bulk load): start over.
       this.replace(state);
     }
+    const momentAt = this.timer();
     state.step(Infinity, false);
-    return this.publish(state, seq, asOf, this.engine.liveRows)!;
+    return this.publish(state, seq, asOf, this.engine.liveRows, momentAt)!;
   }
 
   /** Whether the variant is being refreshed in the background now. */
@@ -431,8 +487,9 @@ export class BoardSnapshot implements ChangeListener {
       },
       (error: unknown) => {
         state.refreshing = false;
-        const waiters = state.waiters;
+        const waiters = [...state.waiters, ...state.freshWaiters];
         state.waiters = [];
+        state.freshWaiters = [];
         state.waiting = null;
         for (const waiter of waiters) waiter.reject(error);
       },
@@ -477,26 +534,29 @@ export class BoardSnapshot implements ChangeListener {
       const asOf = this.engine.asOf();
       const seq = this.engine.seq;
       const count = this.engine.liveRows;
+      const momentAt = timer();
       state.step(Infinity, true);
       if (state.body !== null && state.seq === seq && variant.pendingCompressions === 0) {
         state.versionStarted = -1; // nothing new to time: that version is out
         this.answerWaiters(state);
+        this.answerFreshWaiters(state);
         return; // a synchronous caller got there first
       }
       variant.setHead(snapshotHead(asOf, count));
       await variant.settle(); // compression on the worker threads
       if (state.variant !== variant) return;
       // A synchronous current() may have published this moment or a later one meanwhile.
-      if (state.seq < seq) this.publish(state, seq, asOf, count);
+      if (state.seq < seq) this.publish(state, seq, asOf, count, momentAt);
       if (variant.current) this.answerWaiters(state);
-      const watched = this.clock.now() - state.lastPoll <= this.options.watchMs;
-      if (variant.current || (!watched && state.waiters.length === 0)) return;
+      this.answerFreshWaiters(state);
+      const watched = this.watched(state, this.clock.now());
+      if (variant.current || (!watched && state.waiters.length === 0 && state.freshWaiters.length === 0)) return;
       await nextTurn();
     }
   }
 
   /** Makes the variant's pieces the newest version (compressing here whatever is still out). */
-  private publish(state: VariantState, seq: number, asOf: number, count: number): SnapshotBody {
+  private publish(state: VariantState, seq: number, asOf: number, count: number, momentAt: number): SnapshotBody {
     const variant = state.variant;
     variant.setHead(snapshotHead(asOf, count));
     const member = variant.member();
@@ -519,6 +579,9 @@ export class BoardSnapshot implements ChangeListener {
       state.body = { ...state.body, seq };
     }
     state.seq = seq;
+    state.syncTime = asOf;
+    // changes applied after the moment (while the pieces were compressed) are at most this old
+    state.staleSince = this.engine.seq > seq ? momentAt : -1;
     state.refreshes++;
     if (state.versionStarted >= 0) {
       const seconds = (this.timer() - state.versionStarted) / 1000;
@@ -530,7 +593,32 @@ export class BoardSnapshot implements ChangeListener {
     // request waiting on a variant's first build is answered under a board that never
     // stops moving.
     if (variant.current || state.refreshes === 1) this.answerWaiters(state);
+    this.answerFreshWaiters(state);
     return state.body;
+  }
+
+  /** Fresh waiters get the newest version once its syncToken is one the delta feed answers (a published version is at most one refresh old). */
+  private answerFreshWaiters(state: VariantState): void {
+    if (state.body === null || state.freshWaiters.length === 0 || state.syncTime < this.engine.deltaHorizon()) return;
+    const waiters = state.freshWaiters;
+    state.freshWaiters = [];
+    for (const waiter of waiters) waiter.resolve(state.body);
+  }
+
+  /**
+   * Whether a poll should wait for the next version: the board moved past the newest
+   * one more than maxAgeMs ago, or the delta feed would no longer answer its syncToken
+   * completely (tombstones after it were recycled).
+   */
+  private isStale(state: VariantState): boolean {
+    if (state.body === null || state.seq === this.engine.seq) return false;
+    if (state.syncTime < this.engine.deltaHorizon()) return true;
+    return state.staleSince >= 0 && this.timer() - state.staleSince > this.options.maxAgeMs;
+  }
+
+  /** Whether the variant refreshes as the board moves: the plain one always with a freshness bound, any one polled within watchMs. */
+  private watched(state: VariantState, now: number): boolean {
+    return (this.plainAlwaysWatched && state === this.plain) || now - state.lastPoll <= this.options.watchMs;
   }
 
   private answerWaiters(state: VariantState): void {

@@ -76,7 +76,7 @@ export interface SubscribeRequest {
   oddsFormat: OddsFormat;
 }
 
-export type StatusCode = 'invalid_subscription' | 'slow_consumer' | 'resync' | 'invalid_parameter' | 'missing_parameter' | 'invalid_api_key' | 'missing_api_key' | 'rate_limited';
+export type StatusCode = 'invalid_subscription' | 'too_many_subscriptions' | 'slow_consumer' | 'resync' | 'invalid_parameter' | 'missing_parameter' | 'invalid_api_key' | 'missing_api_key' | 'rate_limited';
 
 export interface StreamHubOptions {
   tokens: ClockTokens;
@@ -86,6 +86,15 @@ export interface StreamHubOptions {
   tickMs?: number;
   /** Wall-clock milliseconds for heartbeats and conflation intervals (the board clock may be frozen). */
   wallNow?: () => number;
+  /**
+   * How long a resume whose clk is ahead of this board (issued by a node further along
+   * the same history: the writer, when this is a replica that lags) waits for the board
+   * to reach it before it is answered with a resync and an image (default 5,000 ms; 0:
+   * at once).
+   */
+  aheadWaitMs?: number;
+  /** Open subscriptions a connection may hold; a subscribe past it is answered with status too_many_subscriptions (default 100). */
+  maxSubscriptions?: number;
 }
 
 export interface StreamStats {
@@ -100,6 +109,10 @@ export interface StreamStats {
   resumes: number;
   messages: number;
   bytes: number;
+  /** Subscribes answered too_many_subscriptions. */
+  refusedSubscriptions: number;
+  /** The most bytes one connected client has queued and not yet written to its socket, now. */
+  queuedBytesMax: number;
 }
 
 class Group implements IndexedGroup {
@@ -138,6 +151,8 @@ class Subscription {
   readonly sharingPrefix: string;
   /** The image being sent, one segment per turn of the event loop; null once its last segment went out. */
   imaging: ImageInProgress | null = null;
+  /** A resume from a clk this board has not reached yet: where it will start, and until when (wall ms) it waits. */
+  awaiting: { point: ClockPoint; clk: string; until: number } | null = null;
 
   constructor(
     readonly id: string,
@@ -180,6 +195,8 @@ interface ImageInProgress {
   afterId: string | null;
   first: boolean;
   next: NodeJS.Immediate | null;
+  /** Waiting for the client's socket to drain before the next segment (an image is paced by its reader). */
+  paused: boolean;
 }
 
 /** A connected client: its subscriptions, and whether its socket is pushing back. */
@@ -321,6 +338,10 @@ export class StreamHub implements ChangeListener {
    * back): the timer visits only these, not every subscription.
    */
   private readonly behind = new Set<Subscription>();
+  /** Resumes waiting for the board to reach their clk (see aheadWaitMs). */
+  private readonly awaiting = new Set<Subscription>();
+  private readonly aheadWaitMs: number;
+  private readonly maxSubscriptions: number;
   private readonly clients = new Set<StreamClient>();
   private readonly timer: NodeJS.Timeout;
   /** Rows changed in the batch being applied, each once (stamp = batch number). */
@@ -328,7 +349,7 @@ export class StreamHub implements ChangeListener {
   private pendingCount = 0;
   private stamps: Uint32Array = new Uint32Array(1024);
   private batch = 1;
-  private readonly counters = { slowConsumerDrops: 0, resyncs: 0, resumes: 0, messages: 0, bytes: 0 };
+  private readonly counters = { slowConsumerDrops: 0, resyncs: 0, resumes: 0, messages: 0, bytes: 0, refusedSubscriptions: 0 };
   /**
    * Read at scrape time by the composition root's metrics, written on the send path as
    * plain array increments: messages and bytes handed to sockets by wire format (index
@@ -351,6 +372,8 @@ export class StreamHub implements ChangeListener {
     this.rendered = new RenderedRows(engine, new Int32Array(0), 0);
     this.bufferCap = options.bufferCapBytes;
     this.wallNow = options.wallNow ?? (() => performance.now());
+    this.aheadWaitMs = options.aheadWaitMs ?? 5000;
+    this.maxSubscriptions = options.maxSubscriptions ?? 100;
     this.timer = setInterval(() => this.tick(), options.tickMs ?? 50);
     this.timer.unref();
   }
@@ -369,11 +392,16 @@ export class StreamHub implements ChangeListener {
   stats(): StreamStats {
     let subscriptions = 0;
     let backedUpClients = 0;
+    let queuedBytesMax = 0;
     for (const client of this.clients) {
       subscriptions += client.subs.size;
-      if (client.backedUp) backedUpClients++;
+      if (client.backedUp) {
+        backedUpClients++;
+        const queued = client.sink.bufferedAmount();
+        if (queued > queuedBytesMax) queuedBytesMax = queued;
+      }
     }
-    return { clients: this.clients.size, subscriptions, groups: this.groups.size, conflating: this.behind.size, backedUpClients, ...this.counters };
+    return { clients: this.clients.size, subscriptions, groups: this.groups.size, conflating: this.behind.size, backedUpClients, queuedBytesMax, ...this.counters };
   }
 
   close(): void {
@@ -399,7 +427,10 @@ export class StreamHub implements ChangeListener {
       this.stamps.fill(0);
       this.batch = 1;
     }
-    if (count === 0 || this.groups.size === 0) return;
+    if (count === 0 || this.groups.size === 0) {
+      if (this.awaiting.size > 0) this.resumeAwaiting();
+      return;
+    }
     const s = this.engine.store;
     // Change order: a row changed twice in the batch sits at its last change.
     const slots = this.pending.subarray(0, count).sort((a, b) => s.seq[a]! - s.seq[b]!);
@@ -418,6 +449,8 @@ export class StreamHub implements ChangeListener {
     const corking = this.corking;
     for (let i = 0; i < corking.length; i++) this.sendCorked(corking[i]!, clk, point, at);
     corking.length = 0;
+    // after the fan-out (which skipped them): their catch-up includes this batch
+    if (this.awaiting.size > 0) this.resumeAwaiting();
   }
 
   /**
@@ -472,8 +505,8 @@ export class StreamHub implements ChangeListener {
     let lastPrev = '';
     let lastId = '';
     for (const sub of group.subs) {
-      if (sub.imaging !== null) {
-        // sent after its image, from the image's clk (finishImage)
+      if (sub.imaging !== null || sub.awaiting !== null) {
+        // sent after its image, from the image's clk (finishImage), or once the board reaches its clk
         sub.dirty = true;
         continue;
       }
@@ -520,6 +553,16 @@ export class StreamHub implements ChangeListener {
       this.sendStatus(client, 'invalid_subscription', `a subscription with id ${request.id} is already open on this connection; unsubscribe it first`, request.id, 'id');
       return;
     }
+    // a client that leaves more than the cap unread asks for nothing more: it is dropped, as a delta past the cap would drop it
+    if (client.backedUp && client.sink.bufferedAmount() > this.bufferCap) {
+      this.dropSlow(client);
+      return;
+    }
+    if (client.subs.size >= this.maxSubscriptions) {
+      this.counters.refusedSubscriptions++;
+      this.sendStatus(client, 'too_many_subscriptions', `a connection holds at most ${this.maxSubscriptions} subscriptions (STREAM_MAX_SUBSCRIPTIONS); unsubscribe one first`, request.id);
+      return;
+    }
     client.format = request.format;
     const key = filterKey(request.filter);
     let group = this.groups.get(key);
@@ -536,6 +579,13 @@ export class StreamHub implements ChangeListener {
     sub.lastFlushAt = this.wallNow();
 
     if (request.clk !== null) {
+      const ahead = this.aheadWaitMs > 0 ? this.tokens.read(request.clk) : null;
+      if (ahead !== null && ahead.seq > this.engine.seq) {
+        // a node further along this history issued it: wait (bounded) for this board to get there
+        sub.awaiting = { point: ahead, clk: request.clk, until: sub.lastFlushAt + this.aheadWaitMs };
+        this.awaiting.add(sub);
+        return;
+      }
       const from = this.resumable(request.clk);
       if (from !== null) {
         this.counters.resumes++;
@@ -574,13 +624,21 @@ export class StreamHub implements ChangeListener {
     client.backedUp = false;
     const now = this.wallNow();
     for (const sub of client.subs.values()) {
+      const image = sub.imaging;
+      if (image !== null && image.paused) {
+        image.paused = false;
+        this.imageSegment(sub, image);
+        if (client.closed || client.backedUp) return;
+        continue;
+      }
       if (sub.dirty && sub.imaging === null && (sub.request.conflateMs === 0 || now - sub.lastFlushAt >= sub.request.conflateMs)) this.catchUp(sub);
       if (client.closed || client.backedUp) return;
     }
   }
 
   sendHeartbeat(client: StreamClient): void {
-    this.send(client, { op: 'heartbeat', resumeClk: null, bytes: plainMessage(client.format, { op: 'heartbeat', clk: this.currentClk() }), binary: client.format === 'msgpack' });
+    // through the cap like any message: a client asking for heartbeats it never reads is dropped
+    this.deliver(client, { op: 'heartbeat', resumeClk: null, bytes: plainMessage(client.format, { op: 'heartbeat', clk: this.currentClk() }), binary: client.format === 'msgpack' }, false);
   }
 
   sendStatus(client: StreamClient, code: StatusCode, detail: string, id?: string, param?: string | null): void {
@@ -589,7 +647,7 @@ export class StreamHub implements ChangeListener {
     message.code = code;
     message.detail = detail;
     if (param !== undefined && param !== null) message.param = param;
-    this.send(client, { op: 'status', resumeClk: null, bytes: plainMessage(client.format, message), binary: client.format === 'msgpack' });
+    this.deliver(client, { op: 'status', resumeClk: null, bytes: plainMessage(client.format, message), binary: client.format === 'msgpack' }, false);
   }
 
   // ---- sending ---------------------------------------------------------------------
@@ -613,6 +671,32 @@ export class StreamHub implements ChangeListener {
   }
 
   /**
+   * Resumes the waiting subscriptions the board has reached (with the changes after
+   * their clk, as any resume); after `now` passes their wait, a resync and an image.
+   */
+  private resumeAwaiting(now = -Infinity): void {
+    for (const sub of this.awaiting) {
+      const waiting = sub.awaiting!;
+      const reached = waiting.point.seq <= this.engine.seq;
+      if (!reached && now < waiting.until) continue;
+      this.awaiting.delete(sub);
+      sub.awaiting = null;
+      if (sub.client.closed) continue;
+      const from = reached ? this.resumable(waiting.clk) : null;
+      if (from !== null) {
+        this.counters.resumes++;
+        sub.moveTo(from, waiting.clk);
+        this.catchUp(sub);
+        continue;
+      }
+      this.counters.resyncs++;
+      this.sendStatus(sub.client, 'resync', reached ? 'the clk cannot be resumed from (too old for the changes this service still holds): a fresh image follows' : `the clk is ahead of this service's board, which did not reach it within ${this.aheadWaitMs} ms: a fresh image follows`, sub.id);
+      if (sub.client.closed) continue;
+      this.sendImage(sub, true);
+    }
+  }
+
+  /**
    * The subscription's rows as /odds serves them, in segments (see ImageInProgress): the
    * first one now, each further one in a later turn of the event loop.
    */
@@ -620,7 +704,7 @@ export class StreamHub implements ChangeListener {
     const point = this.point();
     sub.dirty = false;
     this.behind.delete(sub);
-    sub.imaging = { point, clk: this.tokens.issue(point), resync, filter: oddsFilterOf(sub.group.compiled.filter), afterId: null, first: true, next: null };
+    sub.imaging = { point, clk: this.tokens.issue(point), resync, filter: oddsFilterOf(sub.group.compiled.filter), afterId: null, first: true, next: null, paused: false };
     this.imageSegment(sub, sub.imaging);
   }
 
@@ -628,6 +712,11 @@ export class StreamHub implements ChangeListener {
   private imageSegment(sub: Subscription, image: ImageInProgress): void {
     image.next = null;
     if (sub.imaging !== image || sub.client.closed) return;
+    if (sub.client.backedUp) {
+      // the socket holds unsent bytes: the next segment waits for drained() (memory per connection stays near the cap)
+      image.paused = true;
+      return;
+    }
     const odds = this.engine.odds;
     const page = odds.page(image.filter, image.afterId, SEGMENT_ROWS);
     const rows = odds.render(page, sub.request.oddsFormat);
@@ -644,7 +733,8 @@ export class StreamHub implements ChangeListener {
     if (more) {
       image.afterId = page.lastId;
       image.first = false;
-      image.next = setImmediate(() => this.imageSegment(sub, image));
+      if (sub.client.backedUp) image.paused = true;
+      else image.next = setImmediate(() => this.imageSegment(sub, image));
       return;
     }
     this.finishImage(sub, image);
@@ -721,14 +811,16 @@ export class StreamHub implements ChangeListener {
 
   /**
    * Hands a message to the client's socket. A message the transport would drop, or a
-   * queue past the cap after a delta, disconnects the client (slow_consumer): a gap is
-   * never left silently. An image may pass the cap (it is sent whole, once).
+   * queue past the cap, disconnects the client (slow_consumer): a gap is never left
+   * silently. An image segment counts against the cap like any message; it is sent only
+   * while the socket has nothing queued (imageSegment), so it may take the queue past
+   * the cap by at most its own length.
    */
   private deliver(client: StreamClient, message: OutgoingMessage, image: boolean, at = this.wallNow()): boolean {
     if (client.closed) return false;
     const result = this.send(client, message, at);
     // after 'sent' the queue is below any cap (see SinkResult): the cap is only read after backpressure
-    if (result === 'dropped' || (!image && result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap)) {
+    if (result === 'dropped' || (result === 'backpressure' && client.sink.bufferedAmount() > this.bufferCap + (image ? message.bytes.length : 0))) {
       this.dropSlow(client);
       return false;
     }
@@ -769,6 +861,10 @@ export class StreamHub implements ChangeListener {
     const group = sub.group;
     group.subs.delete(sub);
     this.behind.delete(sub);
+    if (sub.awaiting !== null) {
+      this.awaiting.delete(sub);
+      sub.awaiting = null;
+    }
     if (sub.imaging !== null) {
       if (sub.imaging.next !== null) clearImmediate(sub.imaging.next);
       sub.imaging = null;
@@ -782,6 +878,7 @@ export class StreamHub implements ChangeListener {
   /** Conflation intervals that are up, backed-up clients' slow flushes, and heartbeats. */
   private tick(): void {
     const now = this.wallNow();
+    if (this.awaiting.size > 0) this.resumeAwaiting(now);
     for (const sub of this.behind) {
       const client = sub.client;
       if (client.closed) {

@@ -21,7 +21,10 @@ export function accountRoutes(ctx: Services): AnyRoute[] {
       'Send the key as for any route (X-Api-Key or Authorization: Bearer). Without a valid key (none, unknown or revoked) the answer is the anonymous plan: ENTERPRISE with every other field null. Never errors: no 401 and no 429 here. This request is not counted and carries no X-RateLimit headers. monthlyUsed counts this UTC month\'s requests, including those not yet written to the database. meta.updated is the time of the request.' +
       curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/account/usage'`),
     handle: (req) => {
-      return { kind: 'data', data: [keys.accountUsage(req.apiKey, req.now)], updated: req.now };
+      const usage = keys.accountUsage(req.apiKey, req.now);
+      // the anonymous plan carries no time of its own: the board's (from the log), so every node answers it alike;
+      // a key's usage is counted up to the moment it is read
+      return { kind: 'data', data: [usage], updated: usage.key === null ? ctx.engine.asOf() : req.now };
     },
   });
   return [route];

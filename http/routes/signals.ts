@@ -110,7 +110,12 @@ function latestUpdated(items: readonly { updated: string }[], fallback: number):
   return items.length === 0 ? fallback : latest;
 }
 
-/** When a version was first seen: meta.updated of empty pages, stable while the version holds. */
+/**
+ * The board's as-of time (the time of the last logged change applied, never this
+ * node's clock) when a version was first seen: meta.updated of empty pages, stable
+ * while the version holds, and the same on a replica that reads the version at the
+ * same board sequence as the writer.
+ */
 class VersionClock {
   private version = Number.NaN;
   private at = 0;
@@ -158,7 +163,7 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     handle: (req): DataResult => {
       const q = req.query;
       const plan = edgePlans.of(q, q, req.now);
-      const emptyAt = edgesSeen.seen(signals.edgesVersion(req.now, q.devig), req.now);
+      const emptyAt = edgesSeen.seen(signals.edgesVersion(req.now, q.devig), engine.asOf());
       if (plan.none) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note: plan.note };
       const page = signals.edgesPage(plan.query, afterOf(plan.after), q.limit, req.now);
       const next = page.hasMore && page.last !== null ? plan.nextCursor([page.last.score, page.last.id]) : null;
@@ -180,7 +185,7 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     handle: (req): DataResult => {
       const q = req.query;
       const plan = arbitragePlans.of(q, q, req.now);
-      const emptyAt = arbitrageSeen.seen(signals.arbitrageVersion(), req.now);
+      const emptyAt = arbitrageSeen.seen(signals.arbitrageVersion(), engine.asOf());
       if (plan.none) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note: plan.note };
       const page = signals.arbitragePage(plan.query, afterOf(plan.after), q.limit);
       const next = page.hasMore && page.last !== null ? plan.nextCursor([page.last.score, page.last.id]) : null;

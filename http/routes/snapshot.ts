@@ -30,6 +30,7 @@ const DESCRIPTION = [
   'count is the number of rows; updated is the board\'s as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response\'s meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows.',
   'ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.',
   'X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence.',
+  'Freshness: no answer misses a change older than SNAPSHOT_MAX_AGE_MS (default 2 s), whatever the poll pattern: the variant without history is refreshed whenever the board moves, polled or not; a poll that finds its variant\'s newest version older than that (the with-history variant after an idle spell) waits for the next version. No answer carries a syncToken that /odds/updated would answer with the re-bootstrap note.',
   'include_history accepts true/false/1/0; another value: 400 invalid_parameter.',
   KEY_RULES,
 ].join(' ') +
@@ -52,8 +53,10 @@ export function snapshotRoutes(services: Pick<Services, 'snapshot'>): AnyRoute[]
     query: [{ name: 'include_history', kind: 'boolean', default: false, description: 'true fills each row\'s priceHistory (a larger body).' }],
     handle(req): LargeBodyResult | PendingLargeBodyResult {
       const withHistory = req.query.include_history;
-      const body = snapshot.latest(withHistory);
+      const body = snapshot.fresh(withHistory);
       if (body === null) return { kind: 'pending', body: snapshot.whenCurrent(withHistory, STEP_MS).then(resultOf) };
+      // the newest version is older than SNAPSHOT_MAX_AGE_MS (a variant nobody polled lately): the next one answers
+      if (body instanceof Promise) return { kind: 'pending', body: body.then(resultOf) };
       return resultOf(body);
     },
   });

@@ -5,7 +5,6 @@
 // route (X-Api-Key, Bearer, or the `key` parameter for browsers); each subscription is
 // counted as one request against the key (the SSE request is its subscription).
 // The messages are described in the AsyncAPI document (http/asyncapi.ts).
-import { createHash, randomBytes } from 'node:crypto';
 import type { Authenticator } from '../auth.ts';
 import type { Clock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
@@ -13,6 +12,7 @@ import { ClockTokens } from '../../engine/stream/streamClock.ts';
 import { StreamHub, type SinkResult, type StatusCode, type StreamClient, type StreamSink } from '../../engine/stream/streamHub.ts';
 import { asyncApiRoute } from '../asyncapi.ts';
 import type { OutgoingMessage } from '../../engine/stream/streamMessages.ts';
+import { HttpError } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
 import { defineSocketRoute, type AnySocketRoute, type SocketConnection } from '../socketRoute.ts';
 import type { StreamResult } from '../request.ts';
@@ -32,6 +32,8 @@ const MAX_QUEUED_BYTES = 1 << 30;
 
 export interface StreamRouteOptions {
   hub: StreamHub;
+  /** WebSocket connections without an API key one address may hold at once (STREAM_MAX_ANONYMOUS_CONNECTIONS). */
+  maxAnonymousPerAddress: number;
   /** Counts each subscription against its key, as a request. */
   authenticator: Authenticator;
   clock: Clock;
@@ -40,18 +42,58 @@ export interface StreamRouteOptions {
 interface SocketData {
   apiKey: string | null;
   client: StreamClient | null;
+  /** The peer's address while it is counted as an anonymous connection (from open to close); null otherwise. */
+  anonymousFrom: string | null;
+  remoteAddress: string;
+}
+
+/**
+ * Open WebSocket connections without a key, per address: checked at the handshake
+ * (past the cap: 429 too_many_connections), counted from open to close.
+ */
+class AnonymousConnections {
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  check(address: string): void {
+    if ((this.open.get(address) ?? 0) < this.max) return;
+    throw new HttpError(
+      429,
+      'too_many_connections',
+      `an address holds at most ${this.max} push-stream connections without an API key (STREAM_MAX_ANONYMOUS_CONNECTIONS): close one, or subscribe several filters on one connection, or send a key`,
+    );
+  }
+
+  opened(address: string): void {
+    this.open.set(address, (this.open.get(address) ?? 0) + 1);
+  }
+
+  closed(address: string): void {
+    const left = (this.open.get(address) ?? 1) - 1;
+    if (left <= 0) this.open.delete(address);
+    else this.open.set(address, left);
+  }
 }
 
 export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
   const { hub, authenticator, clock } = options;
+  const anonymous = new AnonymousConnections(options.maxAnonymousPerAddress);
   return defineSocketRoute<SocketData>({
     path: STREAM_PATH,
     auth: 'key',
     maxPayloadBytes: MAX_CLIENT_MESSAGE_BYTES,
     maxBackpressureBytes: MAX_QUEUED_BYTES,
     idleTimeoutSeconds: 120,
-    accept: (req) => ({ apiKey: req.apiKey, client: null }),
+    accept(req) {
+      if (req.apiKey === null) anonymous.check(req.remoteAddress);
+      return { apiKey: req.apiKey, client: null, anonymousFrom: null, remoteAddress: req.remoteAddress };
+    },
     open(ws) {
+      if (ws.data.apiKey === null) {
+        ws.data.anonymousFrom = ws.data.remoteAddress;
+        anonymous.opened(ws.data.remoteAddress);
+      }
       ws.data.client = hub.connect(socketSink(ws));
     },
     message(ws, data, isBinary) {
@@ -83,6 +125,8 @@ export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
       ws.data.client?.drained();
     },
     close(ws) {
+      if (ws.data.anonymousFrom !== null) anonymous.closed(ws.data.anonymousFrom);
+      ws.data.anonymousFrom = null;
       ws.data.client?.disconnected();
     },
   });
@@ -186,8 +230,6 @@ function sseEvent(message: OutgoingMessage): Buffer {
   return message.sse;
 }
 
-/** Queued bytes past which a stream client is disconnected as a slow consumer (STREAM_BUFFER_BYTES). */
-
 export interface StreamSetup {
   hub: StreamHub;
   routes: AnyRoute[];
@@ -195,28 +237,30 @@ export interface StreamSetup {
 }
 
 /**
- * The hub and its routes for the composition root. `restored`: the engine was restored
- * from a data directory, so its history continues the one earlier processes served and
- * their clk tokens stay valid (the epoch is derived from the board's first load time,
- * which the checkpoint keeps); a board generated afresh gets a new epoch, so tokens
- * from an earlier process are answered with a resync, never with a gap.
+ * The hub and its routes for the composition root. The clk tokens' epoch is the board's
+ * history name (OddsEngine.historyId): kept by checkpoints, so a board restored from its
+ * data directory, or a replica of the same stream, honours the tokens earlier processes
+ * and other nodes issued; a board generated afresh has a new one, so their tokens are
+ * answered with a resync, never with a gap.
  */
 export interface StreamSettings {
   /** Bytes a subscriber may leave unread before it is dropped as a slow consumer. */
   bufferCapBytes: number;
   /** Signs clk tokens (CURSOR_SECRET when set). */
   secret: string;
-  /** The board was restored from its data directory: its epoch comes from when it was first loaded. */
-  restored: boolean;
+  /** STREAM_RESUME_WAIT_MS: how long a resume from a clk ahead of this board waits for it. */
+  resumeWaitMs: number;
+  /** STREAM_MAX_SUBSCRIPTIONS: open subscriptions per connection. */
+  maxSubscriptions: number;
+  /** STREAM_MAX_ANONYMOUS_CONNECTIONS: WebSocket connections without a key per address. */
+  maxAnonymousPerAddress: number;
   authenticator: Authenticator;
   clock: Clock;
 }
 
 export function buildStream(engine: OddsEngine, options: StreamSettings): StreamSetup {
-  const epoch = options.restored
-    ? createHash('sha256').update(`board-${engine.counters().firstLoadedAt}`).digest('hex').slice(0, 10)
-    : randomBytes(5).toString('hex');
-  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes });
-  const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock };
+  const epoch = engine.historyId;
+  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs, maxSubscriptions: options.maxSubscriptions });
+  const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock, maxAnonymousPerAddress: options.maxAnonymousPerAddress };
   return { hub, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
 }

@@ -353,7 +353,7 @@ class NodeSockets {
 
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const { route, server } = this.routes.get(pathOf(req.url ?? '/'))!;
-    const decision = route.upgrade(new NodeRequestView(req));
+    const decision = route.upgrade(new NodeRequestView(req), req.socket.remoteAddress ?? '');
     if (!decision.accept) {
       socket.end(serialize(decision.reply));
       return;

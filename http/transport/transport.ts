@@ -138,8 +138,8 @@ export interface TransportSocketRoute {
   maxBackpressureBytes: number;
   /** Seconds without traffic before the connection is closed (0: never). */
   idleTimeoutSeconds: number;
-  /** Decides the upgrade from the handshake request, synchronously. */
-  upgrade(req: TransportRequest): UpgradeDecision;
+  /** Decides the upgrade from the handshake request and the peer's address (text), synchronously. */
+  upgrade(req: TransportRequest, remoteAddress: string): UpgradeDecision;
   handlers: SocketHandlers;
 }
 

@@ -171,7 +171,7 @@ function socketBehavior(route: TransportSocketRoute) {
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
-      const decision = route.upgrade(req);
+      const decision = route.upgrade(req, Buffer.from(res.getRemoteAddressAsText()).toString());
       res.cork(() => {
         if (decision.accept) {
           res.upgrade<UwsSocketData>({ data: decision.data, connection: null }, key, protocol, extensions, context as never);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { decodeEngineState, encodeEngineState } from '../../engine/checkpoint.ts';
 import { ManualClock } from '../../engine/clock.ts';
 import { startApp } from '../../service/app.ts';
 import { NOW, startTestApp, testBoard, type TestApp } from '../helpers/app.ts';
@@ -182,6 +183,76 @@ describe('stream resume across a restart', () => {
       client.close();
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('stream resume from a clk ahead of the board (a replica behind the node that issued it)', () => {
+  /** Two apps on one history: B's engine is a checkpoint copy of A's (what a replica restores from), so both read each other's clk. */
+  async function twoNodes(env: NodeJS.ProcessEnv) {
+    const a = await startTestApp({ size: 'small', env });
+    const b = await startApp({
+      clock: a.clock,
+      board: testBoard('small'),
+      engine: decodeEngineState(encodeEngineState(a.app.engine), a.clock),
+      dbPath: join(tempDataDir('ahead-'), 'odds.db'),
+      port: 0,
+      env,
+      log: () => {},
+    });
+    assert.equal(b.engine.historyId, a.app.engine.historyId);
+    return { a, b, async close() { await b.close(); await a.close(); } };
+  }
+
+  it('waits for the board to reach the clk, then resumes with the changes after it', async () => {
+    const nodes = await twoNodes({});
+    try {
+      const onA = await StreamTestClient.open(nodes.a.port);
+      onA.subscribe('s', { filter: { league: ['nba'] } });
+      await eventually(() => onA.state('s').images === 1, 20_000);
+      const ids = [...onA.state('s').rows.keys()].slice(0, 3);
+      const first = [{ op: 'price' as const, slot: nodes.a.app.engine.slotOf(ids[0]!), priceAmerican: 777, suspended: false }];
+      nodes.a.app.engine.apply(first);
+      await onA.next((m) => m.op === 'delta');
+      const held = onA.state('s');
+      onA.close();
+
+      const onB = await StreamTestClient.open(nodes.b.port);
+      onB.subscribe('s', { filter: { league: ['nba'] }, clk: held.clk });
+      const state = onB.state('s');
+      state.rows = held.rows;
+      state.clk = held.clk;
+      await onB.sync();
+      assert.deepEqual(onB.messages.filter((m) => m.op !== 'heartbeat'), [], 'nothing yet: B has not reached the clk');
+      // B catches up (the same batch, as a replica applies the writer's record), then moves on
+      nodes.b.engine.apply(first);
+      nodes.b.engine.apply([{ op: 'remove', id: ids[1]! }]);
+      const delta = await onB.next((m) => m.op === 'delta');
+      await onB.sync();
+      assert.equal(delta.prev, held.clk);
+      assert.deepEqual(delta.rows.map((row: Row) => row.id), [ids[1]]);
+      assert.equal(state.images, 0);
+      assert.deepEqual(state.breaks, []);
+      assert.deepEqual(byId(state.rows.values()), byId(await oddsRows(nodes.b.port, 'league=nba')));
+      onB.close();
+    } finally {
+      await nodes.close();
+    }
+  });
+
+  it('a clk the board does not reach within STREAM_RESUME_WAIT_MS gets a resync and a fresh image', async () => {
+    const nodes = await twoNodes({ STREAM_RESUME_WAIT_MS: '300' });
+    try {
+      nodes.a.app.simulator.step(10);
+      const clk = nodes.a.app.stream.currentClk();
+      const onB = await StreamTestClient.open(nodes.b.port);
+      onB.subscribe('s', { filter: { league: ['nba'] }, clk });
+      await eventually(() => onB.state('s').images === 1, 10_000);
+      assert.equal(onB.state('s').resyncs, 1);
+      assert.match(onB.messages.find((m) => m.op === 'status')!.detail, /ahead of this service's board/);
+      onB.close();
+    } finally {
+      await nodes.close();
     }
   });
 });

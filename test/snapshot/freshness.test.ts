@@ -1,0 +1,112 @@
+// Snapshot freshness is bounded whatever the poll pattern (maxAgeMs, SNAPSHOT_MAX_AGE_MS):
+// the variant without history is refreshed whenever the board moves, polled or not; a
+// poll of a variant nobody polled lately, whose newest version misses changes older
+// than the bound, waits for the next version instead of being answered with the old
+// one; and no answer carries a syncToken the delta feed would answer with the
+// re-bootstrap note. The engine tests drive the snapshot's timer and the board's clock by
+// hand; the HTTP test talks to the real server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
+import { Simulator } from '../../engine/simulator.ts';
+import { fixtureEngine, rawBody, referenceText } from '../helpers/snapshot-helpers.ts';
+import { startTestApp } from '../helpers/app.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { liveSlots } from '../helpers/engine-helpers.ts';
+import { gunzipSync } from 'node:zlib';
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+test('the variant without history refreshes as the board moves though nobody polls it', async () => {
+  const { engine, clock } = fixtureEngine(3);
+  const snapshot = new BoardSnapshot(engine, { clock, maxAgeMs: 2000 });
+  snapshot.current(false);
+  const sim = new Simulator(engine, clock, { ratePerSecond: 1000, seed: 5 });
+  for (let round = 0; round < 3; round++) {
+    clock.advance(60_000); // far past watchMs: it would not count as polled
+    sim.step(200);
+    assert.ok(await eventually(() => snapshot.ageMs(false) === 0 && !snapshot.isRefreshing(false), 10_000), `round ${round}: refreshed without a poll`);
+  }
+  const body = snapshot.latest(false)!;
+  assert.equal(body.seq, engine.seq);
+  assert.equal(rawBody(body).toString('utf8'), referenceText(engine, false));
+  snapshot.close();
+});
+
+test('a poll after an idle spell waits for a fresh version (controlled clock and timer)', async () => {
+  const { engine, clock } = fixtureEngine(4);
+  let now = 0;
+  const snapshot = new BoardSnapshot(engine, { clock, timer: () => now, maxAgeMs: 2000, historyIdleMs: Infinity });
+  snapshot.current(false);
+  const first = await snapshot.whenCurrent(true);
+  assert.equal(snapshot.fresh(true), first, 'fresh: answered at once');
+  // nobody polls the history variant for longer than watchMs: it stops refreshing
+  clock.advance(31_000);
+  const sim = new Simulator(engine, clock, { ratePerSecond: 1000, seed: 6 });
+  sim.step(300);
+  for (let i = 0; i < 20; i++) await nextTurn();
+  assert.equal(snapshot.isRefreshing(true), false, 'an unpolled history variant does not refresh');
+  // within the bound, the newest version is still an answer
+  now += 1500;
+  const within = snapshot.fresh(true);
+  assert.ok(within !== null && !(within instanceof Promise), 'missing changes only 1.5 s old: answered at once');
+  assert.equal((within as SnapshotBody).seq, first.seq);
+  // past it, the poll waits for the next version, which shows the board as it is
+  now += 1000;
+  const waited = snapshot.fresh(true);
+  assert.ok(waited instanceof Promise, 'missing changes 2.5 s old: the poll waits');
+  const body = await waited;
+  assert.equal(body.seq, engine.seq);
+  assert.equal(rawBody(body).toString('utf8'), referenceText(engine, true));
+  assert.equal(snapshot.ageMs(true), 0);
+  snapshot.close();
+});
+
+test('a version whose syncToken the delta feed no longer answers completely is never served', async () => {
+  const { engine, clock } = fixtureEngine(5);
+  let now = 0;
+  const snapshot = new BoardSnapshot(engine, { clock, timer: () => now, maxAgeMs: 2000, historyIdleMs: Infinity });
+  snapshot.current(false);
+  await snapshot.whenCurrent(true);
+  clock.advance(31_000);
+  // a removal, then a batch past its retention recycles it: the horizon passes the version's syncToken
+  engine.apply([{ op: 'remove', id: engine.idOf(liveSlots(engine)[0]!) }]);
+  clock.advance(11 * 60_000);
+  new Simulator(engine, clock, { ratePerSecond: 1000, seed: 7 }).step(50);
+  assert.ok(engine.deltaHorizon() > Number(snapshot.latest(true)!.syncToken), 'the setup: the version fell behind the horizon');
+  const served = snapshot.fresh(true);
+  const body = served instanceof Promise ? await served : served!;
+  assert.ok(Number(body.syncToken) >= engine.deltaHorizon(), `syncToken ${body.syncToken} before the delta horizon ${engine.deltaHorizon()}`);
+  assert.equal(body.seq, engine.seq);
+  snapshot.close();
+});
+
+test('HTTP: after an idle spell of 11 minutes both variants answer the board as it is, with a syncToken /odds/updated accepts', async () => {
+  const t = await startTestApp({ size: 'small', simulatorSeed: 9 });
+  try {
+    const get = async (path: string) => {
+      const reply = await t.request(path, { headers: { 'Accept-Encoding': 'gzip' } });
+      assert.equal(reply.status, 200);
+      return { seq: Number(reply.headers['x-board-seq']), doc: JSON.parse(gunzipSync(reply.body).toString('utf8')) as { syncToken: string; count: number } };
+    };
+    await get('/api/v1/snapshot');
+    await get('/api/v1/snapshot?include_history=true');
+    // nobody polls for 11 minutes while the board moves (rows removed, their tombstones recycled)
+    for (let minute = 0; minute < 11; minute++) {
+      t.clock.advance(60_000);
+      t.app.simulator.step(40);
+      t.app.engine.apply([{ op: 'remove', id: t.app.engine.idOf(liveSlots(t.app.engine)[0]!) }]);
+    }
+    assert.ok(t.app.engine.tombstoneHorizon() > 0, 'tombstones were recycled');
+    for (const path of ['/api/v1/snapshot', '/api/v1/snapshot?include_history=true']) {
+      const { seq, doc } = await get(path);
+      assert.equal(seq, t.app.engine.seq, `${path}: the board as it is`);
+      const updated = await t.request(`/api/v1/odds/updated?since=${doc.syncToken}&limit=1000`);
+      const meta = (JSON.parse(updated.body.toString()) as { meta: { note?: string } }).meta;
+      assert.equal(meta.note, undefined, `${path}: /odds/updated?since=syncToken answered the re-bootstrap note`);
+      assert.equal(doc.count, t.app.engine.liveRows);
+    }
+  } finally {
+    await t.close();
+  }
+});
