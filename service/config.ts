@@ -92,6 +92,18 @@ export interface Config {
   oddsApiCreditsPerHour: number;
   oddsApiEventIntervalMs: number;
   oddsApiTimeoutMs: number;
+  // webhooks (alerts/) and the MCP server (mcp/): documented here, read where they are used
+  // (alerts/alertsConfig.ts, mcp/tools.ts) with the same ranges
+  alerts: boolean;
+  alertsDbPath: string | null;
+  alertsTickMs: number;
+  alertsTimeoutMs: number;
+  alertsMaxInFlight: number;
+  alertsRetryBaseMs: number;
+  alertsRetryMaxMs: number;
+  alertsRetryForMs: number;
+  alertsRetentionMs: number;
+  mcpMaxAnswerBytes: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -287,6 +299,18 @@ export const SETTINGS = [
   feedSetting('oddsApiCreditsPerHour', ODDS_API_SETTINGS.creditsPerHour),
   feedSetting('oddsApiEventIntervalMs', ODDS_API_SETTINGS.eventIntervalMs),
   feedSetting('oddsApiTimeoutMs', ODDS_API_SETTINGS.timeoutMs),
+  // webhooks (docs/alerts.md); alerts/alertsConfig.ts reads them at start with these ranges
+  setting({ key: 'alerts', name: 'ALERTS', fallback: '1', allowed: '0 or 1', help: 'signed webhooks (needs DATA_DIR, not LOG=nats): 1 runs the alert producer, the outbox and the admin API on the ingest listener; 0 turns them off (the admin API answers 503)', parse: (t) => (t === null ? true : t === '1' ? true : t === '0' ? false : undefined) }),
+  setting({ key: 'alertsDbPath', name: 'ALERTS_DB_PATH', fallback: '$DATA_DIR/alerts.db', allowed: 'a file path', help: 'SQLite file (WAL, synchronous=FULL) of the webhook subscriptions and the alert outbox', parse: (t) => t }),
+  setting({ key: 'alertsTickMs', name: 'ALERTS_TICK_MS', fallback: '200', allowed: 'an integer from 10 to 60000', help: 'how often the alert producer looks at the board: moves of one row within a tick are one line.moved, an arbitrage opened and closed within a tick is not seen', parse: (t) => intIn(10, 60_000)(t, 200) }),
+  setting({ key: 'alertsTimeoutMs', name: 'ALERTS_TIMEOUT_MS', fallback: '10000', allowed: 'an integer from 100 to 120000', help: 'deadline of one webhook request; a receiver answering no 2xx within it has failed that attempt', parse: (t) => intIn(100, 120_000)(t, 10_000) }),
+  setting({ key: 'alertsMaxInFlight', name: 'ALERTS_MAX_IN_FLIGHT', fallback: '512', allowed: 'an integer from 1 to 100000', help: 'webhook requests in flight over all endpoints (one per endpoint at most)', parse: (t) => intIn(1, 100_000)(t, 512) }),
+  setting({ key: 'alertsRetryBaseMs', name: 'ALERTS_RETRY_BASE_MS', fallback: '1000', allowed: 'an integer from 1 to 86400000', help: 'first wait before a failed webhook batch is sent again; it doubles per attempt, scaled by a random factor in [0.5, 1)', parse: (t) => intIn(1, 86400000)(t, 1000) }),
+  setting({ key: 'alertsRetryMaxMs', name: 'ALERTS_RETRY_MAX_MS', fallback: '3600000', allowed: 'an integer from 1 to 86400000', help: 'longest wait between two attempts of a webhook batch', parse: (t) => intIn(1, 86400000)(t, 3_600_000) }),
+  setting({ key: 'alertsRetryForMs', name: 'ALERTS_RETRY_FOR_MS', fallback: '86400000', allowed: 'an integer from 0 to 2592000000', help: "how long after a batch's first failure it is retried before it goes to the subscription's dead letters", parse: (t) => intIn(0, 2592000000)(t, 86400000) }),
+  setting({ key: 'alertsRetentionMs', name: 'ALERTS_RETENTION_MS', fallback: '604800000', allowed: 'an integer from 60000 to 31536000000', help: 'how long delivered alert events are kept in the outbox for replays', parse: (t) => intIn(60_000, 31536000000)(t, 604800000) }),
+  // the MCP server (docs/mcp.md); mcp/tools.ts reads it with this range (also for npm run mcp)
+  setting({ key: 'mcpMaxAnswerBytes', name: 'MCP_MAX_ANSWER_BYTES', fallback: '65536', allowed: 'an integer from 4096 to 16777216', help: 'largest answer of one MCP tool call (POST /mcp and npm run mcp): a page that would be bigger comes back with fewer rows and meta.note saying so', parse: (t) => intIn(4096, 16 * 1024 * 1024)(t, 65_536) }),
 ] as const;
 
 export interface ConfigProblem {

@@ -11,14 +11,17 @@ import { OPERATIONS_DOC, withCurrentTable } from '../../service/settingsDoc.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /** The folders of the service's code (bench/ and test/ read their own BENCH_* and test variables). */
-const CODE_DIRS = ['engine', 'http', 'ingest', 'persistence', 'service', 'feeds', 'client', 'web', 'fixtures'];
+const CODE_DIRS = ['engine', 'http', 'ingest', 'persistence', 'service', 'feeds', 'client', 'web', 'fixtures', 'alerts', 'mcp'];
 
 /** Variables read by code that are not `npm start` settings, and the document that explains each. */
 const DOCUMENTED_ELSEWHERE: Record<string, string> = {
   INGEST_URL: 'docs/feeds.md', // npm run feed
   INGEST_RETRY_MAX: 'docs/feeds.md', // npm run feed
+  INGEST_TOKEN_FILE: 'docs/feeds.md', // npm run feed
+  ODDS_API_KEY_FILE: 'docs/feeds.md', // npm run feed
   METRICS_PORT: 'docs/operations.md', // retired: a start that sets it says so
   METRICS_HOST: 'docs/operations.md',
+  ODDS_API_URL: 'docs/mcp.md', // npm run mcp: the service the stdio server reads
 };
 
 function sourceFiles(dir: string): string[] {
