@@ -66,11 +66,20 @@ function badValues(): Record<string, string> {
     ODDS_API_EVENT_INTERVAL: '0.01',
     ODDS_API_TIMEOUT: 'soon',
     SHUTDOWN_GRACE_MS: '1s',
+    ALERTS: 'maybe',
+    ALERTS_TICK_MS: '5',
+    ALERTS_TIMEOUT_MS: '99',
+    ALERTS_MAX_IN_FLIGHT: '0',
+    ALERTS_RETRY_BASE_MS: '1s',
+    ALERTS_RETRY_MAX_MS: '0',
+    ALERTS_RETRY_FOR_MS: '-1',
+    ALERTS_RETENTION_MS: '59999',
+    MCP_MAX_ANSWER_BYTES: '4095',
   };
 }
 
 /** Free text: any value is allowed, so there is no bad one to test. */
-const FREE_TEXT = new Set(['CURSOR_SECRET', 'INGEST_TOKEN', 'REPLICA_ID', 'ODDS_API_KEY']);
+const FREE_TEXT = new Set(['CURSOR_SECRET', 'INGEST_TOKEN', 'REPLICA_ID', 'ODDS_API_KEY', 'ALERTS_DB_PATH']);
 
 function runMain(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
