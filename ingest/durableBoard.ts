@@ -36,6 +36,8 @@ import { FileBatchLog, fsyncFromEnv, walDir, type OpenedLog, type TornTail } fro
 import { repairDataDir } from '../persistence/log/repair.ts';
 import { nodeStorage, type Storage } from '../persistence/log/storage.ts';
 import { packInWorker } from '../persistence/log/packInWorker.ts';
+import { crc32 } from '../persistence/log/crc32.ts';
+import { Packr } from 'msgpackr';
 import { Ingest, applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
 import { TickSlots } from './tickSlots.ts';
@@ -115,6 +117,15 @@ export interface CheckpointReport {
 const COPY_STEP_BYTES = 4 * 1024 * 1024;
 
 const DEFAULT_INTERVAL_MS = 60_000;
+/** Below this many row slots a checkpoint is packed on the event loop (well under a millisecond a thousand rows) rather than in a worker thread (tens of milliseconds to start one). */
+const PACK_IN_PROCESS_ROWS = 20_000;
+const packer = new Packr(CHECKPOINT_PACK_OPTIONS);
+
+function packHere(state: unknown): { body: Buffer; crc: number } {
+  // a copy: the packer's next pack (another board's checkpoint in this process) reuses its buffer
+  const body = Buffer.from(packer.pack(state));
+  return { body, crc: crc32(body) };
+}
 /** After a failed checkpoint, the next size-triggered one waits this long (the interval timer tries on its own schedule). */
 const CHECKPOINT_RETRY_MS = 5_000;
 const DEFAULT_LOG_BYTES = 256 * 1024 * 1024;
@@ -373,7 +384,8 @@ export class DurableBoard {
         const appliesHeldMs = performance.now() - started;
         // the copy owns its arrays: a worker thread packs it and takes its CRC while
         // batches apply here; then the write and its fsync run on the thread pool
-        const packed = await packInWorker(copy.state, copy.buffers(), CHECKPOINT_PACK_OPTIONS);
+        // a small board packs here in less time than a worker thread takes to start
+        const packed = this.engine.store.size < PACK_IN_PROCESS_ROWS ? packHere(copy.state) : await packInWorker(copy.state, copy.buffers(), CHECKPOINT_PACK_OPTIONS);
         const encodeMs = performance.now() - started;
         // checked, fsync'd, read back and renamed before anything older is deleted; the
         // two newest are kept (a damaged newest one falls back to the older plus the log)

@@ -125,12 +125,19 @@ export interface SegmentScan {
   problem: SegmentProblem | null;
 }
 
-/** True when the bytes begin as a format 2 segment (its magic). */
+/**
+ * True unless the bytes begin with a whole, good format 1 record: a segment is read as
+ * format 2 whenever it is not plainly format 1, so a damaged segment header is damage
+ * (format 2's checks), never a format 1 file cut short.
+ */
 function isFormat2(bytes: Uint8Array): boolean {
-  if (bytes.length === 0) return true;
-  const n = Math.min(bytes.length, 8);
-  for (let i = 0; i < n; i++) if (bytes[i] !== SEGMENT_MAGIC[i]) return false;
-  return true;
+  if (bytes.length < V1_FRAME_HEADER_BYTES) return true;
+  let magic = true;
+  for (let i = 0; i < 8; i++) if (bytes[i] !== SEGMENT_MAGIC[i]) magic = false;
+  if (magic) return true;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const end = V1_FRAME_HEADER_BYTES + view.getUint32(0, true);
+  return !(end <= bytes.length && crc32(bytes, 8, end) === view.getUint32(4, true));
 }
 
 /**
@@ -180,10 +187,14 @@ function scanV2(bytes: Uint8Array, firstIndex: number, visit: ((index: number, p
     problem: problem === null ? null : { ...problem, index: expected },
   });
   if (size === 0) return result(null);
-  if (size < SEGMENT_HEADER_BYTES) return result({ offset: 0, detail: `a segment header cut short (${size} of ${SEGMENT_HEADER_BYTES} bytes)`, torn: true });
-  if (crc32(bytes, 0, 20) !== view.getUint32(20, true)) return result({ offset: 0, detail: 'the segment header fails its CRC', torn: false });
+  if (size < SEGMENT_HEADER_BYTES) {
+    // a crash while the segment was being created leaves a prefix of its header; anything else is damage
+    const torn = encodeSegmentHeader(firstIndex).subarray(0, size).equals(bytes);
+    return result({ offset: 0, detail: `a segment header cut short (${size} of ${SEGMENT_HEADER_BYTES} bytes)${torn ? '' : ' and not the header this segment should have'}`, torn });
+  }
   const named = view.getUint32(12, true) * 0x100000000 + view.getUint32(16, true);
-  if (named !== firstIndex) return result({ offset: 12, detail: `the segment header says it starts at record ${named}, its name says ${firstIndex}`, torn: false });
+  const headerBad = crc32(bytes, 0, 20) !== view.getUint32(20, true) ? 'the segment header fails its CRC' : named !== firstIndex ? `the segment header says it starts at record ${named}, its name says ${firstIndex}` : null;
+  if (headerBad !== null && firstIndex > coveredThrough) return result({ offset: 0, detail: headerBad, torn: false });
   at = SEGMENT_HEADER_BYTES;
   /** Damage in a covered record: skip to the next good frame (or, with none after it, the log ends in covered records). */
   const skipCovered = (): boolean => {
@@ -200,6 +211,18 @@ function scanV2(bytes: Uint8Array, firstIndex: number, visit: ((index: number, p
     expected = view.getUint32(next + 4, true) * 0x100000000 + view.getUint32(next + 8, true);
     return true;
   };
+  // a damaged header of a segment whose first records a checkpoint covers: read on from its next good frame
+  if (headerBad !== null) {
+    skippedCovered++;
+    const next = resync(bytes, view, at, firstIndex - 1, coveredThrough);
+    if (next < 0) {
+      at = size;
+      expected = coveredThrough + 1;
+    } else {
+      at = next;
+      expected = view.getUint32(next + 4, true) * 0x100000000 + view.getUint32(next + 8, true);
+    }
+  }
   while (at < size) {
     if (restIsZero(bytes, at)) return result({ offset: at, detail: `${size - at} zero bytes after the last record`, torn: true });
     if (at + FRAME_HEADER_BYTES > size) return result({ offset: at, detail: `a frame header cut short (${size - at} of ${FRAME_HEADER_BYTES} bytes)`, torn: true });
