@@ -35,6 +35,11 @@ export class FaultyStorage implements Storage {
     private readonly base: Storage = nodeStorage,
   ) {}
 
+  /** Space again after a short write filled the disk (an operator freed some). */
+  roomAgain(): void {
+    this.full = false;
+  }
+
   /** Arms a fault counted from the operations made so far. */
   arm(fault: StorageFault): void {
     this.fault = { ...fault, nth: this.counts[fault.op] + fault.nth };
