@@ -17,7 +17,7 @@
 // (reported as a torn tail). A cut at a frame boundary is not generated: nothing in the
 // files can show it.
 
-import { cpSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../../engine/clock.ts';
@@ -38,6 +38,12 @@ import type { StorageOp } from '../../persistence/log/storage.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
+/**
+ * Where the cases' DATA_DIRs go: a RAM file system when there is one (thousands of
+ * cases, each a few dozen fsyncs: the property is about what the files hold, not about
+ * the disk; real disks and real crashes are storage-process.test.ts's), else tmpdir().
+ */
+const SCRATCH = process.env.FAULT_SCRATCH ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
 
 export type AtRestTarget = 'newest segment' | 'older segment' | 'newest checkpoint' | 'older checkpoint';
 export type AtRestPart =
@@ -233,7 +239,7 @@ let template: string | null = null;
 /** A DATA_DIR with the tiny board loaded and checkpointed (record 0), made once per process. */
 async function templateDir(board: Board): Promise<string> {
   if (template !== null) return template;
-  const dir = mkdtempSync(join(tmpdir(), 'fault-template-'));
+  const dir = mkdtempSync(join(SCRATCH, 'fault-template-'));
   const o = open(dir, new ManualClock(NOW), undefined, true);
   loadBoard(o.board.engine, board);
   o.persistence.loadCold(board, { eventsWithOdds: new Set(o.board.engine.eventIdsWithLiveRows()) });
@@ -255,8 +261,8 @@ function fail(c: Case, message: string): never {
 /** Runs one case; throws InvariantBroken when the promise is broken. */
 export async function runCase(c: Case): Promise<Outcome> {
   const { board, rows } = tinyBoard();
-  const dir = mkdtempSync(join(tmpdir(), 'fault-'));
-  const twinDir = mkdtempSync(join(tmpdir(), 'fault-twin-'));
+  const dir = mkdtempSync(join(SCRATCH, 'fault-'));
+  const twinDir = mkdtempSync(join(SCRATCH, 'fault-twin-'));
   const clock = new ManualClock(NOW);
   const twinClock = new ManualClock(NOW);
   const storage = new FaultyStorage(null);
