@@ -253,7 +253,7 @@ async function verifyCheckpointFile(path: string, logIndex: number, expectedByte
     await handle.read(headBytes, 0, headBytes.length, 0);
     const header = parseHeader(headBytes, path, size);
     if (header.logIndex !== logIndex) throw new CheckpointDamagedError(path, 24, 'header', `covers record ${header.logIndex}, written for ${logIndex}`);
-    const chunk = Buffer.allocUnsafe(8 * 1024 * 1024);
+    const chunk = Buffer.allocUnsafe(Math.min(4 * 1024 * 1024, Math.max(1, header.bodyEnd - header.bodyStart)));
     let crc = 0;
     let at = header.bodyStart;
     while (at < header.bodyEnd) {
