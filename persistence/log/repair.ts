@@ -9,7 +9,9 @@
 //     for inspection) when the log still holds every record after the valid one up
 //     to the damaged one's index;
 //   - a segment wholly covered by the newest valid checkpoint that holds damage is
-//     deleted (a start steps over it already; nothing in it is needed).
+//     deleted (a start steps over it already; nothing in it is needed);
+//   - a segment whose 24-byte header alone is damaged (every record behind it reads
+//     whole) gets its header rewritten.
 // With the flag it also cuts the log at its first damaged record (truncating that
 // segment and deleting the later ones), or drops the log after the newest valid
 // checkpoint when the log no longer reaches back to it.
@@ -19,8 +21,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { CheckpointDamagedError, listCheckpoints, readCheckpointFile, type CheckpointFile } from './checkpointFiles.ts';
 import { walDir } from './fileBatchLog.ts';
-import { listSegments, scanSegment, type SegmentFile } from './segments.ts';
-import { nodeStorage, type Storage } from './storage.ts';
+import { encodeSegmentHeader, listSegments, scanSegment, SEGMENT_HEADER_BYTES, type SegmentFile } from './segments.ts';
+import { nodeStorage, writeFullySync, type Storage } from './storage.ts';
 
 export interface RepairOptions {
   /** The first record the operator agrees to lose (--drop-from-record=N); without it nothing uncovered is dropped. */
@@ -63,6 +65,8 @@ function checkCheckpoints(dataDir: string): CheckedCheckpoint[] {
 }
 
 interface LogProblem {
+  /** Only the 24-byte segment header is damaged: its records read whole behind a rewritten one (a lossless repair). */
+  headerOnly?: boolean;
   segment: SegmentFile;
   /** Offset the segment is cut at. */
   offset: number;
@@ -104,7 +108,18 @@ function lookAtLog(dataDir: string, needFrom: number): LogLook {
     if (problem === null && i > 0 && segment.firstIndex !== lastIndex + 1) {
       problem = { segment, offset: 0, index: lastIndex + 1, detail: `segment starts at record ${segment.firstIndex} but the one before ends at ${lastIndex}`, torn: false };
     }
-    const scan = scanSegment(readFileSync(segment.path), segment.firstIndex, undefined, needFrom - 1);
+    const bytes = readFileSync(segment.path);
+    let scan = scanSegment(bytes, segment.firstIndex, undefined, needFrom - 1);
+    if (problem === null && scan.problem !== null && scan.problem.offset === 0 && scan.records === 0 && bytes.length > SEGMENT_HEADER_BYTES) {
+      // the segment header alone may be damaged: read the records behind a rewritten one
+      const fixed = Buffer.from(bytes);
+      encodeSegmentHeader(segment.firstIndex).copy(fixed, 0);
+      const again = scanSegment(fixed, segment.firstIndex, undefined, needFrom - 1);
+      if (again.records > 0 && (again.problem === null || (again.problem.torn && i === needed.length - 1))) {
+        problem = { headerOnly: true, segment, offset: 0, index: segment.firstIndex, detail: scan.problem.detail, torn: false };
+        scan = again;
+      }
+    }
     if (problem === null && scan.problem !== null) {
       problem = { segment, offset: scan.validEnd, index: scan.problem.index, detail: `${scan.problem.detail} (at offset ${scan.problem.offset})`, torn: scan.problem.torn && i === needed.length - 1 };
     }
@@ -140,8 +155,8 @@ export function repairDataDir(dataDir: string, options: RepairOptions = {}): Rep
   // damaged newer checkpoint the log does not reach (its records exist nowhere else)
   let losesFrom: number | null = null;
   let losesRecords = 0;
-  const logReaches = log.problem === null ? log.lastIndex : log.problem.index - 1;
-  if (log.problem !== null && !log.problem.torn) {
+  const logReaches = log.problem === null || log.problem.headerOnly === true ? log.lastIndex : log.problem.index - 1;
+  if (log.problem !== null && !log.problem.torn && log.problem.headerOnly !== true) {
     losesFrom = log.problem.index;
     losesRecords = Math.max(1, log.lastIndex - log.problem.index + 1);
   }
@@ -168,7 +183,19 @@ export function repairDataDir(dataDir: string, options: RepairOptions = {}): Rep
     const what =
       `cut ${p.segment.path} at offset ${p.offset} (${cutBytes} bytes: ${p.detail})` +
       (later.length > 0 ? ` and delete ${later.length} later segment(s), ${laterBytes} bytes: ${later.map((s) => s.name).join(', ')}` : '');
-    if (p.torn) {
+    if (p.headerOnly === true) {
+      act(`rewrite the segment header of ${p.segment.path} (${p.detail}; every record behind it reads whole: nothing is lost)`, () => {
+        const fd = storage.openSync(p.segment.path, 'r+');
+        try {
+          const header = encodeSegmentHeader(p.segment.firstIndex);
+          writeFullySync(storage, fd, header, 0);
+          storage.fsyncSync(fd);
+        } finally {
+          storage.closeSync(fd);
+        }
+        changed = true;
+      });
+    } else if (p.torn) {
       say(`the log ends in a torn write at record ${p.index} (never acknowledged); a start cuts it by itself`);
     } else if (allowed) {
       act(`${what}; records ${p.index} to ${log.lastIndex >= p.index ? log.lastIndex : p.index} are LOST (no valid checkpoint covers them)`, () => {
