@@ -8,12 +8,14 @@
 // naming the file, the offset and what repair would drop; damage in log records a
 // checkpoint covers does not stop a start.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { ManualClock } from '../../engine/clock.ts';
 import { RestoreRefusedError } from '../../ingest/durableBoard.ts';
 import { IngestError } from '../../ingest/ingest.ts';
 import { checkpointLayout, listCheckpoints } from '../../persistence/log/checkpointFiles.ts';
+import { DataDirLockedError } from '../../persistence/log/dataDirLock.ts';
 import { walDir } from '../../persistence/log/fileBatchLog.ts';
 import { FRAME_HEADER_BYTES, listSegments, SEGMENT_HEADER_BYTES } from '../../persistence/log/segments.ts';
 import { FaultyStorage, type FaultKind } from '../../persistence/log/storageFaults.ts';
@@ -191,4 +193,20 @@ test('damage in log records the checkpoint covers does not stop a start', async 
   assert.equal(opened.durable.ingest.appliedIndex, 10);
   pricesAre(opened, 10);
   await opened.close();
+});
+
+test('one writer per DATA_DIR: a second open is refused naming this pid, so is npm run repair; closing releases the lock', async () => {
+  const dir = dataDir();
+  const clock = new ManualClock(NOW);
+  const opened = await openBoard(dir, clock, board);
+  await assert.rejects(openBoard(dir, clock, board), (error: unknown) => error instanceof DataDirLockedError && error.holderPid === process.pid && error.message.includes(`in use by process ${process.pid}`));
+  const repair = spawnSync('npm', ['run', '--silent', 'repair', '--', dir], { encoding: 'utf8' });
+  assert.equal(repair.status, 1);
+  assert.match(repair.stderr, new RegExp(`in use by process ${process.pid}`));
+  await opened.close();
+  const again = await openBoard(dir, clock, board);
+  await again.close();
+  const free = spawnSync('npm', ['run', '--silent', 'repair', '--', dir], { encoding: 'utf8' });
+  assert.equal(free.status, 0, free.stdout + free.stderr);
+  assert.match(free.stdout, /no damage/);
 });
