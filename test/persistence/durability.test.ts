@@ -20,11 +20,13 @@ import { walDir } from '../../persistence/log/fileBatchLog.ts';
 import { FRAME_HEADER_BYTES, listSegments, SEGMENT_HEADER_BYTES } from '../../persistence/log/segments.ts';
 import { FaultyStorage, type FaultKind } from '../../persistence/log/storageFaults.ts';
 import type { StorageOp } from '../../persistence/log/storage.ts';
-import { NOW, testBoard } from '../helpers/app.ts';
+import { generateBoard } from '../../fixtures/generateBoard.ts';
+import { NOW } from '../helpers/now.ts';
 import { crashPrice, crashRows } from '../ingest/crashRows.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 
-const board = testBoard('small');
+// generated here rather than through helpers/app.ts: no server starts, so test/run.ts runs this file once, not once per transport
+const board = generateBoard({ size: 'small', seed: 42, now: NOW });
 const dirs: string[] = [];
 after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
