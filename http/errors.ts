@@ -41,10 +41,13 @@ export class HttpError extends Error {
   readonly validValues: readonly string[] | undefined;
   /** Per-item problems of a refused batch ({index, code, field, detail}); in the body as "errors" when set. */
   readonly errors: readonly unknown[] | undefined;
+  /** Bad items of a refused batch beyond those in `errors` (which lists the first ones); in the body as "errorsOmitted" when above 0. */
+  readonly errorsOmitted: number;
 
-  constructor(status: number, code: ErrorCode, detail: string, param: string | null = null, validValues?: readonly string[], errors?: readonly unknown[]) {
+  constructor(status: number, code: ErrorCode, detail: string, param: string | null = null, validValues?: readonly string[], errors?: readonly unknown[], errorsOmitted = 0) {
     super(detail);
     this.errors = errors;
+    this.errorsOmitted = errorsOmitted;
     this.name = 'HttpError';
     this.status = status;
     this.code = code;
@@ -82,6 +85,7 @@ export function errorBody(error: HttpError): Buffer {
   const body: Record<string, unknown> = { success: false, code: error.code, detail: error.detail, param: error.param };
   if (error.validValues !== undefined) body.validValues = error.validValues;
   if (error.errors !== undefined) body.errors = error.errors;
+  if (error.errorsOmitted > 0) body.errorsOmitted = error.errorsOmitted;
   return Buffer.from(JSON.stringify(body));
 }
 
