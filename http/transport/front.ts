@@ -43,8 +43,22 @@ export interface ListeningFront {
   close(): void;
 }
 
+/** node:net's `reusePort` listen option: Node 22.12 and later (older ones ignore it silently). */
+export function netReusePortSupported(version = process.versions.node): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 12);
+}
+
+/** Refuses REUSE_PORT=1 where node:net would ignore it (a silent single-owner port is not what was asked). */
+export function checkReusePort(reusePort: boolean): void {
+  if (reusePort && !netReusePortSupported()) {
+    throw new Error(`REUSE_PORT=1 needs Node 22.12 or later for this transport (this is Node ${process.versions.node}); with uWebSockets.js, UWS_DIRECT=1 shares the port on any Node`);
+  }
+}
+
 /** Listens on the public port; fails with a message naming the port when another process holds it. */
 export function listenFront(options: FrontOptions): Promise<ListeningFront> {
+  checkReusePort(options.reusePort);
   const open = new Set<FrontConnection>();
   const server = net.createServer({ noDelay: true }, (socket) => {
     const connection = new FrontConnection(socket, options, () => open.delete(connection));

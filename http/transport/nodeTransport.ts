@@ -26,7 +26,7 @@ import type {
   TransportSocketRoute,
   ListenOptions,
 } from './transport.ts';
-import { listenError } from './front.ts';
+import { checkReusePort, listenError } from './front.ts';
 
 /** Longest request target (path and query) answered; longer ones get 414. */
 export const MAX_URL_BYTES = 8 * 1024;
@@ -135,6 +135,7 @@ export class NodeTransport implements Transport {
   }
 
   listen(host: string, port: number, handlersFor: (served: Transport) => TransportHandlers, options: ListenOptions): Promise<ListeningTransport> {
+    checkReusePort(options.reusePort);
     const node = createNodeHttp(handlersFor(this));
     const server = node.server;
     return new Promise((resolve, reject) => {
