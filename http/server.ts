@@ -71,11 +71,11 @@ export interface ServerOptions {
   uwsDirect?: boolean;
 }
 
-/** A boolean setting from the environment: 1/true/yes on, unset/empty/0/false/no off, anything else refused. */
+/** A boolean setting from the environment, read as service/config.ts reads flags (for servers built without the service's config). */
 function envFlag(name: string): boolean {
   const value = (process.env[name] ?? '').trim().toLowerCase();
-  if (value === '' || value === '0' || value === 'false' || value === 'no') return false;
-  if (value === '1' || value === 'true' || value === 'yes') return true;
+  if (value === '' || value === '0' || value === 'false' || value === 'no' || value === 'off') return false;
+  if (value === '1' || value === 'true' || value === 'yes' || value === 'on') return true;
   throw new Error(`${name} must be 1 or 0 (or unset), got ${process.env[name]}`);
 }
 

@@ -220,6 +220,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     log,
     observer: httpMetrics,
     boardSeq: () => engine.seq,
+    reusePort: config.reusePort,
+    uwsDirect: config.uwsDirect,
   });
   operations.readiness.pass('board');
 

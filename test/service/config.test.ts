@@ -36,6 +36,8 @@ function badValues(): Record<string, string> {
     CHECKPOINT_INTERVAL_MS: '1.5',
     CHECKPOINT_LOG_BYTES: '0',
     TRANSPORT: 'carrier-pigeon',
+    REUSE_PORT: 'shared',
+    UWS_DIRECT: 'fast',
     STREAM_BUFFER_BYTES: '512',
     SNAPSHOT_COMPRESSION_THREADS: '0',
     SINGLE_THREADED_GC: 'sometimes',
