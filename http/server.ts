@@ -163,6 +163,7 @@ export async function createServer(options: ServerOptions): Promise<RunningServe
   // through node:http): they share the router and the request ids.
   const requestIds = new RequestIds();
   const facade = new Facade(router, transport, options, requestIds);
+  const listenOptions = { reusePort: options.reusePort ?? envFlag('REUSE_PORT'), uwsDirect: options.uwsDirect ?? envFlag('UWS_DIRECT') };
   const listening = await transport.listen(
     options.host ?? '127.0.0.1',
     options.port ?? 0,
@@ -174,12 +175,17 @@ export async function createServer(options: ServerOptions): Promise<RunningServe
         sockets: (options.sockets ?? []).map((route) => f.socketRoute(route)),
       };
     },
-    { reusePort: options.reusePort ?? envFlag('REUSE_PORT'), uwsDirect: options.uwsDirect ?? envFlag('UWS_DIRECT') },
+    listenOptions,
   );
   return {
     port: listening.port,
     router: facade.router,
-    transport: transport.description,
+    transport:
+      transport.kind !== 'uws'
+        ? transport.description
+        : listenOptions.uwsDirect
+          ? `${transport.description} on the port itself (UWS_DIRECT=1)`
+          : `${transport.description} behind a front that hands what its parser cannot serve to node:http`,
     transportKind: transport.kind,
     publish: (topic, message, isBinary) => listening.publish(topic, message, isBinary),
     close: () => listening.close(),

@@ -1,7 +1,10 @@
 // The transport over a native uWebSockets.js binary (loadUws.ts). Its request and
 // response objects go to the facade as they are (transport.ts follows their shape), so
 // this file only adds what uWS does differently: large bodies by tryEnd/onWritable,
-// request bodies by onData, WebSockets by app.ws, and no server banner.
+// request bodies by onData, WebSockets by app.ws, and no server banner. By default uWS
+// listens on a private unix socket behind a front (front.ts) that owns the public port
+// and serves what uWS's parser cannot through node:http; UWS_DIRECT=1 puts uWS on the
+// port itself.
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uws-btc-vision';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
