@@ -24,8 +24,7 @@ describe('every legal HTTP/1.x request is answered, every malformed one refused 
   let t: TestApp;
   let statusBody: string;
   before(async () => {
-    // The medium board: its snapshot (~4 MB) spans several of the transport's per-turn write budgets.
-    t = await startTestApp({ size: 'medium' });
+    t = await startTestApp();
     statusBody = (await t.request(STATUS)).body.toString('utf8');
   });
   after(() => t.close());
@@ -141,17 +140,21 @@ describe('every legal HTTP/1.x request is answered, every malformed one refused 
     assert.ok(reply.closed);
   });
 
+  // The small board's snapshot with history (~1.3 MB) is larger than one turn's write
+  // budget (1 MiB), and its first request waits for the variant to be built: the two
+  // ways uWS alone lost the pipelined request (20.30 cut the body at the budget and
+  // never answered the second request; 20.57 closed the connection).
   it('/snapshot with a GET pipelined behind it: both answered in order, the snapshot complete', async () => {
-    for (const query of ['', '?include_history=true']) {
+    for (const query of ['?include_history=true', '']) {
       const bytes = `GET /api/v1/snapshot${query} HTTP/1.1\r\nHost: x\r\n\r\nGET ${STATUS} HTTP/1.1\r\nHost: x\r\n\r\n`;
       // The first request for a variant builds it (seconds on a loaded machine): the
       // deadline is for that, not for the protocol.
-      const reply = await rawHttp(t.port, bytes, { responses: 2, deadlineMs: 60_000 });
+      const reply = await rawHttp(t.port, bytes, { responses: 2, deadlineMs: 30_000 });
       assert.equal(reply.responses.length, 2, `got ${reply.responses.length} responses (snapshot${query})`);
       const [snapshot, status] = reply.responses as [RawResponse, RawResponse];
       assert.equal(snapshot.status, 200);
       assert.equal(snapshot.body.length, Number(snapshot.headers['content-length']));
-      assert.ok(snapshot.body.length > 1_100_000, `a body larger than one turn's budget (${snapshot.body.length} bytes)`);
+      if (query !== '') assert.ok(snapshot.body.length > 1_100_000, `a body larger than one turn's budget (${snapshot.body.length} bytes)`);
       assert.equal(typeof json(snapshot), 'object', 'the snapshot parses whole');
       assert.equal(status.status, 200);
       assert.equal(status.body.toString('utf8'), statusBody);
