@@ -26,6 +26,9 @@ const HEAD_WAIT_MS = 10_000;
 /** Pipelined bytes held while a response is being written before the client is read no further. */
 const MAX_HELD_BYTES = 256 * 1024;
 const EMPTY = Buffer.alloc(0);
+/** How long a released uWS connection may take to answer and close before it is destroyed. */
+const RELEASE_MS = 30_000;
+const discard = (): void => undefined;
 
 export interface FrontOptions {
   host: string;
@@ -128,7 +131,27 @@ class FrontConnection {
 
   destroy(): void {
     this.client.destroy();
-    this.upstream?.destroy();
+    this.releaseUpstream();
+  }
+
+  /**
+   * Lets go of the uWS connection without closing it under uWS: a request already
+   * written to it may not have been read yet, and uWS terminates the process when its
+   * answer fails to write on a socket the peer closed (a unix socket reports that at
+   * once, EPIPE) in a handler that attached no onAborted. So only our writing side is
+   * shut: uWS answers into a reader that discards the bytes, sees the end, and closes.
+   */
+  private releaseUpstream(): void {
+    const upstream = this.upstream;
+    if (upstream === null) return;
+    this.upstream = null;
+    upstream.removeListener('data', this.onUpstreamData);
+    upstream.on('data', discard);
+    upstream.resume();
+    upstream.end();
+    const timer = setTimeout(() => upstream.destroy(), RELEASE_MS);
+    timer.unref();
+    upstream.once('close', () => clearTimeout(timer));
   }
 
   private readonly onClientData = (chunk: Buffer): void => {
@@ -274,7 +297,7 @@ class FrontConnection {
   };
 
   private readonly onClientClose = (): void => {
-    this.upstream?.destroy();
+    this.releaseUpstream();
     this.forget();
   };
 
@@ -290,9 +313,8 @@ class FrontConnection {
     client.removeListener('timeout', this.onTimeout);
     client.setTimeout(0);
     this.forget();
-    const upstream = this.upstream;
-    this.upstream = null;
-    upstream?.destroy();
+    // Idle here (no request in flight), but released the same careful way.
+    this.releaseUpstream();
     client.pause();
     if (this.pending.length > 0) client.unshift(this.pending);
     this.pending = EMPTY;

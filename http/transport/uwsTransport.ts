@@ -193,9 +193,11 @@ export class UwsTransport implements Transport {
       close: async () => {
         if (closed) return;
         closed = true;
-        front.close();
+        // uWS first: it drops its connections (calling onAborted where a response is
+        // pending) before the front closes the other ends under it.
         this.uws.us_listen_socket_close(listenSocket);
         app.close();
+        front.close();
         await node.close();
         rmSync(dir, { recursive: true, force: true });
       },
