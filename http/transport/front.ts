@@ -15,7 +15,8 @@
 // A connection whose request goes to node:http is handed to the node:http server for
 // good (it answers everything, pipelining included); a uWS connection that later
 // sends a request uWS would not answer is handed over the same way, between
-// responses. A 101 from uWS turns the connection into a byte tunnel (WebSockets).
+// responses. WebSocket handshakes go to node:http (requestHead.ts says why); a 101
+// from uWS would still turn the connection into a byte tunnel.
 import net from 'node:net';
 import type http from 'node:http';
 import { scanRequestHead } from './requestHead.ts';
