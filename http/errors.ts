@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'bad_request',
   'uri_too_long',
   'headers_too_large',
+  'http_version_not_supported',
   'payload_too_large',
   'not_ready',
   // what the ingest listener answers (the write path, on its own port)

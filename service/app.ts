@@ -245,6 +245,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     log,
     observer: httpMetrics,
     boardSeq: () => engine.seq,
+    reusePort: config.reusePort,
+    uwsDirect: config.uwsDirect,
   });
   publicPort = server.port;
   operations.readiness.pass('board');
