@@ -7,7 +7,7 @@
 //
 // Why a front and not uWS on the port: uWS's parser holds or drops many legal
 // requests (HTTP/1.0, absolute-form targets, header names with '_' or '~', extension
-// methods, control bytes, large heads: docs/_incoming/29-http.md), gives JavaScript no
+// methods, control bytes, large heads: docs/http.md), gives JavaScript no
 // hook to answer them, and offers no way to hand it a connection together with bytes
 // already read (20.30 cannot adopt a socket at all; 20.57's adoptSocket takes only a
 // fresh descriptor), so whatever decides must see the bytes first and stay in the path.

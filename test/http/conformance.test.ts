@@ -2,7 +2,7 @@
 // the answer RFC 9110/9112 ask for, within a second, on the transport TRANSPORT names
 // (test/run.ts runs this file on uWebSockets.js, behind its front, and on node:http).
 // These are the requests uWebSockets.js alone holds, drops or misanswers
-// (docs/_incoming/29-http.md lists what each build does without the front).
+// (docs/http.md lists what each build does without the front).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
