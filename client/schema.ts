@@ -986,10 +986,10 @@ export interface components {
             /** @constant */
             success: true;
         };
-        /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable; the ingest port of a read replica answers every write 403 read_only. On uWebSockets.js the parser closes a malformed request, an oversized URL or oversized headers without an answer; node:http answers them. */
+        /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 505 http_version_not_supported; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable; the ingest port of a read replica answers every write 403 read_only. Every transport answers these (bad_request, uri_too_long, headers_too_large, method_not_allowed, http_version_not_supported) and closes the connection after a malformed request. */
         Error: {
             /** @enum {string} */
-            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable" | "read_only" | "too_many_connections";
+            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "http_version_not_supported" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable" | "read_only" | "too_many_connections";
             /** @description A human sentence; for enums it names the valid values. */
             detail: string;
             /** @description The offending parameter, or null. */
@@ -1376,8 +1376,26 @@ export interface components {
         };
     };
     responses: {
-        /** @description invalid_parameter (with validValues for enums), missing_parameter or invalid_cursor. */
+        /** @description invalid_parameter (with validValues for enums), missing_parameter or invalid_cursor; bad_request for a malformed request (the connection is then closed). */
         BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description headers_too_large: more than 100 request headers, or a request head larger than 16 KiB; the connection is then closed. */
+        HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description http_version_not_supported: a request line naming HTTP/2 or later in text (HTTP/1.0 and HTTP/1.1 are served); the connection is then closed. */
+        HttpVersionNotSupported: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1388,6 +1406,26 @@ export interface components {
         /** @description internal_error: logged with the request id given in detail and X-Request-Id; the service keeps serving. */
         InternalError: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description bad_request: a malformed request (request line, header syntax, framing, or HTTP/1.1 without exactly one Host); the connection is then closed. */
+        MalformedRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description method_not_allowed: a method other than GET, HEAD and OPTIONS on this path (any method token, including extension methods such as PROPFIND or QUERY). */
+        MethodNotAllowed: {
+            headers: {
+                /** @description The methods the path answers: GET, HEAD, OPTIONS. */
+                Allow?: "GET, HEAD, OPTIONS";
                 [name: string]: unknown;
             };
             content: {
@@ -1415,6 +1453,15 @@ export interface components {
         };
         /** @description invalid_api_key: a key was sent but is unknown or revoked; missing_api_key: REQUIRE_KEY=1 and a key-designated endpoint got none. */
         Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description uri_too_long: the request target (path and query) is longer than 8 KiB; the connection is then closed. */
+        UriTooLong: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1472,7 +1519,12 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     arbitrage: {
@@ -1527,8 +1579,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     asyncapi_json: {
@@ -1564,9 +1620,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     edges: {
@@ -1623,8 +1684,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     events: {
@@ -1683,8 +1748,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     eventsBy_eventId: {
@@ -1726,10 +1795,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     eventsBy_eventIdOdds: {
@@ -1779,8 +1853,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     eventsBy_eventIdStats: {
@@ -1822,10 +1900,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     eventsActive: {
@@ -1876,8 +1959,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     historicalArbitrage: {
@@ -1928,8 +2015,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     historicalOdds: {
@@ -1976,14 +2067,19 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     historicalPrice_history: {
         parameters: {
             query: {
-                /** @description Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}) of any book quoting the selection; every book's row of that selection is returned. Missing: 400 missing_parameter; not four parts: 400 invalid_parameter; an event never seen, or no book with that selection: 404 not_found. id must be a string of at most 400 characters. */
+                /** @description Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}) of any book quoting the selection; every book's row of that selection is returned. Missing: 400 missing_parameter; not four parts: 400 invalid_parameter; an event never seen, or no book with that selection: 404 not_found. id must be an odds id: {eventId}:{sportsbook}:{marketSubtype}:{selectionId}, four non-empty parts of at most 400 characters. */
                 id: string;
             };
             header?: {
@@ -2022,8 +2118,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     leagues: {
@@ -2063,9 +2164,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     markets: {
@@ -2105,9 +2211,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     marketsActive: {
@@ -2147,9 +2258,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     odds: {
@@ -2214,8 +2330,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     oddsUpdated: {
@@ -2272,8 +2392,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     openapi_json: {
@@ -2309,9 +2433,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     players: {
@@ -2364,8 +2493,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     playersBy_playerId: {
@@ -2407,10 +2540,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     playersBy_playerIdOdds: {
@@ -2464,8 +2602,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     playersBy_playerIdStats: {
@@ -2513,8 +2655,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     seasons: {
@@ -2559,8 +2705,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     snapshot: {
@@ -2600,8 +2750,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     sportsbooks: {
@@ -2641,9 +2795,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     statsPlayers: {
@@ -2696,8 +2855,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     status: {
@@ -2737,9 +2900,14 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     streamSse: {
@@ -2796,8 +2964,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     teams: {
@@ -2846,8 +3018,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     teamsBy_teamId: {
@@ -2889,10 +3065,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     teamsBy_teamIdOdds: {
@@ -2946,8 +3127,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
     teamsBy_teamIdStats: {
@@ -2995,8 +3180,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
         };
     };
 }

@@ -70,7 +70,7 @@ export function engineState(engine: OddsEngine): EngineState {
     size: s.size,
     free: s.freeList(),
     columns,
-    rings: engine.rings.saveState(),
+    rings: engine.rings.saveState().map(trimLastSlab),
     events,
     changeLog: engine.changeLog.saveState(),
     tombstones: engine.tombstoneState(),
@@ -163,6 +163,56 @@ export class EngineStateCopy {
   }
 }
 
+/**
+ * A ring pool's slabs are allocated whole (a thousand rings at a time) and filled from
+ * the front, so the last one is mostly zeros on a small or young board. It is saved
+ * without its trailing zeros, with the full lengths beside it; restoring puts the
+ * zeros back, so the slab is the same bytes (a small board's checkpoint shrinks from
+ * 1.4 MB to a few kilobytes).
+ */
+interface SavedRingPool extends RingPoolState {
+  /** Full length of a slab's words and dm arrays (absent in checkpoints that saved whole slabs). */
+  slabWords?: number;
+  slabDm?: number;
+}
+
+function trimLastSlab(ring: RingPoolState): SavedRingPool {
+  const last = ring.words.length - 1;
+  if (last < 0) return ring;
+  const words = ring.words[last]!;
+  const dm = ring.dm[last]!;
+  let w = words.length;
+  while (w > 0 && words[w - 1] === 0) w--;
+  // dm compared by its bits: -0 is not zero bytes
+  const dmBits = new Uint32Array(dm.buffer, dm.byteOffset, dm.length * 2);
+  let d = dmBits.length;
+  while (d > 0 && dmBits[d - 1] === 0) d--;
+  const trimmedWords = ring.words.slice();
+  const trimmedDm = ring.dm.slice();
+  trimmedWords[last] = words.subarray(0, w);
+  trimmedDm[last] = dm.subarray(0, Math.ceil(d / 2));
+  return { ...ring, words: trimmedWords, dm: trimmedDm, slabWords: words.length, slabDm: dm.length };
+}
+
+function fullLastSlab(saved: SavedRingPool): RingPoolState {
+  const { slabWords, slabDm, ...ring } = saved;
+  const last = ring.words.length - 1;
+  if (last < 0 || slabWords === undefined || slabDm === undefined) return ring;
+  if (ring.words[last]!.length < slabWords) {
+    const words = new Uint32Array(slabWords);
+    words.set(ring.words[last]!);
+    ring.words = ring.words.slice();
+    ring.words[last] = words;
+  }
+  if (ring.dm[last]!.length < slabDm) {
+    const dm = new Float64Array(slabDm);
+    dm.set(ring.dm[last]!);
+    ring.dm = ring.dm.slice();
+    ring.dm[last] = dm;
+  }
+  return ring;
+}
+
 export function encodeEngineState(engine: OddsEngine): Buffer {
   return packr.pack(engineState(engine));
 }
@@ -195,7 +245,7 @@ export function restoreEngine(state: EngineState, clock: Clock, options: EngineO
     (table as unknown as Record<string, NumericArray>)[name] = restored;
   }
   for (const source of state.sources) engine.sources.register(source);
-  engine.rings.restoreState(state.rings);
+  engine.rings.restoreState(state.rings.map(fullLastSlab));
   engine.changeLog.restoreState(state.changeLog);
   engine.restored(state.counters, state.tombstones, (slots, count) => sortByOrder(engine, slots, count));
   return engine;

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'bad_request',
   'uri_too_long',
   'headers_too_large',
+  'http_version_not_supported',
   'payload_too_large',
   'not_ready',
   // what the ingest listener answers (the write path, on its own port)
@@ -41,10 +42,13 @@ export class HttpError extends Error {
   readonly validValues: readonly string[] | undefined;
   /** Per-item problems of a refused batch ({index, code, field, detail}); in the body as "errors" when set. */
   readonly errors: readonly unknown[] | undefined;
+  /** Bad items of a refused batch beyond those in `errors` (which lists the first ones); in the body as "errorsOmitted" when above 0. */
+  readonly errorsOmitted: number;
 
-  constructor(status: number, code: ErrorCode, detail: string, param: string | null = null, validValues?: readonly string[], errors?: readonly unknown[]) {
+  constructor(status: number, code: ErrorCode, detail: string, param: string | null = null, validValues?: readonly string[], errors?: readonly unknown[], errorsOmitted = 0) {
     super(detail);
     this.errors = errors;
+    this.errorsOmitted = errorsOmitted;
     this.name = 'HttpError';
     this.status = status;
     this.code = code;
@@ -82,6 +86,7 @@ export function errorBody(error: HttpError): Buffer {
   const body: Record<string, unknown> = { success: false, code: error.code, detail: error.detail, param: error.param };
   if (error.validValues !== undefined) body.validValues = error.validValues;
   if (error.errors !== undefined) body.errors = error.errors;
+  if (error.errorsOmitted > 0) body.errorsOmitted = error.errorsOmitted;
   return Buffer.from(JSON.stringify(body));
 }
 

@@ -63,12 +63,19 @@ function operationOf(route: AnyRoute): Record<string, unknown> {
     '200': successResponse(route),
     '304': { description: 'If-None-Match matched the current ETag: no body.', headers: { ETag: { $ref: '#/components/headers/ETag' }, 'X-Board-Seq': { $ref: '#/components/headers/X-Board-Seq' } } },
   };
-  if (route.query.length > 0) responses['400'] = { $ref: '#/components/responses/BadRequest' };
+  // Every operation can get a malformed request (400 bad_request), a method other than
+  // GET/HEAD/OPTIONS on its path (405), an oversized target or head (414, 431) or a
+  // version other than HTTP/1.x (505): the transport answers these before any route.
+  responses['400'] = { $ref: route.query.length > 0 ? '#/components/responses/BadRequest' : '#/components/responses/MalformedRequest' };
   const authenticated = route.authenticate !== false;
   if (authenticated) responses['401'] = { $ref: '#/components/responses/Unauthorized' };
-  if (pathParams.length > 0) responses['404'] = { $ref: '#/components/responses/NotFound' };
+  if (pathParams.length > 0 || route.notFoundParam !== undefined) responses['404'] = { $ref: '#/components/responses/NotFound' };
+  responses['405'] = { $ref: '#/components/responses/MethodNotAllowed' };
+  responses['414'] = { $ref: '#/components/responses/UriTooLong' };
   if (authenticated) responses['429'] = { $ref: '#/components/responses/RateLimited' };
+  responses['431'] = { $ref: '#/components/responses/HeadersTooLarge' };
   responses['500'] = { $ref: '#/components/responses/InternalError' };
+  responses['505'] = { $ref: '#/components/responses/HttpVersionNotSupported' };
   return {
     operationId: operationIdOf(route.path),
     summary: route.summary ?? route.path,
@@ -130,7 +137,15 @@ const errorResponse = (description: string): Record<string, unknown> => ({
 });
 
 const ERROR_RESPONSES = {
-  BadRequest: errorResponse('invalid_parameter (with validValues for enums), missing_parameter or invalid_cursor.'),
+  BadRequest: errorResponse('invalid_parameter (with validValues for enums), missing_parameter or invalid_cursor; bad_request for a malformed request (the connection is then closed).'),
+  MalformedRequest: errorResponse('bad_request: a malformed request (request line, header syntax, framing, or HTTP/1.1 without exactly one Host); the connection is then closed.'),
+  MethodNotAllowed: {
+    ...errorResponse('method_not_allowed: a method other than GET, HEAD and OPTIONS on this path (any method token, including extension methods such as PROPFIND or QUERY).'),
+    headers: { Allow: { description: 'The methods the path answers: GET, HEAD, OPTIONS.', schema: { type: 'string', const: 'GET, HEAD, OPTIONS' } } },
+  },
+  UriTooLong: errorResponse('uri_too_long: the request target (path and query) is longer than 8 KiB; the connection is then closed.'),
+  HeadersTooLarge: errorResponse('headers_too_large: more than 100 request headers, or a request head larger than 16 KiB; the connection is then closed.'),
+  HttpVersionNotSupported: errorResponse('http_version_not_supported: a request line naming HTTP/2 or later in text (HTTP/1.0 and HTTP/1.1 are served); the connection is then closed.'),
   Unauthorized: errorResponse('invalid_api_key: a key was sent but is unknown or revoked; missing_api_key: REQUIRE_KEY=1 and a key-designated endpoint got none.'),
   NotFound: errorResponse('not_found: unknown id in the path (or unknown path).'),
   RateLimited: { ...errorResponse('rate_limited, only with RATE_LIMIT_ENFORCE=1; Retry-After gives seconds.'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },

@@ -185,6 +185,8 @@ export function parseInstantParam(text: string): number | null {
 
 /** Date.parse rolls 2026-02-30 over into March; refuse dates that do not exist. */
 function isRealDate(year: number, month: number, day: number): boolean {
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999 (0000-02-29 exists, 1900-02-29 does not).
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }

@@ -70,6 +70,12 @@ export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
   /** false: left out of the OpenAPI document (the web pages and their assets are not API). Default true. */
   documented?: boolean;
   /**
+   * The query parameter whose value names a thing that may not exist (an event id): the
+   * route then answers 404 not_found, and the OpenAPI document declares it. Routes with
+   * path parameters declare 404 anyway.
+   */
+  notFoundParam?: string;
+  /**
    * false: the facade does not call the authenticator for this route, so it never
    * answers 401/429, counts nothing and adds no X-RateLimit headers; the route reads
    * req.apiKey itself. Only for /account/usage, which must never error (an unknown

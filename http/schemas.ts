@@ -17,6 +17,10 @@ export interface StringParam extends ParamCommon {
   readonly case?: Casing;
   readonly maxLength?: number;
   readonly default?: string;
+  /** A regular expression the whole value must match (else 400 invalid_parameter); the OpenAPI schema carries it. */
+  readonly pattern?: string;
+  /** What the pattern means, for the 400's detail: 'an odds id: {eventId}:{sportsbook}:{marketSubtype}:{selectionId}'. */
+  readonly patternText?: string;
 }
 
 /** Comma-separated tokens, any-of: at most maxItems (default 20) after dropping empty tokens. */
@@ -96,7 +100,16 @@ export const COMMON_PARAMS = {
   },
 } as const satisfies Record<string, ParamDef>;
 
-const ISO_INSTANT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?$|^\\d+$';
+/**
+ * Exactly the text params.ts parseInstantParam accepts (test/http/openapi-schemas.test.ts
+ * checks both ways): epoch milliseconds of at most 16 digits, or a date that exists
+ * (leap years included) with an optional time (T or a space; hours 00-23, minutes and
+ * seconds 00-59, up to 9 fraction digits) and zone (Z or an offset up to ±23:59).
+ */
+const LEAP_YEAR = '(?:\\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)';
+const MONTH_DAY = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))';
+const TIME = '[T ](?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?(?:[Zz]|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)?';
+export const ISO_INSTANT_PATTERN = `^(?:(?:\\d{4}-${MONTH_DAY}|${LEAP_YEAR}-02-29)(?:${TIME})?|\\d{1,16})$`;
 
 /**
  * The JSON Schema of the parameter's parsed value (what ajv validates after coercion).
@@ -105,7 +118,10 @@ const ISO_INSTANT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d
 export function paramSchema(def: ParamDef, wire = false): Record<string, unknown> {
   switch (def.kind) {
     case 'string':
-      return withDefault({ type: 'string', minLength: 1, ...(def.maxLength !== undefined && { maxLength: def.maxLength }) }, def.default);
+      return withDefault(
+        { type: 'string', minLength: 1, ...(def.maxLength !== undefined && { maxLength: def.maxLength }), ...(def.pattern !== undefined && { pattern: def.pattern }) },
+        def.default,
+      );
     case 'list':
       return { type: 'array', maxItems: def.maxItems ?? 20, items: { type: 'string', minLength: 1 } };
     case 'enum':
@@ -136,6 +152,7 @@ function withDefault(schema: Record<string, unknown>, value: unknown): Record<st
 export function constraintSentence(def: ParamDef): string {
   switch (def.kind) {
     case 'string':
+      if (def.patternText !== undefined) return `${def.name} must be ${def.patternText}${def.maxLength === undefined ? '' : ` of at most ${def.maxLength} characters`}`;
       return def.maxLength === undefined ? `${def.name} must be a non-empty string` : `${def.name} must be a string of at most ${def.maxLength} characters`;
     case 'list':
       return `${def.name} accepts at most ${def.maxItems ?? 20} comma-separated values`;

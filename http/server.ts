@@ -62,6 +62,21 @@ export interface ServerOptions {
    * at the request reflects the board as it is then, so the seq at answer time is right.
    */
   boardSeq?: () => number;
+  /**
+   * SO_REUSEPORT: several processes share the port. Default REUSE_PORT=1 from the
+   * environment, else off: a second process on a port in use fails to start.
+   */
+  reusePort?: boolean;
+  /** uWS listens on the port itself, without the front (UWS_DIRECT=1): see ListenOptions.uwsDirect. */
+  uwsDirect?: boolean;
+}
+
+/** A boolean setting from the environment, read as service/config.ts reads flags (for servers built without the service's config). */
+function envFlag(name: string): boolean {
+  const value = (process.env[name] ?? '').trim().toLowerCase();
+  if (value === '' || value === '0' || value === 'false' || value === 'no' || value === 'off') return false;
+  if (value === '1' || value === 'true' || value === 'yes' || value === 'on') return true;
+  throw new Error(`${name} must be 1 or 0 (or unset), got ${process.env[name]}`);
 }
 
 export interface RunningServer {
@@ -97,6 +112,7 @@ const FAULTS: Readonly<Record<ProtocolFault, { status: number; code: ErrorCode }
   uri_too_long: { status: 414, code: 'uri_too_long' },
   header_fields_too_large: { status: 431, code: 'headers_too_large' },
   method_not_allowed: { status: 405, code: 'method_not_allowed' },
+  http_version_not_supported: { status: 505, code: 'http_version_not_supported' },
 };
 
 /** Status lines are written verbatim ('413 Payload Too Large'). */
@@ -142,16 +158,34 @@ export async function createServer(options: ServerOptions): Promise<RunningServe
     routes.push(openApiRoute(options.routes.filter((route) => (route.method ?? 'GET') === 'GET'), schemas));
   }
   const transport = selectTransport(options.transport ?? transportChoiceFromEnv());
-  const facade = new Facade(new Router(routes), transport, options);
-  const listening = await transport.listen(options.host ?? '127.0.0.1', options.port ?? 0, {
-    request: (res, req) => facade.onRequest(res, req),
-    protocolFault: (fault, detail) => facade.protocolFault(fault, detail),
-    sockets: (options.sockets ?? []).map((route) => facade.socketRoute(route)),
-  });
+  const router = new Router(routes);
+  // One facade per transport that serves requests (the uWS transport also serves some
+  // through node:http): they share the router and the request ids.
+  const requestIds = new RequestIds();
+  const facade = new Facade(router, transport, options, requestIds);
+  const listenOptions = { reusePort: options.reusePort ?? envFlag('REUSE_PORT'), uwsDirect: options.uwsDirect ?? envFlag('UWS_DIRECT') };
+  const listening = await transport.listen(
+    options.host ?? '127.0.0.1',
+    options.port ?? 0,
+    (served) => {
+      const f = served === transport ? facade : new Facade(router, served, options, requestIds);
+      return {
+        request: (res, req) => f.onRequest(res, req),
+        protocolFault: (fault, detail) => f.protocolFault(fault, detail),
+        sockets: (options.sockets ?? []).map((route) => f.socketRoute(route)),
+      };
+    },
+    listenOptions,
+  );
   return {
     port: listening.port,
     router: facade.router,
-    transport: transport.description,
+    transport:
+      transport.kind !== 'uws'
+        ? transport.description
+        : listenOptions.uwsDirect
+          ? `${transport.description} on the port itself (UWS_DIRECT=1)`
+          : `${transport.description} behind a front that hands what its parser cannot serve to node:http`,
     transportKind: transport.kind,
     publish: (topic, message, isBinary) => listening.publish(topic, message, isBinary),
     close: () => listening.close(),
@@ -167,14 +201,15 @@ class Facade {
   private readonly corsBlock: HeaderBlock;
   private readonly cacheableBlock: HeaderBlock;
   private readonly observer: RequestObserver | null;
-  private readonly requestIds = new RequestIds();
+  private readonly requestIds: RequestIds;
   private readonly boardSeq: (() => number) | null;
   /** X-Board-Seq's text for lastSeq: made once per board change, not per answer. */
   private lastSeq = -1;
   private lastSeqText = '';
 
-  constructor(router: Router, transport: Transport, options: ServerOptions) {
+  constructor(router: Router, transport: Transport, options: ServerOptions, requestIds: RequestIds) {
     this.router = router;
+    this.requestIds = requestIds;
     this.transport = transport;
     this.authenticator = options.authenticator ?? anonymousAuthenticator;
     this.clock = options.clock ?? new SystemClock();

@@ -4,24 +4,40 @@
 // CHECKPOINT_LOG_BYTES of log (default 256 MiB), and on request (checkpointNow).
 //
 // Layout of DATA_DIR:
+//   lock.db, lock.pid                                  (the one-writer lock: persistence/log/dataDirLock.ts)
 //   checkpoint-<last record index, 16 digits>.ckpt   (persistence/log/checkpointFiles.ts)
 //   wal/wal-<first record index, 16 digits>.log      (persistence/log/segments.ts)
 //
 // A checkpoint is taken between two applied batches (applies wait while the board is
 // copied in steps, so no batch applies halfway through it; a worker thread packs the
-// copy, the thread pool writes it) and names the last record it includes; the log
-// segments wholly before it are then deleted. Restore order: read the newest checkpoint
-// that passes its CRC (an older one only if the log still reaches back to it), open
-// the log (a torn tail is cut and reported; damage before the end throws
-// LogDamagedError with file and offset), then replay every record after the checkpoint
-// at its logged time.
+// copy, the thread pool writes it) and names the last record it includes. The two
+// newest checkpoints are kept, and the log back to the older of them: a newest
+// checkpoint found damaged at a start falls back to the older one plus the log. A
+// checkpoint that fails to write (a full disk, an I/O error) leaves the files as they
+// were, is reported (warn line, onCheckpointFailed) and is tried again later.
+//
+// Restore order: take the DATA_DIR lock; read the newest checkpoint that passes its
+// checks (an older one only if the log still holds every record after it up to the
+// damaged newer ones); open the log from the record after it (a torn tail is cut and
+// reported; damage the checkpoint covers is stepped over; other damage throws
+// LogDamagedError with file, offset and record); replay every record after the
+// checkpoint at its logged time. Anything else refuses the start with
+// RestoreRefusedError, which says what `npm run repair` would keep and drop.
 
 import type { Clock } from '../engine/clock.ts';
 import { CHECKPOINT_PACK_OPTIONS, EngineStateCopy, decodeEngineState } from '../engine/checkpoint.ts';
 import { OddsEngine, type Change, type EngineOptions } from '../engine/engine.ts';
-import { CheckpointDamagedError, listCheckpoints, readCheckpoint, writeCheckpointInBackground, type CheckpointFile } from '../persistence/log/checkpointFiles.ts';
-import { FileBatchLog, fsyncFromEnv, walDir, type TornTail } from '../persistence/log/fileBatchLog.ts';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { LogDamagedError } from '../persistence/log/batchLog.ts';
+import { CheckpointDamagedError, listCheckpoints, readCheckpointFile, writeCheckpointInBackground, type CheckpointFile, type CheckpointMeta } from '../persistence/log/checkpointFiles.ts';
+import { DataDirLock } from '../persistence/log/dataDirLock.ts';
+import { FileBatchLog, fsyncFromEnv, walDir, type OpenedLog, type TornTail } from '../persistence/log/fileBatchLog.ts';
+import { repairDataDir } from '../persistence/log/repair.ts';
+import { nodeStorage, type Storage } from '../persistence/log/storage.ts';
 import { packInWorker } from '../persistence/log/packInWorker.ts';
+import { crc32 } from '../persistence/log/crc32.ts';
+import { Packr } from 'msgpackr';
 import { Ingest, applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
 import { TickSlots } from './tickSlots.ts';
@@ -44,6 +60,25 @@ export interface DurableBoardOptions {
   warn?: (line: string) => void;
   /** Reports the restore's two long steps (reading the checkpoint, replaying the log); default: silent. */
   progress?: StepProgress;
+  /** The DATA_DIR lock, taken already (service/durableStart.ts takes it before anything else reads DATA_DIR); default: taken here. Released by close(). */
+  lock?: DataDirLock;
+  /** Where the log's and the checkpoints' writes go (default node:fs; tests inject faults). */
+  storage?: Storage;
+}
+
+/** A start that would not restore exactly what was acknowledged: what is wrong, and what repair would do. */
+export class RestoreRefusedError extends Error {
+  readonly code = 'restore_refused';
+  constructor(
+    readonly dataDir: string,
+    readonly problem: string,
+    /** What `npm run repair -- DATA_DIR` (dry run) says it would keep and drop. */
+    readonly repairSays: string[],
+    options?: { cause?: unknown },
+  ) {
+    super(`refusing to start from ${dataDir}: ${problem}. Nothing acknowledged is skipped silently. \`npm run repair -- ${dataDir}\` says: ${repairSays.join('; ')}`, options);
+    this.name = 'RestoreRefusedError';
+  }
 }
 
 /** Starts a step that reports how far it got (the service prints it as a progress bar, or one line per step). */
@@ -52,9 +87,11 @@ export type StepProgress = (label: string, total: number | null, unit: string) =
 export interface RestoreReport {
   /** The checkpoint restored from, or null (no checkpoint: the log replays onto an empty board). */
   checkpoint: CheckpointFile | null;
-  /** Newer checkpoints that failed their check and were passed over. */
+  /** Newer checkpoints that failed their check and were passed over (and set aside as *.damaged). */
   skippedCheckpoints: string[];
   tornTail: TornTail | null;
+  /** Log segments with damage in records the checkpoint covers (stepped over, not needed). */
+  coveredDamage: string[];
   replayedRecords: number;
   replayedChanges: number;
   ms: number;
@@ -80,6 +117,17 @@ export interface CheckpointReport {
 const COPY_STEP_BYTES = 4 * 1024 * 1024;
 
 const DEFAULT_INTERVAL_MS = 60_000;
+/** Below this many row slots a checkpoint is packed on the event loop (well under a millisecond a thousand rows) rather than in a worker thread (tens of milliseconds to start one). */
+const PACK_IN_PROCESS_ROWS = 20_000;
+const packer = new Packr(CHECKPOINT_PACK_OPTIONS);
+
+function packHere(state: unknown): { body: Buffer; crc: number } {
+  // a copy: the packer's next pack (another board's checkpoint in this process) reuses its buffer
+  const body = Buffer.from(packer.pack(state));
+  return { body, crc: crc32(body) };
+}
+/** After a failed checkpoint, the next size-triggered one waits this long (the interval timer tries on its own schedule). */
+const CHECKPOINT_RETRY_MS = 5_000;
 const DEFAULT_LOG_BYTES = 256 * 1024 * 1024;
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -101,10 +149,27 @@ export class DurableBoard {
   private readonly fsync: boolean;
   private readonly logBytes: number;
   private readonly warn: (line: string) => void;
+  private readonly lock: DataDirLock;
+  private readonly storage: Storage;
+  /** No size-triggered checkpoint before this time (performance.now()) after a failed one: a full disk is not hammered after every batch. */
+  private retryAfter = 0;
   /** Told of every checkpoint written (metrics); null: nobody. */
   onCheckpoint: ((report: CheckpointReport) => void) | null = null;
+  /** Told of every checkpoint that failed (metrics); null: nobody. */
+  onCheckpointFailed: ((error: Error) => void) | null = null;
+  /** Checkpoints that failed since the start. */
+  checkpointFailures = 0;
+  /**
+   * Written into every checkpoint's header and read back by the restore (persistence/
+   * log/checkpointFiles.ts, CheckpointMeta): the board's id, and the place for other
+   * small values that must survive restarts with the board (e.g. a stream clock's epoch).
+   */
+  readonly checkpointMeta: CheckpointMeta;
 
-  private constructor(private readonly options: DurableBoardOptions, engine: OddsEngine, log: FileBatchLog, appliedIndex: number, restore: RestoreReport, fresh: boolean) {
+  private constructor(private readonly options: DurableBoardOptions, engine: OddsEngine, log: FileBatchLog, appliedIndex: number, restore: RestoreReport, fresh: boolean, lock: DataDirLock, meta: CheckpointMeta) {
+    this.lock = lock;
+    this.storage = options.storage ?? nodeStorage;
+    this.checkpointMeta = meta;
     const env = options.env ?? process.env;
     this.fsync = options.fsync ?? fsyncFromEnv(env);
     this.logBytes = options.checkpointLogBytes ?? intFrom(env, 'CHECKPOINT_LOG_BYTES', DEFAULT_LOG_BYTES);
@@ -121,13 +186,13 @@ export class DurableBoard {
       appliedIndex,
       warn: this.warn,
       afterApply: () => {
-        if (this.log.bytesSinceCheckpoint >= this.logBytes) void this.checkpointNow().catch((error: unknown) => this.warn(`checkpoint failed: ${String(error)}`));
+        if (this.log.bytesSinceCheckpoint >= this.logBytes && this.checkpointing === null && performance.now() >= this.retryAfter) void this.checkpointNow().catch(() => {});
       },
     });
     const interval = options.checkpointIntervalMs ?? intFrom(env, 'CHECKPOINT_INTERVAL_MS', DEFAULT_INTERVAL_MS);
     if (interval > 0) {
       this.timer = setInterval(() => {
-        if (this.ingest.appliedIndex > this.lastCheckpointIndex) void this.checkpointNow().catch((error: unknown) => this.warn(`checkpoint failed: ${String(error)}`));
+        if (this.ingest.appliedIndex > this.lastCheckpointIndex) void this.checkpointNow().catch(() => {});
       }, interval);
       this.timer.unref();
     }
@@ -136,84 +201,152 @@ export class DurableBoard {
 
   private lastCheckpointIndex: number;
 
-  /** Restores what DATA_DIR holds (or starts empty) and opens the log for appends. */
+  /** Restores what DATA_DIR holds (or starts empty) and opens the log for appends; throws RestoreRefusedError rather than restore less than was acknowledged. */
   static open(options: DurableBoardOptions): DurableBoard {
+    mkdirSync(options.dataDir, { recursive: true });
+    const lock = options.lock ?? DataDirLock.acquire(options.dataDir);
+    try {
+      return DurableBoard.restoreLocked(options, lock);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  private static restoreLocked(options: DurableBoardOptions, lock: DataDirLock): DurableBoard {
     const started = performance.now();
     const env = options.env ?? process.env;
     const fsync = options.fsync ?? fsyncFromEnv(env);
-    const skipped: string[] = [];
+    const storage = options.storage ?? nodeStorage;
+    const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const refuse = (problem: string, cause?: unknown): never => {
+      throw new RestoreRefusedError(options.dataDir, problem, repairDataDir(options.dataDir, { dryRun: true }).lines, { cause });
+    };
+    const skipped: CheckpointDamagedError[] = [];
     let engine: OddsEngine | null = null;
     let checkpoint: CheckpointFile | null = null;
-    for (const file of listCheckpoints(options.dataDir)) {
+    let meta: CheckpointMeta | null = null;
+    let opened: OpenedLog | null = null;
+    const files = listCheckpoints(options.dataDir);
+    for (const file of files) {
       const step = options.progress?.(`loading checkpoint ${file.path.slice(file.path.lastIndexOf('/') + 1)}`, null, 'rows');
       try {
-        engine = decodeEngineState(readCheckpoint(file), options.clock, options.engineOptions);
-        checkpoint = file;
+        const contents = readCheckpointFile(file);
+        try {
+          engine = decodeEngineState(contents.body, options.clock, options.engineOptions);
+        } catch (error) {
+          // its CRCs check but it does not decode: a bug or a foreign file, damage either way
+          throw new CheckpointDamagedError(file.path, 0, 'body', `passes its checks but does not decode: ${(error as Error).message}`);
+        }
+        meta = contents.meta;
         step?.update(engine.liveRows);
         step?.finish();
-        break;
       } catch (error) {
         step?.finish('damaged: passed over');
         if (!(error instanceof CheckpointDamagedError)) throw error;
-        skipped.push(error.message);
+        skipped.push(error);
+        continue;
+      }
+      // past damaged newer checkpoints, the log must hold every record up to the newest one's
+      const needThrough = skipped.length > 0 ? files[0].logIndex : file.logIndex;
+      try {
+        opened = FileBatchLog.open(walDir(options.dataDir), { fsync, segmentBytes: options.segmentBytes, keepForReplay: true, needFrom: file.logIndex + 1, storage });
+      } catch (error) {
+        if (!(error instanceof LogDamagedError)) throw error;
+        const passed = skipped.length > 0 ? `the newer checkpoint(s) are damaged (${skipped.map((e) => e.message).join('; ')}) and ` : '';
+        refuse(`${passed}the log after ${file.path} is damaged at ${error.message}`, error);
+      }
+      if (opened!.log.lastIndex < needThrough) {
+        void opened!.log.close();
+        refuse(`the newest checkpoint is damaged (${skipped.map((e) => e.message).join('; ')}) and the log after the older ${file.path} ends at record ${opened!.log.lastIndex}, before the ${needThrough} the damaged one covers`);
+      }
+      checkpoint = file;
+      break;
+    }
+    if (checkpoint === null && files.length > 0) {
+      refuse(`every checkpoint is damaged (${skipped.map((e) => e.message).join('; ')}); the board a checkpoint held is not in the log`);
+    }
+    if (opened === null) {
+      try {
+        opened = FileBatchLog.open(walDir(options.dataDir), { fsync, segmentBytes: options.segmentBytes, keepForReplay: true, storage });
+      } catch (error) {
+        if (!(error instanceof LogDamagedError)) throw error;
+        refuse(`the log is damaged at ${error.message}`, error);
       }
     }
-    const opened = FileBatchLog.open(walDir(options.dataDir), { fsync, segmentBytes: options.segmentBytes, keepForReplay: true });
-    const log = opened.log;
+    const log = opened!.log;
     engine ??= new OddsEngine(options.clock, options.engineOptions);
     const from = (checkpoint?.logIndex ?? 0) + 1;
     let records = 0;
     let changes = 0;
     let applied = from - 1;
-    const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
     const target = engine;
     // ticks name the same rows over and over: their slots are remembered while only
     // ticks replay (as the write path does; anything else clears them)
     const tickSlots = new TickSlots();
     const slots: number[] = [];
     const replaying = log.lastIndex >= from ? options.progress?.('replaying the log', log.lastIndex - from + 1, 'records') : undefined;
-    log.replay(from, ({ index, payload }) => {
-      const record = decodeRecord(payload);
-      const batch = record.changes;
-      slots.length = 0;
-      for (let i = 0; i < batch.length; i++) {
-        const change = batch[i];
-        if (change.op !== 'priceById') {
-          slots.length = 0;
-          break;
+    try {
+      log.replay(from, ({ index, payload }) => {
+        const record = decodeRecord(payload);
+        const batch = record.changes;
+        slots.length = 0;
+        for (let i = 0; i < batch.length; i++) {
+          const change = batch[i];
+          if (change.op !== 'priceById') {
+            slots.length = 0;
+            break;
+          }
+          let slot = tickSlots.get(change.id);
+          if (slot < 0) {
+            slot = target.slotOf(change.id);
+            if (slot >= 0) tickSlots.note(change.id, slot);
+          }
+          slots.push(slot);
         }
-        let slot = tickSlots.get(change.id);
-        if (slot < 0) {
-          slot = target.slotOf(change.id);
-          if (slot >= 0) tickSlots.note(change.id, slot);
+        if (slots.length === batch.length) target.apply(batch as Change[], record.time, slots);
+        else {
+          tickSlots.clear();
+          target.apply(engineChanges(batch), record.time);
         }
-        slots.push(slot);
-      }
-      if (slots.length === batch.length) target.apply(batch as Change[], record.time, slots);
-      else {
-        tickSlots.clear();
-        target.apply(engineChanges(batch), record.time);
-      }
-      applyCold(options.cold, record, index, warn);
-      applied = index;
-      records++;
-      changes += record.changes.length;
-      replaying?.update(records);
-    });
+        applyCold(options.cold, record, index, warn);
+        applied = index;
+        records++;
+        changes += record.changes.length;
+        replaying?.update(records);
+      });
+    } catch (error) {
+      void log.close();
+      if (error instanceof LogDamagedError) refuse(`the log is damaged at ${error.message}`, error);
+      throw error;
+    }
     replaying?.finish(`${changes.toLocaleString('en-US')} changes`);
     if (applied !== log.lastIndex) {
-      throw new Error(`the log ends at record ${log.lastIndex} but replay stopped at ${applied}`);
+      void log.close();
+      refuse(`the log ends at record ${log.lastIndex} but replay stopped at ${applied}`);
     }
+    // damaged checkpoints passed over are set aside, so that keeping the two newest
+    // checkpoints keeps two valid ones
+    for (const damage of skipped) {
+      try {
+        storage.renameSync(damage.file, `${damage.file}.damaged`);
+        warn(`restore: ${damage.message}; restored from the older ${checkpoint?.path} and the log instead, and set the damaged file aside as ${damage.file}.damaged`);
+      } catch (error) {
+        warn(`restore: could not set aside the damaged checkpoint ${damage.file}: ${(error as Error).message}`);
+      }
+    }
+    if (opened!.coveredDamage.length > 0) warn(`restore: damage in log records checkpoint ${checkpoint?.path} covers was stepped over in ${opened!.coveredDamage.join(', ')} (not needed; \`npm run repair\` deletes such segments)`);
     const fresh = checkpoint === null && log.lastIndex === 0;
     const report: RestoreReport = {
       checkpoint,
-      skippedCheckpoints: skipped,
-      tornTail: opened.tornTail,
+      skippedCheckpoints: skipped.map((e) => e.message),
+      tornTail: opened!.tornTail,
+      coveredDamage: opened!.coveredDamage,
       replayedRecords: records,
       replayedChanges: changes,
       ms: performance.now() - started,
     };
-    return new DurableBoard(options, engine, log, applied, report, fresh);
+    return new DurableBoard(options, engine, log, applied, report, fresh, lock, { ...meta, boardId: typeof meta?.boardId === 'string' ? meta.boardId : randomUUID() });
   }
 
   /**
@@ -251,12 +384,17 @@ export class DurableBoard {
         const appliesHeldMs = performance.now() - started;
         // the copy owns its arrays: a worker thread packs it and takes its CRC while
         // batches apply here; then the write and its fsync run on the thread pool
-        const packed = await packInWorker(copy.state, copy.buffers(), CHECKPOINT_PACK_OPTIONS);
+        // a small board packs here in less time than a worker thread takes to start
+        const packed = this.engine.store.size < PACK_IN_PROCESS_ROWS ? packHere(copy.state) : await packInWorker(copy.state, copy.buffers(), CHECKPOINT_PACK_OPTIONS);
         const encodeMs = performance.now() - started;
-        const written = await writeCheckpointInBackground(this.options.dataDir, index, packed.body, { fsync: this.fsync, crc: packed.crc });
+        // checked, fsync'd, read back and renamed before anything older is deleted; the
+        // two newest are kept (a damaged newest one falls back to the older plus the log)
+        const written = await writeCheckpointInBackground(this.options.dataDir, index, packed.body, { fsync: this.fsync, crc: packed.crc, meta: this.checkpointMeta, keep: 2, storage: this.storage });
         this.lastCheckpointIndex = index;
-        // records a failed cold write still needs stay in the log until a restart replays them
-        if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index);
+        // the log back to the older kept checkpoint stays; records a failed cold write
+        // still needs stay in the log until a restart replays them
+        const older = listCheckpoints(this.options.dataDir).find((file) => file.logIndex < index);
+        if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index, older?.logIndex ?? 0);
         const report = { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs, appliesHeldMs, longestStepMs, copySteps: steps };
         try {
           this.onCheckpoint?.(report);
@@ -264,6 +402,17 @@ export class DurableBoard {
           this.warn(`checkpoint observer failed: ${String(error)}`);
         }
         return report;
+      } catch (error) {
+        // the previous checkpoints and the log are as they were: a restart restores from them
+        this.checkpointFailures++;
+        this.retryAfter = performance.now() + CHECKPOINT_RETRY_MS;
+        this.warn(`checkpoint failed (the previous checkpoint and the log are kept; tried again later): ${(error as Error).message}`);
+        try {
+          this.onCheckpointFailed?.(error as Error);
+        } catch {
+          // an observer's failure is not the checkpoint's
+        }
+        throw error;
       } finally {
         this.checkpointing = null;
       }
@@ -271,11 +420,15 @@ export class DurableBoard {
     return this.checkpointing;
   }
 
-  /** Stops the timer and closes the log (after its queued appends). No checkpoint: call checkpointNow first for one. */
+  /** Stops the timer, closes the log (after its queued appends) and releases the DATA_DIR lock. No checkpoint: call checkpointNow first for one. */
   async close(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
-    if (this.checkpointing !== null) await this.checkpointing;
-    await this.log.close();
+    if (this.checkpointing !== null) await this.checkpointing.catch(() => {});
+    try {
+      await this.log.close();
+    } finally {
+      this.lock.release();
+    }
   }
 }

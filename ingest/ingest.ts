@@ -28,7 +28,7 @@ import { LogUnavailableError, type BatchLog } from '../persistence/log/batchLog.
 import type { ColdRecordChange } from '../persistence/coldWrites.ts';
 import { BoardView, PendingEffects, type ColdLookup } from './boardView.ts';
 import type { ChangeError } from './changes.ts';
-import { decodeBatch, type BatchFormat } from './decode.ts';
+import { decodeBatch, MAX_LISTED_BAD_CHANGES, type BatchFormat } from './decode.ts';
 import { coldChanges, encodeRecord, encodeTickRecord, engineShare, type BatchRecord } from './record.ts';
 import { readTickBatch, tickId, type TickBatch } from './tickBatch.ts';
 import { SpareBuffers } from './spareBuffers.ts';
@@ -81,8 +81,11 @@ export class IngestError extends Error {
   constructor(
     readonly code: IngestErrorCode,
     detail: string,
+    /** The errors of at most the first MAX_LISTED_BAD_CHANGES bad changes. */
     readonly errors: ChangeError[] = [],
     options?: { cause?: unknown },
+    /** Bad changes beyond those listed in errors. */
+    readonly errorsOmitted = 0,
   ) {
     super(detail, options);
     this.name = 'IngestError';
@@ -208,12 +211,12 @@ export class Ingest {
     if (decoded.errors.length > 0 && decoded.changes.length === 0) {
       return this.observed(via, started, 0, Promise.reject(new IngestError('invalid_batch', decoded.errors[0].detail, decoded.errors)));
     }
-    return this.observed(via, started, decoded.changes.length, this.write(decoded.changes, decoded.errors));
+    return this.observed(via, started, decoded.changes.length, this.write(decoded.changes, decoded.errors, decoded.badChanges));
   }
 
   /** One batch of changes (plain objects, as decoded from JSON or msgpack); via: who calls (default a caller in the process). */
   submit(changes: readonly unknown[], decodeErrors: readonly ChangeError[] = [], via: IngestVia = 'process'): Promise<IngestResult> {
-    return this.observed(via, performance.now(), changes.length, this.write(changes, decodeErrors));
+    return this.observed(via, performance.now(), changes.length, this.write(changes, decodeErrors, decodeErrors.length));
   }
 
   private observed(via: IngestVia, started: number, changes: number, result: Promise<IngestResult>): Promise<IngestResult> {
@@ -239,20 +242,47 @@ export class Ingest {
     }
   }
 
-  private async write(changes: readonly unknown[], decodeErrors: readonly ChangeError[]): Promise<IngestResult> {
+  private async write(changes: readonly unknown[], decodeErrors: readonly ChangeError[], undecoded: number): Promise<IngestResult> {
     if (this.failure !== null) throw new IngestError('ingest_failed', `the write path stopped after an internal error: ${this.failure.message}`);
     const epoch = this.currentEpoch();
     const layers = this.inFlight.map((f) => f.effects).reverse();
     const validated = validateBatch(changes, (own) => new BoardView(this.engine, this.cold.coldWrites, [own, ...layers], this.tickSlots));
-    const errors = [...decodeErrors, ...validated.errors].sort((a, b) => a.index - b.index);
-    if (errors.length > 0) {
-      const indexes = [...new Set(errors.map((e) => e.index))];
-      throw new IngestError('invalid_batch', `${indexes.length} of ${changes.length} changes are invalid; nothing was applied`, errors);
+    const bad = undecoded + validated.badChanges;
+    if (bad > 0 || decodeErrors.length > 0) {
+      // each list holds the first bad changes of its kind: together, the first ones overall
+      const merged = [...decodeErrors, ...validated.errors].sort((a, b) => a.index - b.index);
+      const listed: ChangeError[] = [];
+      let distinct = 0;
+      let last = -1;
+      for (const error of merged) {
+        if (error.index !== last) {
+          last = error.index;
+          if (++distinct > MAX_LISTED_BAD_CHANGES) break;
+        }
+        listed.push(error);
+      }
+      const total = Math.max(bad, distinct);
+      const omitted = Math.max(0, total - MAX_LISTED_BAD_CHANGES);
+      throw new IngestError(
+        'invalid_batch',
+        `${total} of ${changes.length} changes are invalid; nothing was applied` + (omitted > 0 ? `; the first ${MAX_LISTED_BAD_CHANGES} are listed, ${omitted} more are not` : ''),
+        listed,
+        undefined,
+        omitted,
+      );
     }
     const time = this.nextTime();
     const record: BatchRecord = { time, changes: validated.changes };
+    // encoded before the batch joins the in-flight ones: a batch that cannot become a
+    // record is refused whole and leaves nothing behind for later batches to validate against
+    let payload: Uint8Array;
+    try {
+      payload = encodeRecord(record);
+    } catch (error) {
+      throw new IngestError('invalid_batch', `the batch cannot be written as a log record (${(error as Error).message}); nothing was applied`, [], { cause: error });
+    }
     this.inFlight.push({ effects: validated.effects });
-    return this.logAndApply(encodeRecord(record), (index) => {
+    return this.logAndApply(payload, (index) => {
       this.applyRecord(index, record, { slots: validated.slots, epoch });
       return record.changes.length;
     });

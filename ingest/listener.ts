@@ -13,7 +13,7 @@
 //
 // Every request and handshake needs Authorization: Bearer <token> (token.ts), checked
 // before a body is read. Refusals use the service's one error body: 400 invalid_batch
-// (with errors[{index, code, field, detail}] naming every bad change), 401
+// (with errors[{index, code, field, detail}] naming the first 100 bad changes and errorsOmitted counting the rest), 401
 // invalid_token, 413 batch_too_large (naming the cap), 415 unsupported_media_type,
 // 503 log_unavailable (nothing of the batch was acknowledged or applied), 503
 // not_ready (the board is still loading, or the process is shutting down). The routes
@@ -85,7 +85,7 @@ export function ingestHttpError(error: unknown): HttpError {
   if (!(error instanceof IngestError)) throw error;
   switch (error.code) {
     case 'invalid_batch':
-      return new HttpError(400, 'invalid_batch', error.message, null, undefined, error.errors);
+      return new HttpError(400, 'invalid_batch', error.message, null, undefined, error.errors, error.errorsOmitted);
     case 'log_unavailable':
       return new HttpError(503, 'log_unavailable', `the batch was not written to the log and nothing of it was applied: ${error.message}`);
     default:
@@ -117,7 +117,7 @@ function replyFor(index: number, outcome: { ok: true; result: IngestResult } | {
   const http = error instanceof IngestError ? ingestHttpError(error) : error instanceof HttpError ? error : null;
   const code = http?.code ?? 'internal_error';
   const detail = http?.detail ?? `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
-  return JSON.stringify({ nack: index, code, detail, errors: http?.errors ?? [] });
+  return JSON.stringify({ nack: index, code, detail, errors: http?.errors ?? [], ...(http !== null && http.errorsOmitted > 0 ? { errorsOmitted: http.errorsOmitted } : {}) });
 }
 
 export async function startIngestListener(options: IngestListenerOptions): Promise<RunningServer> {

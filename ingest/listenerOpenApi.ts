@@ -16,7 +16,8 @@ export function ingestOpenApi(maxBatchBytes: number): Record<string, unknown> {
       code: { enum: ['invalid_batch', 'invalid_token', 'batch_too_large', 'unsupported_media_type', 'log_unavailable', 'not_ready'] },
       detail: { type: 'string' },
       param: { type: ['string', 'null'] },
-      errors: { type: 'array', items: { $ref: '#/components/schemas/ChangeError' } },
+      errors: { type: 'array', description: 'The errors of the first 100 bad changes of a refused batch (in index order)', items: { $ref: '#/components/schemas/ChangeError' } },
+      errorsOmitted: { type: 'integer', minimum: 1, description: 'Bad changes beyond the first 100 (present only when there are more)' },
     },
   };
   const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/IngestError' } } } });
@@ -49,7 +50,7 @@ export function ingestOpenApi(maxBatchBytes: number): Record<string, unknown> {
           },
           responses: {
             200: { description: 'Durable and applied', content: { 'application/json': { schema: { $ref: '#/components/schemas/IngestAck' } } } },
-            400: errorResponse('invalid_batch: nothing applied; errors names every bad change'),
+            400: errorResponse('invalid_batch: nothing applied; errors names the first 100 bad changes, errorsOmitted counts the rest'),
             401: errorResponse('invalid_token'),
             413: errorResponse('batch_too_large'),
             415: errorResponse('unsupported_media_type'),

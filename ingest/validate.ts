@@ -11,11 +11,36 @@ import { isAllowedTransition } from '../engine/eventTable.ts';
 import { americanToDecimal, decimalToAmerican, oddsId, type EventRecord, type OddsInput, type PlayerBoxRow, type SourceKind, type TeamBoxRow } from '../engine/model.ts';
 import { BoardView, PendingEffects } from './boardView.ts';
 import { shapeErrors, type ChangeError, type EventIn, type IngestChange, type OddsRowIn } from './changes.ts';
+import { MAX_LISTED_BAD_CHANGES, UNDECODED } from './decode.ts';
 import type { LoggedChange } from './record.ts';
+
+/**
+ * How deep a change may nest (objects and arrays inside each other). The served
+ * records nest a few levels; a deeper change is refused whole (too_deep) before any
+ * code walks it recursively (the schema check, the record encoder), which a change
+ * 20,000 levels deep would otherwise overflow the stack of.
+ */
+export const MAX_CHANGE_DEPTH = 32;
+
+/** True when `value` nests objects or arrays deeper than `limit` levels (iterative: never deeper than the value itself). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const stack: { value: object; depth: number }[] = [{ value: value as object, depth: 1 }];
+  while (stack.length > 0) {
+    const { value: at, depth } = stack.pop()!;
+    if (depth > limit) return true;
+    const children = Array.isArray(at) ? at : Object.values(at);
+    for (const child of children) if (child !== null && typeof child === 'object') stack.push({ value: child as object, depth: depth + 1 });
+  }
+  return false;
+}
 
 export interface ValidatedBatch {
   changes: LoggedChange[];
+  /** The errors of the first MAX_LISTED_BAD_CHANGES bad changes (decode.ts). */
   errors: ChangeError[];
+  /** Bad changes in all (errors words the first of them; UNDECODED ones are the decoder's to count). */
+  badChanges: number;
   /** What the batch does to the board, for the batches validated after it. */
   effects: PendingEffects;
   /**
@@ -68,17 +93,32 @@ export function validateBatch(raw: readonly unknown[], board: (layer: PendingEff
   // one fail for the whole batch (a closure per change costs more than the check of a price tick)
   let index = 0;
   let failed = false;
+  // bad changes counted; only the first MAX_LISTED_BAD_CHANGES have their errors listed
+  let bad = raw.length === 0 ? 1 : 0;
+  let lastBad = -1;
+  const note = (error: ChangeError): void => {
+    if (error.index !== lastBad) {
+      lastBad = error.index;
+      bad++;
+    }
+    if (bad <= MAX_LISTED_BAD_CHANGES) errors.push(error);
+  };
   const fail = (code: string, field: string | null, detail: string): void => {
     failed = true;
-    errors.push({ index, code, field, detail });
+    note({ index, code, field, detail });
   };
   for (; index < raw.length; index++) {
     const change = raw[index];
+    if (change === UNDECODED) continue; // the decoder's error
     const tick = isWellFormedPriceTick(change);
     if (!tick) {
+      if (nestsDeeperThan(change, MAX_CHANGE_DEPTH)) {
+        note({ index, code: 'too_deep', field: null, detail: `the change nests objects or arrays more than ${MAX_CHANGE_DEPTH} levels deep` });
+        continue;
+      }
       const shape = shapeErrors(change, index);
       if (shape.length > 0) {
-        errors.push(...shape);
+        for (const error of shape) note(error);
         continue;
       }
     }
@@ -99,7 +139,7 @@ export function validateBatch(raw: readonly unknown[], board: (layer: PendingEff
     changes.push(normalized);
     slots.push(-1);
   }
-  return { changes, errors, effects, slots };
+  return { changes, errors, badChanges: bad, effects, slots };
 }
 
 type PriceTick = Extract<IngestChange, { op: 'price' }>;

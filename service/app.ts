@@ -130,6 +130,8 @@ function watchWritePath(durable: DurableStart, operations: Operations, logger: L
   const metrics = new WritePathMetrics(operations.registry, board.ingest.appliedByKind, durable.mode === 'restored' ? board.restore : null);
   if (durable.firstCheckpoint !== null) metrics.checkpointWritten(durable.firstCheckpoint);
   board.onCheckpoint = (report) => metrics.checkpointWritten(report);
+  // the durable board writes the line itself (its warn); here: the metric
+  board.onCheckpointFailed = metrics.checkpointFailed;
   board.log.onFsync = metrics.fsynced;
   board.ingest.onBatch = (via, outcome, seconds, changes, error) => {
     metrics.batchDone(via, outcome, seconds);
@@ -243,6 +245,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     log,
     observer: httpMetrics,
     boardSeq: () => engine.seq,
+    reusePort: config.reusePort,
+    uwsDirect: config.uwsDirect,
   });
   publicPort = server.port;
   operations.readiness.pass('board');

@@ -47,6 +47,10 @@ export interface Config {
   checkpointIntervalMs: number;
   checkpointLogBytes: number;
   transport: TransportName;
+  /** SO_REUSEPORT on the public port: several processes share it (off: a second process on a port in use fails to start). */
+  reusePort: boolean;
+  /** uWebSockets.js listens on the public port itself, without the front that sends what it cannot parse to node:http. */
+  uwsDirect: boolean;
   streamBufferBytes: number;
   /** How long a resume from a clk ahead of this board (a replica behind the node that issued it) waits for the board to reach it. */
   streamResumeWaitMs: number;
@@ -211,6 +215,8 @@ export const SETTINGS = [
     parse: (t) => intIn(1, Number.MAX_SAFE_INTEGER)(t, DEFAULT_CHECKPOINT_LOG_BYTES),
   }),
   setting({ key: 'transport', name: 'TRANSPORT', fallback: 'auto', allowed: TRANSPORTS.join(', '), help: 'HTTP implementation of the public listener (auto: a native uWebSockets.js binary when one loads, else node:http)', parse: oneOf(TRANSPORTS, 'auto') }),
+  setting({ key: 'reusePort', name: 'REUSE_PORT', fallback: '0', allowed: FLAG_ALLOWED, help: 'share PORT with other processes (SO_REUSEPORT; the kernel spreads connections between them); off: a second process on a port in use fails to start', parse: flag(false) }),
+  setting({ key: 'uwsDirect', name: 'UWS_DIRECT', fallback: '0', allowed: FLAG_ALLOWED, help: 'uWebSockets.js listens on PORT itself, without the front that sends requests its parser cannot serve (HTTP/1.0, absolute-form targets, some header names, extension methods, pipelining behind a long answer) to node:http: fastest, for a service reached only through a proxy speaking plain HTTP/1.1 (docs/nginx.conf)', parse: flag(false) }),
   setting({ key: 'streamBufferBytes', name: 'STREAM_BUFFER_BYTES', fallback: String(8 * 1024 * 1024), allowed: 'an integer from 65536 to 1073741824', help: 'bytes a stream subscriber may leave unread before it is dropped as a slow consumer', parse: (t) => intIn(65_536, 1 << 30)(t, 8 * 1024 * 1024) }),
   setting({
     key: 'streamMaxSubscriptions',

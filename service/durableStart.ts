@@ -38,7 +38,7 @@ import type { TransportChoice } from '../http/transport/transport.ts';
 import { DurableBoard, type CheckpointReport, type StepProgress } from '../ingest/durableBoard.ts';
 import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
-import { LogDamagedError } from '../persistence/log/batchLog.ts';
+import { DataDirLock } from '../persistence/log/dataDirLock.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import type { Config } from './config.ts';
@@ -73,6 +73,8 @@ export interface BoardStartOptions {
 export interface DurableStartOptions extends BoardStartOptions {
   dataDir: string;
   persistence: Persistence;
+  /** The DATA_DIR lock, taken before anything in DATA_DIR was read (openServedBoard takes it); default: taken here. The durable board releases it when it closes. */
+  lock?: DataDirLock;
   /** Called once the ingest listener listens, before the board is restored or loaded; the start waits for it. */
   listening?: (port: number) => void | Promise<void>;
 }
@@ -169,22 +171,30 @@ export function loadWithProgress(engine: OddsEngine, board: Board, progress: boo
 
 export async function openDurableStart(options: DurableStartOptions): Promise<DurableStart> {
   const { env, clock, persistence, dataDir } = options;
-  const token = resolveIngestToken(dataDir, env);
-  const host = options.ingestHost ?? env.INGEST_HOST ?? '127.0.0.1';
-  const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
-  const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
-  const gate = new IngestGate();
-  const listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, adminRoutes: options.adminRoutes, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
-
+  mkdirSync(dataDir, { recursive: true });
+  // one writer per DATA_DIR, before anything in it is read (a second process stops here, naming the first)
+  const lock = options.lock ?? DataDirLock.acquire(dataDir);
   let durable: DurableBoard;
+  let listener: RunningServer;
+  let token: IngestToken;
+  const host = options.ingestHost ?? env.INGEST_HOST ?? '127.0.0.1';
+  const gate = new IngestGate();
+  try {
+    token = resolveIngestToken(dataDir, env);
+    const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
+    const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
+    listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, adminRoutes: options.adminRoutes, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   try {
     await options.listening?.(listener.port);
-    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress) });
+    // a refused restore (RestoreRefusedError) names the file, offset and what repair would drop
+    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress), lock });
   } catch (error) {
+    lock.release();
     await listener.close();
-    if (error instanceof LogDamagedError) {
-      throw new Error(`the log is damaged before its end: ${error.message}. Nothing acknowledged is skipped silently; \`npm run repair -- ${dataDir}\` truncates the log there after saying what it drops`, { cause: error });
-    }
     throw error;
   }
   const engine = durable.engine;
@@ -220,13 +230,14 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     if (mode === 'restored') {
       const from = r.checkpoint === null ? 'no checkpoint' : `${r.checkpoint.path.slice(r.checkpoint.path.lastIndexOf('/') + 1)}`;
       parts.push(`restored from ${dataDir}: ${from} + ${r.replayedRecords} log record(s) (${r.replayedChanges} changes) in ${(r.ms / 1000).toFixed(1)}s`);
-      if (r.skippedCheckpoints.length > 0) parts.push(`passed over damaged checkpoint(s): ${r.skippedCheckpoints.join('; ')}`);
+      if (r.skippedCheckpoints.length > 0) parts.push(`passed over damaged checkpoint(s), set aside as *.damaged: ${r.skippedCheckpoints.join('; ')}`);
+      if (r.coveredDamage.length > 0) parts.push(`stepped over damage in log records a checkpoint covers: ${r.coveredDamage.join(', ')}`);
     } else if (mode === 'fixture') {
       parts.push(`fixture board loaded into ${dataDir} and checkpointed${firstCheckpoint === null ? '' : ` (${(firstCheckpoint.bytes / 1048576).toFixed(1)} MiB in ${(firstCheckpoint.ms / 1000).toFixed(1)}s)`}`);
     } else {
       parts.push(`empty board (BOARD=none) in ${dataDir}`);
     }
-    if (r.tornTail !== null) parts.push(`torn tail cut: ${r.tornTail.droppedBytes} bytes of ${r.tornTail.file} from offset ${r.tornTail.offset} (${r.tornTail.detail}; never acknowledged)`);
+    if (r.tornTail !== null) parts.push(`torn tail cut: ${r.tornTail.droppedBytes} bytes of ${r.tornTail.file} from offset ${r.tornTail.offset} (${r.tornTail.detail}; a write a crash cut off, never acknowledged)`);
     if (env.WAL_FSYNC === '0') parts.push('WAL_FSYNC=0: the log is not fsync\'d, acknowledged batches survive a process crash but not a power cut');
     if (accepting) {
       const tokenWhere = token.source === 'env' ? 'token from INGEST_TOKEN' : `token ${token.source === 'generated' ? 'generated into' : 'in'} ${token.file}`;
@@ -322,9 +333,17 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
   }
   if (options.dataDir !== undefined && options.engine === undefined) {
     mkdirSync(options.dataDir, { recursive: true });
-    const persistence = openPersistence({ path: options.dbPath ?? (env.DB_PATH || join(options.dataDir, 'odds.db')), env });
+    // the lock comes first: the SQLite file in DATA_DIR is read by openPersistence
+    const lock = DataDirLock.acquire(options.dataDir);
+    let persistence: Persistence;
     try {
-      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence });
+      persistence = openPersistence({ path: options.dbPath ?? (env.DB_PATH || join(options.dataDir, 'odds.db')), env });
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+    try {
+      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence, lock });
       return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker };
     } catch (error) {
       persistence.close();

@@ -128,6 +128,7 @@ export class WritePathMetrics {
   private readonly checkpoint: LazyHistogram;
   private lastCheckpointAt = -1;
   private lastCheckpointBytes = -1;
+  private checkpointFailures = 0;
 
   constructor(registry: Registry, appliedByKind: Float64Array, restore: RestoreReport | null, now: () => number = Date.now) {
     registerLazyMetric(registry, {
@@ -157,6 +158,12 @@ export class WritePathMetrics {
       type: 'gauge',
       values: () => (this.lastCheckpointBytes < 0 ? [] : [{ labels: {}, value: this.lastCheckpointBytes }]),
     });
+    registerLazyMetric(registry, {
+      name: 'odds_checkpoint_failures_total',
+      help: 'Checkpoints that failed to write (a full disk, an I/O error); the previous checkpoint and the log were kept.',
+      type: 'counter',
+      values: () => [{ labels: {}, value: this.checkpointFailures }],
+    });
     if (restore !== null) {
       // what the start did: a checkpoint read and the log after it replayed
       registerLazyMetric(registry, { name: 'odds_restore_duration_seconds', help: 'Time the start took to read the checkpoint and replay the log after it.', type: 'gauge', values: () => [{ labels: {}, value: restore.ms / 1000 }] });
@@ -185,5 +192,9 @@ export class WritePathMetrics {
     this.checkpoint.observe(report.ms / 1000);
     this.lastCheckpointAt = at;
     this.lastCheckpointBytes = report.bytes;
+  };
+
+  readonly checkpointFailed = (): void => {
+    this.checkpointFailures++;
   };
 }

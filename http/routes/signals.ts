@@ -80,7 +80,7 @@ const HISTORICAL_ODDS_QUERY = [
 ] as const satisfies readonly ParamDef[];
 
 const PRICE_HISTORY_QUERY = [
-  { name: 'id', kind: 'string', required: true, maxLength: 400, description: 'Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}) of any book quoting the selection; every book\'s row of that selection is returned. Missing: 400 missing_parameter; not four parts: 400 invalid_parameter; an event never seen, or no book with that selection: 404 not_found.' },
+  { name: 'id', kind: 'string', required: true, maxLength: 400, pattern: '^[^:]+:[^:]+:[^:]+:[^:]+$', patternText: 'an odds id: {eventId}:{sportsbook}:{marketSubtype}:{selectionId}, four non-empty parts', description: 'Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}) of any book quoting the selection; every book\'s row of that selection is returned. Missing: 400 missing_parameter; not four parts: 400 invalid_parameter; an event never seen, or no book with that selection: 404 not_found.' },
 ] as const satisfies readonly ParamDef[];
 
 const HISTORICAL_ARBITRAGE_QUERY = [
@@ -198,6 +198,7 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     auth: 'key',
     response: 'HistoricalOddsRow',
     query: HISTORICAL_ODDS_QUERY,
+    notFoundParam: 'event_id',
     summary: 'Each selection of an event with its American price in force at date (default now), from price history.',
     description:
       'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf. ' +
@@ -219,6 +220,7 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     auth: 'key',
     response: 'SelectionHistoryRow',
     query: PRICE_HISTORY_QUERY,
+    notFoundParam: 'id',
     summary: 'One selection\'s price history at every book that quotes it (for line-movement charts).',
     description:
       'The rows whose odds id equals id except for the sportsbook part, each with its priceHistory exactly as in the snapshot with include_history=true (the last 50 price changes, oldest first, {fs, ls, pa, pd, dm, su}, fs/ls epoch seconds). Removed selections are included with removed: true while their history is kept (at least 10 minutes after removal). Rows in /odds order (sportsbook, id), unpaginated. meta.updated: the latest ls among the entries. ' +

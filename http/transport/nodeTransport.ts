@@ -24,7 +24,9 @@ import type {
   TransportRequest,
   TransportResponse,
   TransportSocketRoute,
+  ListenOptions,
 } from './transport.ts';
+import { checkReusePort, listenError } from './front.ts';
 
 /** Longest request target (path and query) answered; longer ones get 414. */
 export const MAX_URL_BYTES = 8 * 1024;
@@ -132,57 +134,25 @@ export class NodeTransport implements Transport {
     exchange.res.on('close', () => settle({ ok: false, reason: 'aborted' }));
   }
 
-  listen(host: string, port: number, handlers: TransportHandlers): Promise<ListeningTransport> {
-    const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES });
-    server.maxHeadersCount = MAX_HEADER_COUNT + 1;
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      const exchange = new NodeExchange(req, res);
-      const oversized = checkLimits(req);
-      if (oversized !== null) {
-        exchange.writePlain(handlers.protocolFault(oversized.fault, oversized.detail));
-        return;
-      }
-      handlers.request(exchange, exchange);
-    });
-    server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
-      if (!socket.writable || error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-        socket.destroy();
-        return;
-      }
-      const { fault, detail } = faultOf(error);
-      socket.end(serialize(handlers.protocolFault(fault, detail)));
-    });
-    const sockets = new NodeSockets(handlers.sockets);
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      if (sockets.handles(req)) {
-        sockets.upgrade(req, socket, head);
-        return;
-      }
-      // Not a WebSocket endpoint: answered as the ordinary request it also is (as uWS
-      // does), on a connection that closes afterwards.
-      const res = new http.ServerResponse(req);
-      res.shouldKeepAlive = false;
-      res.assignSocket(socket as never);
-      res.on('finish', () => socket.end());
-      server.emit('request', req, res);
-    });
+  listen(host: string, port: number, handlersFor: (served: Transport) => TransportHandlers, options: ListenOptions): Promise<ListeningTransport> {
+    checkReusePort(options.reusePort);
+    const node = createNodeHttp(handlersFor(this));
+    const server = node.server;
     return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.removeListener('error', reject);
+      server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, port)));
+      const listenOptions: import('node:net').ListenOptions & { reusePort?: boolean } = { host, port, exclusive: true };
+      if (options.reusePort) listenOptions.reusePort = true;
+      server.listen(listenOptions, () => {
+        server.removeAllListeners('error');
         const address = server.address();
         let closed = false;
         resolve({
           port: typeof address === 'object' && address !== null ? address.port : port,
-          publish: (topic, message, isBinary) => sockets.publish(topic, message, isBinary),
+          publish: (topic, message, isBinary) => node.publish(topic, message, isBinary),
           close: () => {
             if (closed) return Promise.resolve();
             closed = true;
-            return new Promise<void>((done) => {
-              server.close(() => done());
-              server.closeAllConnections();
-              sockets.closeAll();
-            });
+            return node.close();
           },
         });
       });
@@ -190,7 +160,63 @@ export class NodeTransport implements Transport {
   }
 }
 
+/** A node:http server answering through the facade, not yet listening (NodeTransport listens it; the uWS front hands it connections). */
+export interface NodeHttp {
+  server: http.Server;
+  publish(topic: string, message: Buffer | string, isBinary: boolean): boolean;
+  /** Stops the server and drops its connections and WebSockets. */
+  close(): Promise<void>;
+}
+
+export function createNodeHttp(handlers: TransportHandlers): NodeHttp {
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES });
+  server.maxHeadersCount = MAX_HEADER_COUNT + 1;
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const exchange = new NodeExchange(req, res);
+    const oversized = checkLimits(req);
+    if (oversized !== null) {
+      exchange.writePlain(handlers.protocolFault(oversized.fault, oversized.detail));
+      return;
+    }
+    handlers.request(exchange, exchange);
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    if (!socket.writable || error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      socket.destroy();
+      return;
+    }
+    const { fault, detail } = faultOf(error);
+    socket.end(serialize(handlers.protocolFault(fault, detail)));
+  });
+  const sockets = new NodeSockets(handlers.sockets);
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (sockets.handles(req)) {
+      sockets.upgrade(req, socket, head);
+      return;
+    }
+    // Not a WebSocket endpoint: answered as the ordinary request it also is (as uWS
+    // does), on a connection that closes afterwards.
+    const res = new http.ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as never);
+    res.on('finish', () => socket.end());
+    server.emit('request', req, res);
+  });
+  return {
+    server,
+    publish: (topic, message, isBinary) => sockets.publish(topic, message, isBinary),
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+        sockets.closeAll();
+      }),
+  };
+}
+
 function checkLimits(req: IncomingMessage): { fault: ProtocolFault; detail: string } | null {
+  // llhttp parses any HTTP/d.d; only 1.x is served (RFC 9110 15.6.6).
+  if (req.httpVersionMajor !== 1) return { fault: 'http_version_not_supported', detail: `HTTP/${req.httpVersion} is not served; use HTTP/1.1 or HTTP/1.0` };
   if ((req.url ?? '').length > MAX_URL_BYTES) return { fault: 'uri_too_long', detail: `the request target is longer than ${MAX_URL_BYTES} bytes` };
   if (req.rawHeaders.length > MAX_HEADER_COUNT * 2) return { fault: 'header_fields_too_large', detail: `more than ${MAX_HEADER_COUNT} request headers` };
   return null;
@@ -222,6 +248,21 @@ function serialize(reply: PlainReply): Buffer {
   return Buffer.concat([Buffer.from(head, 'latin1'), reply.body]);
 }
 
+/**
+ * The path and query of a request target. An absolute-form target
+ * (`GET http://host:port/api/v1/status`, what a client talking to a proxy sends) names
+ * the same resource as its path: RFC 9112 3.2.2 says a server must accept it.
+ */
+export function originForm(target: string): string {
+  if (target.charCodeAt(0) === 47) return target;
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(target);
+  if (scheme === null) return target;
+  const pathStart = target.slice(scheme[0].length).search(/[/?]/);
+  if (pathStart === -1) return '/';
+  const rest = target.slice(scheme[0].length + pathStart);
+  return rest.charCodeAt(0) === 47 ? rest : `/${rest}`;
+}
+
 /** The request view: what transport.ts asks for, read from an IncomingMessage. */
 class NodeRequestView implements TransportRequest {
   private readonly method: string;
@@ -229,7 +270,7 @@ class NodeRequestView implements TransportRequest {
   private readonly query: string;
 
   constructor(readonly req: IncomingMessage) {
-    const url = req.url ?? '/';
+    const url = originForm(req.url ?? '/');
     const mark = url.indexOf('?');
     this.path = mark === -1 ? url : url.slice(0, mark);
     this.query = mark === -1 ? '' : url.slice(mark + 1);
@@ -348,11 +389,11 @@ class NodeSockets {
   }
 
   handles(req: IncomingMessage): boolean {
-    return this.routes.has(pathOf(req.url ?? '/'));
+    return this.routes.has(pathOf(originForm(req.url ?? '/')));
   }
 
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const { route, server } = this.routes.get(pathOf(req.url ?? '/'))!;
+    const { route, server } = this.routes.get(pathOf(originForm(req.url ?? '/')))!;
     const decision = route.upgrade(new NodeRequestView(req), req.socket.remoteAddress ?? '');
     if (!decision.accept) {
       socket.end(serialize(decision.reply));

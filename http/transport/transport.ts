@@ -158,7 +158,7 @@ export interface PlainReply {
  * parser; the facade renders the answer (the JSON error body) and the transport sends
  * it, then closes the connection.
  */
-export type ProtocolFault = 'bad_request' | 'uri_too_long' | 'header_fields_too_large' | 'method_not_allowed';
+export type ProtocolFault = 'bad_request' | 'uri_too_long' | 'header_fields_too_large' | 'method_not_allowed' | 'http_version_not_supported';
 
 export interface TransportHandlers {
   request(res: TransportResponse, req: TransportRequest): void;
@@ -198,5 +198,25 @@ export interface Transport {
    * once, the rest is not read). Call from the request handler, synchronously.
    */
   readBody(res: TransportResponse, maxBytes: number, done: (result: BodyReadResult) => void): void;
-  listen(host: string, port: number, handlers: TransportHandlers): Promise<ListeningTransport>;
+  /**
+   * Listens on host:port. handlersFor gives the facade's handlers for the transport
+   * that serves a request: the uWS transport serves some connections through node:http
+   * (front.ts), and those requests must be answered through node:http's methods.
+   */
+  listen(host: string, port: number, handlersFor: (served: Transport) => TransportHandlers, options: ListenOptions): Promise<ListeningTransport>;
+}
+
+export interface ListenOptions {
+  /**
+   * SO_REUSEPORT: another process may listen on the same port and the kernel spreads
+   * connections between them. Off unless a setting asks (REUSE_PORT=1): by default a
+   * second process on a port in use fails to start.
+   */
+  reusePort: boolean;
+  /**
+   * uWS only: uWS listens on the port itself, with no front. Fastest, but uWS then
+   * holds, drops or misanswers the requests its parser does not serve (UWS_DIRECT=1;
+   * for a service reached only through a proxy that speaks plain HTTP/1.1 to it).
+   */
+  uwsDirect: boolean;
 }

@@ -1,14 +1,24 @@
 // The transport over a native uWebSockets.js binary (loadUws.ts). Its request and
 // response objects go to the facade as they are (transport.ts follows their shape), so
 // this file only adds what uWS does differently: large bodies by tryEnd/onWritable,
-// request bodies by onData, WebSockets by app.ws, and no server banner.
+// request bodies by onData, WebSockets by app.ws, and no server banner. By default uWS
+// listens on a private unix socket behind a front (front.ts) that owns the public port
+// and serves what uWS's parser cannot through node:http; UWS_DIRECT=1 puts uWS on the
+// port itself.
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uws-btc-vision';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listenError, listenFront, type ListeningFront } from './front.ts';
 import type { Uws } from './loadUws.ts';
+import { createNodeHttp, NodeTransport } from './nodeTransport.ts';
 import { BODY_BYTES_PER_TURN } from './transport.ts';
 import type {
   BodyReadResult,
   BodyStreamEvents,
   HeaderBlock,
+  ListenOptions,
   ListeningTransport,
   ResponseStream,
   ResponseStreamEvents,
@@ -22,6 +32,8 @@ import type {
 
 export class UwsTransport implements Transport {
   readonly kind = 'uws' as const;
+  /** Serves, through the front, the requests uWS would not answer right. */
+  private readonly nodeTransport = new NodeTransport('node:http (behind the uWebSockets.js front)');
 
   constructor(
     private readonly uws: Uws,
@@ -123,36 +135,98 @@ export class UwsTransport implements Transport {
     });
   }
 
-  listen(host: string, port: number, handlers: TransportHandlers): Promise<ListeningTransport> {
+  /**
+   * By default a front (front.ts) owns host:port and uWS listens on a unix socket in a
+   * private directory; requests uWS would not answer right go to a node:http server
+   * (which never listens itself). With uwsDirect uWS listens on host:port alone.
+   */
+  async listen(host: string, port: number, handlersFor: (served: Transport) => TransportHandlers, options: ListenOptions): Promise<ListeningTransport> {
+    const app = this.app(handlersFor(this));
+    if (options.uwsDirect) {
+      // Without LIBUS_LISTEN_EXCLUSIVE_PORT uSockets sets SO_REUSEPORT, and a second
+      // process on the same port would silently share it.
+      const listenSocket = await new Promise<us_listen_socket | false>((resolve) =>
+        (app as unknown as ListenWithOptions).listen(host, port, options.reusePort ? 0 : EXCLUSIVE_PORT, (socket) => resolve(socket)),
+      );
+      if (listenSocket === false) throw await portError(host, port);
+      const uws = this.uws;
+      let closed = false;
+      return {
+        port: uws.us_socket_local_port(listenSocket),
+        publish: (topic, message, isBinary) => app.publish(topic, message, isBinary),
+        close: async () => {
+          if (closed) return;
+          closed = true;
+          uws.us_listen_socket_close(listenSocket);
+          // Also drops open keep-alive connections and WebSockets so the process can exit
+          // (present in the 20.30 build too, though missing from its typings).
+          app.close();
+        },
+      };
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'odds-uws-'));
+    const uwsPath = join(dir, 'http.sock');
+    const listenSocket = await new Promise<us_listen_socket | false>((resolve) => app.listen_unix((socket) => resolve(socket), uwsPath));
+    if (!listenSocket) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`uWebSockets.js cannot listen on its private socket ${uwsPath}`);
+    }
+    const node = createNodeHttp(handlersFor(this.nodeTransport));
+    let front: ListeningFront;
+    try {
+      front = await listenFront({ host, port, uwsPath, nodeServer: node.server, reusePort: options.reusePort });
+    } catch (error) {
+      this.uws.us_listen_socket_close(listenSocket);
+      app.close();
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+    let closed = false;
+    return {
+      port: front.port,
+      // A WebSocket may have reached either server (the node:http one takes handshakes uWS would not parse).
+      publish: (topic, message, isBinary) => {
+        const viaUws = app.publish(topic, message, isBinary);
+        const viaNode = node.publish(topic, message, isBinary);
+        return viaUws || viaNode;
+      },
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        // uWS first: it drops its connections (calling onAborted where a response is
+        // pending) before the front closes the other ends under it.
+        this.uws.us_listen_socket_close(listenSocket);
+        app.close();
+        front.close();
+        await node.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  private app(handlers: TransportHandlers): TemplatedApp {
     const app = this.uws.App();
     for (const route of handlers.sockets) app.ws<UwsSocketData>(route.path, socketBehavior(route));
     app.any('/*', (res, req) => handlers.request(res, req));
-    return new Promise((resolve, reject) => {
-      app.listen(host, port, (listenSocket: us_listen_socket | false) => {
-        if (listenSocket === false) {
-          reject(new Error(`cannot listen on ${host}:${port}`));
-          return;
-        }
-        resolve(listening(this.uws, app, listenSocket));
-      });
-    });
+    return app;
   }
 }
 
-function listening(uws: Uws, app: TemplatedApp, listenSocket: us_listen_socket): ListeningTransport {
-  let closed = false;
-  return {
-    port: uws.us_socket_local_port(listenSocket),
-    publish: (topic, message, isBinary) => app.publish(topic, message, isBinary),
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      uws.us_listen_socket_close(listenSocket);
-      // Also drops open keep-alive connections and WebSockets so the process can exit
-      // (present in the 20.30 build too, though missing from its typings).
-      app.close();
-    },
-  };
+/** listen(host, port, options, cb): both builds take it; the typings list options only without a host. */
+interface ListenWithOptions {
+  listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void;
+}
+
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT (both builds export it). */
+const EXCLUSIVE_PORT = 1;
+
+/** Why uWS could not listen: uWS says only `false`, so node:net tries the same port for the reason. */
+function portError(host: string, port: number): Promise<Error> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(listenError(error, host, port)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(new Error(`uWebSockets.js cannot listen on ${host}:${port}`))));
+  });
 }
 
 interface UwsSocketData {

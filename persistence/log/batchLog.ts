@@ -29,7 +29,7 @@ export interface BatchLog {
   append(payload: Uint8Array): Promise<number>;
   replay(fromIndex: number, visit: (record: LogRecord) => void): void;
   /** Records up to and including `index` are in a checkpoint: the log may drop them. */
-  markCheckpoint(index: number): Promise<void>;
+  markCheckpoint(index: number, dropThrough?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,9 +48,11 @@ export class LogDamagedError extends Error {
   constructor(
     readonly file: string,
     readonly offset: number,
-    detail: string,
+    readonly detail: string,
+    /** The first record that cannot be read (what a repair would drop from), when known. */
+    readonly index: number | null = null,
   ) {
-    super(`${file} at offset ${offset}: ${detail}`);
+    super(`${file} at offset ${offset}${index === null ? '' : ` (record ${index})`}: ${detail}`);
     this.name = 'LogDamagedError';
   }
 }

@@ -6,19 +6,28 @@
 // under load one fsync covers many batches. With fsync off (WAL_FSYNC=0) a record is
 // acknowledged once the write returns (it survives a process crash, not a power cut).
 //
-// Failure: a failed write cuts the segment back to the last durable frame, rejects the
-// group and everything queued behind it, and later appends go on. A failed fsync leaves
-// the page cache in an unknown state (the kernel may have dropped the dirty pages), so
-// the log refuses every later append until it is reopened, which re-reads the file.
+// Every write goes through a Storage (storage.ts: node:fs, or a fault injector in tests)
+// and its length is checked: a short write is finished or is an error, never a shorter
+// record.
 //
-// Opening scans every segment: a torn tail of the last segment is cut (and reported in
-// `opened.tornTail`); any other bad frame throws LogDamagedError naming file and offset.
+// Failure: a failed write cuts the segment back to the last durable frame, rejects the
+// group and everything queued behind it, and later appends go on. A failed fsync is
+// never retried (PostgreSQL's lesson since version 12: after an fsync error the kernel
+// may have dropped the dirty pages and a second fsync would report success over lost
+// data), so the log refuses every later append until the process restarts and reopens
+// it, which re-reads what the file really holds.
+//
+// Opening scans the segments a start needs (from `needFrom`, the record after the
+// checkpoint the start restores; segments wholly before it are not read, so damage
+// there never blocks a start): a torn tail of the last segment is cut (and reported in
+// `opened.tornTail`); any other bad frame throws LogDamagedError naming file, offset
+// and record.
 
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, statSync, ftruncateSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LogDamagedError, LogUnavailableError, type BatchLog, type LogRecord } from './batchLog.ts';
-import { encodeFrameHeader, listSegments, scanSegment, segmentName, walkChecked, type SegmentFile } from './segments.ts';
+import { encodeFrameHeader, encodeSegmentHeader, listSegments, scanSegment, segmentName, walkChecked, SEGMENT_HEADER_BYTES, type SegmentFile } from './segments.ts';
+import { nodeStorage, writeFully, type Storage, type StorageFile } from './storage.ts';
 
 export interface FileBatchLogOptions {
   /** fsync each group before acknowledging it (default true; WAL_FSYNC=0 turns it off). */
@@ -27,6 +36,14 @@ export interface FileBatchLogOptions {
   segmentBytes?: number;
   /** Keep the segments open() read until the first replay, which then neither reads nor checks them again (a start that replays at once). */
   keepForReplay?: boolean;
+  /**
+   * The first record the caller needs (the one after the checkpoint it restores;
+   * default 1). Segments wholly before it are not read; the log's records continue
+   * after needFrom - 1 even when no segment holds any.
+   */
+  needFrom?: number;
+  /** Where writes, fsyncs, truncations and deletions go (default: node:fs). */
+  storage?: Storage;
 }
 
 export interface TornTail {
@@ -40,6 +57,8 @@ export interface OpenedLog {
   log: FileBatchLog;
   /** The cut torn tail, or null when the log ended cleanly. */
   tornTail: TornTail | null;
+  /** Segments with damage in records the checkpoint covers (stepped over; `npm run repair` deletes what only they hold). */
+  coveredDamage: string[];
 }
 
 interface Pending {
@@ -72,10 +91,11 @@ export class FileBatchLog implements BatchLog {
   private durable: number;
   private appendedBytes = 0;
   private groups = 0;
-  private file: FileHandle | null = null;
+  private file: StorageFile | null = null;
   private segment: SegmentFile;
   private segmentSize: number;
   private readonly fsync: boolean;
+  private readonly storage: Storage;
   private readonly segmentBytes: number;
   /** Told the seconds of each group's fsync and how many records it made durable (metrics); null: nobody. */
   onFsync: ((seconds: number, records: number) => void) | null = null;
@@ -85,14 +105,18 @@ export class FileBatchLog implements BatchLog {
     segments: SegmentFile[],
     lastIndex: number,
     lastSegmentSize: number,
+    reuseLast: boolean,
     options: FileBatchLogOptions,
   ) {
     this.fsync = options.fsync ?? true;
+    this.storage = options.storage ?? nodeStorage;
     this.segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     this.assigned = lastIndex;
     this.durable = lastIndex;
     this.segment = segments.length > 0 ? segments[segments.length - 1] : { path: join(dir, segmentName(lastIndex + 1)), name: segmentName(lastIndex + 1), firstIndex: lastIndex + 1 };
-    this.segmentSize = segments.length > 0 ? lastSegmentSize : -1; // -1: file not created yet
+    // -1: no file yet; MAX: the last segment is not appended to (format 1, or it ends
+    // before the checkpoint the start restored): the first append starts a new one
+    this.segmentSize = segments.length === 0 ? -1 : reuseLast ? lastSegmentSize : Number.MAX_SAFE_INTEGER;
   }
 
   /**
@@ -101,31 +125,47 @@ export class FileBatchLog implements BatchLog {
    */
   static open(dir: string, options: FileBatchLogOptions = {}): OpenedLog {
     mkdirSync(dir, { recursive: true });
-    const segments = listSegments(dir);
-    let lastIndex = 0;
+    const needFrom = options.needFrom ?? 1;
+    const all = listSegments(dir);
+    // segments wholly before needFrom: a later segment starts at or before it
+    let first = 0;
+    while (first + 1 < all.length && all[first + 1].firstIndex <= needFrom) first++;
+    if (all.length > 0 && all[first].firstIndex > needFrom) {
+      throw new LogDamagedError(all[first].path, 0, `records ${needFrom} to ${all[first].firstIndex - 1} are missing: the log starts at ${all[first].firstIndex}`, needFrom);
+    }
+    const segments = all.slice(first);
+    let lastIndex = needFrom - 1;
     let lastSize = 0;
+    let reuseLast = true;
     let tornTail: TornTail | null = null;
+    const coveredDamage: string[] = [];
     const checked = new Map<string, Uint8Array>();
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i];
       if (i > 0 && segment.firstIndex !== lastIndex + 1) {
-        throw new LogDamagedError(segment.path, 0, `segment starts at record ${segment.firstIndex} but the one before ends at ${lastIndex}`);
+        throw new LogDamagedError(segment.path, 0, `segment starts at record ${segment.firstIndex} but the one before ends at ${lastIndex}`, lastIndex + 1);
       }
       const bytes = readFileSync(segment.path);
-      const scan = scanSegment(bytes, segment.firstIndex);
+      // damage in records the checkpoint covers is stepped over (segments.ts), never a stop
+      const scan = scanSegment(bytes, segment.firstIndex, undefined, needFrom - 1);
+      if ((scan.skippedCovered ?? 0) > 0) coveredDamage.push(segment.path);
       const last = i === segments.length - 1;
       if (scan.problem !== null) {
-        if (!last || !scan.problem.torn) throw new LogDamagedError(segment.path, scan.problem.offset, scan.problem.detail);
+        if (!last || !scan.problem.torn) throw new LogDamagedError(segment.path, scan.problem.offset, scan.problem.detail, scan.problem.index);
         tornTail = { file: segment.path, offset: scan.validEnd, droppedBytes: bytes.length - scan.validEnd, detail: scan.problem.detail };
-        cutFile(segment.path, scan.validEnd, options.fsync ?? true);
+        cutFile(options.storage ?? nodeStorage, segment.path, scan.validEnd, options.fsync ?? true);
       }
-      lastIndex = scan.lastIndex;
+      // a segment wholly before needFrom-1's record is skipped above; the first one
+      // kept may end before needFrom - 1 only when the checkpoint is ahead of the log
+      lastIndex = Math.max(scan.lastIndex, i === 0 ? needFrom - 1 : scan.lastIndex);
       lastSize = scan.validEnd;
-      if (options.keepForReplay === true) checked.set(segment.path, bytes.subarray(0, scan.validEnd));
+      // appends go on in this segment only if it is format 2 and ends where the log does
+      reuseLast = scan.format === 2 && scan.lastIndex === lastIndex && (scan.skippedCovered ?? 0) === 0;
+      if (options.keepForReplay === true && (scan.skippedCovered ?? 0) === 0) checked.set(segment.path, bytes.subarray(0, scan.validEnd));
     }
-    const log = new FileBatchLog(dir, segments, lastIndex, lastSize, options);
+    const log = new FileBatchLog(dir, segments, lastIndex, lastSize, reuseLast, options);
     log.checkedAtOpen = checked;
-    return { log, tornTail };
+    return { log, tornTail, coveredDamage };
   }
 
   /**
@@ -173,42 +213,56 @@ export class FileBatchLog implements BatchLog {
     const segments = listSegments(this.dir);
     const checked = this.checkedAtOpen;
     this.checkedAtOpen = new Map();
-    for (let i = 0; i < segments.length; i++) {
+    let first = 0;
+    while (first + 1 < segments.length && segments[first + 1].firstIndex <= fromIndex) first++;
+    if (fromIndex <= this.durable && (segments.length === 0 || segments[first].firstIndex > fromIndex)) {
+      const at = segments[first]?.path ?? this.dir;
+      throw new LogDamagedError(at, 0, `records ${fromIndex} to ${segments.length === 0 ? this.durable : segments[first].firstIndex - 1} are missing (the log starts at ${segments[first]?.firstIndex ?? this.durable + 1})`, fromIndex);
+    }
+    let next = fromIndex;
+    for (let i = first; i < segments.length; i++) {
       const segment = segments[i];
-      const next = segments[i + 1];
-      if (next !== undefined && next.firstIndex <= fromIndex) continue; // wholly before fromIndex
+      const take = (index: number, payload: Uint8Array) => {
+        if (index >= fromIndex && index <= this.durable) {
+          visit({ index, payload });
+          next = index + 1;
+        }
+      };
       const known = checked.get(segment.path);
       if (known !== undefined) {
-        walkChecked(known, segment.firstIndex, (index, payload) => {
-          if (index >= fromIndex && index <= this.durable) visit({ index, payload });
-        });
+        walkChecked(known, segment.firstIndex, take);
         continue;
       }
       const bytes = readFileSync(segment.path);
-      const scan = scanSegment(bytes, segment.firstIndex, (index, payload) => {
-        if (index >= fromIndex && index <= this.durable) visit({ index, payload });
-      });
+      const scan = scanSegment(bytes, segment.firstIndex, take, fromIndex - 1);
       if (scan.problem !== null && scan.lastIndex < this.durable) {
-        throw new LogDamagedError(segment.path, scan.problem.offset, scan.problem.detail);
+        throw new LogDamagedError(segment.path, scan.problem.offset, scan.problem.detail, scan.problem.index);
       }
     }
-    if (fromIndex <= this.durable && segments.length > 0 && segments[0].firstIndex > fromIndex) {
-      throw new LogDamagedError(segments[0].path, 0, `records ${fromIndex} to ${segments[0].firstIndex - 1} are missing (the log starts at ${segments[0].firstIndex})`);
-    }
+    if (next <= this.durable) throw new LogDamagedError(this.dir, 0, `replay from ${fromIndex} ended at record ${next - 1}, before the log's last record ${this.durable}`, next);
   }
 
   /**
-   * Records up to `index` are covered by a checkpoint: the next group starts a fresh
-   * segment, and segments that hold nothing after `index` are deleted.
+   * A checkpoint covers records up to `index`: the next group starts a fresh segment,
+   * and segments that hold nothing after `dropThrough` (default `index`; a caller that
+   * keeps an older checkpoint to fall back on passes that one's index) are deleted.
    */
-  async markCheckpoint(index: number): Promise<void> {
+  async markCheckpoint(index: number, dropThrough: number = index): Promise<void> {
     this.appendedBytes = 0;
     if (this.segmentSize > 0) this.segmentSize = Number.MAX_SAFE_INTEGER; // rotate at the next write
     const segments = listSegments(this.dir);
-    for (let i = 0; i + 1 < segments.length; i++) {
-      if (segments[i + 1].firstIndex <= index + 1 && segments[i].path !== this.segment.path) rmSync(segments[i].path, { force: true });
+    let dropped = 0;
+    try {
+      for (let i = 0; i + 1 < segments.length; i++) {
+        if (segments[i + 1].firstIndex <= dropThrough + 1 && segments[i].path !== this.segment.path) {
+          this.storage.unlinkSync(segments[i].path);
+          dropped++;
+        }
+      }
+      if (dropped > 0 && this.fsync) this.storage.syncDirSync(this.dir);
+    } catch {
+      // a segment left behind is only disk space: the next checkpoint deletes it
     }
-    if (this.fsync) syncDir(this.dir);
   }
 
   /** Waits for queued appends, then closes the file. */
@@ -241,17 +295,13 @@ export class FileBatchLog implements BatchLog {
     }
     let position = 0;
     try {
-      if (this.file === null || this.segmentSize >= this.segmentBytes) await this.startSegment(group[0].index);
+      if (this.file === null || this.segmentSize < SEGMENT_HEADER_BYTES || this.segmentSize >= this.segmentBytes) await this.startSegment(group[0].index);
       position = this.segmentSize;
-      const { bytesWritten } = await this.file!.writev(parts, position);
+      const bytesWritten = await this.file!.writev(parts, position);
       if (bytesWritten < length) {
-        // a short gathered write (a full disk at the edge, a signal): write the rest as one buffer
-        const rest = Buffer.concat(parts).subarray(bytesWritten);
-        let written = 0;
-        while (written < rest.length) {
-          const more = await this.file!.write(rest, written, rest.length - written, position + bytesWritten + written);
-          written += more.bytesWritten;
-        }
+        // a short gathered write (a full disk at the edge, a signal): the rest as one
+        // buffer; a write that makes no progress is an error (writeFully)
+        await writeFully(this.file!, Buffer.concat(parts).subarray(bytesWritten), position + bytesWritten);
       }
     } catch (error) {
       await this.abandon(group, position, error);
@@ -294,6 +344,7 @@ export class FileBatchLog implements BatchLog {
   private async abandon(group: Pending[], position: number, error: unknown): Promise<void> {
     try {
       if (this.file !== null && this.segmentSize >= 0) await this.file.truncate(position);
+      else if (this.file !== null) await this.file.truncate(0); // the segment's header did not make it: start it again
     } catch (truncateError) {
       this.failure = truncateError as Error;
     }
@@ -313,35 +364,40 @@ export class FileBatchLog implements BatchLog {
   private async startSegment(firstIndex: number): Promise<void> {
     const reuse = this.file === null && this.segmentSize >= 0 && this.segmentSize < this.segmentBytes;
     if (this.file !== null) {
-      await this.file.close();
+      const closing = this.file;
       this.file = null;
+      await closing.close();
     }
     if (!reuse) {
       this.segment = { path: join(this.dir, segmentName(firstIndex)), name: segmentName(firstIndex), firstIndex };
-      this.segmentSize = 0;
+      this.segmentSize = -1;
     }
-    this.file = await open(this.segment.path, reuse ? 'r+' : 'w');
-    if (!reuse && this.fsync) syncDir(this.dir); // the new name itself must survive a crash
+    this.file = await this.storage.open(this.segment.path, reuse ? 'r+' : 'w');
+    if (this.segmentSize < SEGMENT_HEADER_BYTES) {
+      // a new segment (or one a crash left without its whole header) begins with its header
+      const header = encodeSegmentHeader(this.segment.firstIndex);
+      await this.file.truncate(0);
+      await writeFully(this.file, header, 0);
+      if (this.fsync) await this.file.datasync();
+      this.segmentSize = header.length;
+      // the new name itself must survive a crash
+      if (this.fsync) this.storage.syncDirSync(this.dir);
+    }
   }
 }
 
-function cutFile(path: string, length: number, sync: boolean): void {
-  const fd = openSync(path, 'r+');
+function cutFile(storage: Storage, path: string, length: number, sync: boolean): void {
+  const fd = storage.openSync(path, 'r+');
   try {
-    ftruncateSync(fd, length);
-    if (sync) fsyncSync(fd);
+    storage.ftruncateSync(fd, length);
+    if (sync) storage.fsyncSync(fd);
   } finally {
-    closeSync(fd);
+    storage.closeSync(fd);
   }
 }
 
 export function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  nodeStorage.syncDirSync(dir);
 }
 
 /** Size of a file, or -1 when it does not exist. */

@@ -11,7 +11,6 @@ import { HttpError } from '../../http/errors.ts';
 import { defineRoute } from '../../http/router.ts';
 import { defineSocketRoute, type SocketConnection } from '../../http/socketRoute.ts';
 import type { Authenticator } from '../../http/auth.ts';
-import { loadUws } from '../../http/transport/loadUws.ts';
 import { startTestServer, httpRequest, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/eventually.ts';
 
@@ -326,69 +325,53 @@ describe('transport interface', () => {
   });
 
   describe('requests the parser rejects', () => {
-    // The server runs on uWS unless TRANSPORT=node or no native binary loads (selectTransport.ts).
-    const uws = loadUws();
-    const onUws = process.env.TRANSPORT !== 'node' && uws.ok;
-    const oldUws = onUws && (uws.version[0] < 20 || (uws.version[0] === 20 && uws.version[1] < 57));
-
-    /**
-     * node:http answers these requests; uWS's parser closes the connection without an
-     * answer and offers no hook to answer instead (docs/http.md), so there the
-     * check is that nothing else was sent. On both, the server keeps serving.
-     */
-    async function answeredOrDropped(reply: string, answer: RegExp): Promise<void> {
-      if (onUws) assert.ok(reply === '' || answer.test(reply), `uWS sent something other than the answer or nothing: ${reply.slice(0, 120)}`);
-      else assert.match(reply, answer);
+    // On uWS the front sends these to node:http (front.ts); every transport answers them
+    // (test/http/conformance.test.ts has the whole table), and keeps serving.
+    async function answered(reply: string, answer: RegExp): Promise<void> {
+      assert.match(reply, answer);
       assert.equal((await httpRequest(t.port, '/api/v1/status')).status, 200);
     }
 
-    it('answers 414 uri_too_long for a 200 KB URL (uWS: drops it)', async () => {
+    it('answers 414 uri_too_long for a 200 KB URL', async () => {
       const reply = await rawExchange(t.port, `GET /api/v1/status?x=${'a'.repeat(200_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
-      await answeredOrDropped(reply, /^HTTP\/1\.1 414 [^]*"code":"uri_too_long"/);
+      await answered(reply, /^HTTP\/1\.1 414 [^]*"code":"uri_too_long"/);
     });
 
-    it('answers 414 for a URL over 8 KiB that fits the header limit (uWS: serves it)', async () => {
+    it('answers 414 for a URL over 8 KiB that fits the header limit', async () => {
       const reply = await rawExchange(t.port, `GET /api/v1/status?x=${'a'.repeat(9000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
-      if (onUws) assert.match(reply, /^HTTP\/1\.1 (200|414) /);
-      else assert.match(reply, /^HTTP\/1\.1 414 /);
+      assert.match(reply, /^HTTP\/1\.1 414 /);
     });
 
-    it('answers 431 for a 200 KB header and for 300 headers (uWS: drops them)', async () => {
+    it('answers 431 for a 200 KB header and for 300 headers', async () => {
       const big = await rawExchange(t.port, `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(200_000)}\r\n\r\n`);
-      await answeredOrDropped(big, /^HTTP\/1\.1 431 [^]*"code":"headers_too_large"/);
+      await answered(big, /^HTTP\/1\.1 431 [^]*"code":"headers_too_large"/);
       let many = 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n';
       for (let i = 0; i < 300; i++) many += `X-H${i}: ${i}\r\n`;
-      await answeredOrDropped(await rawExchange(t.port, `${many}\r\n`), /^HTTP\/1\.1 431 /);
+      await answered(await rawExchange(t.port, `${many}\r\n`), /^HTTP\/1\.1 431 /);
     });
 
-    it('answers 400 bad_request for a malformed request line (uWS: drops it)', async () => {
+    it('answers 400 bad_request for a malformed request line', async () => {
       const reply = await rawExchange(t.port, 'GET /api/v1/status HTTP/1.1 trailing\r\nHost: x\r\n\r\n');
-      await answeredOrDropped(reply, /^HTTP\/1\.1 400 [^]*"code":"bad_request"/);
+      await answered(reply, /^HTTP\/1\.1 400 [^]*"code":"bad_request"/);
     });
 
-    it('answers an HTTP/1.0 request without Host (uWS: drops it)', async () => {
+    it('answers an HTTP/1.0 request without Host', async () => {
       const reply = await rawExchange(t.port, 'GET /api/v1/status HTTP/1.0\r\n\r\n');
-      await answeredOrDropped(reply, /^HTTP\/1\.[01] 200 /);
+      await answered(reply, /^HTTP\/1\.[01] 200 /);
     });
 
-    // uWS before 20.57 routes `any` to a fixed list of nine methods and closes the
-    // connection on any other; from 20.57 `any` matches every method.
-    it('answers 405 method_not_allowed with Allow for PROPFIND and other extension methods (uWS before 20.57: drops them)', async () => {
+    it('answers 405 method_not_allowed with Allow for PROPFIND and other extension methods', async () => {
       for (const method of ['PROPFIND', 'MKCOL', 'PURGE']) {
         const reply = await rawExchange(t.port, `${method} /api/v1/odds HTTP/1.1\r\nHost: x\r\n\r\n`);
-        if (oldUws) {
-          await answeredOrDropped(reply, /^HTTP\/1\.1 405 /);
-          continue;
-        }
         assert.match(reply, /^HTTP\/1\.1 405 /, method);
         assert.match(reply, /\r\nAllow: GET, HEAD, OPTIONS\r\n/i, method);
         assert.match(reply, /"code":"method_not_allowed"/, method);
       }
     });
 
-    it('answers 405 with Allow for a method the parser does not know (uWS: drops it)', async () => {
+    it('answers 405 with Allow for a method the parser does not know', async () => {
       const reply = await rawExchange(t.port, 'BREW /api/v1/status HTTP/1.1\r\nHost: x\r\n\r\n');
-      await answeredOrDropped(reply, /^HTTP\/1\.1 405 [^]*\r\nAllow: GET, HEAD, OPTIONS\r\n/);
+      await answered(reply, /^HTTP\/1\.1 405 [^]*\r\nAllow: GET, HEAD, OPTIONS\r\n/);
     });
   });
 });

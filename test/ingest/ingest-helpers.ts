@@ -9,7 +9,7 @@ import type { Clock } from '../../engine/clock.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import type { Board, OddsInput } from '../../engine/model.ts';
 import { isoMinutes } from '../../engine/timeFormat.ts';
-import { DurableBoard } from '../../ingest/durableBoard.ts';
+import { DurableBoard, type DurableBoardOptions } from '../../ingest/durableBoard.ts';
 import { oddsRowFields } from '../../ingest/engineFeed.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 
@@ -24,7 +24,7 @@ export interface OpenedBoard {
 }
 
 /** Opens DATA_DIR (dir) with its SQLite file dir/odds.db; a fresh one gets `board` loaded and checkpointed. */
-export async function openBoard(dir: string, clock: Clock, board: Board, options: { checkpointLogBytes?: number; fsync?: boolean; checkpointCopyStepBytes?: number } = {}): Promise<OpenedBoard> {
+export async function openBoard(dir: string, clock: Clock, board: Board, options: Partial<Omit<DurableBoardOptions, 'dataDir' | 'clock' | 'cold'>> = {}): Promise<OpenedBoard> {
   const persistence = openPersistence({ path: join(dir, 'odds.db'), env: {} });
   const durable = DurableBoard.open({ dataDir: dir, clock, cold: persistence, checkpointIntervalMs: 0, env: {}, warn: () => {}, ...options });
   if (durable.fresh) {

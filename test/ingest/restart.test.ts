@@ -16,7 +16,7 @@ import { describe, it } from 'node:test';
 import { ManualClock } from '../../engine/clock.ts';
 import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { listSegments } from '../../persistence/log/segments.ts';
+import { FRAME_HEADER_BYTES, listSegments, SEGMENT_HEADER_BYTES } from '../../persistence/log/segments.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { httpRequest } from '../helpers/server.ts';
@@ -190,9 +190,9 @@ describe('restarts of the service process', () => {
       const segments = listSegments(join(dir, 'wal'));
       const last = segments[segments.length - 1]!;
       const bytes = readFileSync(last.path);
-      // the last record's start: walk the frames (u32 length at each frame's start)
+      // the last record's start: walk the frames after the segment header (u32 length at each frame's start)
       const offsets: number[] = [];
-      for (let at = 0; at < bytes.length; at += 16 + bytes.readUInt32LE(at)) offsets.push(at);
+      for (let at = SEGMENT_HEADER_BYTES; at < bytes.length; at += FRAME_HEADER_BYTES + bytes.readUInt32LE(at)) offsets.push(at);
       assert.ok(offsets.length >= 2);
       const victim = offsets[offsets.length - 2]!; // not the last: damage, not a torn tail
       bytes[victim + 20] ^= 0xff;
@@ -204,10 +204,17 @@ describe('restarts of the service process', () => {
         assert.match(error.message, /npm run repair/);
         return true;
       });
-      const repair = spawnSync('npm', ['run', '--silent', 'repair', '--', dir], { encoding: 'utf8' });
-      assert.equal(repair.status, 0, repair.stderr);
-      assert.match(repair.stdout, new RegExp(`damaged record in ${last.path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} at offset ${victim}`));
-      assert.match(repair.stdout, /dropping \d+ bytes/);
+      // the damaged record and the one after it are in no checkpoint: repair drops them
+      // only when told which record the loss starts at
+      const refused = spawnSync('npm', ['run', '--silent', 'repair', '--', dir], { encoding: 'utf8' });
+      assert.equal(refused.status, 1, refused.stdout + refused.stderr);
+      const named = /--drop-from-record=(\d+)/.exec(refused.stdout);
+      assert.ok(named !== null, refused.stdout);
+      assert.ok(listSegments(join(dir, 'wal')).length === segments.length && readFileSync(last.path).equals(bytes), 'nothing was changed without the flag');
+      const repair = spawnSync('npm', ['run', '--silent', 'repair', '--', dir, `--drop-from-record=${named[1]}`], { encoding: 'utf8' });
+      assert.equal(repair.status, 0, repair.stdout + repair.stderr);
+      assert.match(repair.stdout, new RegExp(`cut ${last.path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} at offset ${victim}`));
+      assert.match(repair.stdout, /LOST/);
 
       child = await startServiceChild(dir);
       assert.match(child.readyLine, /restored from /);

@@ -3,15 +3,15 @@
 // reported, a damaged record before the end stops the open with file and offset, and
 // `npm run repair` truncates there after saying what it drops.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { LogDamagedError } from '../../persistence/log/batchLog.ts';
 import { crc32 } from '../../persistence/log/crc32.ts';
 import { FileBatchLog, walDir } from '../../persistence/log/fileBatchLog.ts';
-import { encodeFrame, listSegments } from '../../persistence/log/segments.ts';
+import { encodeFrame, encodeV1Frame, FRAME_HEADER_BYTES, listSegments, SEGMENT_HEADER_BYTES, segmentName } from '../../persistence/log/segments.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -57,7 +57,7 @@ test('appends resolve with consecutive indexes in order; one fsync covers append
 });
 
 test('a torn record at the very end is cut and reported; the next append follows the last good record', async () => {
-  for (const tear of ['header', 'payload', 'crc', 'zeros'] as const) {
+  for (const tear of ['header', 'payload', 'zeros', 'unwritten payload'] as const) {
     const dir = dataDir();
     const { log } = FileBatchLog.open(walDir(dir));
     for (let i = 1; i <= 3; i++) await log.append(payload(i));
@@ -67,8 +67,9 @@ test('a torn record at the very end is cut and reported; the next append follows
     const frame = encodeFrame(4, payload(4));
     if (tear === 'header') appendFileSync(segment.path, frame.subarray(0, 10));
     if (tear === 'payload') appendFileSync(segment.path, frame.subarray(0, frame.length - 3));
-    if (tear === 'crc') {
-      frame[frame.length - 1] ^= 0xff;
+    if (tear === 'unwritten payload') {
+      // what a power loss can leave: the file grew, the payload's pages were never written
+      frame.fill(0, FRAME_HEADER_BYTES);
       appendFileSync(segment.path, frame);
     }
     if (tear === 'zeros') appendFileSync(segment.path, Buffer.alloc(4096));
@@ -85,7 +86,23 @@ test('a torn record at the very end is cut and reported; the next append follows
   }
 });
 
-test('a damaged record before the end stops the open with its file and offset; npm run repair drops it and what follows', async () => {
+test('the last record, whole but failing its CRC, is damage (it may have been acknowledged), not a torn tail', async () => {
+  const dir = dataDir();
+  const { log } = FileBatchLog.open(walDir(dir));
+  for (let i = 1; i <= 3; i++) await log.append(payload(i));
+  await log.close();
+  const [segment] = listSegments(walDir(dir));
+  const bytes = readFileSync(segment.path);
+  bytes[bytes.length - 1] ^= 0x40;
+  writeFileSync(segment.path, bytes);
+  assert.throws(
+    () => FileBatchLog.open(walDir(dir)),
+    (error: unknown) => error instanceof LogDamagedError && error.index === 3 && /cannot be told apart/.test(error.message),
+  );
+  assert.equal(statSync(segment.path).size, bytes.length, 'nothing is cut');
+});
+
+test('a damaged length in the middle of the last segment is damage, not a torn tail; repair drops records only when the flag names the first one lost', async () => {
   const dir = dataDir();
   const { log } = FileBatchLog.open(walDir(dir), { segmentBytes: 200 });
   for (let i = 1; i <= 12; i++) await log.append(payload(i));
@@ -94,24 +111,46 @@ test('a damaged record before the end stops the open with its file and offset; n
   assert.ok(segments.length >= 3, `${segments.length} segments`);
   const victim = segments[1];
   const bytes = readFileSync(victim.path);
-  const secondFrame = 16 + bytes.readUInt32LE(0);
-  bytes[secondFrame + 20] ^= 0x01; // a payload byte of the segment's second record
+  const secondFrame = SEGMENT_HEADER_BYTES + FRAME_HEADER_BYTES + bytes.readUInt32LE(SEGMENT_HEADER_BYTES);
+  bytes[secondFrame + 1] ^= 0x01; // the length of the segment's second record: now past the end of the file
   writeFileSync(victim.path, bytes);
   assert.throws(
     () => FileBatchLog.open(walDir(dir)),
-    (error: unknown) => error instanceof LogDamagedError && error.file === victim.path && error.offset === secondFrame && /CRC mismatch/.test(error.message),
+    (error: unknown) => error instanceof LogDamagedError && error.file === victim.path && error.offset === secondFrame && error.index === victim.firstIndex + 1 && /fails its CRC/.test(error.message),
   );
 
-  const output = execFileSync('npm', ['run', '--silent', 'repair', '--', dir], { cwd: process.cwd(), encoding: 'utf8' });
-  assert.match(output, new RegExp(`damaged record in ${victim.path} at offset ${secondFrame}`));
-  assert.match(output, new RegExp(`records from ${victim.firstIndex + 1} on`));
+  const refused = spawnSync('npm', ['run', '--silent', 'repair', '--', dir], { encoding: 'utf8' });
+  assert.equal(refused.status, 1, refused.stdout + refused.stderr);
+  assert.match(refused.stdout, new RegExp(`--drop-from-record=${victim.firstIndex + 1}`));
+  assert.ok(readFileSync(victim.path).equals(bytes) && listSegments(walDir(dir)).length === segments.length, 'nothing changed without the flag');
+  const wrong = spawnSync('npm', ['run', '--silent', 'repair', '--', dir, `--drop-from-record=${victim.firstIndex + 2}`], { encoding: 'utf8' });
+  assert.equal(wrong.status, 1);
+  assert.match(wrong.stdout, /does not name the first record lost/);
+  const output = execFileSync('npm', ['run', '--silent', 'repair', '--', dir, `--drop-from-record=${victim.firstIndex + 1}`], { encoding: 'utf8' });
+  assert.match(output, new RegExp(`cut ${victim.path} at offset ${secondFrame}`));
   assert.match(output, /later segment/);
+  assert.match(output, /LOST/);
   const repaired = FileBatchLog.open(walDir(dir));
   assert.equal(repaired.tornTail, null);
   assert.equal(repaired.log.lastIndex, victim.firstIndex);
   assert.deepEqual(replayAll(repaired.log).map((r) => r.index), Array.from({ length: victim.firstIndex }, (_, i) => i + 1));
   await repaired.log.close();
-  assert.match(execFileSync('npm', ['run', '--silent', 'repair', '--', dir], { encoding: 'utf8' }), /^no damage/);
+  assert.match(execFileSync('npm', ['run', '--silent', 'repair', '--', dir], { encoding: 'utf8' }), /no damage/);
+});
+
+test('a format 1 log (an earlier build) is read, and appends go on in a new format 2 segment', async () => {
+  const dir = dataDir();
+  mkdirSync(walDir(dir), { recursive: true });
+  writeFileSync(join(walDir(dir), segmentName(1)), Buffer.concat([1, 2, 3].map((i) => encodeV1Frame(i, payload(i)))));
+  const { log, tornTail } = FileBatchLog.open(walDir(dir));
+  assert.equal(tornTail, null);
+  assert.equal(log.lastIndex, 3);
+  assert.equal(await log.append(payload(4)), 4);
+  await log.close();
+  assert.deepEqual(listSegments(walDir(dir)).map((s) => s.firstIndex), [1, 4]);
+  const reopened = FileBatchLog.open(walDir(dir));
+  assert.deepEqual(replayAll(reopened.log).map((r) => r.text), [1, 2, 3, 4].map((i) => payload(i).toString()));
+  await reopened.log.close();
 });
 
 test('a write that fails (file size limit: EFBIG) rejects the append and every one queued behind it; nothing of them is replayed', () => {

@@ -37,6 +37,8 @@ function badValues(): Record<string, string> {
     CHECKPOINT_INTERVAL_MS: '1.5',
     CHECKPOINT_LOG_BYTES: '0',
     TRANSPORT: 'carrier-pigeon',
+    REUSE_PORT: 'shared',
+    UWS_DIRECT: 'fast',
     STREAM_BUFFER_BYTES: '512',
     STREAM_RESUME_WAIT_MS: '60001',
     STREAM_MAX_SUBSCRIPTIONS: '0',
