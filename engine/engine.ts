@@ -72,6 +72,8 @@ export type ChangeKind = 'insert' | 'update' | 'price' | 'remove';
 export interface ChangeListener {
   rowChanged(slot: number, kind: ChangeKind): void;
   eventChanged?(eventId: string): void;
+  /** An event's start moved; its rows were rewritten (each also heard as an 'update'). */
+  eventMoved?(eventId: string, startTime: number): void;
   /**
    * Once per apply() that changed rows, after its last rowChanged and before apply
    * returns: a listener that batches per-row work (to overlap its memory reads) settles
@@ -275,7 +277,7 @@ export class OddsEngine {
           break;
         }
         case 'event':
-          this.upsertEvent(change.event);
+          this.upsertEvent(change.event, now);
           ++this.lastSeq;
           ok = true;
           break;
@@ -358,17 +360,28 @@ export class OddsEngine {
    * Adds or replaces an event's hot fields; team lists follow a change of home/away.
    * Listeners hear eventChanged (the snapshot renders the event's head from these fields).
    */
-  upsertEvent(record: EventHotFields): void {
+  upsertEvent(record: EventHotFields, now: number = this.lastChangeAt): void {
     const ix = this.store.events.lookup(record.id);
     const list = ix >= 0 ? this.indexes.byEvent[ix] : undefined;
     if (list === undefined || list.length === 0) {
       this.eventTable.upsert(record);
     } else {
+      // A moved start (a rescheduled or re-timed fixture) is rewritten into every row of
+      // the event: rows carry their own eventStartTime column, and ingest checks a row's
+      // start against its event's, so a row left with the old start would contradict both
+      // its event and the rows that arrive after the move.
+      const moved = this.eventTable.has(ix) && this.eventTable.startTime[ix] !== record.startTime;
       const slots = list.items.slice(0, list.length);
       const seq = ++this.lastSeq;
       for (const slot of slots) this.indexes.remove(slot, seq);
       this.eventTable.upsert(record);
+      if (moved) for (const slot of slots) this.store.eventStartTime[slot] = record.startTime;
       for (const slot of slots) this.indexes.insert(slot, seq);
+      if (moved) {
+        // each row changed: a new seq and updated time, its fragment rebuilt, a delta on the stream
+        for (const slot of slots) if (this.store.state[slot] === SLOT_LIVE) this.commit(slot, now, 'update');
+        for (const listener of this.listeners) listener.eventMoved?.(record.id, record.startTime);
+      }
     }
     for (const listener of this.listeners) listener.eventChanged?.(record.id);
   }

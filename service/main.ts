@@ -66,11 +66,33 @@ async function main(): Promise<void> {
     },
   };
   let app = await startApp(options);
-  logReady(logger, config, app, started);
 
   let stopping = false;
   // an in-process restart under way (a replica re-bootstrapping); a stop waits for it
   let restarting: Promise<void> | null = null;
+  // The handlers are in place before the ready line: a supervisor (or a test) that sends
+  // SIGTERM as soon as it reads that line must get the clean stop, not the default action
+  // (the kernel ending the process before the next statement registered them).
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ event: 'shutdown', signal }, `${signal}: stopping`);
+    Promise.resolve(restarting)
+      .then(() => app.close())
+      .then(
+        () => {
+          logger.info({ event: 'stopped' }, 'stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ event: 'shutdown_failed', err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  logReady(logger, config, app, started);
 
   // A replica that fell behind the stream's retention cannot catch up from the stream:
   // the app is closed (listeners and servers, in reverse; /readyz says 503 during the
@@ -126,25 +148,6 @@ async function main(): Promise<void> {
   };
   watchRetention(app);
 
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ event: 'shutdown', signal }, `${signal}: stopping`);
-    Promise.resolve(restarting)
-      .then(() => app.close())
-      .then(
-        () => {
-          logger.info({ event: 'stopped' }, 'stopped');
-          process.exit(0);
-        },
-        (error: unknown) => {
-          logger.error({ event: 'shutdown_failed', err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 /** How many times an in-process re-bootstrap is tried before the process exits (a supervisor then restarts it). */

@@ -13,8 +13,9 @@
 // its group's best prices, its edge quotes), and touching them for the whole batch in
 // one pass of independent reads (SignalBooks.warm) lets the CPU overlap those misses
 // instead of paying them one after another.
-// Event moves do not matter here: rows carry their own eventStartTime column, which
-// upsertEvent does not rewrite, and the records echo the rows (as /odds does).
+// Event moves: upsertEvent rewrites a moved event's rows (each heard as an 'update') and
+// then calls eventMoved, where the event's groups take the new start, so the records
+// echo the rows (as /odds does).
 // Reads go through edgesPage/arbitragePage; validity tokens for HTTP caching come
 // from edgesVersion/arbitrageVersion (see there for how the clock enters).
 
@@ -91,6 +92,12 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     if (kind === 'remove') this.books.removed(slot, this);
     else if (kind === 'insert') this.books.inserted(slot, groupInputOf(this.engine.store, slot, this.input), this);
     else this.updated(slot);
+  }
+
+  /** A rescheduled event: its groups' records are rebuilt with the start its rows now carry. */
+  eventMoved(eventId: string, startTime: number): void {
+    this.changesApplied();
+    this.books.eventMoved(eventId, startTime, this);
   }
 
   /** Settles the price ticks collected since the last call (the engine calls it at the end of apply). */

@@ -243,3 +243,44 @@ test('property: an unchanged version token means an unchanged page (lazy version
     assert.ok(unchangedChecks > 50, `unchanged tokens were exercised (${unchangedChecks})`);
   }
 });
+
+test('a moved event start is rewritten into every row of the event: each row changes once, its JSON and the signal records echo the new start', async () => {
+  const { EngineSignals } = await import('../../engine/signals/engineSignals.ts');
+  const { rowObject } = await import('../../engine/rowJson.ts');
+  const { board, engine, clock } = loaded();
+  const signals = new EngineSignals(engine);
+  const event = board.events[0];
+  const slots = walkAll(engine, filterOf({ eventIds: [event.id] }), 1000);
+  assert.ok(slots.length > 0);
+  const kinds = new Map<number, ChangeKind[]>();
+  const moves: Array<[string, number]> = [];
+  engine.subscribe({ rowChanged: (slot, kind) => kinds.set(slot, [...(kinds.get(slot) ?? []), kind]), eventMoved: (id, start) => moves.push([id, start]) });
+
+  // the same start again changes no row
+  const seqBefore = engine.seq;
+  engine.apply([{ op: 'event', event: { ...event } }]);
+  assert.equal(kinds.size, 0);
+  assert.equal(moves.length, 0);
+  assert.ok(engine.seq > seqBefore);
+
+  clock.advance(1_000);
+  const moved = event.startTime + 26 * 3600_000 + 15 * 60_000;
+  const movedText = new Date(moved).toISOString().slice(0, 16);
+  engine.apply([{ op: 'event', event: { ...event, startTime: moved } }]);
+  assert.deepEqual(moves, [[event.id, moved]]);
+  assert.deepEqual(walkAll(engine, filterOf({ eventIds: [event.id] }), 1000).sort(), [...slots].sort(), 'the same rows, found by event');
+  for (const slot of slots) {
+    assert.deepEqual(kinds.get(slot), ['update'], `row ${engine.idOf(slot)} heard once`);
+    assert.equal(engine.store.eventStartTime[slot], moved);
+    assert.equal(engine.store.updated[slot], clock.now());
+    assert.equal(rowObject(engine.store, slot, 'all').eventStartTime, movedText);
+  }
+  // rows of other events keep their start
+  for (const other of board.events.slice(1)) {
+    for (const slot of walkAll(engine, filterOf({ eventIds: [other.id] }), 1000)) assert.equal(engine.store.eventStartTime[slot], other.startTime);
+  }
+  // whatever the signal books hold for the event echoes the new start
+  for (const record of [...signals.books.arbitrage.all(), ...signals.books.edges.all(clock.now())]) {
+    if (record.eventId === event.id) assert.equal(record.eventStartTime, movedText);
+  }
+});

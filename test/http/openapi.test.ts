@@ -155,7 +155,7 @@ describe('component schemas for later routes', () => {
     }, { devig: 'magic' }],
     ['Arbitrage', {
       id: 'arb1', type: 'two_way', eventId: 'ev1', league: 'nfl', market: 'TOTAL', marketSubtype: 'TOTAL', period: 'FULL', line: 45.5, profit: 0.01, impliedSum: 0.99,
-      legs: [leg, { ...leg, side: 'UNDER', sportsbook: 'draftkings' }], eventStartTime: '2026-11-21T18:00', updated: '2026-11-21T12:00:00.000Z',
+      legs: [leg, { ...leg, side: 'UNDER', sportsbook: 'draftkings' }], flaggedBooks: [], eventStartTime: '2026-11-21T18:00', updated: '2026-11-21T12:00:00.000Z',
     }, { legs: [leg] }],
     ['HistoricalOddsRow', { id: 'ev1:pinnacle:TOTAL:FULL_OVER_45.5', eventId: 'ev1', sportsbook: 'pinnacle', market: 'TOTAL', marketSubtype: 'TOTAL', period: 'FULL', selection: 'Over 45.5', side: 'OVER', line: 45.5, priceAmerican: -110, asOf: '2026-11-21T11:00:00.000Z', suspended: false }, { playerId: 'p1' }],
     ['AccountUsage', { plan: 'ENTERPRISE', monthlyUsed: null, monthlyCap: null, rateLimitPerMinute: null, key: null }, { plan: 'GOLD' }],
