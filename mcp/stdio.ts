@@ -1,6 +1,6 @@
 // The MCP server over stdio, for agents that start their tools as a child process
 // (Claude Desktop, IDEs): `npm run mcp`, reading the API of a running service at
-// ODDS_API_URL (default http://127.0.0.1:8080) with the key in ODDS_API_KEY (optional
+// MCP_API_URL (default http://127.0.0.1:8080) with the key in MCP_API_KEY (optional
 // while the service does not require keys). The same tools as POST /mcp on the public
 // port; each call is an API request with that key. Nothing but MCP goes to stdout.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -8,8 +8,8 @@ import { HttpApiClient } from './apiClient.ts';
 import { ToolSet } from './mcpServer.ts';
 import { buildTools, maxAnswerBytesFrom } from './tools.ts';
 
-const base = process.env.ODDS_API_URL || 'http://127.0.0.1:8080';
-const key = process.env.ODDS_API_KEY || null;
+const base = process.env.MCP_API_URL || 'http://127.0.0.1:8080';
+const key = process.env.MCP_API_KEY || null;
 
 async function main(): Promise<void> {
   try {

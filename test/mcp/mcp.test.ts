@@ -164,7 +164,7 @@ describe('MCP over stdio', () => {
     const t = await startTestApp();
     const client = new Client({ name: 'odds-engine-test', version: '1.0.0' });
     try {
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'mcp/stdio.ts'], env: { ...(process.env as Record<string, string>), ODDS_API_URL: `http://127.0.0.1:${t.port}` }, stderr: 'pipe' }));
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'mcp/stdio.ts'], env: { ...(process.env as Record<string, string>), MCP_API_URL: `http://127.0.0.1:${t.port}` }, stderr: 'pipe' }));
       const { tools } = await client.listTools();
       assert.ok(tools.some((tool) => tool.name === 'get_arbitrage'));
       const answer = textOf(await client.callTool({ name: 'list_events', arguments: { limit: 3 } }));

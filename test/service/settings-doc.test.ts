@@ -21,7 +21,8 @@ const DOCUMENTED_ELSEWHERE: Record<string, string> = {
   ODDS_API_KEY_FILE: 'docs/feeds.md', // npm run feed
   METRICS_PORT: 'docs/operations.md', // retired: a start that sets it says so
   METRICS_HOST: 'docs/operations.md',
-  ODDS_API_URL: 'docs/mcp.md', // npm run mcp: the service the stdio server reads
+  MCP_API_URL: 'docs/mcp.md', // npm run mcp: the service the stdio server reads
+  MCP_API_KEY: 'docs/mcp.md', // npm run mcp: the key it reads that service with
 };
 
 function sourceFiles(dir: string): string[] {
