@@ -70,13 +70,31 @@ describe('one process per port', () => {
     assert.equal((await httpRequest(first.port, '/api/v1/openapi.json')).status, 200);
   });
 
-  it('REUSE_PORT=1 is refused where node:net cannot share a port (Node before 22.12)', { skip: netReusePortSupported() ? 'this Node shares ports through node:net' : false }, async () => {
-    await assert.rejects(createServer({ routes: [], reusePort: true }), /REUSE_PORT=1 needs Node 22\.12 or later/);
+  it('REUSE_PORT=1 is refused where node:net cannot share a port (Node before 22.12) and shares a fixed port from 22.12', async () => {
+    if (!netReusePortSupported()) {
+      await assert.rejects(createServer({ routes: [], reusePort: true }), /REUSE_PORT=1 needs Node 22\.12 or later/);
+      return;
+    }
+    // a port picked by the kernel (port 0) is not shareable on Linux: a fixed one is
+    const port = await freePort();
+    const a = await createServer({ routes: [], reusePort: true, port });
+    try {
+      const b = await createServer({ routes: [], reusePort: true, port });
+      await b.close();
+    } finally {
+      await a.close();
+    }
   });
 
   const uws = loadUws();
-  describe('uWebSockets.js listening on the port itself (UWS_DIRECT=1)', { skip: uws.ok ? false : 'no uWebSockets.js binary loads here' }, () => {
-    it('is exclusive too unless REUSE_PORT=1', async () => {
+  describe('uWebSockets.js listening on the port itself (UWS_DIRECT=1)', () => {
+    it('is refused at start, saying why, where no uWebSockets.js binary loads', async () => {
+      if (uws.ok) await (await createServer({ routes: [], transport: 'uws', uwsDirect: true })).close();
+      else await assert.rejects(createServer({ routes: [], transport: 'uws', uwsDirect: true }), /no native uWebSockets\.js binary loads here/);
+    });
+
+    it('is exclusive too unless REUSE_PORT=1', async (t) => {
+      if (!uws.ok) return t.diagnostic(`no uWebSockets.js binary loads here (${uws.summary}): the test above checked the refusal`);
       const direct = await createServer({ routes: [], transport: 'uws', uwsDirect: true });
       try {
         await assert.rejects(createServer({ routes: [], transport: 'uws', uwsDirect: true, port: direct.port }), IN_USE);
