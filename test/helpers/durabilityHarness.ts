@@ -36,6 +36,7 @@ import { FRAME_HEADER_BYTES, listSegments, SEGMENT_HEADER_BYTES } from '../../pe
 import { FaultyStorage, type FaultKind } from '../../persistence/log/storageFaults.ts';
 import type { StorageOp } from '../../persistence/log/storage.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
+import { mulberry32 } from '../../engine/random.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 /**
@@ -106,17 +107,6 @@ function tinyBoard(): { board: Board; rows: OddsInput[] } {
   return tiny;
 }
 
-/** A small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The changes of a batch: price ticks and suspensions mostly, some odds rows (re)sent, a removal now and then. */
 function batchChanges(rand: () => number, rows: OddsInput[]): unknown[] {
@@ -278,7 +268,7 @@ export async function runCase(c: Case): Promise<Outcome> {
     const twinDigests = new Map<number, number>([[0, digest(twin.board)]]);
     if (digest(live.board) !== twinDigests.get(0)) fail(c, 'the two boards differ before any batch');
     if (c.fault.type === 'io') storage.arm({ op: c.fault.op, nth: c.fault.nth, kind: c.fault.kind });
-    const rand = prng(c.seed);
+    const rand = mulberry32(c.seed);
     let acknowledged = 0;
     let stopped = false;
     for (let n = 1; n <= c.batches && !stopped; n++) {
