@@ -59,7 +59,6 @@ class AnonymousConnections {
   check(address: string): void {
     if ((this.open.get(address) ?? 0) < this.max) return;
     throw new HttpError(
-      429,
       'too_many_connections',
       `an address holds at most ${this.max} push-stream connections without an API key (STREAM_MAX_ANONYMOUS_CONNECTIONS): close one, or subscribe several filters on one connection, or send a key`,
     );
