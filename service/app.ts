@@ -25,7 +25,9 @@ import { setCompressionThreads } from '../engine/snapshot/compressionWorkers.ts'
 import type { StreamHub } from '../engine/stream/streamHub.ts';
 import { feedChanges } from '../ingest/engineFeed.ts';
 import type { Persistence } from '../persistence/persistence.ts';
-import { openServedBoard, type DurableStart, type StartBoard } from './durableStart.ts';
+import type { StartBoard } from './boardStart.ts';
+import type { DurableStart } from './durableStart.ts';
+import { openServedBoard } from './servedBoard.ts';
 import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
