@@ -26,7 +26,7 @@ import type { BoardSize } from '../engine/model.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { BoardSnapshot, type SnapshotBody } from '../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
-import { startServiceChild } from '../test/ingest/service-child.ts';
+import { startServiceChild } from '../fixtures/harness/service-child.ts';
 
 type Out = Record<string, number | string>;
 

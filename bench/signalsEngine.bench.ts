@@ -15,7 +15,7 @@ import { decimalToAmerican, americanToDecimal } from '../engine/model.ts';
 import { NO_PRICE } from '../engine/oddsStore.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
-import { historicalArbitrage } from '../test/helpers/historicalArbitrage.ts';
+import { historicalArbitrage } from '../fixtures/harness/historicalArbitrage.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { mulberry32 } from '../engine/random.ts';
 

@@ -36,7 +36,7 @@ import { DataDirLock } from '../persistence/log/dataDirLock.ts';
 import type { Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { fixtureBoard, loadWithProgress, referenceBoard, stepProgress, type BoardStartOptions, type StartMode } from './boardStart.ts';
-import { removeIngestAddress, writeIngestAddress } from './ingestAddress.ts';
+import { removeIngestAddress, writeIngestAddress } from '../ingest/ingestAddress.ts';
 
 export interface DurableStartOptions extends BoardStartOptions {
   dataDir: string;

@@ -6,7 +6,7 @@ import { Simulator } from '../../engine/simulator.ts';
 import { NO_PRICE, SIDE_OVER } from '../../engine/oddsStore.ts';
 import { americanToDecimal } from '../../engine/model.ts';
 import { NOW, checkConsistency, filterOf, liveSlots, newEngine, walkAll } from '../helpers/engine-helpers.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 function simulated(seed = 1, rate = 2000) {
   const { engine, clock } = newEngine({ tombstoneRetentionMs: 60_000 });

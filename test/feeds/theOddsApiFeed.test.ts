@@ -1,4 +1,4 @@
-// The Odds API feed against a stub of the provider (test/feeds/stubProvider.ts) serving
+// The Odds API feed against a stub of the provider (fixtures/harness/stubProvider.ts) serving
 // events built from the small fixture board, submitting in process to a durable board:
 // first poll, unchanged poll, price tick, pulled outcome, started and finished games,
 // and each fault: 401, 429 with Retry-After, 500, a malformed body, the credit budget.
@@ -10,10 +10,10 @@ import { InProcessSink } from '../../feeds/batchSink.ts';
 import { ApiKeyRejected, ProviderClient } from '../../feeds/theOddsApi/providerClient.ts';
 import { TheOddsApiFeed, type TheOddsApiFeedOptions } from '../../feeds/theOddsApi/theOddsApiFeed.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 import { filterOf, walkAll } from '../helpers/engine-helpers.ts';
 import type { ProviderMarket } from '../../feeds/theOddsApi/providerTypes.ts';
-import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
+import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from '../../fixtures/harness/stubProvider.ts';
 
 const board = generateBoard({ seed: 42, size: 'small', now: NOW });
 let opened: OpenedBoard;

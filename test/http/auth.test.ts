@@ -6,7 +6,7 @@ import { defineRoute, type RouteAuth } from '../../http/router.ts';
 import { ManualClock } from '../../engine/clock.ts';
 import { httpRequest, startTestServer, type TestServer } from '../helpers/server.ts';
 
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 
 /** A small real authenticator: one good key with a budget of 3 requests, one revoked key. */
 class BudgetAuthenticator implements Authenticator {

@@ -12,7 +12,7 @@ import { defineRoute } from '../../http/router.ts';
 import { defineSocketRoute, type SocketConnection } from '../../http/socketRoute.ts';
 import type { Authenticator } from '../../http/auth.ts';
 import { startTestServer, httpRequest, type TestServer } from '../helpers/server.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 const MAX_BODY = 64 * 1024;
 

@@ -12,7 +12,7 @@ import { createServer } from '../../http/server.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 import { PLANS } from '../../persistence/plans.ts';
 import { httpRequest } from '../helpers/server.ts';
-import { tempDbPath } from '../helpers/persistence-fixture.ts';
+import { tempDbPath } from '../../fixtures/harness/persistence-fixture.ts';
 
 /** The authenticator service/app.ts builds: REQUIRE_KEY=1 sets requireKey. */
 function authenticatorOf(p: Persistence, requireKey = false): KeyAuthenticator {

@@ -11,7 +11,7 @@ import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSna
 import { Simulator } from '../../engine/simulator.ts';
 import { fixtureEngine, rawBody, referenceText } from '../helpers/snapshot-helpers.ts';
 import { startTestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { liveSlots } from '../helpers/engine-helpers.ts';
 import { gunzipSync } from 'node:zlib';
 

@@ -22,7 +22,7 @@ import { NOW, fixtureEngine, referenceText, type SnapshotDoc } from '../helpers/
 import { createServer } from '../../http/server.ts';
 import { snapshotRoutes } from '../../http/routes/snapshot.ts';
 import { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 const PATH = '/api/v1/snapshot';
 let app: App;

@@ -18,7 +18,7 @@ import { startApp } from '../../service/app.ts';
 import { httpRequest, loadValidator } from '../helpers/server.ts';
 import { filterOf } from '../helpers/engine-helpers.ts';
 import { NOW, fixtureEngine, parseBody, type SnapshotDoc } from '../helpers/snapshot-helpers.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 type Rows = Map<string, string>;
 
