@@ -245,7 +245,10 @@ test('the quota: low credits are logged once; at 0 the feed pauses paid calls, c
     assert.ok(paused > 0 && resumed > paused + 2, `paused at ${paused}, resumed at ${resumed}`);
     assert.ok(stub.requests.slice(paused + 1, resumed).every((r) => r.path === '/v4/sports'), 'no paid call while the quota is spent');
     assert.ok(stub.requests.slice(resumed).some((r) => r.path.endsWith('/odds') && r.status === 200), 'paid calls again after the credits came back');
-    assert.ok(stub.remaining >= 0);
+    // the provider refused one call only (the one that found the credits spent), and the
+    // feed's count of credits left is the provider's own
+    assert.equal(stub.requests.filter((r) => r.status === 401).length, 1, 'one refused call');
+    assert.equal(feed.stats.creditsRemaining, stub.remaining);
   });
 });
 
