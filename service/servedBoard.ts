@@ -40,7 +40,7 @@ export interface ServedBoard {
 /**
  * The engine and its cold data, as app.ts serves them: durable in DATA_DIR when a data
  * dir is given (its SQLite file defaults to DATA_DIR/odds.db there), else the fixture
- * board (or `engine`) with the cold data in DB_PATH, as before the write path.
+ * board (or `engine`) with the cold data in DB_PATH and no log.
  */
 export async function openServedBoard(options: ServedBoardOptions): Promise<ServedBoard> {
   const { clock, env } = options;
