@@ -10,7 +10,7 @@ import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
 import type { Board } from '../engine/model.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
-import { Simulator } from '../engine/simulator.ts';
+import { Simulator } from '../fixtures/simulator.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
 import { CursorCodec } from '../http/cursor.ts';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { NO_PRICE, SIDE_OVER } from '../../engine/oddsStore.ts';
 import { americanToDecimal } from '../../engine/model.ts';
 import { NOW, checkConsistency, filterOf, liveSlots, newEngine, walkAll } from '../helpers/engine-helpers.ts';

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { ManualClock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { startApp, type App } from '../../service/app.ts';
 import { bodyStreamStats } from '../../http/largeBody.ts';
 import { httpRequest, loadValidator, type ApiValidator } from '../helpers/server.ts';
