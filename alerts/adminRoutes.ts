@@ -37,7 +37,7 @@ export class AlertsGate {
   }
 
   take(): Alerts {
-    if (this.alerts === null) throw new HttpError(503, 'not_ready', `webhook alerts are not available: ${this.reason}`);
+    if (this.alerts === null) throw new HttpError('not_ready', `webhook alerts are not available: ${this.reason}`);
     return this.alerts;
   }
 }

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { startApp } from '../service/app.ts';
-import { admin } from '../test/alerts/adminClient.ts';
+import { admin } from '../fixtures/harness/adminClient.ts';
 import { runClient, tickIds } from './ingest.bench.ts';
 
 type Measurements = Record<string, number | string>;

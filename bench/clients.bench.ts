@@ -23,10 +23,10 @@ import type { Clock } from '../engine/clock.ts';
 import { OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import type { BoardSize } from '../engine/model.ts';
-import { Simulator } from '../engine/simulator.ts';
+import { Simulator } from '../fixtures/simulator.ts';
 import { BoardSnapshot, type SnapshotBody } from '../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
-import { startServiceChild } from '../test/ingest/service-child.ts';
+import { startServiceChild } from '../fixtures/harness/service-child.ts';
 
 type Out = Record<string, number | string>;
 

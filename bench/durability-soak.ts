@@ -1,13 +1,13 @@
 // The storage-fault soak: the cases of test/persistence/storage-faults.property.test.ts
-// (test/helpers/durabilityCases.ts, durabilityHarness.ts) by the hundred thousand,
+// (fixtures/harness/durabilityCases.ts, durabilityHarness.ts) by the hundred thousand,
 // each in process on a tiny board, one fault each. Stops by itself after CASES cases
 // (default 100,000) or SOAK_MINUTES (default none), prints the outcome counts every
 // 10,000 cases and the first failures in full (each with its case, to replay it with
 // FAULT_CASE='<json>').
 //   node --import tsx bench/durability-soak.ts [CASES] [SEED]
 import fc from 'fast-check';
-import { caseArbitrary } from '../test/helpers/durabilityCases.ts';
-import { runCase, type Case } from '../test/helpers/durabilityHarness.ts';
+import { caseArbitrary } from '../fixtures/harness/durabilityCases.ts';
+import { runCase, type Case } from '../fixtures/harness/durabilityHarness.ts';
 
 const total = Number(process.argv[2] ?? process.env.CASES ?? 100_000);
 const seed = Number(process.argv[3] ?? process.env.SEED ?? Date.now() % 2 ** 31);

@@ -20,7 +20,7 @@ import { ProviderClient } from '../feeds/theOddsApi/providerClient.ts';
 import { parseOddsList } from '../feeds/theOddsApi/providerTypes.ts';
 import { TheOddsApiFeed } from '../feeds/theOddsApi/theOddsApiFeed.ts';
 import { startApp, type App } from '../service/app.ts';
-import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from '../test/feeds/stubProvider.ts';
+import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from '../fixtures/harness/stubProvider.ts';
 
 const SAMPLES = 30;
 

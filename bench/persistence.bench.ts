@@ -13,7 +13,7 @@ import type { Board, BoardOptions } from '../engine/model.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
 import { defaultEventWindow } from '../persistence/eventsRepository.ts';
 import { openPersistence } from '../persistence/persistence.ts';
-import { tinyBoard } from '../test/helpers/persistence-fixture.ts';
+import { tinyBoard } from '../fixtures/harness/persistence-fixture.ts';
 
 type Measurements = Record<string, number | string>;
 

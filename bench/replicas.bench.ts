@@ -24,7 +24,7 @@ import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import type { Ingest } from '../ingest/ingest.ts';
 import { startApp, type App } from '../service/app.ts';
-import { startNatsServer } from '../test/helpers/natsServer.ts';
+import { startNatsServer } from '../fixtures/harness/natsServer.ts';
 import { runWrk } from './http-baseline.bench.ts';
 import { tickIds } from './ingest.bench.ts';
 import { connect } from '@nats-io/transport-node';

@@ -13,9 +13,9 @@ import { loadBoard } from '../engine/loadBoard.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { decimalToAmerican, americanToDecimal } from '../engine/model.ts';
 import { NO_PRICE } from '../engine/oddsStore.ts';
-import { Simulator } from '../engine/simulator.ts';
+import { Simulator } from '../fixtures/simulator.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
-import { historicalArbitrage } from '../test/helpers/historicalArbitrage.ts';
+import { historicalArbitrage } from '../fixtures/harness/historicalArbitrage.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { mulberry32 } from '../engine/random.ts';
 

@@ -33,7 +33,7 @@ import type { BoardSize } from '../engine/model.ts';
 import { OddsEngine as Engine } from '../engine/engine.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { compressionThreads, setCompressionThreads } from '../engine/snapshot/compressionWorkers.ts';
-import { Simulator } from '../engine/simulator.ts';
+import { Simulator } from '../fixtures/simulator.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { snapshotRoutes } from '../http/routes/snapshot.ts';
 import { createServer } from '../http/server.ts';

@@ -46,7 +46,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
-import type { SubscribeRequest } from '../engine/stream/streamHub.ts';
+import type { SubscribeRequest } from '../engine/stream/streamSink.ts';
 import { parseClientMessage } from '../http/routes/streamParams.ts';
 import { startApp, type App } from '../service/app.ts';
 import { loadUws } from '../http/transport/loadUws.ts';

@@ -1,4 +1,4 @@
-// The live board page in headless Chromium (test/helpers/browser.ts) over the real
+// The live board page in headless Chromium (fixtures/harness/browser.ts) over the real
 // server: time to first rows on a still board (from navigation start to the page's
 // 'board:first-rows' User Timing mark, so it includes the snapshot download and parse),
 // then the frame rate and long tasks (the performance timeline's longtask entries) while
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ManualClock } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { startApp } from '../service/app.ts';
-import { openBrowser } from '../test/helpers/browser.ts';
+import { openBrowser } from '../fixtures/harness/browser.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const UPDATES_PER_SECOND = 1000;

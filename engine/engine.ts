@@ -31,7 +31,7 @@
 // columns directly: engine.store (OddsStore columns + pools; store.rowInput(slot)),
 // engine.rings (HistoryRings, handle per row in store.ring), engine.eventTable,
 // engine.indexes (posting lists), engine.keys (id -> slot).
-// Elsewhere: loadBoard(engine, board) in loadBoard.ts; Simulator in simulator.ts;
+// Elsewhere: loadBoard(engine, board) in loadBoard.ts; Simulator in fixtures/simulator.ts;
 // rowObject/rowJsonText in rowJson.ts, the time texts in timeFormat.ts.
 // Pages: OddsPage.slots is a reused buffer, valid until the next page/delta call;
 // render() returns a fresh Buffer. Filters: empty arrays mean "no filter".

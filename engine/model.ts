@@ -8,9 +8,17 @@ export type Sport = 'football' | 'basketball' | 'hockey' | 'baseball' | 'soccer'
 export const EVENT_STATUSES = ['scheduled', 'in_progress', 'final', 'postponed', 'cancelled', 'suspended'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
-export type Side = 'HOME' | 'AWAY' | 'DRAW' | 'OVER' | 'UNDER' | 'YES';
-export type TeamSide = 'HOME' | 'AWAY' | 'NONE';
-export type MarketScope = 'SEASON' | 'TOURNAMENT';
+/** A row's side; the order is the side column's code (engine/oddsStore.ts). */
+export const SIDES = ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] as const;
+export type Side = (typeof SIDES)[number];
+/** The sides a priced leg of an edge or an arbitrage can take: every side but YES. */
+export const LEG_SIDES: readonly Exclude<Side, 'YES'>[] = SIDES.filter((side): side is Exclude<Side, 'YES'> => side !== 'YES');
+/** Which team a row's selection is on; the order is the teamSide column's code. */
+export const TEAM_SIDES = ['HOME', 'AWAY', 'NONE'] as const;
+export type TeamSide = (typeof TEAM_SIDES)[number];
+/** What a futures row is scoped to (event rows have none). */
+export const MARKET_SCOPES = ['SEASON', 'TOURNAMENT'] as const;
+export type MarketScope = (typeof MARKET_SCOPES)[number];
 
 export type SourceKind = 'sharp' | 'retail' | 'dfs';
 export interface SourceRecord {

@@ -7,7 +7,10 @@
 import { grown } from './columns.ts';
 import { StringPool } from './intern.ts';
 import { NO_RING } from './historyRing.ts';
-import type { MarketScope, OddsInput, Side, TeamSide } from './model.ts';
+import { INPUT_FIELDS, type RowColumn, type RowField } from './rowFields.ts';
+import { MARKET_SCOPES, SIDES, TEAM_SIDES, type MarketScope, type OddsInput } from './model.ts';
+
+export { SIDES, TEAM_SIDES };
 
 export const NONE = -1;
 /** priceAmerican column value for "no price" (DFS rows). */
@@ -17,12 +20,11 @@ export const SLOT_FREE = 0;
 export const SLOT_LIVE = 1;
 export const SLOT_TOMBSTONE = 2;
 
-export const SIDES: readonly Side[] = ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'];
-export const SIDE_OVER = 3;
-export const SIDE_UNDER = 4;
-export const TEAM_SIDES: readonly TeamSide[] = ['HOME', 'AWAY', 'NONE'];
-/** scope column: 0 event (no marketScope), 1 SEASON, 2 TOURNAMENT. */
-export const SCOPES: readonly (MarketScope | null)[] = [null, 'SEASON', 'TOURNAMENT'];
+/** side column codes: the index in SIDES (engine/model.ts). */
+export const SIDE_OVER = SIDES.indexOf('OVER');
+export const SIDE_UNDER = SIDES.indexOf('UNDER');
+/** scope column: 0 event (no marketScope), then MARKET_SCOPES in order (1 SEASON, 2 TOURNAMENT). */
+export const SCOPES: readonly (MarketScope | null)[] = [null, ...MARKET_SCOPES];
 export const SCOPE_EVENT = 0;
 
 export class RowError extends Error {
@@ -173,33 +175,40 @@ export class OddsStore {
     )}:${this.selectionIds.get(this.selectionId[slot])}`;
   }
 
+  /**
+   * A stored field of the row in `slot` as OddsInput holds it (null for null), read the
+   * way engine/rowFields.ts says (its column, pool and null sentinel). Not for hot paths.
+   */
+  fieldValue(field: RowField, slot: number): string | number | boolean | null {
+    const value = (this as unknown as Record<RowColumn, ArrayLike<number>>)[field.column!][slot];
+    switch (field.kind) {
+      case 'string':
+        return this[field.pool!].get(value);
+      case 'ref':
+        return value === NONE ? null : this[field.pool!].get(value);
+      case 'enum':
+        return field.values![value];
+      case 'price':
+        return value === NO_PRICE ? null : value;
+      case 'number':
+        return Number.isNaN(value) ? null : value;
+      case 'bool':
+        return value === 1;
+      case 'minute':
+      case 'instant':
+        return value;
+      case 'scope':
+        return SCOPES[value];
+      default:
+        throw new Error(`${field.name} is not a stored field`);
+    }
+  }
+
   /** The row in `slot` as an OddsInput (a fresh object: for cloning rows, not for hot paths). */
   rowInput(slot: number): OddsInput {
-    const ref = (pool: StringPool, id: number): string | null => (id === NONE ? null : pool.get(id));
-    return {
-      eventId: this.events.get(this.event[slot]),
-      sportsbook: this.books.get(this.book[slot]),
-      league: this.leagues.get(this.league[slot]),
-      market: this.markets.get(this.market[slot]),
-      marketSubtype: this.subtypes.get(this.subtype[slot]),
-      period: this.periods.get(this.period[slot]),
-      selectionId: this.selectionIds.get(this.selectionId[slot]),
-      selection: this.labels.get(this.selection[slot]),
-      side: SIDES[this.side[slot]],
-      teamSide: TEAM_SIDES[this.teamSide[slot]],
-      teamName: this.labels.get(this.teamName[slot]),
-      priceAmerican: this.priceAmerican[slot] === NO_PRICE ? null : this.priceAmerican[slot],
-      dfsMultiplier: Number.isNaN(this.dfsMultiplier[slot]) ? null : this.dfsMultiplier[slot],
-      line: Number.isNaN(this.line[slot]) ? null : this.line[slot],
-      playerId: ref(this.players, this.player[slot]),
-      playerName: ref(this.labels, this.playerName[slot]),
-      teamId: ref(this.teams, this.team[slot]),
-      suspended: this.suspended[slot] === 1,
-      eventStartTime: this.eventStartTime[slot],
-      updated: this.updated[slot],
-      marketScope: SCOPES[this.scope[slot]],
-      segment: ref(this.labels, this.segment[slot]),
-    };
+    const row: Record<string, unknown> = {};
+    for (const field of INPUT_FIELDS) row[field.name] = this.fieldValue(field, slot);
+    return row as unknown as OddsInput;
   }
 
   /** The free list (slots released and not yet reused), oldest first: a checkpoint saves it. */

@@ -1,14 +1,12 @@
 // An odds row as JSON (the OpenAPI OddsRow record), in two renderers that must agree byte for byte:
-// rowObject() builds a plain object for JSON.stringify (the reference, also used by
-// tests and small callers) and rowJsonText() concatenates cached JSON-escaped pool
-// strings (the fast path that fills the fragment cache). Field order and presence:
-// id, sportsbook, league, eventId, market, marketSubtype, period, selection, side,
-// teamSide, teamName, prices (per format; none on DFS rows), line (absent when null),
-// dfsMultiplier (DFS rows), playerId, playerName (player props), suspended,
-// eventStartTime ('YYYY-MM-DDTHH:mm'), updated (ISO ms Z), marketScope, segment
-// (when present), then "removed": true on tombstones.
+// rowObject() walks the row's field table (engine/rowFields.ts: the order, and when each
+// field is present) into a plain object for JSON.stringify (the reference, also used by
+// tests and small callers), and rowJsonText() concatenates cached JSON-escaped pool
+// strings in the same order (the fast path that fills the fragment cache; no per-field
+// dispatch). Prices follow odds_format (none on DFS rows); "removed": true on tombstones.
 
 import { americanToDecimal } from './model.ts';
+import { JSON_FIELDS } from './rowFields.ts';
 import { isoMillis, isoMinutes } from './timeFormat.ts';
 import {
   NONE,
@@ -43,39 +41,42 @@ function num(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';
 }
 
+/** The row as a plain object, field by field as engine/rowFields.ts lists them (the reference renderer). */
 export function rowObject(store: OddsStore, slot: number, format: OddsFormat): Record<string, unknown> {
   const s = store;
   const code = formatCode(format);
-  const row: Record<string, unknown> = {
-    id: s.idOf(slot),
-    sportsbook: s.books.get(s.book[slot]),
-    league: s.leagues.get(s.league[slot]),
-    eventId: s.events.get(s.event[slot]),
-    market: s.markets.get(s.market[slot]),
-    marketSubtype: s.subtypes.get(s.subtype[slot]),
-    period: s.periods.get(s.period[slot]),
-    selection: s.labels.get(s.selection[slot]),
-    side: SIDES[s.side[slot]],
-    teamSide: TEAM_SIDES[s.teamSide[slot]],
-    teamName: s.labels.get(s.teamName[slot]),
-  };
-  const dfs = s.dfsMultiplier[slot];
   const american = s.priceAmerican[slot];
-  if (Number.isNaN(dfs) && american !== NO_PRICE) {
-    if (code === FORMAT_ALL || code === FORMAT_AMERICAN) row.priceAmerican = american;
-    if (code === FORMAT_ALL || code === FORMAT_DECIMAL) row.priceDecimal = americanToDecimal(american);
-    if (code === FORMAT_PROBABILITY) row.priceProbability = impliedProbability(american);
+  const priced = Number.isNaN(s.dfsMultiplier[slot]) && american !== NO_PRICE;
+  const row: Record<string, unknown> = {};
+  for (const field of JSON_FIELDS) {
+    switch (field.kind) {
+      case 'id':
+        row[field.name] = s.idOf(slot);
+        break;
+      case 'price':
+        if (priced && (code === FORMAT_ALL || code === FORMAT_AMERICAN)) row[field.name] = american;
+        break;
+      case 'decimal':
+        if (priced && (code === FORMAT_ALL || code === FORMAT_DECIMAL)) row[field.name] = americanToDecimal(american);
+        break;
+      case 'probability':
+        if (priced && code === FORMAT_PROBABILITY) row[field.name] = impliedProbability(american);
+        break;
+      case 'minute':
+        row[field.name] = isoMinutes(s.fieldValue(field, slot) as number);
+        break;
+      case 'instant':
+        row[field.name] = isoMillis(s.fieldValue(field, slot) as number);
+        break;
+      case 'removed':
+        if (s.state[slot] === SLOT_TOMBSTONE) row[field.name] = true;
+        break;
+      default: {
+        const value = s.fieldValue(field, slot);
+        if (value !== null) row[field.name] = value;
+      }
+    }
   }
-  if (!Number.isNaN(s.line[slot])) row.line = s.line[slot];
-  if (!Number.isNaN(dfs)) row.dfsMultiplier = dfs;
-  if (s.player[slot] !== NONE) row.playerId = s.players.get(s.player[slot]);
-  if (s.playerName[slot] !== NONE) row.playerName = s.labels.get(s.playerName[slot]);
-  row.suspended = s.suspended[slot] === 1;
-  row.eventStartTime = isoMinutes(s.eventStartTime[slot]);
-  row.updated = isoMillis(s.updated[slot]);
-  if (s.scope[slot] !== 0) row.marketScope = SCOPES[s.scope[slot]];
-  if (s.segment[slot] !== NONE) row.segment = s.labels.get(s.segment[slot]);
-  if (s.state[slot] === SLOT_TOMBSTONE) row.removed = true;
   return row;
 }
 

@@ -16,7 +16,7 @@
 // every user of the host, and npm echoes the command it runs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readIngestAddress, INGEST_ADDRESS_FILE } from '../service/ingestAddress.ts';
+import { readIngestAddress, INGEST_ADDRESS_FILE } from '../ingest/ingestAddress.ts';
 import { ODDS_API_SETTINGS } from './feedSettings.ts';
 
 /** The token file the server keeps in DATA_DIR (ingest/token.ts TOKEN_FILE). */

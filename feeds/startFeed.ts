@@ -2,7 +2,6 @@
 // read and checked by service/config.ts): it submits through the service's own Ingest,
 // no network hop. Returns null when FEED is unset; stop() ends the polling and resolves
 // once the poll in flight has finished (the app closes the write path after it).
-import type { Config } from '../service/config.ts';
 import type { Ingest } from '../ingest/ingest.ts';
 import type { Registry } from 'prom-client';
 import type { Readiness } from '../http/routes/health.ts';
@@ -17,20 +16,26 @@ export interface RunningFeed {
   stop(): Promise<void>;
 }
 
-export type FeedConfig = Pick<
-  Config,
-  | 'feed'
-  | 'oddsApiKey'
-  | 'oddsApiBaseUrl'
-  | 'oddsApiSports'
-  | 'oddsApiRegions'
-  | 'oddsApiMarkets'
-  | 'oddsApiIntervalMs'
-  | 'oddsApiBudgetPerDay'
-  | 'oddsApiCreditsPerHour'
-  | 'oddsApiEventIntervalMs'
-  | 'oddsApiTimeoutMs'
->;
+/**
+ * What the in-process feed reads of the service's settings. The feed owns this shape;
+ * service/config.ts's Config extends it and fills it (parsed by feedSettings.ts).
+ */
+export interface FeedConfig {
+  /** A feed run inside the process, submitting through its write path; null: none. */
+  feed: 'the-odds-api' | null;
+  /** The Odds API settings of that feed. */
+  oddsApiKey: string | null;
+  oddsApiBaseUrl: string;
+  oddsApiSports: string[];
+  oddsApiRegions: string;
+  oddsApiMarkets: string[];
+  oddsApiIntervalMs: number;
+  oddsApiBudgetPerDay: number;
+  oddsApiCreditsPerHour: number;
+  /** 0: the same as oddsApiIntervalMs. */
+  oddsApiEventIntervalMs: number;
+  oddsApiTimeoutMs: number;
+}
 
 /** Where the feed's status goes: /metrics and /readyz (service/operations.ts). */
 export interface FeedOperations {

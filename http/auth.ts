@@ -2,7 +2,7 @@
 // and asks an Authenticator what to answer. KeyAuthenticator is the real one: it asks
 // persistence about the key (persistence/keyCheck.ts: found or not, the usage window
 // with its limit, remaining requests and reset, exceeded or not) and turns those facts
-// into statuses, error codes and headers. Without an authenticator, every request is
+// into error codes (each with its status in http/errors.ts) and headers. Without an authenticator, every request is
 // anonymous and allowed.
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import type { RouteAuth } from './router.ts';
@@ -10,7 +10,7 @@ import type { ErrorCode } from './errors.ts';
 
 export type AuthResult =
   | { ok: true; headers: [string, string][] }
-  | { ok: false; status: 401 | 429; code: ErrorCode; detail: string; retryAfter?: number };
+  | { ok: false; code: ErrorCode; detail: string; retryAfter?: number };
 
 export interface Authenticator {
   /** key: the presented API key or null; now: epoch ms. Synchronous (runs on the request path). */
@@ -42,18 +42,17 @@ export class KeyAuthenticator implements Authenticator {
   check(key: string | null, routeAuth: RouteAuth, now: number): AuthResult {
     if (key === null || key === '') {
       if (this.options.requireKey && routeAuth === 'key') {
-        return { ok: false, status: 401, code: 'missing_api_key', detail: 'This endpoint needs an API key: send it in X-Api-Key or Authorization: Bearer.' };
+        return { ok: false, code: 'missing_api_key', detail: 'This endpoint needs an API key: send it in X-Api-Key or Authorization: Bearer.' };
       }
       return ALLOWED;
     }
     const usage = this.keys.check(key, now);
     if (usage === null) {
-      return { ok: false, status: 401, code: 'invalid_api_key', detail: 'The API key is unknown or has been revoked.' };
+      return { ok: false, code: 'invalid_api_key', detail: 'The API key is unknown or has been revoked.' };
     }
     if (!usage.allowed) {
       return {
         ok: false,
-        status: 429,
         code: 'rate_limited',
         detail: `Rate limit of ${usage.limit} requests per ${usage.window} reached; retry in ${usage.retryAfter} s.`,
         retryAfter: usage.retryAfter,

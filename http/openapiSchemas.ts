@@ -2,15 +2,13 @@
 // validated against these in tests, so they state the presence rules exactly, and
 // they carry in their descriptions the rules a client needs (this is the contract).
 
+import { EVENT_STATUSES, LEG_SIDES, SIDES } from '../engine/model.ts';
+import { SERVED_PATTERNS, servedRowSchema } from '../engine/rowFields.ts';
 import { ERROR_CODES } from './errors.ts';
 
 type Schema = Record<string, unknown>;
 
-const ISO_MILLIS = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$';
-const MINUTE_NO_ZONE = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}$';
-const CODE = '^[a-z0-9_]+$';
-const UPPER_SNAKE = '^[A-Z0-9_]+$';
-const ID = '^[^:\\s]+$';
+const { ISO_MILLIS, MINUTE_NO_ZONE, CODE, UPPER_SNAKE, ID } = SERVED_PATTERNS;
 
 const dateTime = (description: string): Schema => ({ type: 'string', format: 'date-time', pattern: ISO_MILLIS, description });
 const int32 = (description: string, minimum?: number): Schema => ({ type: 'integer', format: 'int32', ...(minimum !== undefined && { minimum }), description });
@@ -66,46 +64,16 @@ const ErrorSchema: Schema = {
 
 const PRICE_FIELDS = ['priceAmerican', 'priceDecimal'];
 
+/** OddsRow's fields, from the row's field table (engine/rowFields.ts). */
+const SERVED_ROW = servedRowSchema();
+
 const OddsRow: Schema = {
   type: 'object',
   description:
     'One price at one book. Presence rules: priceAmerican/priceDecimal per odds_format (all: both; american or decimal: that one; probability: neither, priceProbability instead); DFS pick\'em rows carry dfsMultiplier and no price fields; line is absent on pure moneylines and categorical futures; playerId and playerName only on player props; marketScope only on futures, segment only on segment-scoped futures; removed: true only on delta-feed tombstones (kept at least 10 minutes).',
-  required: ['id', 'sportsbook', 'league', 'eventId', 'market', 'marketSubtype', 'period', 'selection', 'side', 'teamSide', 'teamName', 'suspended', 'eventStartTime', 'updated'],
+  required: SERVED_ROW.required,
   additionalProperties: false,
-  properties: {
-    id: {
-      type: 'string',
-      pattern: '^[^:]+:[^:]+:[^:]+:[^:]+$',
-      description: 'Stable composite key {eventId}:{sportsbook}:{marketSubtype}:{selectionId}; selectionId encodes period, side, line and player/team, so a price move never changes it. Upsert on it.',
-    },
-    sportsbook: { type: 'string', pattern: CODE, description: 'Source id, lower case.' },
-    league: { type: 'string', pattern: CODE, description: 'League code, lower case.' },
-    eventId: { type: 'string', pattern: ID },
-    market: { type: 'string', pattern: UPPER_SNAKE, description: 'Market family, e.g. MONEYLINE, SPREAD, TOTAL, PLAYER_TOTAL, CATEGORICAL.' },
-    marketSubtype: { type: 'string', pattern: UPPER_SNAKE, description: 'Specific stat or variant; equals market for simple markets.' },
-    period: { type: 'string', pattern: UPPER_SNAKE, description: 'FULL, sport partials such as 1INN; futures REG_SEASON or FULL.' },
-    selection: { type: 'string', description: 'Human label; do not parse it.' },
-    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] },
-    teamSide: { type: 'string', enum: ['HOME', 'AWAY', 'NONE'] },
-    teamName: { type: 'string', description: 'Display label; differs between books.' },
-    priceAmerican: { type: 'integer', format: 'int32', not: { exclusiveMinimum: -100, exclusiveMaximum: 100 } },
-    priceDecimal: { type: 'number', exclusiveMinimum: 1 },
-    priceProbability: { type: 'number', minimum: 0, maximum: 1, description: '1/priceDecimal rounded to 4 places; only with odds_format=probability.' },
-    line: { type: 'number', description: 'Handicap or total.' },
-    dfsMultiplier: { type: 'number', exclusiveMinimum: 0, description: 'DFS pick\'em payout multiplier, instead of prices.' },
-    playerId: { type: 'string', pattern: ID },
-    playerName: { type: 'string' },
-    suspended: { type: 'boolean', description: 'true while the book has the line locked.' },
-    eventStartTime: {
-      type: 'string',
-      pattern: MINUTE_NO_ZONE,
-      description: 'UTC, minute precision, no seconds or zone. On futures: the season anchor\'s settlement date.',
-    },
-    updated: dateTime('When the line last refreshed (UTC, milliseconds). /odds/updated compares since against it.'),
-    marketScope: { type: 'string', enum: ['SEASON', 'TOURNAMENT'], description: 'Present only on futures.' },
-    segment: { type: 'string', description: 'Slice of a future (division, conference, league); only on segment-scoped futures.' },
-    removed: { const: true, description: 'Tombstone in the delta feed: the selection left the board; delete it by id.' },
-  },
+  properties: SERVED_ROW.properties,
   dependentRequired: { playerId: ['playerName'], playerName: ['playerId'], segment: ['marketScope'] },
   dependentSchemas: {
     priceProbability: { not: { anyOf: PRICE_FIELDS.map((field) => ({ required: [field] })) } },
@@ -182,7 +150,7 @@ const Status: Schema = {
 const MINUTE_Z = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}Z$';
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 const nullableString = { type: ['string', 'null'] };
-const EVENT_STATUS = { type: 'string', enum: ['scheduled', 'in_progress', 'final', 'postponed', 'cancelled', 'suspended'], description: 'Transitions: scheduled -> in_progress -> final; scheduled -> postponed -> scheduled; scheduled or postponed -> cancelled; in_progress <-> suspended. A final or cancelled event drops its game lines from the board.' };
+const EVENT_STATUS = { type: 'string', enum: [...EVENT_STATUSES], description: 'Transitions: scheduled -> in_progress -> final; scheduled -> postponed -> scheduled; scheduled or postponed -> cancelled; in_progress <-> suspended. A final or cancelled event drops its game lines from the board.' };
 
 const eventProperties: Record<string, unknown> = {
   id: { type: 'string', pattern: ID },
@@ -297,7 +265,7 @@ const Edge: Schema = {
     playerId: nullableString,
     playerName: nullableString,
     selection: { type: 'string' },
-    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER'] },
+    side: { type: 'string', enum: [...LEG_SIDES] },
     line: { type: ['number', 'null'] },
     dfsMultiplier: { type: 'number', exclusiveMinimum: 0 },
     breakevenProbability: probability('1 / (baseLegDecimal(source) * dfsMultiplier).'),
@@ -318,7 +286,7 @@ const ArbitrageLeg: Schema = {
   properties: {
     oddsId: { type: 'string' },
     sportsbook: { type: 'string', pattern: CODE },
-    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER'] },
+    side: { type: 'string', enum: [...LEG_SIDES] },
     selection: { type: 'string' },
     priceAmerican: { type: 'integer', format: 'int32' },
     priceDecimal: { type: 'number', exclusiveMinimum: 1 },
@@ -378,7 +346,7 @@ const HistoricalOddsRow: Schema = {
     marketSubtype: { type: 'string', pattern: UPPER_SNAKE },
     period: { type: 'string', pattern: UPPER_SNAKE },
     selection: { type: 'string' },
-    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] },
+    side: { type: 'string', enum: [...SIDES] },
     line: { type: 'number', description: 'Absent on pure moneylines.' },
     priceAmerican: { type: ['integer', 'null'], format: 'int32', description: 'null on DFS pick\'em rows, which have no American price.' },
     asOf: dateTime('First-seen time of the price in force.'),
@@ -399,7 +367,7 @@ const SelectionHistoryRow: Schema = {
     marketSubtype: { type: 'string', pattern: UPPER_SNAKE },
     period: { type: 'string', pattern: UPPER_SNAKE },
     selection: { type: 'string' },
-    side: { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] },
+    side: { type: 'string', enum: [...SIDES] },
     line: { type: 'number', description: 'Absent on pure moneylines.' },
     eventStartTime: { type: 'string', pattern: MINUTE_NO_ZONE },
     removed: { const: true },

@@ -107,12 +107,12 @@ const CORS_HEADERS: readonly (readonly [string, string])[] = [CORS_ORIGIN, CORS_
 const CACHEABLE_HEADERS: readonly (readonly [string, string])[] = [['Vary', VARY], ['Cache-Control', 'no-cache'], CORS_ORIGIN, CORS_EXPOSE];
 
 /** What the transport parser rejects, answered with the usual error body. */
-const FAULTS: Readonly<Record<ProtocolFault, { status: number; code: ErrorCode }>> = {
-  bad_request: { status: 400, code: 'bad_request' },
-  uri_too_long: { status: 414, code: 'uri_too_long' },
-  header_fields_too_large: { status: 431, code: 'headers_too_large' },
-  method_not_allowed: { status: 405, code: 'method_not_allowed' },
-  http_version_not_supported: { status: 505, code: 'http_version_not_supported' },
+const FAULTS: Readonly<Record<ProtocolFault, ErrorCode>> = {
+  bad_request: 'bad_request',
+  uri_too_long: 'uri_too_long',
+  header_fields_too_large: 'headers_too_large',
+  method_not_allowed: 'method_not_allowed',
+  http_version_not_supported: 'http_version_not_supported',
 };
 
 /** Status lines are written verbatim ('413 Payload Too Large'). */
@@ -302,7 +302,7 @@ class Facade {
     const auth = this.authenticator.check(x.apiKey, route.def.auth, x.now);
     if (!auth.ok) {
       if (auth.retryAfter !== undefined) x.authHeaders = [['Retry-After', String(auth.retryAfter)]];
-      this.writeError(x, new HttpError(auth.status, auth.code, auth.detail));
+      this.writeError(x, new HttpError(auth.code, auth.detail));
       return false;
     }
     x.authHeaders = auth.headers;
@@ -327,7 +327,7 @@ class Facade {
     const contentType = mediaType(x.req.getHeader('content-type'));
     const accepted = route.def.contentTypes;
     if (accepted !== undefined && !accepted.includes(contentType)) {
-      return this.writeError(x, new HttpError(415, 'unsupported_media_type', `Content-Type must be one of ${accepted.join(', ')}, got ${contentType === '' ? 'none' : contentType}`), true);
+      return this.writeError(x, new HttpError('unsupported_media_type', `Content-Type must be one of ${accepted.join(', ')}, got ${contentType === '' ? 'none' : contentType}`), true);
     }
     x.done = true;
     this.transport.readBody(x.res, maxBytes, (result) => {
@@ -372,7 +372,7 @@ class Facade {
       const auth = this.authenticator.check(apiKey, def.auth, now);
       if (!auth.ok) {
         const headers: [string, string][] = auth.retryAfter === undefined ? [] : [['Retry-After', String(auth.retryAfter)]];
-        return { accept: false, reply: this.plainError(new HttpError(auth.status, auth.code, auth.detail), headers) };
+        return { accept: false, reply: this.plainError(new HttpError(auth.code, auth.detail), headers) };
       }
       return { accept: true, data: def.accept({ path, query, apiKey, now, remoteAddress }) };
     } catch (error) {
@@ -384,13 +384,12 @@ class Facade {
 
   /** The answer to a request the transport's parser rejected. */
   protocolFault(fault: ProtocolFault, detail: string): PlainReply {
-    const { status, code } = FAULTS[fault];
-    return this.plainError(new HttpError(status, code, detail));
+    return this.plainError(new HttpError(FAULTS[fault], detail));
   }
 
   private plainError(error: HttpError, extra: readonly (readonly [string, string])[] = []): PlainReply {
     const headers: (readonly [string, string])[] = [['Content-Type', JSON_TYPE], ...CORS_HEADERS, ...extra];
-    if (error.status === 405) headers.push(['Allow', ALLOW]);
+    if (error.code === 'method_not_allowed') headers.push(['Allow', ALLOW]);
     return { status: statusLine(error.status), headers, body: errorBody(error) };
   }
 
@@ -580,7 +579,7 @@ class Facade {
     x.closeConnection = closeConnection;
     res.cork(() => {
       res.writeStatus(statusLine(error.status)).writeHeader('Content-Type', JSON_TYPE);
-      if (error.status === 405) res.writeHeader('Allow', x.allow);
+      if (error.code === 'method_not_allowed') res.writeHeader('Allow', x.allow);
       this.writeCommonHeaders(x);
       this.end(x, body);
     });
@@ -624,7 +623,7 @@ class Facade {
 }
 
 function payloadTooLarge(maxBytes: number): HttpError {
-  return new HttpError(413, 'payload_too_large', `the request body is larger than ${maxBytes} bytes`);
+  return new HttpError('payload_too_large', `the request body is larger than ${maxBytes} bytes`);
 }
 
 /** 'application/x-ndjson' of 'Application/X-NDJSON; charset=utf-8'. */
@@ -633,9 +632,9 @@ function mediaType(header: string): string {
   return (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
 }
 
-/** 405 for GET/HEAD on a POST route. */
+/** method_not_allowed for GET/HEAD on a POST route. */
 function postOnly(method: string): HttpError {
-  return new HttpError(405, 'method_not_allowed', `method ${method.toUpperCase()} is not allowed; use POST`);
+  return methodNotAllowed(method, 'POST');
 }
 
 function bodyOf(result: Exclude<RouteResult, { kind: 'large' | 'pending' | 'stream' }>, warnings: readonly string[]): Buffer {

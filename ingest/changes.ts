@@ -7,7 +7,8 @@
 
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import type { EventStatus, MarketScope, Side, SourceKind, TeamSide } from '../engine/model.ts';
+import { EVENT_STATUSES, type EventStatus, type MarketScope, type Side, type SourceKind, type TeamSide } from '../engine/model.ts';
+import { INGEST_PATTERNS, ingestRowSchema, nullable } from '../engine/rowFields.ts';
 
 /** An odds row as /odds serves it; `id` is required, `updated` is the service's to set (ignored when sent). */
 export interface OddsRowIn {
@@ -97,49 +98,18 @@ export interface ChangeError {
   detail: string;
 }
 
-// Patterns of the served records (see the OpenAPI document): ids are URL-safe, codes lower case.
-const ID = '^[A-Za-z0-9._~-]+$';
-const CODE = '^[a-z0-9_]+$';
-const UPPER_SNAKE = '^[A-Z0-9]+(_[A-Z0-9]+)*$';
-const ODDS_ID = '^[^:]+:[^:]+:[^:]+:[^:]+$';
+// Patterns of what ingest accepts: engine/rowFields.ts (the row's field table) holds them.
+const { ID, CODE, UPPER_SNAKE, ODDS_ID, INSTANT, TEXT } = INGEST_PATTERNS;
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
-const STATUSES = ['scheduled', 'in_progress', 'final', 'postponed', 'cancelled', 'suspended'];
-const INSTANT = { anyOf: [{ type: 'string', minLength: 1, maxLength: 40 }, { type: 'integer', minimum: 0 }] };
-const TEXT = { type: 'string', minLength: 1, maxLength: 200 };
-const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
 const finite = { type: 'number' };
 
+/** The row of an `odds` change, from the row's field table (engine/rowFields.ts). */
+const INGEST_ROW = ingestRowSchema();
 const ODDS_ROW = {
   type: 'object',
-  required: ['id', 'eventId', 'sportsbook', 'league', 'market', 'marketSubtype', 'period', 'selection', 'side', 'teamSide', 'teamName'],
+  required: INGEST_ROW.required,
   additionalProperties: false,
-  properties: {
-    id: { type: 'string', pattern: ODDS_ID, maxLength: 400 },
-    eventId: { type: 'string', pattern: ID, maxLength: 100 },
-    sportsbook: { type: 'string', pattern: CODE, maxLength: 50 },
-    league: { type: 'string', pattern: CODE, maxLength: 50 },
-    market: { type: 'string', pattern: UPPER_SNAKE, maxLength: 100 },
-    marketSubtype: { type: 'string', pattern: UPPER_SNAKE, maxLength: 100 },
-    period: { type: 'string', pattern: UPPER_SNAKE, maxLength: 50 },
-    selectionId: { type: 'string', pattern: ID, maxLength: 200 },
-    selection: TEXT,
-    side: { enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] },
-    teamSide: { enum: ['HOME', 'AWAY', 'NONE'] },
-    teamName: { type: 'string', maxLength: 200 },
-    priceAmerican: nullable({ type: 'integer' }),
-    priceDecimal: nullable(finite),
-    dfsMultiplier: nullable(finite),
-    line: nullable(finite),
-    playerId: nullable({ type: 'string', pattern: ID, maxLength: 100 }),
-    playerName: nullable(TEXT),
-    teamId: nullable({ type: 'string', pattern: ID, maxLength: 100 }),
-    suspended: { type: 'boolean' },
-    eventStartTime: INSTANT,
-    updated: INSTANT,
-    priceProbability: finite,
-    marketScope: nullable({ enum: ['SEASON', 'TOURNAMENT'] }),
-    segment: nullable(TEXT),
-  },
+  properties: INGEST_ROW.properties,
 };
 
 const EVENT = {
@@ -154,7 +124,7 @@ const EVENT = {
     awayTeamId: nullable({ type: 'string', pattern: ID, maxLength: 100 }),
     awayTeamName: nullable(TEXT),
     startTime: INSTANT,
-    status: { enum: STATUSES },
+    status: { enum: [...EVENT_STATUSES] },
     venueId: nullable({ type: 'string', pattern: ID, maxLength: 100 }),
     seasonYear: { type: 'integer', minimum: 1900, maximum: 2200 },
     context: { type: 'object' },
@@ -180,7 +150,7 @@ export const CHANGE_SCHEMAS: Record<(typeof CHANGE_OPS)[number], object> = {
   event: { required: ['event'], properties: { op: { const: 'event' }, event: EVENT } },
   status: {
     required: ['eventId', 'status'],
-    properties: { op: { const: 'status' }, eventId: { type: 'string', pattern: ID, maxLength: 100 }, status: { enum: STATUSES } },
+    properties: { op: { const: 'status' }, eventId: { type: 'string', pattern: ID, maxLength: 100 }, status: { enum: [...EVENT_STATUSES] } },
   },
   team: {
     required: ['team'],

@@ -59,7 +59,7 @@ export class IngestGate {
 
   /** The Ingest, or throws the 503 a batch is answered with. */
   take(): Ingest {
-    if (this.ingest === null) throw new HttpError(503, 'not_ready', `not accepting batches: ${this.reason}; retry later`);
+    if (this.ingest === null) throw new HttpError('not_ready', `not accepting batches: ${this.reason}; retry later`);
     return this.ingest;
   }
 }
@@ -85,17 +85,17 @@ export function ingestHttpError(error: unknown): HttpError {
   if (!(error instanceof IngestError)) throw error;
   switch (error.code) {
     case 'invalid_batch':
-      return new HttpError(400, 'invalid_batch', error.message, null, undefined, error.errors, error.errorsOmitted);
+      return new HttpError('invalid_batch', error.message, null, undefined, error.errors, error.errorsOmitted);
     case 'log_unavailable':
-      return new HttpError(503, 'log_unavailable', `the batch was not written to the log and nothing of it was applied: ${error.message}`);
+      return new HttpError('log_unavailable', `the batch was not written to the log and nothing of it was applied: ${error.message}`);
     default:
       // the write path stopped after an internal error; a restart replays the log
-      return new HttpError(503, 'log_unavailable', error.message);
+      return new HttpError('log_unavailable', error.message);
   }
 }
 
 function tooLarge(maxBytes: number): HttpError {
-  return new HttpError(413, 'batch_too_large', `a batch is at most ${maxBytes} bytes (INGEST_MAX_BATCH_BYTES); split it`);
+  return new HttpError('batch_too_large', `a batch is at most ${maxBytes} bytes (INGEST_MAX_BATCH_BYTES); split it`);
 }
 
 function ackBody(result: IngestResult): DocumentResult {

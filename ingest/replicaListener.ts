@@ -21,7 +21,7 @@ export interface ReadOnlyListenerOptions {
 export const READ_ONLY_DETAIL = 'this node is a read replica (ROLE=replica): it applies the writer\'s stream and takes no writes; send batches to the writer\'s ingest listener';
 
 function readOnly(): HttpError {
-  return new HttpError(403, 'read_only', READ_ONLY_DETAIL);
+  return new HttpError('read_only', READ_ONLY_DETAIL);
 }
 
 export function startReadOnlyListener(options: ReadOnlyListenerOptions): Promise<RunningServer> {

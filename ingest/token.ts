@@ -57,7 +57,6 @@ export function tokenAuthenticator(token: string): Authenticator {
       if (key !== null && tokenMatches(expected, key)) return ALLOWED;
       return {
         ok: false,
-        status: 401,
         code: 'invalid_token',
         detail: key === null ? 'send the ingest token in Authorization: Bearer <token>' : 'the ingest token is wrong',
       };

@@ -4,7 +4,7 @@
 // waiting for the log) leave it, so "an event, then odds on it" is one valid batch.
 // Every bad change is reported as {index, code, field, detail}; a batch with any is
 // refused whole. The rules are those of the served records: the OpenAPI row schemas
-// and the row rules of fixtures/validateRow.ts (ids, market families and sides, lines,
+// and the row rules of test/helpers/validateRow.ts (ids, market families and sides, lines,
 // price ranges per source kind, player attribution).
 
 import { isAllowedTransition } from '../engine/eventTable.ts';
@@ -63,7 +63,7 @@ const SIDES: Record<string, readonly string[]> = {
 };
 const SIMPLE = new Set(['MONEYLINE', 'SPREAD', 'TOTAL', 'TEAM_TOTAL', 'MONEYLINE_3_WAY']);
 const LINELESS = new Set(['MONEYLINE', 'MONEYLINE_3_WAY', 'CATEGORICAL']);
-/** DFS pick'em multipliers the served rows carry (fixtures/validateRow.ts). */
+/** DFS pick'em multipliers the served rows carry (test/helpers/validateRow.ts). */
 const DFS_MIN = 0.5;
 const DFS_MAX = 2;
 /**

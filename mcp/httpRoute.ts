@@ -66,7 +66,7 @@ export function mcpRoute(publicPort: () => number, env: NodeJS.ProcessEnv): AnyR
             new Request(`http://127.0.0.1${MCP_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: req.body!.toString('utf8') }),
           );
           const text = await response.text();
-          if (response.status >= 400) throw new HttpError(400, 'bad_request', `not a valid MCP message: ${text.slice(0, 500)}`);
+          if (response.status >= 400) throw new HttpError('bad_request', `not a valid MCP message: ${text.slice(0, 500)}`);
           return { kind: 'document', body: Buffer.from(text) };
         } finally {
           await server.close();

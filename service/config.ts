@@ -13,6 +13,7 @@ import { parseInstant } from '../engine/clock.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { DEFAULT_DB_PATH } from '../persistence/database.ts';
 import { ODDS_API_SETTINGS, type FeedSetting } from '../feeds/feedSettings.ts';
+import type { FeedConfig } from '../feeds/startFeed.ts';
 import type { SingleThreadedGcSetting } from './singleThreadedGc.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -20,7 +21,7 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' |
 export type LogFormat = 'auto' | 'json' | 'pretty';
 export type TransportName = 'auto' | 'uws' | 'node';
 
-export interface Config {
+export interface Config extends FeedConfig {
   /** Public API listener. */
   port: number;
   host: string;
@@ -83,19 +84,9 @@ export interface Config {
   replicaId: string;
   /** A replica further behind the stream than this many records answers /readyz 503. */
   replicaMaxLag: number;
-  /** A feed run inside the process, submitting through its write path; null: none. */
-  feed: 'the-odds-api' | null;
-  /** The Odds API settings of that feed (feeds/feedSettings.ts reads them the same way for `npm run feed`). */
-  oddsApiKey: string | null;
-  oddsApiBaseUrl: string;
-  oddsApiSports: string[];
-  oddsApiRegions: string;
-  oddsApiMarkets: string[];
-  oddsApiIntervalMs: number;
-  oddsApiBudgetPerDay: number;
-  oddsApiCreditsPerHour: number;
-  oddsApiEventIntervalMs: number;
-  oddsApiTimeoutMs: number;
+  // FEED and the ODDS_API_* settings of a feed run inside the process: FeedConfig, which
+  // the feed owns (feeds/startFeed.ts); feeds/feedSettings.ts parses them the same way
+  // for `npm run feed`.
   // webhooks (alerts/) and the MCP server (mcp/): documented here, read where they are used
   // (alerts/alertsConfig.ts, mcp/tools.ts) with the same ranges
   alerts: boolean;

@@ -1,7 +1,7 @@
 // The durable start of the service: a board kept in DATA_DIR (checkpoint + write-ahead
 // log, ingest/durableBoard.ts), the ingest listener in front of its write path, and
-// the words the ready line says about both. app.ts calls openDurableStart when it is
-// given a data dir; without one the service runs as before, from the fixture board
+// the words the ready line says about both. servedBoard.ts calls openDurableStart when it
+// is given a data dir (and LOG=file); without one the service runs from the fixture board
 // with no log (what most tests do).
 //
 // Start modes:
@@ -26,49 +26,17 @@
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { leagueCatalog } from '../engine/calendar.ts';
-import type { Clock } from '../engine/clock.ts';
 import { OddsEngine } from '../engine/engine.ts';
-import { loadBoard } from '../engine/loadBoard.ts';
-import { SOURCES, type Board, type BoardOptions, type BoardSize } from '../engine/model.ts';
-import { generateBoard } from '../fixtures/generateBoard.ts';
-import type { AnyRoute } from '../http/router.ts';
+import type { Board } from '../engine/model.ts';
 import type { RunningServer } from '../http/server.ts';
-import type { TransportChoice } from '../http/transport/transport.ts';
-import { DurableBoard, type CheckpointReport, type StepProgress } from '../ingest/durableBoard.ts';
+import { DurableBoard, type CheckpointReport } from '../ingest/durableBoard.ts';
 import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import { DataDirLock } from '../persistence/log/dataDirLock.ts';
-import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+import type { Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
-import type { Config } from './config.ts';
-import { natsSettingsFromConfig, openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
-import { startProgress } from './progress.ts';
-import { removeIngestAddress, writeIngestAddress } from './ingestAddress.ts';
-
-/** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
-export type StartBoard = BoardOptions | Board | 'none';
-
-export type StartMode = 'restored' | 'fixture' | 'empty';
-
-/** What every way of starting a board is given (file log, JetStream, or no log). */
-export interface BoardStartOptions {
-  clock: Clock;
-  board: StartBoard;
-  /** INGEST_HOST, INGEST_PORT, INGEST_TOKEN, INGEST_MAX_BATCH_BYTES, WAL_FSYNC, CHECKPOINT_INTERVAL_MS, CHECKPOINT_LOG_BYTES. */
-  env: NodeJS.ProcessEnv;
-  /** Overrides INGEST_PORT (0: ephemeral). */
-  ingestPort?: number;
-  ingestHost?: string;
-  transport?: TransportChoice;
-  log: (line: string) => void;
-  /** Served on the ingest listener without the token (health, readiness, metrics). */
-  operationsRoutes?: readonly AnyRoute[];
-  /** Served on the ingest listener behind its token (the webhook admin API). */
-  adminRoutes?: readonly AnyRoute[];
-  /** Print the progress of generating, loading or restoring the board (service/progress.ts). */
-  progress?: boolean;
-}
+import { fixtureBoard, loadWithProgress, referenceBoard, stepProgress, type BoardStartOptions, type StartMode } from './boardStart.ts';
+import { removeIngestAddress, writeIngestAddress } from '../ingest/ingestAddress.ts';
 
 export interface DurableStartOptions extends BoardStartOptions {
   dataDir: string;
@@ -99,76 +67,12 @@ export interface DurableStart {
   /** Stops the listener and closes the log without a last checkpoint (what a crash leaves: the bench restarts from it). */
   abandon(): Promise<void>;
 }
-
-export function isBoard(value: StartBoard): value is Board {
-  return typeof value === 'object' && typeof (value as Board).forEachOdds === 'function';
-}
-
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const text = env[name];
   if (text === undefined || text === '') return fallback;
   if (!/^\d+$/.test(text)) throw new Error(`${name} must be a non-negative integer, got ${text}`);
   return Number(text);
 }
-
-/**
- * A board with the reference data only (leagues and sources): what BOARD=none loads,
- * and what a restored start reports as its board (nothing is generated). Its size is
- * 'none', so the cold loader records it under a key no fixture board shares.
- */
-export function referenceBoard(now: number, seed = 0): Board {
-  return {
-    options: { size: 'none' as BoardSize, seed, now },
-    leagues: leagueCatalog(),
-    seasons: [],
-    sources: SOURCES,
-    venues: [],
-    teams: [],
-    players: [],
-    events: [],
-    teamBox: [],
-    playerBox: [],
-    oddsCount: 0,
-    forEachOdds: () => {},
-  };
-}
-
-/** The progress of a step on stderr, when the caller asked for it. */
-function stepProgress(enabled: boolean | undefined): StepProgress | undefined {
-  return enabled === true ? (label, total, unit) => startProgress(label, total, { unit }) : undefined;
-}
-
-/** The fixture board for `start`, generated (with its progress) unless it is one already. */
-export function fixtureBoard(start: StartBoard, now: number, progress: boolean | undefined): Board {
-  if (start === 'none') return referenceBoard(now);
-  if (isBoard(start)) return start;
-  const step = stepProgress(progress)?.(`generating the ${start.size} board`, null, 'rows');
-  const board = generateBoard(start);
-  step?.update(board.oddsCount);
-  step?.finish();
-  return board;
-}
-
-/** Loads the board into the engine, its rows' one pass reported as a progress bar when asked. */
-export function loadWithProgress(engine: OddsEngine, board: Board, progress: boolean | undefined): void {
-  if (progress !== true || board.oddsCount === 0) {
-    loadBoard(engine, board);
-    return;
-  }
-  loadBoard(engine, {
-    ...board,
-    forEachOdds(visit) {
-      const bar = startProgress('loading odds rows', board.oddsCount);
-      let done = 0;
-      board.forEachOdds((row, history) => {
-        visit(row, history);
-        bar.update(++done);
-      });
-      bar.finish();
-    },
-  });
-}
-
 export async function openDurableStart(options: DurableStartOptions): Promise<DurableStart> {
   const { env, clock, persistence, dataDir } = options;
   mkdirSync(dataDir, { recursive: true });
@@ -294,66 +198,4 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       }
     },
   };
-}
-
-export interface ServedBoardOptions extends BoardStartOptions {
-  /** A board restored elsewhere: served as it is, without loading `board` or its cold data. */
-  engine?: OddsEngine;
-  /** DATA_DIR; without one the board is loaded with no log. */
-  dataDir?: string;
-  dbPath?: string;
-  listening?: (port: number) => void | Promise<void>;
-  /** The settings read; with LOG=nats the board is a writer or a replica of a JetStream stream (replicatedStart.ts). */
-  config?: Config;
-}
-
-export interface ServedBoard {
-  engine: OddsEngine;
-  board: Board;
-  persistence: Persistence;
-  /** Null without a data dir, and with LOG=nats. */
-  durable: DurableStart | null;
-  /** The writer or replica of a JetStream stream (LOG=nats with a data dir); null otherwise. */
-  replicated: ReplicatedStart | null;
-  /** Counts API keys (the fleet's counts on a replicated node); default persistence.keyChecker. */
-  keyChecker: KeyChecker;
-}
-
-/**
- * The engine and its cold data, as app.ts serves them: durable in DATA_DIR when a data
- * dir is given (its SQLite file defaults to DATA_DIR/odds.db there), else the fixture
- * board (or `engine`) with the cold data in DB_PATH, as before the write path.
- */
-export async function openServedBoard(options: ServedBoardOptions): Promise<ServedBoard> {
-  const { clock, env } = options;
-  const nats = options.config === undefined ? null : natsSettingsFromConfig(options.config);
-  if (nats !== null && options.dataDir !== undefined && options.engine === undefined) {
-    const replicated = await openReplicatedStart({ ...options, settings: nats, config: options.config!, dataDir: options.dataDir });
-    return { engine: replicated.engine, board: replicated.board, persistence: replicated.persistence, durable: null, replicated, keyChecker: replicated.keyChecker };
-  }
-  if (options.dataDir !== undefined && options.engine === undefined) {
-    mkdirSync(options.dataDir, { recursive: true });
-    // the lock comes first: the SQLite file in DATA_DIR is read by openPersistence
-    const lock = DataDirLock.acquire(options.dataDir);
-    let persistence: Persistence;
-    try {
-      persistence = openPersistence({ path: options.dbPath ?? (env.DB_PATH || join(options.dataDir, 'odds.db')), env });
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-    try {
-      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence, lock });
-      return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker };
-    } catch (error) {
-      persistence.close();
-      throw error;
-    }
-  }
-  const board = fixtureBoard(options.board, clock.now(), options.progress);
-  const engine = options.engine ?? new OddsEngine(clock);
-  if (options.engine === undefined) loadWithProgress(engine, board, options.progress);
-  const persistence = openPersistence({ path: options.dbPath, env });
-  if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
-  return { engine, board, persistence, durable: null, replicated: null, keyChecker: persistence.keyChecker };
 }

@@ -37,7 +37,7 @@ import { FleetUsage } from '../persistence/nats/fleetUsage.ts';
 import { redactCredentials } from '../persistence/nats/natsUrl.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
-import { fixtureBoard, loadWithProgress, referenceBoard, type BoardStartOptions, type StartMode } from './durableStart.ts';
+import { fixtureBoard, loadWithProgress, referenceBoard, type BoardStartOptions, type StartMode } from './boardStart.ts';
 
 /** The JetStream settings of a configuration, or null when LOG is not 'nats'. */
 export function natsSettingsFromConfig(config: Config): NatsSettings | null {

@@ -1,5 +1,5 @@
 // Historical arbitrage over the live market groups: the same answer as
-// the tests' reference (test/helpers/historicalArbitrage.ts, which regroups every quote
+// the tests' reference (fixtures/harness/historicalArbitrage.ts, which regroups every quote
 // from strings), without building a quote object or a group key per
 // row. First every slot's leg at `to` is found in slot order (findLegs: its price in
 // force then, when last seen at or after `from`, to the second; legs carry

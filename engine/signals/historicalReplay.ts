@@ -14,7 +14,8 @@
 
 import type { OddsEngine } from '../engine.ts';
 import { NO_RING } from '../historyRing.ts';
-import { SIDES, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
+import { NO_PRICE, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
+import { rowField } from '../rowFields.ts';
 import { isoMillis } from '../timeFormat.ts';
 
 /** A /historical/odds row. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
@@ -66,6 +67,9 @@ export function eventSlots(engine: OddsEngine, ev: number): number[] {
   return slots;
 }
 
+/** The row fields /historical/odds reads from the row's columns, in its JSON order after id (the price and suspended are the history entry's). */
+const HISTORICAL_COLUMNS = ['eventId', 'sportsbook', 'market', 'marketSubtype', 'period', 'selection', 'side'].map(rowField);
+
 /**
  * Each selection of the event with its price in force at `at`; null when the event
  * was never seen (the route answers 404).
@@ -83,19 +87,12 @@ export function historicalOdds(engine: OddsEngine, eventId: string, at: number):
     const pa = engine.rings.pa(handle, i);
     const firstSeen = engine.rings.fs(handle, i) * 1000;
     const line = s.line[slot];
-    const row: HistoricalOddsRow = {
-      id: s.idOf(slot),
-      eventId,
-      sportsbook: s.books.get(s.book[slot]),
-      market: s.markets.get(s.market[slot]),
-      marketSubtype: s.subtypes.get(s.subtype[slot]),
-      period: s.periods.get(s.period[slot]),
-      selection: s.labels.get(s.selection[slot]),
-      side: SIDES[s.side[slot]],
-      priceAmerican: pa === 0 ? null : pa,
-      asOf: isoMillis(firstSeen),
-      suspended: engine.rings.su(handle, i) === 1,
-    };
+    const columns: Record<string, unknown> = { id: s.idOf(slot) };
+    for (const field of HISTORICAL_COLUMNS) columns[field.name] = s.fieldValue(field, slot);
+    const row = columns as unknown as HistoricalOddsRow;
+    row.priceAmerican = pa === NO_PRICE ? null : pa;
+    row.asOf = isoMillis(firstSeen);
+    row.suspended = engine.rings.su(handle, i) === 1;
     if (!Number.isNaN(line)) row.line = line;
     rows.push(row);
     if (firstSeen > updated) updated = firstSeen;

@@ -1,13 +1,16 @@
 // Integer codes for sides and for the outcome set a market group settles on, so the
 // per-update loops compare small ints instead of strings.
 
-const SIDE_HOME = 0;
-const SIDE_AWAY = 1;
-const SIDE_DRAW = 2;
-export const SIDE_OVER = 3;
-export const SIDE_UNDER = 4;
-const SIDE_YES = 5;
-export const SIDE_NAMES = ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER', 'YES'] as const;
+// The codes are the side column's (the index in engine/model.ts's SIDES).
+import { SIDES } from '../model.ts';
+import { SIDE_OVER, SIDE_UNDER } from '../oddsStore.ts';
+
+export { SIDE_OVER, SIDE_UNDER };
+const SIDE_HOME = SIDES.indexOf('HOME');
+const SIDE_AWAY = SIDES.indexOf('AWAY');
+const SIDE_DRAW = SIDES.indexOf('DRAW');
+const SIDE_YES = SIDES.indexOf('YES');
+export const SIDE_NAMES = SIDES;
 const SIDE_COUNT = SIDE_NAMES.length;
 
 /** -1 for anything that is not an odds-row side (HOME, AWAY, DRAW, OVER, UNDER, YES). */

@@ -73,7 +73,7 @@ export interface BoardSnapshotOptions {
   stepMs?: number;
   /** Time source for historyIdleMs and watchMs (default: the engine's clock). */
   clock?: Clock;
-  /** Raw bytes of rendered pieces each variant keeps to copy unchanged rows from (renderedRows.ts). Default 2 GiB. */
+  /** Raw bytes of rendered pieces each variant keeps to copy unchanged rows from (keptPieceRows.ts). Default 2 GiB. */
   renderedBytes?: number;
   /** A background refresh steps at most this long before it tries to fix the version's moment. Default 250 ms. */
   catchUpMs?: number;

@@ -7,7 +7,7 @@
 // buffer is given back once nobody reads it any more and the next piece of about
 // its size takes it.
 //
-// Holders: the rendered rows kept to copy unchanged rows from (renderedRows.ts) and
+// Holders: the rendered rows kept to copy unchanged rows from (keptPieceRows.ts) and
 // a compression on a worker thread still in flight (compressionWorkers.ts). Each
 // holder retain()s the buffer and release()s it when done; at zero holders the
 // buffer goes back to a free list. A buffer nobody retained, or whose holders went

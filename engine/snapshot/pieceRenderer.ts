@@ -17,7 +17,7 @@ export const COMMA = 0x2c;
 export interface VariantStats {
   piecesRendered: number;
   bytesRendered: number;
-  /** Rows rendered from the board (the rest of a piece's rows are copied from its kept bytes, renderedRows.ts). */
+  /** Rows rendered from the board (the rest of a piece's rows are copied from its kept bytes, keptPieceRows.ts). */
   rowsRendered: number;
   /** Events whose whole range was walked again (moved, status or teams changed, a slot recycled). */
   eventsRecut: number;

@@ -26,7 +26,7 @@ import { COMMA, PieceRenderer, type VariantStats } from './pieceRenderer.ts';
 import { END_KEY, eventKey, eventKeyEnd, isLiveEvent, rowKey, splitRowKey } from './pieceKeys.ts';
 import { CoolingRows } from './coolingRows.ts';
 import { HOT_WEIGHT, heatMoment, RowCuts } from './rowCuts.ts';
-import { RenderedRows, ROW_FIRST, ROW_LAST } from './renderedRows.ts';
+import { KeptPieceRows, ROW_FIRST, ROW_LAST } from './keptPieceRows.ts';
 import { sharedPiece } from './compressionWorkers.ts';
 import { pieceBuffers } from './pieceBuffers.ts';
 
@@ -145,7 +145,7 @@ export class SnapshotVariant {
   private readonly cuts: RowCuts;
   private readonly cooling = new CoolingRows();
   /** The rendered bytes of the pieces made, row by row: a refresh copies the rows that did not change. */
-  private readonly rendered: RenderedRows;
+  private readonly rendered: KeptPieceRows;
   /** Events in body order by the key they were placed with (events whose rows all left stay, empty). */
   private readonly eventKeys: string[] = [];
   private readonly eventIds: number[] = [];
@@ -168,7 +168,7 @@ export class SnapshotVariant {
     this.tracker = new DirtyTracker(engine.store);
     this.renderer = new PieceRenderer(engine, options.withHistory, options.level);
     this.cuts = new RowCuts(engine, options.pieceBytes);
-    this.rendered = new RenderedRows(options.renderedBytes ?? DEFAULT_RENDERED_BYTES);
+    this.rendered = new KeptPieceRows(options.renderedBytes ?? DEFAULT_RENDERED_BYTES);
     this.now = options.timer;
   }
 

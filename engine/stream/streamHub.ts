@@ -28,55 +28,25 @@
 // bytes still pass the cap, it is told slow_consumer and disconnected. Nothing is ever
 // silently skipped: a message the transport would drop ends the connection instead.
 import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
-import { formatCode, ODDS_FORMATS, type OddsFormat } from '../rowJson.ts';
+import { ODDS_FORMATS, type OddsFormat } from '../rowJson.ts';
 import { SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import type { ClockPoint, ClockTokens } from './streamClock.ts';
-import { GroupIndex, type IndexedGroup } from './groupIndex.ts';
-import { CompiledFilter, filterKey, oddsFilterOf, type StreamFilter } from './streamFilter.ts';
-import { jsonRowsBuffer, jsonRowsHead, plainMessage, rowsMessage, rowsMsgpack, type OutgoingMessage, type ServerOp, type WireFormat } from './streamMessages.ts';
+import { GroupIndex } from './groupIndex.ts';
+import { CompiledFilter, filterKey, oddsFilterOf } from './streamFilter.ts';
+import { jsonRowsHead, plainMessage, rowsMessage, rowsMsgpack, type OutgoingMessage, type ServerOp, type WireFormat } from './streamMessages.ts';
+import { Group } from './group.ts';
+import { GroupDeltaRows } from './groupDeltaRows.ts';
+import { StreamClient, type ClientHub } from './streamClient.ts';
+import type { SinkResult, StatusCode, StreamSink, SubscribeRequest } from './streamSink.ts';
+import { Subscription, type ImageInProgress } from './subscription.ts';
+
+type Sub = Subscription<StreamClient>;
+type HubGroup = Group<Sub>;
 
 /** Rows per image segment and per delta message of a catch-up. */
 export const SEGMENT_ROWS = 1000;
 /** How often a pushed-back client gets its conflated delta. */
 const BACKED_UP_INTERVAL_MS = 1000;
-
-/**
- * 'sent': taken without pushing back (nothing queued, or less than the smallest buffer
- * cap, 64 KiB: the hub reads bufferedAmount only after 'backpressure'); 'backpressure':
- * queued behind earlier bytes, drained() follows; 'dropped': not taken.
- */
-export type SinkResult = 'sent' | 'backpressure' | 'dropped';
-
-/** One client connection as the hub sees it. */
-export interface StreamSink {
-  send(message: OutgoingMessage): SinkResult;
-  /** Bytes queued for the client and not yet written to its socket. */
-  bufferedAmount(): number;
-  /** Ends the connection (after a status message saying why). */
-  close(reason: 'slow_consumer'): void;
-  /**
-   * Runs `sends` with the connection's writes gathered and handed to the socket as one
-   * write when it returns (uWS cork); absent, or when the transport cannot gather them,
-   * the sends are written as they come. Bytes the socket did not take at the end show in
-   * bufferedAmount().
-   */
-  cork?(sends: () => void): void;
-}
-
-export interface SubscribeRequest {
-  id: string;
-  filter: StreamFilter;
-  /** The clk of the last message the client applied (resume), or null for a fresh image. */
-  clk: string | null;
-  /** 500-30,000. */
-  heartbeatMs: number;
-  /** 0: a delta per applied batch; otherwise at most one delta per this many ms. */
-  conflateMs: number;
-  format: WireFormat;
-  oddsFormat: OddsFormat;
-}
-
-export type StatusCode = 'invalid_subscription' | 'too_many_subscriptions' | 'slow_consumer' | 'resync' | 'invalid_parameter' | 'missing_parameter' | 'invalid_api_key' | 'missing_api_key' | 'rate_limited';
 
 export interface StreamHubOptions {
   tokens: ClockTokens;
@@ -115,231 +85,28 @@ export interface StreamStats {
   queuedBytesMax: number;
 }
 
-class Group implements IndexedGroup {
-  readonly subs = new Set<Subscription>();
-  pass = 0;
-  matched = new Int32Array(16);
-  matchedCount = 0;
-
-  constructor(
-    readonly key: string,
-    readonly compiled: CompiledFilter,
-  ) {}
-}
-
-class Subscription {
-  /**
-   * Where the client stands: the point (board sequence and time) of the last image or
-   * delta it was sent, and its clk. Kept as numbers, not a ClockPoint object: the
-   * fan-out moves every subscription in step each batch, and storing a new object into
-   * a long-lived one costs the garbage collector's write barrier each time.
-   */
-  seq = 0;
-  time = 0;
-  clk = '';
-  /** Something it follows changed since its point and was not sent yet. */
-  dirty = false;
-  lastFlushAt = 0;
-  readonly formatCode: number;
-  /** conflateMs > 0, read on the fan-out path without touching the request. */
-  readonly conflates: boolean;
-  /**
-   * Subscriptions of a group whose deltas are the same bytes share them: same wire
-   * format, odds format, previous clk and id (every subscription that has kept up with
-   * its group has the same previous clk). This is the part without the clk.
-   */
-  readonly sharingPrefix: string;
-  /** The image being sent, one segment per turn of the event loop; null once its last segment went out. */
-  imaging: ImageInProgress | null = null;
-  /** A resume from a clk this board has not reached yet: where it will start, and until when (wall ms) it waits. */
-  awaiting: { point: ClockPoint; clk: string; until: number } | null = null;
-
-  constructor(
-    readonly id: string,
-    readonly client: StreamClient,
-    readonly group: Group,
-    readonly request: SubscribeRequest,
-  ) {
-    this.formatCode = formatCode(request.oddsFormat);
-    this.conflates = request.conflateMs > 0;
-    this.sharingPrefix = `${request.format}:${this.formatCode}:`;
-  }
-
-  /** The client now stands at `point`, whose token is `clk`. */
-  moveTo(point: ClockPoint, clk: string): void {
-    this.seq = point.seq;
-    this.time = point.time;
-    this.clk = clk;
-  }
-
-  point(): ClockPoint {
-    return { seq: this.seq, time: this.time };
-  }
-}
-
-/**
- * An image sent segment by segment: each segment is read and rendered in its own turn
- * of the event loop (setImmediate between them), so a large image does not hold back
- * every other subscriber's next delta. Every segment carries the clk of the moment the
- * image started; a row in a later segment may already be newer than that (the board
- * moved on between segments), and everything the subscription's rows did after that
- * clk follows the image as deltas (changes noted while it was sent, then one catch-up
- * from the image's clk), so image + deltas is exactly what /odds holds.
- */
-interface ImageInProgress {
-  readonly point: ClockPoint;
-  readonly clk: string;
-  readonly resync: boolean;
-  readonly filter: ReturnType<typeof oddsFilterOf>;
-  /** The id after which the next segment starts (keyset paging, as /odds pages). */
-  afterId: string | null;
-  first: boolean;
-  next: NodeJS.Immediate | null;
-  /** Waiting for the client's socket to drain before the next segment (an image is paced by its reader). */
-  paused: boolean;
-}
-
-/** A connected client: its subscriptions, and whether its socket is pushing back. */
-export class StreamClient {
-  readonly subs = new Map<string, Subscription>();
-  /**
-   * subs.size as a plain field: the fan-out reads it once per message sent, and each
-   * object it touches per message is one more load after a socket write that has
-   * filled the CPU's caches with the kernel's data (the Map itself stays untouched).
-   */
-  subscriptionCount = 0;
-  backedUp = false;
-  closed = false;
-  lastSentAt: number;
-  /** Heartbeats and connection-level statuses use the wire format of the latest subscribe. */
-  format: WireFormat = 'json';
-  /**
-   * A client with several subscriptions gets the batch's deltas for all of them in one
-   * socket write: they wait here (subscription i gets message i) until every group of
-   * the batch was fanned out.
-   */
-  readonly corkedSubs: Subscription[] = [];
-  readonly corkedMessages: OutgoingMessage[] = [];
-
-  constructor(
-    private readonly hub: StreamHub,
-    readonly sink: StreamSink,
-  ) {
-    this.lastSentAt = hub.wallNow();
-  }
-
-  subscribe(request: SubscribeRequest): void {
-    this.hub.subscribe(this, request);
-  }
-
-  unsubscribe(id: string): boolean {
-    return this.hub.unsubscribe(this, id);
-  }
-
-  /** The client asked for a heartbeat: answered at once. */
-  heartbeat(): void {
-    this.hub.sendHeartbeat(this);
-  }
-
-  /** A status message (errors found by the caller, e.g. an invalid subscribe). */
-  status(code: StatusCode, detail: string, id?: string, param?: string | null): void {
-    this.hub.sendStatus(this, code, detail, id, param);
-  }
-
-  /** The socket wrote what was queued. */
-  drained(): void {
-    this.hub.drained(this);
-  }
-
-  /** The connection is gone. */
-  disconnected(): void {
-    this.hub.disconnect(this);
-  }
-
-  /** The shortest heartbeat interval of its subscriptions (Infinity with none); kept by the hub as they come and go. */
-  heartbeatEvery = Infinity;
-
-  heartbeatMs(): number {
-    let ms = Infinity;
-    for (const sub of this.subs.values()) if (sub.request.heartbeatMs < ms) ms = sub.request.heartbeatMs;
-    return ms;
-  }
-}
-
-/**
- * Per batch and group: the changed rows rendered once per (wire format, odds format).
- * The fan-out keeps one and resets it for each group (no objects per group and batch);
- * a JSON delta is written straight into its message's buffer from the engine's rendered
- * fragments, so the rows are copied once, into the frame itself.
- */
-class RenderedRows {
-  private readonly json: (Buffer | undefined)[] = [];
-  private readonly msgpack: (Buffer | undefined)[] = [];
-  /** JSON byte length of the rows by odds format code (-1: not measured yet). */
-  private readonly jsonLength: number[] = [];
-
-  constructor(
-    private readonly engine: OddsEngine,
-    private slots: Int32Array,
-    private count: number,
-  ) {}
-
-  /** Starts over on other rows (the group's matched rows of this batch). */
-  reset(slots: Int32Array, count: number): void {
-    this.slots = slots;
-    this.count = count;
-    this.json.length = 0;
-    this.msgpack.length = 0;
-    this.jsonLength.length = 0;
-  }
-
-  get(format: WireFormat, code: number): Buffer {
-    let json = this.json[code];
-    if (json === undefined) this.json[code] = json = this.engine.fragments.join(this.slots, this.count, code);
-    if (format === 'json') return json;
-    let packed = this.msgpack[code];
-    if (packed === undefined) this.msgpack[code] = packed = rowsMsgpack(json);
-    return packed;
-  }
-
-  /** The JSON message `headText` + these rows + `]}` (the same bytes as rowsMessage('json', ...)). */
-  jsonMessage(headText: string, code: number): Buffer {
-    const joined = this.json[code];
-    if (joined !== undefined) {
-      const out = jsonRowsBuffer(headText, joined.length);
-      joined.copy(out, out.length - joined.length - 2);
-      return out;
-    }
-    let length = this.jsonLength[code];
-    if (length === undefined) this.jsonLength[code] = length = this.count === 0 ? 0 : this.engine.fragments.joinedLength(this.slots, this.count, code);
-    const out = jsonRowsBuffer(headText, length);
-    if (this.count > 0) this.engine.fragments.joinInto(this.slots, this.count, code, out, out.length - length - 2);
-    return out;
-  }
-}
-
-export class StreamHub implements ChangeListener {
+export class StreamHub implements ChangeListener, ClientHub {
   readonly wallNow: () => number;
   private readonly tokens: ClockTokens;
   private readonly bufferCap: number;
-  private readonly groups = new Map<string, Group>();
-  private readonly index: GroupIndex<Group>;
+  private readonly groups = new Map<string, HubGroup>();
+  private readonly index: GroupIndex<HubGroup>;
   /** Numbers the fan-out passes (a group's matched rows belong to the pass it records). */
   private pass = 0;
-  private readonly touched: Group[] = [];
+  private readonly touched: HubGroup[] = [];
   /** Clients with deltas waiting in corkedSubs, sent once the batch's groups are done. */
   private readonly corking: StreamClient[] = [];
   /** One group's delta messages of the pass, by sharing key (see Subscription.sharingPrefix). */
   private readonly shared = new Map<string, OutgoingMessage>();
   /** The fan-out's rendered rows, reset for each group (fanOut is never re-entered: nothing it calls applies changes). */
-  private readonly rendered: RenderedRows;
+  private readonly rendered: GroupDeltaRows;
   /**
    * Subscriptions holding back changes (dirty: conflating, or their client pushed
    * back): the timer visits only these, not every subscription.
    */
-  private readonly behind = new Set<Subscription>();
+  private readonly behind = new Set<Sub>();
   /** Resumes waiting for the board to reach their clk (see aheadWaitMs). */
-  private readonly awaiting = new Set<Subscription>();
+  private readonly awaiting = new Set<Sub>();
   private readonly aheadWaitMs: number;
   private readonly maxSubscriptions: number;
   private readonly clients = new Set<StreamClient>();
@@ -369,7 +136,7 @@ export class StreamHub implements ChangeListener {
   ) {
     this.tokens = options.tokens;
     this.index = new GroupIndex(engine.store);
-    this.rendered = new RenderedRows(engine, new Int32Array(0), 0);
+    this.rendered = new GroupDeltaRows(engine, new Int32Array(0), 0);
     this.bufferCap = options.bufferCapBytes;
     this.wallNow = options.wallNow ?? (() => performance.now());
     this.aheadWaitMs = options.aheadWaitMs ?? 5000;
@@ -493,7 +260,7 @@ export class StreamHub implements ChangeListener {
    * subscription that is conflating, or whose client pushes back, only notes that it
    * has something to catch up on.
    */
-  private fanOut(group: Group, clk: string, point: ClockPoint, at: number): void {
+  private fanOut(group: HubGroup, clk: string, point: ClockPoint, at: number): void {
     const rendered = this.rendered;
     rendered.reset(group.matched, group.matchedCount);
     const shared = this.shared;
@@ -700,7 +467,7 @@ export class StreamHub implements ChangeListener {
    * The subscription's rows as /odds serves them, in segments (see ImageInProgress): the
    * first one now, each further one in a later turn of the event loop.
    */
-  private sendImage(sub: Subscription, resync: boolean): void {
+  private sendImage(sub: Sub, resync: boolean): void {
     const point = this.point();
     sub.dirty = false;
     this.behind.delete(sub);
@@ -709,7 +476,7 @@ export class StreamHub implements ChangeListener {
   }
 
   /** Sends the image's next segment; schedules the one after it, or finishes the image. */
-  private imageSegment(sub: Subscription, image: ImageInProgress): void {
+  private imageSegment(sub: Sub, image: ImageInProgress): void {
     image.next = null;
     if (sub.imaging !== image || sub.client.closed) return;
     if (sub.client.backedUp) {
@@ -741,7 +508,7 @@ export class StreamHub implements ChangeListener {
   }
 
   /** The image is out: the subscription stands at its clk, and what changed meanwhile follows by the usual rules. */
-  private finishImage(sub: Subscription, image: ImageInProgress): void {
+  private finishImage(sub: Sub, image: ImageInProgress): void {
     sub.imaging = null;
     sub.moveTo(image.point, image.clk);
     sub.lastFlushAt = this.wallNow();
@@ -756,7 +523,7 @@ export class StreamHub implements ChangeListener {
    * sequence of its last row (the last one's is the board's), so a client cut off
    * between them resumes where it stopped.
    */
-  private catchUp(sub: Subscription): void {
+  private catchUp(sub: Sub): void {
     const slots = this.changedSince(sub.group, sub.point());
     const s = this.engine.store;
     const now = this.point();
@@ -776,13 +543,13 @@ export class StreamHub implements ChangeListener {
       const lastSlot = slots[end - 1]!;
       const point = last ? now : { seq: s.seq[lastSlot]!, time: Math.floor(s.updated[lastSlot]!) };
       const clk = this.tokens.issue(point);
-      const rendered = new RenderedRows(this.engine, slots.subarray(start, end), end - start).get(sub.request.format, sub.formatCode);
+      const rendered = new GroupDeltaRows(this.engine, slots.subarray(start, end), end - start).get(sub.request.format, sub.formatCode);
       if (!this.sendRows(sub, 'delta', { op: 'delta', id: sub.id, clk, prev: sub.clk }, rendered, clk, point)) return;
     }
   }
 
   /** Rows of the group's filter (tombstones included) whose last change is after `from`, in change order. */
-  private changedSince(group: Group, from: ClockPoint): Int32Array {
+  private changedSince(group: HubGroup, from: ClockPoint): Int32Array {
     const s = this.engine.store;
     const f = group.compiled.filter;
     const deltaFilter = { leagues: f.leagues, sportsbooks: f.sportsbooks, markets: f.markets };
@@ -802,7 +569,7 @@ export class StreamHub implements ChangeListener {
   }
 
   /** One rows message; false when the client was disconnected. */
-  private sendRows(sub: Subscription, op: ServerOp, head: Record<string, unknown>, rows: Buffer, clk: string, point: ClockPoint): boolean {
+  private sendRows(sub: Sub, op: ServerOp, head: Record<string, unknown>, rows: Buffer, clk: string, point: ClockPoint): boolean {
     const bytes = rowsMessage(sub.request.format, head, rows);
     if (!this.deliver(sub.client, { op, resumeClk: clk, bytes, binary: sub.request.format === 'msgpack' }, false)) return false;
     sub.moveTo(point, clk);
@@ -857,7 +624,7 @@ export class StreamHub implements ChangeListener {
     client.sink.close('slow_consumer');
   }
 
-  private leaveGroup(sub: Subscription): void {
+  private leaveGroup(sub: Sub): void {
     const group = sub.group;
     group.subs.delete(sub);
     this.behind.delete(sub);

@@ -117,7 +117,7 @@ export function healthRoutes(readiness: Readiness): AnyRoute[] {
     responseKind: 'document',
     query: [],
     handle: (): DocumentResult => {
-      if (!readiness.ready) throw new HttpError(503, 'not_ready', `not ready: ${readiness.problems().join('; ')}`);
+      if (!readiness.ready) throw new HttpError('not_ready', `not ready: ${readiness.problems().join('; ')}`);
       return { kind: 'document', body: Buffer.from(JSON.stringify({ status: 'ready', checks: readiness.snapshot(), ...readiness.info() })) };
     },
   });

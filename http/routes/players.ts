@@ -89,7 +89,7 @@ export function playerRoutes(ctx: Services): AnyRoute[] {
     handle: (req) => {
       const q = req.query;
       if (q.event_id === undefined && q.team_id === undefined && q.player_id === undefined) {
-        throw new HttpError(400, 'missing_parameter', 'at least one of event_id, team_id or player_id is required', null);
+        throw new HttpError('missing_parameter', 'at least one of event_id, team_id or player_id is required', null);
       }
       const filter = { eventId: q.event_id, teamId: q.team_id, playerId: q.player_id };
       const walk = keysetWalk(ctx.cursors, STATS_PLAYERS_PATH, { event_id: q.event_id, team_id: q.team_id, player_id: q.player_id }, q.cursor, isBoxKey);

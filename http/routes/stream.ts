@@ -9,7 +9,9 @@ import type { Authenticator } from '../auth.ts';
 import type { Clock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { ClockTokens } from '../../engine/stream/streamClock.ts';
-import { StreamHub, type SinkResult, type StatusCode, type StreamClient, type StreamSink } from '../../engine/stream/streamHub.ts';
+import { StreamHub } from '../../engine/stream/streamHub.ts';
+import type { StreamClient } from '../../engine/stream/streamClient.ts';
+import type { SinkResult, StatusCode, StreamSink } from '../../engine/stream/streamSink.ts';
 import { asyncApiRoute } from '../asyncapi.ts';
 import type { OutgoingMessage } from '../../engine/stream/streamMessages.ts';
 import { HttpError } from '../errors.ts';
@@ -59,7 +61,6 @@ class AnonymousConnections {
   check(address: string): void {
     if ((this.open.get(address) ?? 0) < this.max) return;
     throw new HttpError(
-      429,
       'too_many_connections',
       `an address holds at most ${this.max} push-stream connections without an API key (STREAM_MAX_ANONYMOUS_CONNECTIONS): close one, or subscribe several filters on one connection, or send a key`,
     );

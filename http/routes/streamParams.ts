@@ -7,7 +7,7 @@ import { QueryParser } from '../params.ts';
 import type { ParamDef } from '../schemas.ts';
 import { HttpError } from '../errors.ts';
 import { EVENT_ID, LEAGUE, MARKET, ODDS_FORMAT, PLAYER_ID, SPORTSBOOK } from './oddsParams.ts';
-import type { SubscribeRequest } from '../../engine/stream/streamHub.ts';
+import type { SubscribeRequest } from '../../engine/stream/streamSink.ts';
 import type { StreamFilter } from '../../engine/stream/streamFilter.ts';
 import { WIRE_FORMATS, type WireFormat } from '../../engine/stream/streamMessages.ts';
 import type { OddsFormat } from '../../engine/rowJson.ts';

@@ -13,11 +13,11 @@ import { ManualClock } from '../../engine/clock.ts';
 import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { NOW, startTestApp, testBoard, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { ndjson, postBatch } from '../ingest/ingest-client.ts';
 import { tempDataDir } from '../ingest/ingest-helpers.ts';
-import { startServiceChild, type ServiceChild } from '../ingest/service-child.ts';
-import { admin } from './adminClient.ts';
+import { startServiceChild, type ServiceChild } from '../../fixtures/harness/service-child.ts';
+import { admin } from '../../fixtures/harness/adminClient.ts';
 import { scheduledEvents } from './board-picks.ts';
 import { downReceiver } from './receivers.ts';
 

@@ -10,10 +10,10 @@ import { ManualClock } from '../../engine/clock.ts';
 import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { NOW, startTestApp, testBoard, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { plantArbitrage } from '../helpers/plantArbitrage.ts';
 import { ndjson, postBatch } from '../ingest/ingest-client.ts';
-import { admin } from './adminClient.ts';
+import { admin } from '../../fixtures/harness/adminClient.ts';
 import { Receiver } from './receivers.ts';
 
 describe('signal alerts', () => {

@@ -12,9 +12,9 @@ import type { AlertEvent } from '../../alerts/alertEvent.ts';
 import { openAlertsDatabase } from '../../alerts/alertsDatabase.ts';
 import { anyMatches, parseFilters } from '../../alerts/filters.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { ndjson, postBatch } from '../ingest/ingest-client.ts';
-import { admin } from './adminClient.ts';
+import { admin } from '../../fixtures/harness/adminClient.ts';
 import { pricedRows, scheduledEvents, walkPrice } from './board-picks.ts';
 import { downReceiver, Receiver } from './receivers.ts';
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { OddsApiError, OddsClient, type OddsRow, type Snapshot } from '../../client/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { httpRequest } from '../helpers/server.ts';
 
 /** Every path of the served document (typed: a path the types do not know is an error). */

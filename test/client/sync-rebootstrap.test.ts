@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { OddsClient, asksRebootstrap, type OddsRow } from '../../client/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { liveSlots } from '../helpers/engine-helpers.ts';
 import { oddsRows } from '../stream/streamClient.ts';
 

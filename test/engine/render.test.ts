@@ -57,17 +57,31 @@ test('fast fragments are byte-identical to JSON.stringify(rowObject) for every f
   loadBoard(engine, boardOf(board));
   // Some rows change (fragments must follow), some are removed (tombstones render "removed": true).
   const changes = [];
+  /** id -> suspended, for the rows whose price moved to -125. */
+  const moved = new Map<string, boolean>();
   for (let i = 0; i < board.rows.length; i += 7) {
     const slot = engine.slotOf(oddsId(board.rows[i]));
-    if (engine.store.priceAmerican[slot] !== 0) changes.push({ op: 'price' as const, slot, priceAmerican: -125, suspended: i % 2 === 0 });
+    if (engine.store.priceAmerican[slot] !== 0) {
+      changes.push({ op: 'price' as const, slot, priceAmerican: -125, suspended: i % 2 === 0 });
+      moved.set(oddsId(board.rows[i]), i % 2 === 0);
+    }
   }
   for (const format of ODDS_FORMATS) {
     const page = engine.odds.page(filterOf(), null, 1000);
     engine.odds.render(page, format); // warm the cache before the changes
   }
   clock.advance(1234);
+  const changedAt = clock.now();
   engine.apply(changes);
   engine.apply(board.rows.filter((_, i) => i % 11 === 3).map((row) => ({ op: 'remove' as const, id: oddsId(row) })));
+  // What each row should now say, from the input rows and the changes alone (not from the engine).
+  const inputs = new Map(board.rows.map((row) => [oddsId(row), row]));
+  const expectedNow = (id: string, format: OddsFormat): Record<string, unknown> => {
+    const input = inputs.get(id);
+    assert.ok(input, `${id} is a row of the board`);
+    const suspended = moved.get(id);
+    return suspended === undefined ? expectedRow(input, format, input.updated) : expectedRow({ ...input, priceAmerican: -125, suspended }, format, changedAt);
+  };
   for (const format of ODDS_FORMATS) {
     const slots = walkAll(engine, filterOf(), 97);
     for (let start = 0; start < slots.length; start += 97) {
@@ -76,7 +90,9 @@ test('fast fragments are byte-identical to JSON.stringify(rowObject) for every f
       const fast = engine.odds.render(page, format).toString('utf8');
       const reference = chunk.map((slot) => JSON.stringify(engine.rowObject(slot, format))).join(',');
       assert.equal(fast, reference);
-      assert.doesNotThrow(() => JSON.parse(`[${fast}]`));
+      const served = JSON.parse(`[${fast}]`) as Record<string, unknown>[];
+      assert.equal(served.length, chunk.length);
+      for (const row of served) assert.equal(JSON.stringify(row), JSON.stringify(expectedNow(row.id as string, format)));
     }
     const delta = engine.delta({ leagues: null, sportsbooks: null, markets: null }, 0, null, 1000);
     const body = engine.odds.render(delta, format).toString('utf8');
@@ -84,6 +100,13 @@ test('fast fragments are byte-identical to JSON.stringify(rowObject) for every f
     const removed = rows.filter((r) => r.removed === true);
     assert.ok(removed.length > 0);
     for (const r of removed) assert.equal(Object.keys(r).at(-1), 'removed');
+    for (const r of rows) {
+      const { removed: tombstone, updated, ...fields } = r;
+      const { updated: _updated, ...expected } = expectedNow(r.id as string, format);
+      assert.equal(JSON.stringify(fields), JSON.stringify(expected), `${r.id} in the delta`);
+      assert.equal(tombstone === true, board.rows.some((row, i) => i % 11 === 3 && oddsId(row) === r.id), `${r.id} removed or not`);
+      assert.equal(typeof updated, 'string');
+    }
   }
 });
 

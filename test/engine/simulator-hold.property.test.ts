@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { NOW, newEngine } from '../helpers/engine-helpers.ts';
 import { bookSums } from './bookHolds.ts';

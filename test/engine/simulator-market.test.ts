@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import { NOW, newEngine } from '../helpers/engine-helpers.ts';
 

@@ -2,11 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { NO_PRICE, SIDE_OVER } from '../../engine/oddsStore.ts';
 import { americanToDecimal } from '../../engine/model.ts';
 import { NOW, checkConsistency, filterOf, liveSlots, newEngine, walkAll } from '../helpers/engine-helpers.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 function simulated(seed = 1, rate = 2000) {
   const { engine, clock } = newEngine({ tombstoneRetentionMs: 60_000 });

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runFeedCli } from '../../feeds/cliMain.ts';
 import { NDJSON_FLAGS, ODDS_API_SETTINGS, THE_ODDS_API_FLAGS } from '../../feeds/feedSettings.ts';
-import { INGEST_ADDRESS_FILE } from '../../service/ingestAddress.ts';
+import { INGEST_ADDRESS_FILE } from '../../ingest/ingestAddress.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { STUB_API_KEY, StubProvider, providerEventsFrom } from './stubProvider.ts';
+import { STUB_API_KEY, StubProvider, providerEventsFrom } from '../../fixtures/harness/stubProvider.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 
 const SAMPLE = 'feeds/samples/sample-replay.ndjson';
 const SAMPLE_EVENT = 'sample-nba-20270115-hbr-mtn';

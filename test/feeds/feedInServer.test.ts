@@ -8,10 +8,10 @@ import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { ConfigError, readConfig } from '../../service/config.ts';
 import type { ProviderEventOdds } from '../../feeds/theOddsApi/providerTypes.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { parsePrometheus } from '../helpers/prometheus.ts';
-import { NOW } from '../helpers/now.ts';
-import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
+import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from '../../fixtures/harness/stubProvider.ts';
 
 let stub: StubProvider;
 let events: ProviderEventOdds[];

@@ -1,4 +1,4 @@
-// `npm run feed` as a child process against the real service (test/ingest/service-child.ts:
+// `npm run feed` as a child process against the real service (fixtures/harness/service-child.ts:
 // `tsx service/main.ts` on a temp DATA_DIR, with its ingest listener and token) fed by the
 // stub provider: the board fills with the stub's odds mapped as docs/feeds.md's table says;
 // provider faults (429 with Retry-After, 500, a stalled answer, a malformed body), the
@@ -18,12 +18,12 @@ import { decodeRecord } from '../../ingest/record.ts';
 import { FileBatchLog, walDir } from '../../persistence/log/fileBatchLog.ts';
 import { listSegments } from '../../persistence/log/segments.ts';
 import type { ProviderEventOdds, ProviderMarket } from '../../feeds/theOddsApi/providerTypes.ts';
-import { eventually } from '../helpers/eventually.ts';
-import { NOW } from '../helpers/now.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 import { httpRequest } from '../helpers/server.ts';
 import { tempDataDir } from '../ingest/ingest-helpers.ts';
-import { startServiceChild, type ServiceChild } from '../ingest/service-child.ts';
-import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
+import { startServiceChild, type ServiceChild } from '../../fixtures/harness/service-child.ts';
+import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from '../../fixtures/harness/stubProvider.ts';
 
 const TOKEN = 'feed-process-test-token';
 const MARKETS = 'h2h,spreads,totals,team_totals,spreads_h1,player_points';

@@ -11,7 +11,7 @@ import { HttpBatchSink } from '../../feeds/batchSink.ts';
 import { ProviderClient } from '../../feeds/theOddsApi/providerClient.ts';
 import { TheOddsApiFeed } from '../../feeds/theOddsApi/theOddsApiFeed.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
+import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from '../../fixtures/harness/stubProvider.ts';
 
 let t: TestApp;
 let stub: StubProvider;

@@ -1,5 +1,5 @@
 // Markets routed by The Odds API's documented rules, against the stub that follows them
-// (test/feeds/stubProvider.ts): featured markets on the sport endpoint, every other kind
+// (fixtures/harness/stubProvider.ts): featured markets on the sport endpoint, every other kind
 // (3-way, alternates, team totals, period markets, player props) per event; outrights on
 // a futures sport key. A 422 on one market drops that market, said once, while the rest
 // flows; two fixtures of the same teams keep their own rows and start times; the poll
@@ -14,9 +14,9 @@ import { TheOddsApiFeed, type TheOddsApiFeedOptions } from '../../feeds/theOddsA
 import { pollPlan, planLines } from '../../feeds/theOddsApi/pollPlan.ts';
 import type { ProviderEventOdds, ProviderMarket } from '../../feeds/theOddsApi/providerTypes.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 import { filterOf, walkAll } from '../helpers/engine-helpers.ts';
-import { FEATURED_MARKETS, STUB_API_KEY, StubProvider } from './stubProvider.ts';
+import { FEATURED_MARKETS, STUB_API_KEY, StubProvider } from '../../fixtures/harness/stubProvider.ts';
 
 const board = generateBoard({ seed: 7, size: 'small', now: NOW });
 let opened: OpenedBoard;

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { HttpBatchSink, InProcessSink } from '../../feeds/batchSink.ts';
 import { replayNdjson } from '../../feeds/ndjsonReplay.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 
 const board = generateBoard({ seed: 42, size: 'small', now: NOW });
 let opened: OpenedBoard;

@@ -1,4 +1,4 @@
-// The Odds API feed against a stub of the provider (test/feeds/stubProvider.ts) serving
+// The Odds API feed against a stub of the provider (fixtures/harness/stubProvider.ts) serving
 // events built from the small fixture board, submitting in process to a durable board:
 // first poll, unchanged poll, price tick, pulled outcome, started and finished games,
 // and each fault: 401, 429 with Retry-After, 500, a malformed body, the credit budget.
@@ -10,10 +10,10 @@ import { InProcessSink } from '../../feeds/batchSink.ts';
 import { ApiKeyRejected, ProviderClient } from '../../feeds/theOddsApi/providerClient.ts';
 import { TheOddsApiFeed, type TheOddsApiFeedOptions } from '../../feeds/theOddsApi/theOddsApiFeed.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 import { filterOf, walkAll } from '../helpers/engine-helpers.ts';
 import type { ProviderMarket } from '../../feeds/theOddsApi/providerTypes.ts';
-import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from './stubProvider.ts';
+import { STUB_API_KEY, StubProvider, nudged, providerEventsFrom } from '../../fixtures/harness/stubProvider.ts';
 
 const board = generateBoard({ seed: 42, size: 'small', now: NOW });
 let opened: OpenedBoard;
@@ -245,7 +245,10 @@ test('the quota: low credits are logged once; at 0 the feed pauses paid calls, c
     assert.ok(paused > 0 && resumed > paused + 2, `paused at ${paused}, resumed at ${resumed}`);
     assert.ok(stub.requests.slice(paused + 1, resumed).every((r) => r.path === '/v4/sports'), 'no paid call while the quota is spent');
     assert.ok(stub.requests.slice(resumed).some((r) => r.path.endsWith('/odds') && r.status === 200), 'paid calls again after the credits came back');
-    assert.ok(stub.remaining >= 0);
+    // the provider refused one call only (the one that found the credits spent), and the
+    // feed's count of credits left is the provider's own
+    assert.equal(stub.requests.filter((r) => r.status === 401).length, 1, 'one refused call');
+    assert.equal(feed.stats.creditsRemaining, stub.remaining);
   });
 });
 

@@ -18,7 +18,7 @@ import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { startApp, type App } from '../../service/app.ts';
 import { httpRequest, loadValidator, type ApiValidator, type HttpReply, type RequestOptions } from './server.ts';
 
-import { NOW } from './now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 
 /** The instant tests and benchmarks freeze the clock at. */
 export { NOW };

@@ -23,7 +23,7 @@ import type { OddsFilter } from '../../engine/oddsQuery.ts';
 import type { PostingList } from '../../engine/postingList.ts';
 import assert from 'node:assert/strict';
 
-import { NOW } from './now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 export { NOW };
 
 import { mulberry32 } from '../../engine/random.ts';

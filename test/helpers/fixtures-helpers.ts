@@ -4,7 +4,7 @@ import type { Board, BoardOptions, BoardSize } from '../../engine/model.ts';
 import { oddsLine } from '../../fixtures/cli.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 
-import { NOW } from './now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 export { NOW };
 
 /** SHA-256 over the cold data and every odds row with its history, in emission order. */

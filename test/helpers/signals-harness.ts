@@ -8,7 +8,7 @@ import type { SignalsConfig } from '../../engine/signals/records.ts';
 import { RowQuoteSource } from './rowQuoteSource.ts';
 import { SignalBooks } from '../../engine/signals/signalBooks.ts';
 
-import { NOW } from './now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 export { NOW };
 export const START = Date.parse('2026-11-21T15:00:00Z');
 

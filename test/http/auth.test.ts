@@ -6,7 +6,7 @@ import { defineRoute, type RouteAuth } from '../../http/router.ts';
 import { ManualClock } from '../../engine/clock.ts';
 import { httpRequest, startTestServer, type TestServer } from '../helpers/server.ts';
 
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 
 /** A small real authenticator: one good key with a budget of 3 requests, one revoked key. */
 class BudgetAuthenticator implements Authenticator {
@@ -16,11 +16,11 @@ class BudgetAuthenticator implements Authenticator {
     this.calls.push({ key, routeAuth, now });
     if (key === null) {
       return routeAuth === 'key' && process.env.TEST_REQUIRE_KEY === '1'
-        ? { ok: false, status: 401, code: 'missing_api_key', detail: 'this endpoint needs an API key' }
+        ? { ok: false, code: 'missing_api_key', detail: 'this endpoint needs an API key' }
         : { ok: true, headers: [] };
     }
-    if (key !== 'ok_good') return { ok: false, status: 401, code: 'invalid_api_key', detail: 'unknown or revoked API key' };
-    if (this.remaining === 0) return { ok: false, status: 429, code: 'rate_limited', detail: 'per-minute limit reached', retryAfter: 42 };
+    if (key !== 'ok_good') return { ok: false, code: 'invalid_api_key', detail: 'unknown or revoked API key' };
+    if (this.remaining === 0) return { ok: false, code: 'rate_limited', detail: 'per-minute limit reached', retryAfter: 42 };
     this.remaining--;
     const reset = String(Math.floor(now / 60000) * 60 + 60);
     return { ok: true, headers: [['X-RateLimit-Limit', '3'], ['X-RateLimit-Remaining', String(this.remaining)], ['X-RateLimit-Reset', reset]] };

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { activeLeagues } from '../../engine/calendar.ts';
 import { startTestApp, NOW, testBoard, type TestApp } from '../helpers/app.ts';
 import { byStartThenId, expectedEventRow, expectedEvents, expectError, ids, walk, WINDOW_MS, type Json } from '../helpers/catalog-helpers.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 const EVENTS = '/api/v1/events';
 const ACTIVE = '/api/v1/events/active';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { defineRoute } from '../../http/router.ts';
 import { bodyStreamStats } from '../../http/largeBody.ts';
 import { startTestServer, httpRequest, type TestServer } from '../helpers/server.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 /** About 20 MB of JSON in uneven chunks, shared by every client. */
 function buildChunks(): Buffer[] {

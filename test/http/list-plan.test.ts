@@ -8,7 +8,7 @@ import { CursorCodec } from '../../http/cursor.ts';
 import { HttpError } from '../../http/errors.ts';
 import { isIdKey } from '../../http/routes/catalogCursor.ts';
 import { ListPlans, type ListPlanSpec } from '../../http/routes/listPlan.ts';
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 
 const cursors = new CursorCodec();
 

@@ -12,7 +12,7 @@ import { defineRoute } from '../../http/router.ts';
 import { defineSocketRoute, type SocketConnection } from '../../http/socketRoute.ts';
 import type { Authenticator } from '../../http/auth.ts';
 import { startTestServer, httpRequest, type TestServer } from '../helpers/server.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 const MAX_BODY = 64 * 1024;
 
@@ -26,7 +26,7 @@ const ingest = defineRoute({
   query: [],
   handle(req) {
     const body = req.body!;
-    if (body.length > 0 && body[0] === 0x21) throw new HttpError(400, 'invalid_parameter', 'a body may not start with !');
+    if (body.length > 0 && body[0] === 0x21) throw new HttpError('invalid_parameter', 'a body may not start with !');
     return { kind: 'data', data: [{ totalMarkets: body.length, sportsbooks: body.length === 0 ? 0 : body[body.length - 1]! }], updated: 0 };
   },
 });
@@ -42,7 +42,7 @@ const status = defineRoute({
 const authenticator: Authenticator = {
   check(key, routeAuth) {
     if (routeAuth === 'none' || key === 'good') return { ok: true, headers: [['X-RateLimit-Limit', '10']] };
-    return { ok: false, status: 401, code: key === null ? 'missing_api_key' : 'invalid_api_key', detail: 'no' };
+    return { ok: false, code: key === null ? 'missing_api_key' : 'invalid_api_key', detail: 'no' };
   },
 };
 
@@ -63,7 +63,7 @@ const echo = defineSocketRoute({
   maxBackpressureBytes: 64 * 1024 * 1024,
   accept(req) {
     const room = new URLSearchParams(req.query).get('room') ?? 'lobby';
-    if (room === 'closed') throw new HttpError(403, 'invalid_api_key', 'room closed');
+    if (room === 'closed') throw new HttpError('read_only', 'room closed');
     return { apiKey: req.apiKey, room };
   },
   open(ws) {
@@ -320,7 +320,7 @@ describe('transport interface', () => {
       assert.equal(JSON.parse(missing.body).code, 'missing_api_key');
       const refused = await refusedWith(t.port, '/api/v1/test/ws?room=closed', { 'X-Api-Key': 'good' });
       assert.equal(refused.status, 403);
-      assert.equal(JSON.parse(refused.body).code, 'invalid_api_key');
+      assert.equal(JSON.parse(refused.body).code, 'read_only');
     });
   });
 

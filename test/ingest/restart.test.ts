@@ -18,12 +18,12 @@ import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { FRAME_HEADER_BYTES, listSegments, SEGMENT_HEADER_BYTES } from '../../persistence/log/segments.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { httpRequest } from '../helpers/server.ts';
 import { batchOf, crashPrice, crashRows, CRASH_ROWS } from './crashRows.ts';
 import { msgpack, ndjson, postBatch } from './ingest-client.ts';
 import { openBoard, tempDataDir } from './ingest-helpers.ts';
-import { startServiceChild, type ServiceChild } from './service-child.ts';
+import { startServiceChild, type ServiceChild } from '../../fixtures/harness/service-child.ts';
 
 const board = testBoard('small');
 const SERVED = ['/api/v1/snapshot?include_history=true', '/api/v1/edges?limit=500', '/api/v1/arbitrage?limit=500', '/api/v1/odds/updated?since=0&limit=1000', '/api/v1/status'];

@@ -9,8 +9,8 @@ import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { defaultEventWindow } from '../../persistence/eventsRepository.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 import type { EventKey, EventRow, PlayerBoxKey, PlayerBoxStatRow, PlayerRow, TeamRow } from '../../persistence/rows.ts';
-import { startMs, tempDbPath } from '../helpers/persistence-fixture.ts';
-import { NOW } from '../helpers/now.ts';
+import { startMs, tempDbPath } from '../../fixtures/harness/persistence-fixture.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 
 describe('generated small board in SQLite', () => {
   const tmp = tempDbPath();

@@ -21,7 +21,7 @@ import { FRAME_HEADER_BYTES, listSegments, SEGMENT_HEADER_BYTES } from '../../pe
 import { FaultyStorage, type FaultKind } from '../../persistence/log/storageFaults.ts';
 import type { StorageOp } from '../../persistence/log/storage.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 import { crashPrice, crashRows } from '../ingest/crashRows.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 

@@ -9,7 +9,7 @@ import type { EventRecord } from '../../engine/model.ts';
 import { defaultEventWindow, type EventListQuery } from '../../persistence/eventsRepository.ts';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 import type { EventKey, EventRow } from '../../persistence/rows.ts';
-import { NOW, startMs, tempDbPath, tinyBoard } from '../helpers/persistence-fixture.ts';
+import { NOW, startMs, tempDbPath, tinyBoard } from '../../fixtures/harness/persistence-fixture.ts';
 
 const board = tinyBoard();
 const tmp = tempDbPath();

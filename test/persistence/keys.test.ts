@@ -9,7 +9,7 @@ import { ApiKeys, hashKey } from '../../persistence/apiKeys.ts';
 import { openDatabase, type Db } from '../../persistence/database.ts';
 import { runKeysCli } from '../../persistence/keysCli.ts';
 import { PLANS } from '../../persistence/plans.ts';
-import { tempDbPath } from '../helpers/persistence-fixture.ts';
+import { tempDbPath } from '../../fixtures/harness/persistence-fixture.ts';
 
 const tmp = tempDbPath();
 after(() => tmp.cleanup());

@@ -8,7 +8,7 @@ import { dbPathFromEnv, DEFAULT_DB_PATH, migrate, openDatabase, schemaVersion, t
 import { boardKey, loadCold } from '../../persistence/loadCold.ts';
 import { openPersistence } from '../../persistence/persistence.ts';
 import { MIGRATIONS } from '../../persistence/schema.ts';
-import { NOW, tempDbPath, tinyBoard } from '../helpers/persistence-fixture.ts';
+import { NOW, tempDbPath, tinyBoard } from '../../fixtures/harness/persistence-fixture.ts';
 
 function count(db: Db, table: string): number {
   return db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;

@@ -4,13 +4,13 @@
 // under the log and the checkpoint writer alike), or one byte is flipped / one file
 // cut at a structural offset after the process stopped; the restart restores exactly
 // the acknowledged state or refuses naming a file, and repair loses nothing a
-// checkpoint does not cover without its flag (test/helpers/durabilityHarness.ts). The
+// checkpoint does not cover without its flag (fixtures/harness/durabilityHarness.ts). The
 // soak runs the same cases by the hundred thousand: bench/durability-soak.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { runCase, type Case, type Outcome } from '../helpers/durabilityHarness.ts';
-import { caseArbitrary } from '../helpers/durabilityCases.ts';
+import { runCase, type Case, type Outcome } from '../../fixtures/harness/durabilityHarness.ts';
+import { caseArbitrary } from '../../fixtures/harness/durabilityCases.ts';
 
 const RUNS = Number(process.env.FAULT_CASES ?? 1000);
 const SEED = Number(process.env.FAULT_SEED ?? 20261127);

@@ -18,7 +18,7 @@ import { httpRequest } from '../helpers/server.ts';
 import { crashPrice, crashRows } from '../ingest/crashRows.ts';
 import { ndjson, postBatch } from '../ingest/ingest-client.ts';
 import { openBoard, tempDataDir } from '../ingest/ingest-helpers.ts';
-import { startServiceChild } from '../ingest/service-child.ts';
+import { startServiceChild } from '../../fixtures/harness/service-child.ts';
 import { readFileSync } from 'node:fs';
 
 const token = (dir: string) => readFileSync(join(dir, 'ingest-token'), 'utf8').trim();

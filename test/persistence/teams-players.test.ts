@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { openPersistence, type Persistence } from '../../persistence/persistence.ts';
 import type { PlayerBoxKey, PlayerBoxStatRow } from '../../persistence/rows.ts';
 import type { StatsPlayersFilter } from '../../persistence/statsRepository.ts';
-import { NOW, tempDbPath, tinyBoard } from '../helpers/persistence-fixture.ts';
+import { NOW, tempDbPath, tinyBoard } from '../../fixtures/harness/persistence-fixture.ts';
 
 const board = tinyBoard();
 const tmp = tempDbPath();

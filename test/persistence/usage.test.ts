@@ -7,8 +7,8 @@ import { ApiKeys, type ApiKeyRecord } from '../../persistence/apiKeys.ts';
 import { openDatabase, type Db } from '../../persistence/database.ts';
 import { PLANS } from '../../persistence/plans.ts';
 import { UsageMeter } from '../../persistence/usageMeter.ts';
-import { tempDbPath } from '../helpers/persistence-fixture.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { tempDbPath } from '../../fixtures/harness/persistence-fixture.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 const T0 = Date.parse('2026-11-21T12:00:10Z');
 const MINUTE_END = Date.parse('2026-11-21T12:01:00Z');

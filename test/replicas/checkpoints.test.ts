@@ -9,7 +9,7 @@ import { ManualClock } from '../../engine/clock.ts';
 import { listCheckpoints } from '../../persistence/log/checkpointFiles.ts';
 import { readStreamPosition } from '../../persistence/nats/natsCheckpoints.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 import { openReplica, openWriter, randomBatch, seededRandom, tempDir, type ReplicaNode, type WriterNode } from './replica-helpers.ts';
 
 describe('checkpoints of the writer and of a replica', () => {

@@ -18,8 +18,8 @@ import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import { ManualClock } from '../../engine/clock.ts';
 import { headerInt, HEADER_INDEX } from '../../persistence/nats/natsStream.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 import {
   assertSameServed, fetchServed, openReplica, openWriter, randomBatch, seededRandom, serveEngine, STREAM, tempDir,
   type ReplicaNode, type WriterNode,

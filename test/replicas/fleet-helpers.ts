@@ -1,12 +1,12 @@
 // The running fleet for fleet.test.ts: the service as child processes (tsx
-// service/main.ts, test/ingest/service-child.ts) with LOG=nats, one writer and its
+// service/main.ts, fixtures/harness/service-child.ts) with LOG=nats, one writer and its
 // replicas, each on its own DATA_DIR; batches posted to the writer's ingest port; and
 // every GET route of the OpenAPI document fetched from a node, to compare nodes.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startServiceChild, type ServiceChild } from '../ingest/service-child.ts';
+import { startServiceChild, type ServiceChild } from '../../fixtures/harness/service-child.ts';
 import { httpRequest, type HttpReply } from '../helpers/server.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 export const INGEST_TOKEN = 'fleet-test-token';
 

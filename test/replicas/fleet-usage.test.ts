@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { FleetUsage } from '../../persistence/nats/fleetUsage.ts';
 import { NOW } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 
 describe('usage counts across replicas (JetStream KV)', () => {
   let nats: NatsTestServer;

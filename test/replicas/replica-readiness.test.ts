@@ -11,7 +11,7 @@ import { openBoardStream } from '../../persistence/nats/natsStream.ts';
 import { createServer, type RunningServer } from '../../http/server.ts';
 import { healthRoutes, Readiness } from '../../http/routes/health.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 import { httpRequest } from '../helpers/server.ts';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { openCold, openWriter, randomBatch, seededRandom, STREAM, tempDir, type WriterNode } from './replica-helpers.ts';

@@ -9,7 +9,7 @@ import { loadBoard } from '../../engine/loadBoard.ts';
 import { openReplicatedNode, type ReplicatedNode } from '../../ingest/replicaStart.ts';
 import { natsSettingsFromEnv } from '../../service/replicatedStart.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 import { openCold, randomBatch, seededRandom, tempDir } from './replica-helpers.ts';
 
 describe('JetStream settings from the environment', () => {

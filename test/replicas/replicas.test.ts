@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../engine/clock.ts';
 import { encodeRecord, decodeRecord } from '../../ingest/record.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 import { replayStream } from '../../persistence/nats/natsBatchLog.ts';
 import {
   assertSameServed, openReplica, openWriter, randomBatch, seededRandom, serveEngine, STREAM, tempDir,

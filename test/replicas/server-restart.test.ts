@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../engine/clock.ts';
 import { lastCommit } from '../../persistence/nats/natsStream.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 import { openReplica, openWriter, randomBatch, seededRandom, tempDir, type ReplicaNode, type WriterNode } from './replica-helpers.ts';
 
 describe('nats-server killed and restarted under a writer and a replica', () => {

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import type { ServiceChild } from '../ingest/service-child.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import type { ServiceChild } from '../../fixtures/harness/service-child.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 import { answers, assertSameAnswers, everyPath, ingestRandom, priceableIds, seededRandom, startNode, waitForSeq } from './fleet-helpers.ts';
 import { tempDir } from './replica-helpers.ts';
 

@@ -10,7 +10,7 @@ import { ManualClock } from '../../engine/clock.ts';
 import { HttpMetrics, type ObservedRequest } from '../../http/metrics.ts';
 import { defineRoute } from '../../http/router.ts';
 import { createServer, type RunningServer } from '../../http/server.ts';
-import { NOW } from '../helpers/now.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
 import { parsePrometheus } from '../helpers/prometheus.ts';
 import { httpRequest } from '../helpers/server.ts';
 

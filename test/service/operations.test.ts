@@ -18,7 +18,7 @@ import { startApp, type App } from '../../service/app.ts';
 import { createLogger } from '../../service/logger.ts';
 import { Operations } from '../../service/operations.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { parsePrometheus, type Exposition } from '../helpers/prometheus.ts';
 import { httpRequest, type HttpReply } from '../helpers/server.ts';
 import { msgpack, ndjson, openIngestSocket, postBatch } from '../ingest/ingest-client.ts';

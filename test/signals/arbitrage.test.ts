@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { americanToDecimal, oddsId, type OddsInput } from '../../engine/model.ts';
 import { bruteForceArbitrage } from '../helpers/bruteForce.ts';
-import { evaluateAt, type QuoteAt } from '../helpers/historicalArbitrage.ts';
+import { evaluateAt, type QuoteAt } from '../../fixtures/harness/historicalArbitrage.ts';
 import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
 
 const EVENT = 'nba-20261121-lal-bos';

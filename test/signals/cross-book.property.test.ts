@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { americanToDecimal, decimalToAmerican, oddsId, type OddsInput } from '../../engine/model.ts';
 import { bruteForceArbitrage, bruteForceFlagged } from '../helpers/bruteForce.ts';
-import { evaluateAt } from '../helpers/historicalArbitrage.ts';
+import { evaluateAt } from '../../fixtures/harness/historicalArbitrage.ts';
 import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
 
 const BOOKS = ['betrivers', 'draftkings', 'fanduel', 'pinnacle'];

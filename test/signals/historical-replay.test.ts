@@ -11,9 +11,9 @@ import fc from 'fast-check';
 import { ManualClock } from '../../engine/clock.ts';
 import { OddsEngine } from '../../engine/engine.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
-import { historicalArbitrage } from '../helpers/historicalArbitrage.ts';
+import { historicalArbitrage } from '../../fixtures/harness/historicalArbitrage.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { plantArbitrage } from '../helpers/plantArbitrage.ts';
 

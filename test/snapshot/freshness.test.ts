@@ -8,10 +8,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { fixtureEngine, rawBody, referenceText } from '../helpers/snapshot-helpers.ts';
 import { startTestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { liveSlots } from '../helpers/engine-helpers.ts';
 import { gunzipSync } from 'node:zlib';
 

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { ManualClock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { startApp, type App } from '../../service/app.ts';
 import { bodyStreamStats } from '../../http/largeBody.ts';
 import { httpRequest, loadValidator, type ApiValidator } from '../helpers/server.ts';
@@ -22,7 +22,7 @@ import { NOW, fixtureEngine, referenceText, type SnapshotDoc } from '../helpers/
 import { createServer } from '../../http/server.ts';
 import { snapshotRoutes } from '../../http/routes/snapshot.ts';
 import { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 const PATH = '/api/v1/snapshot';
 let app: App;

@@ -10,8 +10,8 @@ import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSna
 import { ByteSink } from '../../engine/snapshot/byteSink.ts';
 import { sharedPiece } from '../../engine/snapshot/compressionWorkers.ts';
 import { bufferSize, PieceBufferPool, pieceBuffers } from '../../engine/snapshot/pieceBuffers.ts';
-import { RenderedRows } from '../../engine/snapshot/renderedRows.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { KeptPieceRows } from '../../engine/snapshot/keptPieceRows.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { fixtureEngine, referenceText } from '../helpers/snapshot-helpers.ts';
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -78,7 +78,7 @@ test('versions built on reused piece memory, kept pieces dropped mid-walk, compr
 });
 
 test("a kept piece's row table goes after its bytes in its own shared memory, never into memory another buffer uses", () => {
-  const rowsOf = (kept: RenderedRows, raw: Buffer, key: string) => {
+  const rowsOf = (kept: KeptPieceRows, raw: Buffer, key: string) => {
     kept.begin();
     for (let i = 0; i < 3; i++) kept.row(100 + i, 4 * i, 4 * i + 3, 0);
     kept.keep(key, raw);
@@ -87,7 +87,7 @@ test("a kept piece's row table goes after its bytes in its own shared memory, ne
     return [0, 1, 2].map((i) => kept.copy(sink, 100 + i, 0, 0x2c));
   };
   // From sharedPiece with the room asked for: the table is in the piece's own memory.
-  const kept = new RenderedRows(1 << 20);
+  const kept = new KeptPieceRows(1 << 20);
   const bytes = Buffer.from('[1],[2],[3]');
   kept.begin();
   for (let i = 0; i < 3; i++) kept.row(100 + i, 4 * i, 4 * i + 3, 0);

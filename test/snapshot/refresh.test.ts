@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type { Change, OddsEngine } from '../../engine/engine.ts';
 import type { ManualClock } from '../../engine/clock.ts';
 import { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { loadBoard } from '../../engine/loadBoard.ts';
 import { inputOf, liveSlots, mulberry32, randomBatch, boardOf, makeTestBoard } from '../helpers/engine-helpers.ts';
 import { fixtureEngine, parseBody, rawBody, referenceText, testBoardEngine } from '../helpers/snapshot-helpers.ts';

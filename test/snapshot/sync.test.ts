@@ -13,12 +13,12 @@ import fc from 'fast-check';
 import { ManualClock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { startApp } from '../../service/app.ts';
 import { httpRequest, loadValidator } from '../helpers/server.ts';
 import { filterOf } from '../helpers/engine-helpers.ts';
 import { NOW, fixtureEngine, parseBody, type SnapshotDoc } from '../helpers/snapshot-helpers.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 type Rows = Map<string, string>;
 

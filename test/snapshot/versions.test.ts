@@ -11,7 +11,7 @@ import { gunzipSync, inflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { Change, OddsEngine } from '../../engine/engine.ts';
 import { BoardSnapshot, type SnapshotBody } from '../../engine/snapshot/boardSnapshot.ts';
-import { Simulator } from '../../engine/simulator.ts';
+import { Simulator } from '../../fixtures/simulator.ts';
 import { filterOf, inputOf, liveSlots, mulberry32, randomBatch } from '../helpers/engine-helpers.ts';
 import { fixtureEngine, parseBody, rawBody, referenceText, testBoardEngine } from '../helpers/snapshot-helpers.ts';
 

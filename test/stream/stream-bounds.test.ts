@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { StreamTestClient } from './streamClient.ts';
 
 const CAP = 256 * 1024;

@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { httpRequest } from '../helpers/server.ts';
 import { StreamTestClient, byId, oddsQuery, oddsRows, type Message } from './streamClient.ts';
 

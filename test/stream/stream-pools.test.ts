@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { inputOf, liveSlots } from '../helpers/engine-helpers.ts';
 import { StreamTestClient, byId, oddsQuery, oddsRows } from './streamClient.ts';
 

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { startServiceChild, type ServiceChild } from '../ingest/service-child.ts';
+import { startServiceChild, type ServiceChild } from '../../fixtures/harness/service-child.ts';
 import { tempDataDir } from '../ingest/ingest-helpers.ts';
-import { eventually } from '../helpers/eventually.ts';
-import { startNatsServer, type NatsTestServer } from '../helpers/natsServer.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
+import { startNatsServer, type NatsTestServer } from '../../fixtures/harness/natsServer.ts';
 import { INGEST_TOKEN, ingestRandom, post, priceableIds, seededRandom, startNode, waitForSeq } from '../replicas/fleet-helpers.ts';
 import { tempDir } from '../replicas/replica-helpers.ts';
 import { StreamTestClient, byId, oddsRows, type Row } from './streamClient.ts';

@@ -11,7 +11,7 @@ import { decodeEngineState, encodeEngineState } from '../../engine/checkpoint.ts
 import { ManualClock } from '../../engine/clock.ts';
 import { startApp } from '../../service/app.ts';
 import { NOW, startTestApp, testBoard, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { openBoard, tempDataDir } from '../ingest/ingest-helpers.ts';
 import { StreamTestClient, byId, oddsQuery, oddsRows, type Row } from './streamClient.ts';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { StreamTestClient, byId, oddsRows } from './streamClient.ts';
 
 const CAP = 256 * 1024;

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { Ajv } from 'ajv';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { httpRequest } from '../helpers/server.ts';
 import { StreamTestClient, byId, oddsQuery, oddsRows, type Message } from './streamClient.ts';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { unpack } from 'msgpackr';
 import { WebSocket } from 'ws';
-import { eventually } from '../helpers/eventually.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { httpRequest } from '../helpers/server.ts';
 
 export type Row = Record<string, unknown> & { id: string };

@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { openBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { openBrowser, type TestBrowser } from '../../fixtures/harness/browser.ts';
 
 const RESULTS = join(import.meta.dirname, '..', '..', 'bench', 'results');
 

@@ -14,8 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CDPSession, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { openBrowser, type TestBrowser } from '../helpers/browser.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { openBrowser, type TestBrowser } from '../../fixtures/harness/browser.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 
 const MOST_BLOCKING_MS = 200;
 

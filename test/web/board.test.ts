@@ -9,8 +9,8 @@ import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { decimalToAmerican } from '../../engine/model.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { openBrowser, type TestBrowser } from '../helpers/browser.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { openBrowser, type TestBrowser } from '../../fixtures/harness/browser.ts';
+import { eventually } from '../../fixtures/harness/eventually.ts';
 import { boardRows } from '../helpers/oddsReference.ts';
 
 interface EngineRow {

@@ -20,9 +20,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
-import { STUB_API_KEY, StubProvider, providerEventsFrom } from '../feeds/stubProvider.ts';
-import { NOW } from '../helpers/now.ts';
-import { freePort } from '../helpers/natsServer.ts';
+import { STUB_API_KEY, StubProvider, providerEventsFrom } from '../../fixtures/harness/stubProvider.ts';
+import { NOW } from '../../fixtures/harness/now.ts';
+import { freePort } from '../../fixtures/harness/natsServer.ts';
 import { anchors, codeBlocks, markdownFiles, relativeLinks, renderingProblems, REPO, type CodeBlock } from '../helpers/markdownDocs.ts';
 
 const README_MAX_LINES = 250;

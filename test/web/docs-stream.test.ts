@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { openBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { openBrowser, type TestBrowser } from '../../fixtures/harness/browser.ts';
 
 type Json = Record<string, any>;
 

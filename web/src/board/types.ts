@@ -1,49 +1,18 @@
-// The shapes the page reads, as /api/v1/openapi.json describes them (only the fields used).
+// The shapes the page reads. The records the API serves are the generated client types
+// (client/schema.ts, from /api/v1/openapi.json by `npm run client:generate`); the rest
+// are the parts of envelopes and documents the page uses.
+import type { components } from '../../../client/schema.ts';
 
-export interface OddsRow {
-  id: string;
-  sportsbook: string;
-  league: string;
-  eventId: string;
-  market: string;
-  marketSubtype: string;
-  period: string;
-  selection: string;
-  side: string;
-  teamName: string;
-  priceAmerican?: number;
-  priceDecimal?: number;
-  dfsMultiplier?: number;
-  line?: number;
-  playerName?: string;
-  suspended: boolean;
-  eventStartTime: string;
-  updated: string;
-  removed?: true;
-}
-
+type Schemas = components['schemas'];
+export type OddsRow = Schemas['OddsRow'];
 /** One price change: fs/ls first and last seen (epoch seconds), pa American, pd decimal, dm DFS multiplier, su suspended. */
-export interface PriceHistoryEntry {
-  fs: number;
-  ls: number;
-  pa?: number;
-  pd?: number;
-  dm?: number;
-  su?: true;
-}
-
+export type PriceHistoryEntry = Schemas['PriceHistoryEntry'];
 /** A /historical/price-history row: one book's row of the selection with its history. */
-export interface SelectionHistoryRow {
-  id: string;
-  sportsbook: string;
-  eventStartTime: string;
-  removed?: true;
-  priceHistory: PriceHistoryEntry[];
-}
-
-export interface SnapshotRow extends OddsRow {
-  priceHistory: PriceHistoryEntry[] | null;
-}
+export type SelectionHistoryRow = Schemas['SelectionHistoryRow'];
+export type SnapshotRow = Schemas['SnapshotOddsRow'];
+export type ArbitrageLeg = Schemas['ArbitrageLeg'];
+export type Arbitrage = Schemas['Arbitrage'];
+export type Edge = Schemas['Edge'];
 
 export interface SnapshotEvent {
   id: string;
@@ -67,41 +36,6 @@ export interface Envelope<T> {
   data: T[];
   nextCursor: string | null;
   meta: { count: number; updated: string };
-}
-
-export interface ArbitrageLeg {
-  oddsId: string;
-  sportsbook: string;
-  side: string;
-  selection: string;
-  priceAmerican: number;
-  priceDecimal: number;
-  stake: number;
-}
-
-export interface Arbitrage {
-  id: string;
-  type: string;
-  eventId: string;
-  league: string;
-  marketSubtype: string;
-  period: string;
-  line: number | null;
-  profit: number;
-  legs: ArbitrageLeg[];
-}
-
-export interface Edge {
-  id: string;
-  eventId: string;
-  league: string;
-  source: string;
-  marketSubtype: string;
-  selection: string;
-  playerName: string | null;
-  dfsMultiplier: number;
-  fairPriceAmerican: number;
-  edge: number;
 }
 
 export interface EventInfo {

@@ -45,7 +45,8 @@ interface PieceRows {
   readonly count: number;
 }
 
-export class RenderedRows {
+/** The rendered rows of the snapshot pieces made last, kept so a refresh copies the unchanged ones (see above). */
+export class KeptPieceRows {
   /** Per slot: the kept piece holding its bytes, and the row's index there. */
   private owner: (PieceRows | undefined)[] = [];
   private index = new Int32Array(0);

@@ -1,0 +1,77 @@
+// The engine and its cold data as app.ts serves them, by the settings: a JetStream
+// writer or replica (LOG=nats with a DATA_DIR, replicatedStart.ts), a durable board in
+// DATA_DIR (durableStart.ts), or the fixture board with no log.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { OddsEngine } from '../engine/engine.ts';
+import type { Board } from '../engine/model.ts';
+import { DataDirLock } from '../persistence/log/dataDirLock.ts';
+import { openPersistence, type Persistence } from '../persistence/persistence.ts';
+import type { KeyChecker } from '../persistence/keyCheck.ts';
+import { fixtureBoard, loadWithProgress, type BoardStartOptions } from './boardStart.ts';
+import type { Config } from './config.ts';
+import { openDurableStart, type DurableStart } from './durableStart.ts';
+import { natsSettingsFromConfig, openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
+
+export interface ServedBoardOptions extends BoardStartOptions {
+  /** A board restored elsewhere: served as it is, without loading `board` or its cold data. */
+  engine?: OddsEngine;
+  /** DATA_DIR; without one the board is loaded with no log. */
+  dataDir?: string;
+  dbPath?: string;
+  listening?: (port: number) => void | Promise<void>;
+  /** The settings read; with LOG=nats the board is a writer or a replica of a JetStream stream (replicatedStart.ts). */
+  config?: Config;
+}
+
+export interface ServedBoard {
+  engine: OddsEngine;
+  board: Board;
+  persistence: Persistence;
+  /** Null without a data dir, and with LOG=nats. */
+  durable: DurableStart | null;
+  /** The writer or replica of a JetStream stream (LOG=nats with a data dir); null otherwise. */
+  replicated: ReplicatedStart | null;
+  /** Counts API keys (the fleet's counts on a replicated node); default persistence.keyChecker. */
+  keyChecker: KeyChecker;
+}
+
+/**
+ * The engine and its cold data, as app.ts serves them: durable in DATA_DIR when a data
+ * dir is given (its SQLite file defaults to DATA_DIR/odds.db there), else the fixture
+ * board (or `engine`) with the cold data in DB_PATH and no log.
+ */
+export async function openServedBoard(options: ServedBoardOptions): Promise<ServedBoard> {
+  const { clock, env } = options;
+  const nats = options.config === undefined ? null : natsSettingsFromConfig(options.config);
+  if (nats !== null && options.dataDir !== undefined && options.engine === undefined) {
+    const replicated = await openReplicatedStart({ ...options, settings: nats, config: options.config!, dataDir: options.dataDir });
+    return { engine: replicated.engine, board: replicated.board, persistence: replicated.persistence, durable: null, replicated, keyChecker: replicated.keyChecker };
+  }
+  if (options.dataDir !== undefined && options.engine === undefined) {
+    mkdirSync(options.dataDir, { recursive: true });
+    // the lock comes first: the SQLite file in DATA_DIR is read by openPersistence
+    const lock = DataDirLock.acquire(options.dataDir);
+    let persistence: Persistence;
+    try {
+      persistence = openPersistence({ path: options.dbPath ?? (env.DB_PATH || join(options.dataDir, 'odds.db')), env });
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+    try {
+      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence, lock });
+      return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker };
+    } catch (error) {
+      persistence.close();
+      throw error;
+    }
+  }
+  const board = fixtureBoard(options.board, clock.now(), options.progress);
+  const engine = options.engine ?? new OddsEngine(clock);
+  if (options.engine === undefined) loadWithProgress(engine, board, options.progress);
+  const persistence = openPersistence({ path: options.dbPath, env });
+  if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+  return { engine, board, persistence, durable: null, replicated: null, keyChecker: persistence.keyChecker };
+}
