@@ -39,6 +39,7 @@ import { DurableBoard, type CheckpointReport, type StepProgress } from '../inges
 import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import { DataDirLock } from '../persistence/log/dataDirLock.ts';
+import type { Storage } from '../persistence/log/storage.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import type { Config } from './config.ts';
@@ -77,6 +78,8 @@ export interface DurableStartOptions extends BoardStartOptions {
   lock?: DataDirLock;
   /** Called once the ingest listener listens, before the board is restored or loaded; the start waits for it. */
   listening?: (port: number) => void | Promise<void>;
+  /** Where the log and the checkpoints write (default node:fs): the tests' fault seam (persistence/log/storageFaults.ts). */
+  storage?: Storage;
 }
 
 export interface DurableStart {
@@ -191,7 +194,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   try {
     await options.listening?.(listener.port);
     // a refused restore (RestoreRefusedError) names the file, offset and what repair would drop
-    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress), lock });
+    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress), lock, storage: options.storage });
   } catch (error) {
     lock.release();
     await listener.close();
@@ -305,6 +308,8 @@ export interface ServedBoardOptions extends BoardStartOptions {
   listening?: (port: number) => void | Promise<void>;
   /** The settings read; with LOG=nats the board is a writer or a replica of a JetStream stream (replicatedStart.ts). */
   config?: Config;
+  /** With a data dir and the file log: where the log and the checkpoints write (the tests' fault seam); default node:fs. */
+  storage?: Storage;
 }
 
 export interface ServedBoard {

@@ -37,6 +37,7 @@ import { FleetUsage } from '../persistence/nats/fleetUsage.ts';
 import { redactCredentials } from '../persistence/nats/natsUrl.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
+import type { WritePathFailure } from './writePathHealth.ts';
 import { fixtureBoard, loadWithProgress, referenceBoard, type BoardStartOptions, type StartMode } from './durableStart.ts';
 
 /** The JetStream settings of a configuration, or null when LOG is not 'nats'. */
@@ -94,6 +95,8 @@ export interface ReplicatedStart {
    * store"; without a listener it says the replica stopped following and must be restarted.
    */
   onFellBehind(listener: (error: Error) => void): void;
+  /** Calls `listener` once if the writer's log stops taking appends (a failed publish); never on a replica. */
+  onWritePathStopped(listener: (failure: WritePathFailure) => void): void;
   /** Stops the listener, takes a last checkpoint, closes the node. */
   close(): Promise<void>;
 }
@@ -188,10 +191,8 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
 
   const readiness = (): ProbeState => {
     if (rebootstrapping) return { ready: false, reason: "fell behind the stream's retention: re-bootstrapping from the object store", info: { role: 'replica', applied: node.role === 'replica' ? node.replica.appliedIndex : 0, lag: node.role === 'replica' ? node.replica.lagRecords : 0 } };
-    if (node.role === 'writer') {
-      const broken = node.writer.log.broken;
-      return { ready: !broken, reason: broken ? 'a publish to the stream failed: restart the writer' : '', info: { role: 'writer', applied: node.writer.ingest.appliedIndex } };
-    }
+    // a failed publish stops only the write path: the "writePath" check (writePathHealth.ts) says so
+    if (node.role === 'writer') return { ready: true, reason: '', info: { role: 'writer', applied: node.writer.ingest.appliedIndex } };
     return node.replica.readiness(config.replicaMaxLag);
   };
 
@@ -238,6 +239,13 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
       fellBehindListener = listener;
       // it may have fallen behind before anyone listened
       if (node.role === 'replica' && node.replica.stale !== null) fellBehind(node.replica.stale);
+    },
+    onWritePathStopped(listener) {
+      if (node.role !== 'writer') return;
+      const log = node.writer.log;
+      const tell = (stopped: { since: number; error: string; durableIndex: number }) => listener({ since: stopped.since, error: stopped.error, what: `publishing to JetStream stream ${settings.stream} failed`, durableIndex: stopped.durableIndex });
+      log.onStopped = tell;
+      if (log.stopped !== null) tell(log.stopped);
     },
     async close() {
       if (closed) return;
