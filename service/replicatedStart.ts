@@ -35,6 +35,7 @@ import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { FleetKeyChecker } from '../persistence/nats/fleetKeyChecker.ts';
 import { FleetUsage } from '../persistence/nats/fleetUsage.ts';
 import { redactCredentials } from '../persistence/nats/natsUrl.ts';
+import { DataDirLock } from '../persistence/log/dataDirLock.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
 import type { WritePathFailure } from './writePathHealth.ts';
@@ -107,9 +108,19 @@ const LAG_PROBE_MS = 1000;
 export async function openReplicatedStart(options: ReplicatedStartOptions): Promise<ReplicatedStart> {
   const { settings, config, clock, dataDir } = options;
   mkdirSync(dataDir, { recursive: true });
+  // one process per DATA_DIR, before anything in it is read (its SQLite file, its
+  // checkpoints, the ingest token): two writers would each write the cold data and keys
+  // and replace each other's checkpoints; a second start stops here, naming the first
+  const lock = DataDirLock.acquire(dataDir);
   const dbPath = options.dbPath ?? join(dataDir, 'odds.db');
   const newDb = dbPath === ':memory:' || !existsSync(dbPath);
-  const persistence = openPersistence({ path: dbPath, env: options.env });
+  let persistence: Persistence;
+  try {
+    persistence = openPersistence({ path: dbPath, env: options.env });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   let node: ReplicatedNode | null = null;
   let fleet: FleetUsage | null = null;
   try {
@@ -139,16 +150,17 @@ export async function openReplicatedStart(options: ReplicatedStartOptions): Prom
       }
     }
     fleet = await FleetUsage.open(node.nc, { replicaId: settings.replicaId, stream: settings.stream });
-    return running(options, node, fleet, persistence, engine, board, mode);
+    return running(options, node, fleet, persistence, engine, board, mode, lock);
   } catch (error) {
     await fleet?.close().catch(() => {});
     await node?.close().catch(() => {});
     persistence.close();
+    lock.release();
     throw error;
   }
 }
 
-function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: FleetUsage, persistence: Persistence, engine: OddsEngine, board: Board, mode: StartMode): ReplicatedStart {
+function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: FleetUsage, persistence: Persistence, engine: OddsEngine, board: Board, mode: StartMode, lock: DataDirLock): ReplicatedStart {
   const { config, settings, dataDir, env } = options;
   const host = options.ingestHost ?? config.ingestHost;
   const port = options.ingestPort ?? config.ingestPort;
@@ -263,7 +275,12 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
         }
         await fleet.close();
       } finally {
-        await node.close();
+        try {
+          await node.close();
+        } finally {
+          // given back with the node, as DurableBoard gives it back with its log
+          lock.release();
+        }
       }
     },
   };
