@@ -127,7 +127,7 @@ export class NatsBatchLog {
 
   /** Why and since when the log refuses appends until a restart; null while it takes them. */
   get stopped(): { since: number; error: string; durableIndex: number } | null {
-    return this.failure === null ? null : { since: this.failedAt, error: `publishing to the stream failed: ${this.failure.message}`, durableIndex: this.durable };
+    return this.failure === null ? null : { since: this.failedAt, error: this.failure.message, durableIndex: this.durable };
   }
 
   append(payload: Uint8Array): Promise<number> {
