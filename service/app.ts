@@ -146,6 +146,8 @@ function watchWritePath(durable: DurableStart, operations: Operations, logger: L
       what: stopped.during === 'fsync' ? `the fsync of log segment ${stopped.file} failed (never retried)` : `cutting a failed write off log segment ${stopped.file} failed`,
       durableIndex: stopped.durableIndex,
     });
+  board.ingest.onStopped = (stopped) =>
+    health.failed({ since: stopped.since, error: stopped.error, what: 'applying a logged batch to the board failed (an internal error; batches are answered 503 ingest_failed)', durableIndex: stopped.appliedIndex });
   board.ingest.onBatch = (via, outcome, seconds, changes, error) => {
     metrics.batchDone(via, outcome, seconds);
     if (outcome === 'ok') return;

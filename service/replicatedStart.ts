@@ -258,6 +258,8 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
       const tell = (stopped: { since: number; error: string; durableIndex: number }) => listener({ since: stopped.since, error: stopped.error, what: `publishing to JetStream stream ${settings.stream} failed`, durableIndex: stopped.durableIndex });
       log.onStopped = tell;
       if (log.stopped !== null) tell(log.stopped);
+      node.writer.ingest.onStopped = (stopped) =>
+        listener({ since: stopped.since, error: stopped.error, what: 'applying a logged batch to the board failed (an internal error; batches are answered 503 ingest_failed)', durableIndex: stopped.appliedIndex });
     },
     async close() {
       if (closed) return;
