@@ -47,7 +47,7 @@ async function runShard(index: number, of: number, onProgress: (p: Progress) => 
         if (progress.failureTexts.length < 5) progress.failureTexts.push((error as Error).stack ?? String(error));
       }
       progress.done++;
-      if (progress.done % 500 === 0) onProgress(progress);
+      if (progress.done % 100 === 0) onProgress(progress);
       if (Date.now() > deadline || single !== undefined) break outer;
     }
   }
@@ -62,7 +62,8 @@ const line = (final: boolean, done: number, failures: number, counts: Record<str
 };
 
 if (shard !== null) {
-  // a worker: report to the parent, which prints
+  // a worker: report to the parent, which prints; it ends with the parent
+  process.on('disconnect', () => process.exit(0));
   const result = await runShard(shard[0]!, shard[1]!, (p) => process.send!({ type: 'progress', ...p }));
   process.send!({ type: 'done', ...result }, () => process.exit(0));
 } else if (workers === 1 || single !== undefined) {
@@ -91,6 +92,15 @@ if (shard !== null) {
   };
   let printed = 0;
   const shownOf = latest.map(() => 0);
+  // stopped early (Ctrl-C, SIGTERM): the counts so far, then the workers end with the IPC channel
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      const s = sum();
+      process.stdout.write(`stopped by ${signal} (counts as of the workers' last reports, every 100 cases)\n`);
+      line(true, s.done, s.failures, s.counts);
+      process.exit(s.failures > 0 ? 1 : 2);
+    });
+  }
   await Promise.all(
     latest.map(
       (_, i) =>
