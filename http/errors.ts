@@ -53,6 +53,8 @@ export class HttpError extends Error {
   readonly errors: readonly unknown[] | undefined;
   /** Bad items of a refused batch beyond those in `errors` (which lists the first ones); in the body as "errorsOmitted" when above 0. */
   readonly errorsOmitted: number;
+  /** More fields for the body, after the standard ones (a not_ready answer's checks and their figures). */
+  extra: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, detail: string, param: string | null = null, validValues?: readonly string[], errors?: readonly unknown[], errorsOmitted = 0) {
     super(detail);
@@ -64,6 +66,12 @@ export class HttpError extends Error {
     this.detail = detail;
     this.param = param;
     this.validValues = validValues;
+  }
+
+  /** Adds `fields` to the body (never replacing a standard field). */
+  with(fields: Record<string, unknown>): this {
+    this.extra = { ...this.extra, ...fields };
+    return this;
   }
 }
 
@@ -97,6 +105,7 @@ export function errorBody(error: HttpError): Buffer {
   if (error.validValues !== undefined) body.validValues = error.validValues;
   if (error.errors !== undefined) body.errors = error.errors;
   if (error.errorsOmitted > 0) body.errorsOmitted = error.errorsOmitted;
+  if (error.extra !== undefined) for (const [key, value] of Object.entries(error.extra)) if (!(key in body)) body[key] = value;
   return Buffer.from(JSON.stringify(body));
 }
 

@@ -137,6 +137,8 @@ export class Ingest {
   private applied: number;
   private failure: Error | null = null;
   private coldFailures = 0;
+  /** Told once, when an internal error stops the write path until a restart (every batch then 503 ingest_failed); null: nobody. */
+  onStopped: ((stopped: { since: number; error: string; appliedIndex: number }) => void) | null = null;
   /**
    * The board seq as this write path last left it, and a counter that moves whenever
    * the board was found changed by anyone else: slots resolved at validation are
@@ -376,11 +378,23 @@ export class Ingest {
     return this.epoch;
   }
 
+  /** The write path stops for good (until a restart): the first failure is kept and told once. */
+  private stop(error: Error): void {
+    if (this.failure !== null) return;
+    this.failure = error;
+    try {
+      this.onStopped?.({ since: Date.now(), error: error.message, appliedIndex: this.applied });
+    } catch {
+      // an observer's failure is not the write path's
+    }
+  }
+
   /** applyRecord for a logged batch of ticks held as typed arrays (writeTicks). */
   private applyTicks(index: number, time: number, ticks: TickBatch, epoch: number): void {
     if (index !== this.applied + 1) {
-      this.failure = new Error(`record ${index} applied after ${this.applied}`);
-      throw new IngestError('ingest_failed', this.failure.message);
+      const outOfOrder = new Error(`record ${index} applied after ${this.applied}`);
+      this.stop(outOfOrder);
+      throw new IngestError('ingest_failed', outOfOrder.message);
     }
     if (epoch !== this.currentEpoch()) {
       // another writer changed the board since validation: rows may have moved, so each
@@ -391,7 +405,7 @@ export class Ingest {
       this.engine.applyTicks(ticks, time);
       this.ownSeq = this.engine.seq;
     } catch (error) {
-      this.failure = error as Error;
+      this.stop(error as Error);
       throw new IngestError('ingest_failed', `applying record ${index} failed: ${(error as Error).message}`, [], { cause: error });
     }
     this.applied = index;
@@ -405,8 +419,9 @@ export class Ingest {
   /** Applies a durable record (also what a restore calls for each replayed record). */
   applyRecord(index: number, record: BatchRecord, hints?: SlotHints): void {
     if (index !== this.applied + 1) {
-      this.failure = new Error(`record ${index} applied after ${this.applied}`);
-      throw new IngestError('ingest_failed', this.failure.message);
+      const outOfOrder = new Error(`record ${index} applied after ${this.applied}`);
+      this.stop(outOfOrder);
+      throw new IngestError('ingest_failed', outOfOrder.message);
     }
     const slots = hints !== undefined && hints.epoch === this.currentEpoch() ? hints.slots : undefined;
     const share = engineShare(record.changes, slots);
@@ -418,7 +433,7 @@ export class Ingest {
       // validation admits only changes the engine applies; an exception here is a bug
       // that may have left the batch half applied, so the write path stops (a restart
       // replays the log into a clean state)
-      this.failure = error as Error;
+      this.stop(error as Error);
       throw new IngestError('ingest_failed', `applying record ${index} failed: ${(error as Error).message}`, [], { cause: error });
     }
     this.applied = index;

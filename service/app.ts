@@ -28,6 +28,7 @@ import type { Persistence } from '../persistence/persistence.ts';
 import type { StartBoard } from './boardStart.ts';
 import type { DurableStart } from './durableStart.ts';
 import { openServedBoard } from './servedBoard.ts';
+import type { Storage } from '../persistence/log/storage.ts';
 import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
 import { EventStatusWriter } from './eventStatusWriter.ts';
@@ -40,6 +41,7 @@ import { Alerts } from '../alerts/alerts.ts';
 import { AlertsGate, alertsAdminRoutes } from '../alerts/adminRoutes.ts';
 import { readAlertsConfig } from '../alerts/alertsConfig.ts';
 import { mcpRoute } from '../mcp/httpRoute.ts';
+import { WritePathHealth } from './writePathHealth.ts';
 import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
 export interface AppOptions {
@@ -78,6 +80,8 @@ export interface AppOptions {
    * waits for it. main.ts logs the port here, before the load.
    */
   ingestListening?: (port: number) => void | Promise<void>;
+  /** With dataDir: where the log and the checkpoints write (default node:fs); tests pass a fault seam (persistence/log/storageFaults.ts). */
+  storage?: Storage;
 }
 
 export interface App {
@@ -135,6 +139,17 @@ function watchWritePath(durable: DurableStart, operations: Operations, logger: L
   // the durable board writes the line itself (its warn); here: the metric
   board.onCheckpointFailed = metrics.checkpointFailed;
   board.log.onFsync = metrics.fsynced;
+  // a failed fsync stops the log until a restart: /readyz, a gauge and one line say so
+  const health = new WritePathHealth(operations, logger);
+  board.log.onStopped = (stopped) =>
+    health.failed({
+      since: stopped.since,
+      error: stopped.error,
+      what: stopped.during === 'fsync' ? `the fsync of log segment ${stopped.file} failed (never retried)` : `cutting a failed write off log segment ${stopped.file} failed`,
+      durableIndex: stopped.durableIndex,
+    });
+  board.ingest.onStopped = (stopped) =>
+    health.failed({ since: stopped.since, error: stopped.error, what: 'applying a logged batch to the board failed (an internal error; batches are answered 503 ingest_failed)', durableIndex: stopped.appliedIndex });
   board.ingest.onBatch = (via, outcome, seconds, changes, error) => {
     metrics.batchDone(via, outcome, seconds);
     if (outcome === 'ok') return;
@@ -175,6 +190,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   });
   if (durable !== null) watchWritePath(durable, operations, logger);
   if (replicated !== null) operations.readiness.probe(replicated.role, replicated.readiness);
+  if (replicated?.role === 'writer') replicated.onWritePathStopped(new WritePathHealth(operations, logger).failed);
 
   // Every listener of the engine's changes, in the order the engine calls them; close()
   // stops them in reverse. The root subscribes the small ones; the snapshot and the

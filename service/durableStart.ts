@@ -33,6 +33,7 @@ import { DurableBoard, type CheckpointReport } from '../ingest/durableBoard.ts';
 import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
 import { DataDirLock } from '../persistence/log/dataDirLock.ts';
+import type { Storage } from '../persistence/log/storage.ts';
 import type { Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { fixtureBoard, loadWithProgress, referenceBoard, stepProgress, type BoardStartOptions, type StartMode } from './boardStart.ts';
@@ -45,6 +46,8 @@ export interface DurableStartOptions extends BoardStartOptions {
   lock?: DataDirLock;
   /** Called once the ingest listener listens, before the board is restored or loaded; the start waits for it. */
   listening?: (port: number) => void | Promise<void>;
+  /** Where the log and the checkpoints write (default node:fs): the tests' fault seam (persistence/log/storageFaults.ts). */
+  storage?: Storage;
 }
 
 export interface DurableStart {
@@ -95,7 +98,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   try {
     await options.listening?.(listener.port);
     // a refused restore (RestoreRefusedError) names the file, offset and what repair would drop
-    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress), lock });
+    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress), lock, storage: options.storage });
   } catch (error) {
     lock.release();
     await listener.close();

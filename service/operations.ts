@@ -13,7 +13,9 @@
 // Readiness is a list of named checks (http/routes/health.ts Readiness): each part
 // that must be ready before the process takes traffic declares one with expect() and
 // passes or fails it; /readyz is 200 only when all pass and otherwise names each one
-// that does not, with its reason.
+// that does not, with its reason. A check of the write path alone (the log failed) makes
+// the ingest port's /readyz 503 but not the public port's, which keeps serving reads and
+// names the failed check in its body (http/routes/health.ts).
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { metricsRoute } from '../http/metricsRoute.ts';
 import { healthRoutes, Readiness } from '../http/routes/health.ts';
@@ -30,11 +32,11 @@ export class Operations {
 
   /** What the public port serves: the probes. */
   probeRoutes(): AnyRoute[] {
-    return healthRoutes(this.readiness);
+    return healthRoutes(this.readiness, 'reads');
   }
 
   /** What the ingest port serves beside the batch routes: the probes and /metrics. */
   ingestPortRoutes(): AnyRoute[] {
-    return [...healthRoutes(this.readiness), metricsRoute(this.registry)];
+    return [...healthRoutes(this.readiness, 'writes'), metricsRoute(this.registry)];
   }
 }

@@ -35,8 +35,10 @@ import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { FleetKeyChecker } from '../persistence/nats/fleetKeyChecker.ts';
 import { FleetUsage } from '../persistence/nats/fleetUsage.ts';
 import { redactCredentials } from '../persistence/nats/natsUrl.ts';
+import { DataDirLock } from '../persistence/log/dataDirLock.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import { readConfig, type Config } from './config.ts';
+import type { WritePathFailure } from './writePathHealth.ts';
 import { fixtureBoard, loadWithProgress, referenceBoard, type BoardStartOptions, type StartMode } from './boardStart.ts';
 
 /** The JetStream settings of a configuration, or null when LOG is not 'nats'. */
@@ -94,6 +96,8 @@ export interface ReplicatedStart {
    * store"; without a listener it says the replica stopped following and must be restarted.
    */
   onFellBehind(listener: (error: Error) => void): void;
+  /** Calls `listener` once if the writer's log stops taking appends (a failed publish); never on a replica. */
+  onWritePathStopped(listener: (failure: WritePathFailure) => void): void;
   /** Stops the listener, takes a last checkpoint, closes the node. */
   close(): Promise<void>;
 }
@@ -104,9 +108,19 @@ const LAG_PROBE_MS = 1000;
 export async function openReplicatedStart(options: ReplicatedStartOptions): Promise<ReplicatedStart> {
   const { settings, config, clock, dataDir } = options;
   mkdirSync(dataDir, { recursive: true });
+  // one process per DATA_DIR, before anything in it is read (its SQLite file, its
+  // checkpoints, the ingest token): two writers would each write the cold data and keys
+  // and replace each other's checkpoints; a second start stops here, naming the first
+  const lock = DataDirLock.acquire(dataDir);
   const dbPath = options.dbPath ?? join(dataDir, 'odds.db');
   const newDb = dbPath === ':memory:' || !existsSync(dbPath);
-  const persistence = openPersistence({ path: dbPath, env: options.env });
+  let persistence: Persistence;
+  try {
+    persistence = openPersistence({ path: dbPath, env: options.env });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   let node: ReplicatedNode | null = null;
   let fleet: FleetUsage | null = null;
   try {
@@ -136,16 +150,17 @@ export async function openReplicatedStart(options: ReplicatedStartOptions): Prom
       }
     }
     fleet = await FleetUsage.open(node.nc, { replicaId: settings.replicaId, stream: settings.stream });
-    return running(options, node, fleet, persistence, engine, board, mode);
+    return running(options, node, fleet, persistence, engine, board, mode, lock);
   } catch (error) {
     await fleet?.close().catch(() => {});
     await node?.close().catch(() => {});
     persistence.close();
+    lock.release();
     throw error;
   }
 }
 
-function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: FleetUsage, persistence: Persistence, engine: OddsEngine, board: Board, mode: StartMode): ReplicatedStart {
+function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: FleetUsage, persistence: Persistence, engine: OddsEngine, board: Board, mode: StartMode, lock: DataDirLock): ReplicatedStart {
   const { config, settings, dataDir, env } = options;
   const host = options.ingestHost ?? config.ingestHost;
   const port = options.ingestPort ?? config.ingestPort;
@@ -188,10 +203,8 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
 
   const readiness = (): ProbeState => {
     if (rebootstrapping) return { ready: false, reason: "fell behind the stream's retention: re-bootstrapping from the object store", info: { role: 'replica', applied: node.role === 'replica' ? node.replica.appliedIndex : 0, lag: node.role === 'replica' ? node.replica.lagRecords : 0 } };
-    if (node.role === 'writer') {
-      const broken = node.writer.log.broken;
-      return { ready: !broken, reason: broken ? 'a publish to the stream failed: restart the writer' : '', info: { role: 'writer', applied: node.writer.ingest.appliedIndex } };
-    }
+    // a failed publish stops only the write path: the "writePath" check (writePathHealth.ts) says so
+    if (node.role === 'writer') return { ready: true, reason: '', info: { role: 'writer', applied: node.writer.ingest.appliedIndex } };
     return node.replica.readiness(config.replicaMaxLag);
   };
 
@@ -239,6 +252,15 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
       // it may have fallen behind before anyone listened
       if (node.role === 'replica' && node.replica.stale !== null) fellBehind(node.replica.stale);
     },
+    onWritePathStopped(listener) {
+      if (node.role !== 'writer') return;
+      const log = node.writer.log;
+      const tell = (stopped: { since: number; error: string; durableIndex: number }) => listener({ since: stopped.since, error: stopped.error, what: `publishing to JetStream stream ${settings.stream} failed`, durableIndex: stopped.durableIndex });
+      log.onStopped = tell;
+      if (log.stopped !== null) tell(log.stopped);
+      node.writer.ingest.onStopped = (stopped) =>
+        listener({ since: stopped.since, error: stopped.error, what: 'applying a logged batch to the board failed (an internal error; batches are answered 503 ingest_failed)', durableIndex: stopped.appliedIndex });
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -255,7 +277,12 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
         }
         await fleet.close();
       } finally {
-        await node.close();
+        try {
+          await node.close();
+        } finally {
+          // given back with the node, as DurableBoard gives it back with its log
+          lock.release();
+        }
       }
     },
   };

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { OddsEngine } from '../engine/engine.ts';
 import type { Board } from '../engine/model.ts';
 import { DataDirLock } from '../persistence/log/dataDirLock.ts';
+import type { Storage } from '../persistence/log/storage.ts';
 import { openPersistence, type Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { fixtureBoard, loadWithProgress, type BoardStartOptions } from './boardStart.ts';
@@ -23,6 +24,8 @@ export interface ServedBoardOptions extends BoardStartOptions {
   listening?: (port: number) => void | Promise<void>;
   /** The settings read; with LOG=nats the board is a writer or a replica of a JetStream stream (replicatedStart.ts). */
   config?: Config;
+  /** With a data dir and the file log: where the log and the checkpoints write (the tests' fault seam); default node:fs. */
+  storage?: Storage;
 }
 
 export interface ServedBoard {

@@ -81,6 +81,20 @@ export function fsyncFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.WAL_FSYNC !== '0';
 }
 
+/** Why and since when the log refuses every append until the process restarts. */
+export interface LogStopped {
+  /** Epoch milliseconds of the failure. */
+  since: number;
+  /** The step that failed: the group's fsync, or cutting a failed write back off the segment. */
+  during: 'fsync' | 'truncate';
+  /** The error as the system reported it (its code and message, e.g. "EIO: i/o error, fdatasync"). */
+  error: string;
+  /** The segment file it happened in. */
+  file: string;
+  /** The last record that is durable: everything up to it was acknowledged and is in the file. */
+  durableIndex: number;
+}
+
 export class FileBatchLog implements BatchLog {
   private queue: Pending[] = [];
   private writing = false;
@@ -99,6 +113,9 @@ export class FileBatchLog implements BatchLog {
   private readonly segmentBytes: number;
   /** Told the seconds of each group's fsync and how many records it made durable (metrics); null: nobody. */
   onFsync: ((seconds: number, records: number) => void) | null = null;
+  /** Told once, when the log stops taking appends until a restart (see `stopped`); null: nobody. */
+  onStopped: ((stopped: LogStopped) => void) | null = null;
+  private stoppedState: LogStopped | null = null;
 
   private constructor(
     readonly dir: string,
@@ -191,6 +208,24 @@ export class FileBatchLog implements BatchLog {
   /** True after a failed fsync: every append is refused until the log is reopened. */
   get broken(): boolean {
     return this.failure !== null;
+  }
+
+  /** Why the log refuses appends until a restart, since when; null while it takes them. */
+  get stopped(): LogStopped | null {
+    return this.stoppedState;
+  }
+
+  /** The failure that stops the log until a restart: recorded once, told to onStopped once. */
+  private stop(error: Error, during: LogStopped['during']): void {
+    if (this.failure !== null) return;
+    this.failure = error;
+    const code = (error as NodeJS.ErrnoException).code;
+    this.stoppedState = { since: Date.now(), during, error: code !== undefined && !error.message.startsWith(code) ? `${code}: ${error.message}` : error.message, file: this.segment.path, durableIndex: this.durable };
+    try {
+      this.onStopped?.(this.stoppedState);
+    } catch {
+      // an observer's failure is not the log's
+    }
   }
 
   /** The payload is written as it is, not copied: it must not change until the append settles. */
@@ -318,7 +353,7 @@ export class FileBatchLog implements BatchLog {
     } catch (error) {
       // the group is refused, so it must not come back on replay: cut it off (the
       // log stays refused, see the header)
-      this.failure = error as Error;
+      this.stop(error as Error, 'fsync');
       try {
         await this.file!.truncate(position);
       } catch {
@@ -346,7 +381,7 @@ export class FileBatchLog implements BatchLog {
       if (this.file !== null && this.segmentSize >= 0) await this.file.truncate(position);
       else if (this.file !== null) await this.file.truncate(0); // the segment's header did not make it: start it again
     } catch (truncateError) {
-      this.failure = truncateError as Error;
+      this.stop(truncateError as Error, 'truncate');
     }
     this.rejectAll(group, error);
     this.assigned = this.durable;

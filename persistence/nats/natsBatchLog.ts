@@ -61,6 +61,9 @@ export class NatsBatchLog {
   private chain: Promise<void> = Promise.resolve();
   private outstanding = new Set<Promise<unknown>>();
   private failure: Error | null = null;
+  private failedAt = 0;
+  /** Told once, when a publish fails and the log stops taking appends until a restart; null: nobody. */
+  onStopped: ((stopped: { since: number; error: string; durableIndex: number }) => void) | null = null;
   /** After a failure: the newest index the stream holds (appends up to it resolve). */
   private reconciled = -1;
   private closed = false;
@@ -120,6 +123,11 @@ export class NatsBatchLog {
   /** True after a failed publish: appends are refused until the log is reopened. */
   get broken(): boolean {
     return this.failure !== null;
+  }
+
+  /** Why and since when the log refuses appends until a restart; null while it takes them. */
+  get stopped(): { since: number; error: string; durableIndex: number } | null {
+    return this.failure === null ? null : { since: this.failedAt, error: this.failure.message, durableIndex: this.durable };
   }
 
   append(payload: Uint8Array): Promise<number> {
@@ -203,6 +211,12 @@ export class NatsBatchLog {
         return;
       } catch (error) {
         this.failure = error as Error;
+        this.failedAt = Date.now();
+        try {
+          this.onStopped?.(this.stopped!);
+        } catch {
+          // an observer's failure is not the log's
+        }
         await this.reconcile();
       }
     }

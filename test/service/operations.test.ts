@@ -90,7 +90,7 @@ describe('health, readiness and metrics of a durable app', () => {
     for (const port of [ingestPort, app.port]) {
       const ready = await httpRequest(port, '/readyz');
       assert.equal(ready.status, 200, `port ${port}`);
-      assert.deepEqual(json(ready), { status: 'ready', checks: { board: 'ok', flaggedBooks: 'ok' }, flaggedBooks: { count: 0, books: {}, worst: [] } });
+      assert.deepEqual(json(ready), { status: 'ready', checks: { board: 'ok', writePath: 'ok', flaggedBooks: 'ok' }, writePath: { state: 'ok' }, flaggedBooks: { count: 0, books: {}, worst: [] } });
       assert.equal((await httpRequest(port, '/healthz')).status, 200);
     }
     assert.equal((await httpRequest(app.port, '/metrics')).status, 404, 'the public port does not serve /metrics');
