@@ -741,7 +741,7 @@ export interface paths {
          *
          *     The WebSocket stream at /api/v1/stream carries the same messages for many subscriptions per connection (JSON or MessagePack); both are described in the AsyncAPI document at /api/v1/asyncapi.json.
          *
-         *     A bad filter answers 400 invalid_parameter before the stream opens. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter instead.
+         *     A bad filter answers 400 invalid_parameter before the stream opens. Without a key, one client address holds at most STREAM_MAX_ANONYMOUS_CONNECTIONS (32) push-stream connections, WebSocket and SSE together; past it 429 too_many_connections. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter instead.
          *
          *     Example:
          *

@@ -231,7 +231,7 @@ export const SETTINGS = [
     name: 'STREAM_MAX_ANONYMOUS_CONNECTIONS',
     fallback: '32',
     allowed: 'an integer from 1 to 100000',
-    help: 'push-stream WebSocket connections without an API key one client address may hold at once; the handshake past it answers 429 too_many_connections',
+    help: 'push-stream connections without an API key one client address may hold at once, WebSocket and SSE counted together; the handshake or SSE request past it answers 429 too_many_connections',
     parse: (t) => intIn(1, 100_000)(t, 32),
   }),
   setting({
