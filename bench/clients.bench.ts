@@ -11,13 +11,13 @@
 // (BENCH_CLIENTS_IDLE_SECONDS, default 600), for the variant without history (refreshed
 // whatever the polls) and the one with history (refreshed only while polled).
 //
-// Memory per push-stream connection: the service as a child process (BOARD=small, no
-// ticks); resident memory (VmRSS) before and after BENCH_CLIENTS_CONNECTIONS (default
-// 1,000) idle WebSocket connections, then after 10 subscriptions on each of 100 of them
-// (one event's rows each, so the images are small).
-import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Memory per push-stream connection: the service as a child process (small board, no
+// ticks, connectionMemoryChild.ts) measuring its own heap after full collections
+// (v8.getHeapStatistics, process.memoryUsage().external) before and after
+// BENCH_CLIENTS_CONNECTIONS (default 1,000) idle WebSocket connections, then after 10
+// subscriptions on each of 100 of them (BENCH_CLIENTS_SUBSCRIPTIONS, default 100: one
+// event's market each, so the images are small); resident memory beside it. TRANSPORT selects the transport as for the service.
+import { spawn } from 'node:child_process';
 import { WebSocket } from 'ws';
 import type { Clock } from '../engine/clock.ts';
 import { OddsEngine } from '../engine/engine.ts';
@@ -26,7 +26,7 @@ import type { BoardSize } from '../engine/model.ts';
 import { Simulator } from '../fixtures/simulator.ts';
 import { BoardSnapshot, type SnapshotBody } from '../engine/snapshot/boardSnapshot.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
-import { startServiceChild } from '../fixtures/harness/service-child.ts';
+import type { HeapMeasure } from './connectionMemoryChild.ts';
 
 type Out = Record<string, number | string>;
 
@@ -102,9 +102,39 @@ async function staleness(out: Out): Promise<void> {
   }
 }
 
-function rssOf(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
-  return Number(line.replace(/\D+/g, '')) * 1024;
+interface MemoryChild {
+  port: number;
+  measure(): Promise<HeapMeasure>;
+  close(): Promise<void>;
+}
+
+/** The service in a child process that measures its own heap (connectionMemoryChild.ts). */
+function startMemoryChild(): Promise<MemoryChild> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/connectionMemoryChild.ts'], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], env: process.env });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('exit', (code) => reject(new Error(`the memory child exited (${code}) before listening`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const port = /port (\d+)/.exec(out);
+      if (port === null) return;
+      resolve({
+        port: Number(port[1]),
+        measure: () =>
+          new Promise((answer) => {
+            child.once('message', (message) => answer(message as HeapMeasure));
+            child.send('measure');
+          }),
+        close: async () => {
+          child.disconnect();
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(timer);
+        },
+      });
+    });
+  });
 }
 
 function openSocket(port: number): Promise<WebSocket> {
@@ -115,34 +145,59 @@ function openSocket(port: number): Promise<WebSocket> {
   });
 }
 
+const kib = (bytes: number): number => round(bytes / 1024, 2);
+
+/**
+ * Memory per push-stream connection and per subscription, from the service's own heap:
+ * V8's used heap after full collections (v8.getHeapStatistics) and the memory outside
+ * it that JavaScript objects hold (process.memoryUsage().external), measured before and
+ * after BENCH_CLIENTS_CONNECTIONS idle WebSocket connections, then after
+ * BENCH_CLIENTS_SUBSCRIPTIONS subscriptions on each of 100 of them. Resident memory moves
+ * by whole pages and allocator arenas, so per connection it read as noise; it is
+ * reported alongside for comparison. Native memory of the transport (uWS's own
+ * buffers) is in neither heap figure: the WebSocket connections are served by node:http
+ * on both transports (the uWS front hands handshakes to it).
+ */
 async function connectionMemory(out: Out): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-clients-'));
-  const child = await startServiceChild(dir, { BOARD: 'small', STREAM_MAX_ANONYMOUS_CONNECTIONS: '100000' });
+  const child = await startMemoryChild();
   const sockets: WebSocket[] = [];
   try {
-    const pid = child.proc.pid!;
-    const odds = (await (await fetch(`http://127.0.0.1:${child.port}/api/v1/odds?limit=1`)).json()) as { data: { eventId: string }[] };
-    const eventId = odds.data[0]!.eventId;
-    await sleep(2000);
-    const base = rssOf(pid);
+    const odds = (await (await fetch(`http://127.0.0.1:${child.port}/api/v1/odds?limit=1000`)).json()) as { data: { eventId: string }[] };
+    const events = [...new Set(odds.data.map((row) => row.eventId))];
+    const eventId = events[0]!;
+    // one connection and one subscription first, so that what is made once per process is not counted per connection
+    const warm = await openSocket(child.port);
+    warm.send(JSON.stringify({ op: 'subscribe', id: 'warm', filter: { eventId: [eventId] } }));
+    await sleep(1000);
+    const base = await child.measure();
     const n = env('BENCH_CLIENTS_CONNECTIONS', 1000);
     for (let i = 0; i < n; i++) sockets.push(await openSocket(child.port));
-    await sleep(2000);
-    const withConnections = rssOf(pid);
-    out[`memory per idle stream connection (${n}, resident, KiB)`] = round((withConnections - base) / n / 1024, 2);
+    await sleep(1000);
+    const connected = await child.measure();
+    out[`transport`] = connected.transport;
+    out[`memory per idle stream connection (${n}): heap / external / resident KiB`] = `${kib((connected.heapUsed - base.heapUsed) / n)} / ${kib((connected.external - base.external) / n)} / ${kib((connected.rss - base.rss) / n)}`;
     let images = 0;
     const subscribers = sockets.slice(0, 100);
+    const perSocket = env('BENCH_CLIENTS_SUBSCRIPTIONS', 100);
     for (const ws of subscribers) ws.on('message', (data: Buffer) => (images += data.toString().includes('"segment":"end"') ? 1 : 0));
-    for (const [i, ws] of subscribers.entries()) for (let k = 0; k < 10; k++) ws.send(JSON.stringify({ op: 'subscribe', id: `s${i}-${k}`, filter: { eventId: [eventId] } }));
-    const deadline = Date.now() + 30_000;
-    while (images < subscribers.length * 10 && Date.now() < deadline) await sleep(50);
-    await sleep(2000);
-    const withSubscriptions = rssOf(pid);
-    out[`memory per subscription (1,000 on one event's rows, resident, KiB)`] = round((withSubscriptions - withConnections) / 1000 / 1024, 2);
+    // filters differ (events and markets taken in turn), as many clients' would: equal filters share one compiled matcher
+    const markets = ['moneyline', 'spread', 'total'];
+    for (const [i, ws] of subscribers.entries()) {
+      for (let k = 0; k < perSocket; k++) {
+        const filter = { eventId: [events[(i * perSocket + k) % events.length]!], market: [markets[k % markets.length]!] };
+        ws.send(JSON.stringify({ op: 'subscribe', id: `s${i}-${k}`, filter }));
+      }
+    }
+    const subscriptions = subscribers.length * perSocket;
+    const deadline = Date.now() + 60_000;
+    while (images < subscriptions && Date.now() < deadline) await sleep(50);
+    await sleep(1000);
+    const subscribed = await child.measure();
+    out[`memory per subscription (${subscriptions} on one event's market each, ${images} images received): heap / external / resident KiB`] = `${kib((subscribed.heapUsed - connected.heapUsed) / subscriptions)} / ${kib((subscribed.external - connected.external) / subscriptions)} / ${kib((subscribed.rss - connected.rss) / subscriptions)}`;
+    warm.terminate();
   } finally {
     for (const ws of sockets) ws.terminate();
-    await child.kill();
-    rmSync(dir, { recursive: true, force: true });
+    await child.close();
   }
 }
 

@@ -181,11 +181,11 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
   for (const burst of [100, 10_000]) {
     for (const batch of priceBatches(engine, loaded, burst / BATCH, rand)) { clock.advance(10); engine.apply(batch); }
     const start = performance.now();
-    signals.edgesPage(query, null, 100, clock.now());
+    signals.edgesPage(query, null, 100);
     out[`first /edges page after ${burst} ticks, ms`] = round(performance.now() - start, 3);
   }
-  out['/edges page (limit 100, cached books), ms'] = round(meanMs(200, () => signals.edgesPage(query, null, 100, clock.now())), 4);
-  out['/edges page devig=power (limit 100, per request), ms'] = round(meanMs(50, () => signals.edgesPage({ ...query, devig: 'power' }, null, 100, clock.now())), 3);
+  out['/edges page (limit 100, cached books), ms'] = round(meanMs(200, () => signals.edgesPage(query, null, 100)), 4);
+  out['/edges page devig=power (limit 100, per request), ms'] = round(meanMs(50, () => signals.edgesPage({ ...query, devig: 'power' }, null, 100)), 3);
   out['/arbitrage page (limit 100), ms'] = round(meanMs(200, () => signals.arbitragePage({ types: null, leagues: null, eventIds: null, minProfit: 0.001 }, null, 100)), 4);
 
   // 10 simulated minutes of the simulator's mix, then replay a 10-minute window

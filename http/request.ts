@@ -19,6 +19,11 @@ export interface RouteRequest<Q = Record<string, unknown>> {
   now: number;
   /** The Last-Event-ID header (an EventSource reconnecting); '' when absent. */
   lastEventId?: string;
+  /**
+   * The client's address (the transport's peerAddress: canonical text, '' when unknown);
+   * only for routes that declare `peerAddress: true`.
+   */
+  remoteAddress?: string;
   /** POST routes: the whole request body (at most the route's maxBodyBytes). Absent on GET. */
   body?: Buffer;
   /** POST routes: the Content-Type's media type, lower case, without parameters ('' when absent). */

@@ -88,6 +88,11 @@ export interface RouteDef<Q extends readonly ParamDef[] = readonly ParamDef[]> {
    * browser's EventSource). Default false.
    */
   keyParam?: boolean;
+  /**
+   * true: req.remoteAddress carries the client's address (for per-address limits). Read
+   * only where declared: it is a call into the transport per request. Default false.
+   */
+  peerAddress?: boolean;
   /** Opt-in response cache; only for responses that depend on nothing but path and query. */
   cache?: RouteCacheOptions<QueryOf<Q>>;
   handle(req: RouteRequest<QueryOf<Q>>): RouteResult;

@@ -462,7 +462,9 @@ class Facade {
 
   private parse(x: Exchange, route: CompiledRoute, params: Record<string, string>): RouteRequest & { canonical: string } {
     const parsed = route.parser.parse(x.rawQuery);
-    return { path: x.url, params, query: parsed.values, warnings: parsed.warnings, apiKey: x.apiKey, now: x.now, lastEventId: x.lastEventId, canonical: parsed.canonical };
+    const request: RouteRequest & { canonical: string } = { path: x.url, params, query: parsed.values, warnings: parsed.warnings, apiKey: x.apiKey, now: x.now, lastEventId: x.lastEventId, canonical: parsed.canonical };
+    if (route.def.peerAddress === true) request.remoteAddress = this.transport.peerAddress(x.res);
+    return request;
   }
 
   private writeEntry(x: Exchange, cache: ResponseCache<RouteRequest> | null, entry: CacheEntry<RouteRequest>): void {

@@ -222,7 +222,7 @@ export const SETTINGS = [
     name: 'STREAM_MAX_ANONYMOUS_CONNECTIONS',
     fallback: '32',
     allowed: 'an integer from 1 to 100000',
-    help: 'push-stream WebSocket connections without an API key one client address may hold at once; the handshake past it answers 429 too_many_connections',
+    help: 'push-stream connections without an API key one client address may hold at once, WebSocket and SSE counted together; the handshake or SSE request past it answers 429 too_many_connections',
     parse: (t) => intIn(1, 100_000)(t, 32),
   }),
   setting({
@@ -238,7 +238,7 @@ export const SETTINGS = [
     name: 'SNAPSHOT_MAX_AGE_MS',
     fallback: '2000',
     allowed: 'an integer from 100 to 600000',
-    help: '/api/v1/snapshot freshness bound: the body without history is refreshed whenever the board moves, polled or not, and a poll whose newest version misses a change older than this (or whose syncToken /odds/updated would answer with the re-bootstrap note) waits for the next version',
+    help: '/api/v1/snapshot freshness bound: the body without history, and the one with history while it is kept (5 minutes after its last request), is refreshed whenever the board moves, polled or not, and a poll whose newest version misses a change older than this (or whose syncToken /odds/updated would answer with the re-bootstrap note) waits for the next version',
     parse: (t) => intIn(100, 600_000)(t, 2000),
   }),
   setting({

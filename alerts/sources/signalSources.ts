@@ -73,16 +73,17 @@ export class EdgeSource implements PolledSource {
 
   constructor(private readonly signals: EngineSignals) {}
 
-  poll(now: number, emit: Emit, wanted: boolean): void {
+  poll(_now: number, emit: Emit, wanted: boolean): void {
     if (!wanted) {
       this.following = false;
       this.diff.clear();
       return;
     }
-    // the edge book re-prices on read (staleness moves with the clock): its version at now
-    const version = this.signals.edgesVersion(now, 'multiplicative');
+    // the edge book re-prices on read at the board's time (staleness moves with the
+    // logged changes' time, as /edges does): its version now
+    const version = this.signals.edgesVersion('multiplicative');
     if (this.following && version === this.version) return;
-    const records = all((after) => this.signals.edgesPage({ leagues: null, sources: null, eventIds: null, minEdge: 0, devig: 'multiplicative' }, after, PAGE, now));
+    const records = all((after) => this.signals.edgesPage({ leagues: null, sources: null, eventIds: null, minEdge: 0, devig: 'multiplicative' }, after, PAGE));
     this.version = version;
     if (!this.following) {
       this.following = true;

@@ -171,11 +171,23 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
 
   // -- reads ------------------------------------------------------------------
 
-  edgesPage(query: EdgeQuery, after: RankCursor | null, limit: number, now: number): RankedPage<EdgeRecord> {
+  /**
+   * A page of /edges at the board's time (boardTime). Not this process's clock: sharp
+   * quotes age on the time of the last logged change (the writer's clock, replayed with
+   * the log), so the writer and every replica expire the same quote at the same board
+   * sequence and answer the same bytes. The book expires only forwards, so every reader
+   * of it (the routes, the alerts) must read it at this same time.
+   */
+  edgesPage(query: EdgeQuery, after: RankCursor | null, limit: number): RankedPage<EdgeRecord> {
     // nothing is pending after an apply returns; settling first keeps reads exact even
     // after an apply that threw before its changesApplied
     this.changesApplied();
-    return this.books.edges.page(query, after, limit, now);
+    return this.books.edges.page(query, after, limit, this.boardTime());
+  }
+
+  /** The time /edges is evaluated at: the engine's as-of (the last logged change's time). */
+  boardTime(): number {
+    return this.engine.asOf();
   }
 
   arbitragePage(query: ArbitrageQuery, after: RankCursor | null, limit: number): RankedPage<ArbitrageRecord> {
@@ -184,16 +196,16 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   }
 
   /**
-   * Cache validity of an /edges answer at now. The edge book re-prices on read: first
-   * the groups ticked since the last read, then every group whose oldest used sharp
-   * quote aged past the staleness window before now (an expiry heap). The version it
-   * returns moves whenever either changed a record (multiplicative) or a kept quote
-   * (other methods), so a cached page stays valid exactly while this number holds,
-   * clock included.
+   * Cache validity of an /edges answer at the board's time (boardTime). The edge book
+   * re-prices on read: first the groups ticked since the last read, then every group
+   * whose oldest used sharp quote aged past the staleness window before that time (an
+   * expiry heap). The version it returns moves whenever either changed a record
+   * (multiplicative) or a kept quote (other methods), so a cached page stays valid
+   * exactly while this number holds, board time included.
    */
-  edgesVersion(now: number, devig: DevigMethod): number {
+  edgesVersion(devig: DevigMethod): number {
     this.changesApplied();
-    return this.books.edges.versionAt(now, devig);
+    return this.books.edges.versionAt(this.boardTime(), devig);
   }
 
   /** Books quoting a negative margin on their own, per market group, lowest own implied sum first (the operator's list). */

@@ -8,7 +8,7 @@
 //   changed(slot, source)              // the same, reading the quote through the source
 //   removed(slot, source)              // tombstoned: leave its group, re-evaluate what it changes
 //   eventMoved(eventId, start, source) // a rescheduled event: its records echo the new start
-//   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads (edges at the read's clock)
+//   arbitrage.page(...), edges.page(..., now)  // the /arbitrage and /edges reads (edges at the board's time: EngineSignals.boardTime)
 //
 // A tick settles in O(1) in most cases (ArbitrageBook.priceChanged keeps the best price
 // per outcome; EdgeBook.sharpChanged/pickChanged write the kept quote and mark the

@@ -30,9 +30,10 @@
 // Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
-// Changes after the moment go to the next version. While a variant is polled (within
-// watchMs), a change starts a refresh by itself, so a poll finds a version at most
-// about one refresh old. A backlog of a few rows (INLINE_BACKLOG) is cheaper to
+// Changes after the moment go to the next version. With a freshness bound (maxAgeMs)
+// every kept variant refreshes whenever the board moves, polled or not; without one,
+// only while it is polled (within watchMs). Either way a change then starts a refresh
+// by itself, so a poll finds a version at most about one refresh old. A backlog of a few rows (INLINE_BACKLOG) is cheaper to
 // finish than to wait for: the poll brings the version up to date inline.
 //
 // A version is identified by the board sequence it reflects (engine.seq): batches applied
@@ -62,8 +63,14 @@ import { snapshotHead } from './snapshotJson.ts';
 import { SnapshotVariant, type VariantStats } from './snapshotVariant.ts';
 
 export interface BoardSnapshotOptions {
-  /** Raw bytes a piece of cold rows averages (runs of hot rows get pieces HOT_WEIGHT times smaller, rowCuts.ts). Default 128 KiB. */
+  /**
+   * Raw bytes a piece of cold rows averages (runs of hot rows get pieces HOT_WEIGHT times
+   * smaller, rowCuts.ts). Default 128 KiB without history, HISTORY_PIECE_BYTES with;
+   * given, it sets both variants' (unless historyPieceBytes is given too).
+   */
   pieceBytes?: number;
+  /** The with-history variant's piece size, when it should differ from pieceBytes. */
+  historyPieceBytes?: number;
   level?: number;
   /** Drop the with-history variant after this long without a request. Default 5 min; Infinity keeps it. */
   historyIdleMs?: number;
@@ -86,8 +93,9 @@ export interface BoardSnapshotOptions {
   /** Monotonic milliseconds the steps are timed and bounded with (default performance.now; tests drive their own). */
   timer?: () => number;
   /**
-   * Freshness bound (timer milliseconds): the variant without history refreshes whenever
-   * the board moves, polled or not, and a poll (whenFresh) of a variant whose newest
+   * Freshness bound (timer milliseconds): every kept variant (the one without history,
+   * and the one with history while kept) refreshes whenever the board moves, polled or
+   * not, and a poll (whenFresh) of a variant whose newest
    * version misses changes older than this, or whose syncToken the delta feed no longer
    * answers completely, waits for the next version instead of being answered with it.
    * Default Infinity: only polled variants refresh, and a poll takes the newest version
@@ -124,6 +132,19 @@ export interface SnapshotStats {
   finalsDeferred: number;
   rendered: VariantStats;
 }
+
+/**
+ * The with-history variant's default piece size: a quarter of the plain one's. A
+ * refresh re-makes (copies, and compresses on the worker threads) every piece a change
+ * landed in, and on a live board changes land all over it, so a refresh costs about the
+ * dirty pieces' bytes. History rows are ~2.8x the plain ones and the variant's body
+ * ~2.8x as long, so with 128 KiB pieces each of its refreshes re-made most of 154 MB
+ * (medium board, 1,000 updates/s; the loaded shared machine): 4.7 s from first render
+ * to publication at the median, staleness p50 1.5 s / p99 3.4 s polled every 100 ms.
+ * With 32 KiB pieces a refresh re-made about a third of the bytes and took 0.24 s at
+ * the median. The plain variant keeps 128 KiB (its time to first byte was tuned there).
+ */
+const HISTORY_PIECE_BYTES = 32 * 1024;
 
 /** Above this many waiting rows and events, isBehind() says a request should not wait synchronously. */
 const ASYNC_BACKLOG = 2000;
@@ -259,8 +280,11 @@ export class BoardSnapshot implements ChangeListener {
   /** Set by whoever reports on refreshes (the service's metrics); null: nobody. */
   onRefresh: RefreshHook | null = null;
   private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
-  /** Whether the plain variant refreshes unpolled (a finite maxAgeMs). */
-  private readonly plainAlwaysWatched: boolean;
+  /**
+   * Whether every kept variant refreshes unpolled (a finite maxAgeMs): the plain one for
+   * good, the with-history one while it is kept (historyIdleMs after its last request).
+   */
+  private readonly alwaysWatched: boolean;
   private readonly timer: () => number;
 
   private readonly clock: Clock;
@@ -277,6 +301,7 @@ export class BoardSnapshot implements ChangeListener {
   ) {
     this.options = {
       pieceBytes: options.pieceBytes ?? 128 * 1024,
+      historyPieceBytes: options.historyPieceBytes ?? options.pieceBytes ?? HISTORY_PIECE_BYTES,
       level: options.level ?? 1,
       historyIdleMs: options.historyIdleMs ?? 5 * 60 * 1000,
       watchMs: options.watchMs ?? 30_000,
@@ -289,7 +314,7 @@ export class BoardSnapshot implements ChangeListener {
       timer: options.timer ?? defaultTimer,
       maxAgeMs: options.maxAgeMs ?? Infinity,
     };
-    this.plainAlwaysWatched = Number.isFinite(this.options.maxAgeMs);
+    this.alwaysWatched = Number.isFinite(this.options.maxAgeMs);
     this.timer = this.options.timer;
     this.clock = options.clock ?? engine.clock;
     this.plain = this.newState(false);
@@ -616,9 +641,17 @@ export class BoardSnapshot implements ChangeListener {
     return state.staleSince >= 0 && this.timer() - state.staleSince > this.options.maxAgeMs;
   }
 
-  /** Whether the variant refreshes as the board moves: the plain one always with a freshness bound, any one polled within watchMs. */
+  /**
+   * Whether the variant refreshes as the board moves: with a freshness bound, every
+   * kept variant (the with-history one is kept only historyIdleMs after its last
+   * request, so a process nobody asks for history stops paying for it then); without
+   * one, a variant polled within watchMs. A variant left to fall behind while unpolled
+   * made the first poll after an idle spell wait for the whole spell's changes: the
+   * history variant's waited 4.1 s and answered a version 2.1 s old (medium board,
+   * 1,000 updates/s).
+   */
   private watched(state: VariantState, now: number): boolean {
-    return (this.plainAlwaysWatched && state === this.plain) || now - state.lastPoll <= this.options.watchMs;
+    return (this.alwaysWatched && this.isKept(state)) || now - state.lastPoll <= this.options.watchMs;
   }
 
   private answerWaiters(state: VariantState): void {
@@ -657,8 +690,8 @@ export class BoardSnapshot implements ChangeListener {
   }
 
   private newVariant(withHistory: boolean): SnapshotVariant {
-    const { pieceBytes, level, renderedBytes, timer } = this.options;
-    return new SnapshotVariant(this.engine, { withHistory, pieceBytes, level, renderedBytes, timer });
+    const { pieceBytes, historyPieceBytes, level, renderedBytes, timer } = this.options;
+    return new SnapshotVariant(this.engine, { withHistory, pieceBytes: withHistory ? historyPieceBytes : pieceBytes, level, renderedBytes, timer });
   }
 }
 

@@ -4,9 +4,9 @@
 // The signal books (engine/signals/engineSignals.ts) are built and closed by the
 // composition root (service/app.ts); these routes only read them. /edges and
 // /arbitrage read a page of a kept, sorted result; their cache validity is the book version (for /edges at the
-// request's clock: the edge book first re-prices ticked groups and expires sharp
-// quotes older than the staleness window, so a page cached before an expiry is never
-// served after it), kept in the request's list plan (listPlan.ts); a plan with a
+// board's time, engine.asOf(): the edge book first re-prices ticked groups and expires
+// sharp quotes older than the staleness window, so a page cached before an expiry is
+// never served after it), kept in the request's list plan (listPlan.ts); a plan with a
 // league filter is rebuilt when the UTC day turns (league notes follow the calendar),
 // so its token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
@@ -156,16 +156,19 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     query: EDGES_QUERY,
     summary: 'DFS pick\'em lines against the no-vig fair value of the sharp books.',
     description:
-      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed). ' +
+      'Each DFS row (matched on event, player, subtype, period, side and identical line) against the mean no-vig probability of the sharp books (pinnacle, circa, bookmaker) quoting both sides; suspended sharp quotes and sharp quotes older than 10 minutes of board time (the time of the last logged change, the same on every node at the same X-Board-Seq) never count. Sorted by edge descending, then id; keyset cursor bound to the filters. Maintained incrementally: a price change re-evaluates only its market group; sharp quotes expire with the clock. An out-of-season league: 200, [] and meta.note. meta.updated: latest updated among the page rows (empty page: when the result last changed). ' +
       `${CURSOR_RULES} ${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
       curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/edges?min_edge=0.01&devig=power&limit=5'`),
-    cache: { validity: (req, now) => edgePlans.of(req.query, req.query, now).tokenOf(signals.edgesVersion(now, req.query.devig)) },
+    // Sharp quotes age on board time (EngineSignals.boardTime: the writer's clock at the
+    // last logged change), not on this node's clock: the quote that ages out does so at
+    // the same board sequence on the writer and on every replica.
+    cache: { validity: (req, now) => edgePlans.of(req.query, req.query, now).tokenOf(signals.edgesVersion(req.query.devig)) },
     handle: (req): DataResult => {
       const q = req.query;
       const plan = edgePlans.of(q, q, req.now);
-      const emptyAt = edgesSeen.seen(signals.edgesVersion(req.now, q.devig), engine.asOf());
+      const emptyAt = edgesSeen.seen(signals.edgesVersion(q.devig), engine.asOf());
       if (plan.none) return { kind: 'data', data: [], nextCursor: null, updated: emptyAt, note: plan.note };
-      const page = signals.edgesPage(plan.query, afterOf(plan.after), q.limit, req.now);
+      const page = signals.edgesPage(plan.query, afterOf(plan.after), q.limit);
       const next = page.hasMore && page.last !== null ? plan.nextCursor([page.last.score, page.last.id]) : null;
       return { kind: 'data', data: page.items, nextCursor: next, updated: latestUpdated(page.items, emptyAt), note: plan.note };
     },

@@ -34,8 +34,8 @@ const MAX_QUEUED_BYTES = 1 << 30;
 
 export interface StreamRouteOptions {
   hub: StreamHub;
-  /** WebSocket connections without an API key one address may hold at once (STREAM_MAX_ANONYMOUS_CONNECTIONS). */
-  maxAnonymousPerAddress: number;
+  /** Push-stream connections without an API key per address, WebSocket and SSE together (STREAM_MAX_ANONYMOUS_CONNECTIONS). */
+  anonymous: AnonymousConnections;
   /** Counts each subscription against its key, as a request. */
   authenticator: Authenticator;
   clock: Clock;
@@ -50,24 +50,30 @@ interface SocketData {
 }
 
 /**
- * Open WebSocket connections without a key, per address: checked at the handshake
- * (past the cap: 429 too_many_connections), counted from open to close.
+ * Open push-stream connections without a key, per client address, WebSocket and SSE
+ * together (one instance serves both routes): checked at the WebSocket handshake or the
+ * SSE request (past the cap: 429 too_many_connections), counted from open to close.
+ * The address is the transport's peer (peerAddress.ts); one the transport cannot know
+ * ('') is not counted rather than lumping every such client under one key.
  */
-class AnonymousConnections {
+export class AnonymousConnections {
   private readonly open = new Map<string, number>();
 
   constructor(private readonly max: number) {}
 
   check(address: string): void {
-    if ((this.open.get(address) ?? 0) < this.max) return;
+    if (address === '' || (this.open.get(address) ?? 0) < this.max) return;
     throw new HttpError(
       'too_many_connections',
       `an address holds at most ${this.max} push-stream connections without an API key (STREAM_MAX_ANONYMOUS_CONNECTIONS): close one, or subscribe several filters on one connection, or send a key`,
     );
   }
 
-  opened(address: string): void {
+  /** The address held now, to pass to closed(); null when it is not counted. */
+  opened(address: string): string | null {
+    if (address === '') return null;
     this.open.set(address, (this.open.get(address) ?? 0) + 1);
+    return address;
   }
 
   closed(address: string): void {
@@ -78,8 +84,7 @@ class AnonymousConnections {
 }
 
 export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
-  const { hub, authenticator, clock } = options;
-  const anonymous = new AnonymousConnections(options.maxAnonymousPerAddress);
+  const { hub, authenticator, clock, anonymous } = options;
   return defineSocketRoute<SocketData>({
     path: STREAM_PATH,
     auth: 'key',
@@ -91,10 +96,7 @@ export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
       return { apiKey: req.apiKey, client: null, anonymousFrom: null, remoteAddress: req.remoteAddress };
     },
     open(ws) {
-      if (ws.data.apiKey === null) {
-        ws.data.anonymousFrom = ws.data.remoteAddress;
-        anonymous.opened(ws.data.remoteAddress);
-      }
+      if (ws.data.apiKey === null) ws.data.anonymousFrom = anonymous.opened(ws.data.remoteAddress);
       ws.data.client = hub.connect(socketSink(ws));
     },
     message(ws, data, isBinary) {
@@ -167,7 +169,7 @@ const SSE_DESCRIPTION = [
   'Events: `image` (the rows as /odds serves them at the image\'s clk, in segments of at most 1,000 rows built one at a time, so a later segment\'s rows may already be newer, and the deltas that follow bring every row up to date; only the last segment, `"segment": "end"`, carries an id), `delta` (every row of the subscription changed since the previous event, tombstones `"removed": true` included, with `clk` and `prev`), `heartbeat` (after heartbeat_ms without other traffic) and `status` (resync, slow_consumer).',
   'Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed\'s 10 minutes and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.',
   'The WebSocket stream at /api/v1/stream carries the same messages for many subscriptions per connection (JSON or MessagePack); both are described in the AsyncAPI document at /api/v1/asyncapi.json.',
-  `A bad filter answers 400 invalid_parameter before the stream opens. ${KEY_RULES} A browser's EventSource cannot set headers: pass the key as the key parameter instead.`,
+  `A bad filter answers 400 invalid_parameter before the stream opens. Without a key, one client address holds at most STREAM_MAX_ANONYMOUS_CONNECTIONS (32) push-stream connections, WebSocket and SSE together; past it 429 too_many_connections. ${KEY_RULES} A browser's EventSource cannot set headers: pass the key as the key parameter instead.`,
 ].join('\n\n') +
   curlExample(
     ACTIVE_EVENT,
@@ -176,11 +178,12 @@ const SSE_DESCRIPTION = [
   );
 
 export function streamSseRoute(options: StreamRouteOptions): AnyRoute {
-  const { hub } = options;
+  const { hub, anonymous } = options;
   return defineRoute({
     path: SSE_PATH,
     auth: 'key',
     keyParam: true,
+    peerAddress: true,
     query: SSE_QUERY,
     response: 'StreamMessage',
     responseKind: 'event-stream',
@@ -188,11 +191,15 @@ export function streamSseRoute(options: StreamRouteOptions): AnyRoute {
     description: SSE_DESCRIPTION,
     handle(req): StreamResult {
       const request = sseRequest(req.query, req.lastEventId ?? null);
+      // Counted with the address's WebSocket connections: 429 before the stream opens.
+      const address = req.apiKey === null ? (req.remoteAddress ?? '') : '';
+      anonymous.check(address);
       return {
         kind: 'stream',
         contentType: 'text/event-stream; charset=utf-8',
         open(stream) {
           let closed = false;
+          let held = anonymous.opened(address);
           const client = hub.connect({
             send(message: OutgoingMessage) {
               if (closed) return 'dropped';
@@ -211,6 +218,8 @@ export function streamSseRoute(options: StreamRouteOptions): AnyRoute {
             drained: () => client.drained(),
             closed: () => {
               closed = true;
+              if (held !== null) anonymous.closed(held);
+              held = null;
               client.disconnected();
             },
           };
@@ -253,7 +262,7 @@ export interface StreamSettings {
   resumeWaitMs: number;
   /** STREAM_MAX_SUBSCRIPTIONS: open subscriptions per connection. */
   maxSubscriptions: number;
-  /** STREAM_MAX_ANONYMOUS_CONNECTIONS: WebSocket connections without a key per address. */
+  /** STREAM_MAX_ANONYMOUS_CONNECTIONS: push-stream connections (WebSocket and SSE) without a key per address. */
   maxAnonymousPerAddress: number;
   authenticator: Authenticator;
   clock: Clock;
@@ -262,6 +271,6 @@ export interface StreamSettings {
 export function buildStream(engine: OddsEngine, options: StreamSettings): StreamSetup {
   const epoch = engine.historyId;
   const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs, maxSubscriptions: options.maxSubscriptions });
-  const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock, maxAnonymousPerAddress: options.maxAnonymousPerAddress };
+  const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock, anonymous: new AnonymousConnections(options.maxAnonymousPerAddress) };
   return { hub, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
 }

@@ -20,6 +20,7 @@
 import net from 'node:net';
 import type http from 'node:http';
 import { scanRequestHead } from './requestHead.ts';
+import { proxyV2Header } from './peerAddress.ts';
 import { ResponseFramer } from './responseFraming.ts';
 
 /** A connection that has not sent a whole request head for this long goes to node:http, whose request timeouts then apply. */
@@ -40,6 +41,12 @@ export interface FrontOptions {
   nodeServer: http.Server;
   /** SO_REUSEPORT: several processes share the port (only when a setting asks; Node >= 22.12). */
   reusePort: boolean;
+  /**
+   * Opens each uWS connection with a PROXY v2 header naming the client's address
+   * (peerAddress.ts), so that uWS knows whom it answers; false where the uWS build does
+   * not read one (it would take the header for a malformed request).
+   */
+  proxyProtocol: boolean;
 }
 
 export interface ListeningFront {
@@ -206,6 +213,9 @@ class FrontConnection {
 
   private connectUpstream(): net.Socket {
     const upstream = net.connect({ path: this.options.uwsPath });
+    // First on the connection, before any request: the client's own socket's addresses,
+    // never a header the client sent.
+    if (this.options.proxyProtocol) upstream.write(proxyV2Header(this.client));
     upstream.on('data', this.onUpstreamData);
     upstream.on('end', this.onUpstreamEnd);
     upstream.on('close', this.onUpstreamEnd);

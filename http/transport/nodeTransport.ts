@@ -27,6 +27,7 @@ import type {
   ListenOptions,
 } from './transport.ts';
 import { checkReusePort, listenError } from './front.ts';
+import { canonicalAddress } from './peerAddress.ts';
 
 /** Longest request target (path and query) answered; longer ones get 414. */
 export const MAX_URL_BYTES = 8 * 1024;
@@ -85,6 +86,11 @@ export class NodeTransport implements Transport {
       }
     };
     pump();
+  }
+
+  /** The connection's peer: also right for connections the uWS front handed over (the socket is the client's own). */
+  peerAddress(res: TransportResponse): string {
+    return canonicalAddress((res as NodeExchange).req.socket.remoteAddress);
   }
 
   openStream(res: TransportResponse, events: ResponseStreamEvents): ResponseStream {
@@ -394,7 +400,7 @@ class NodeSockets {
 
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const { route, server } = this.routes.get(pathOf(originForm(req.url ?? '/')))!;
-    const decision = route.upgrade(new NodeRequestView(req), req.socket.remoteAddress ?? '');
+    const decision = route.upgrade(new NodeRequestView(req), canonicalAddress(req.socket.remoteAddress));
     if (!decision.accept) {
       socket.end(serialize(decision.reply));
       return;

@@ -138,7 +138,7 @@ export interface TransportSocketRoute {
   maxBackpressureBytes: number;
   /** Seconds without traffic before the connection is closed (0: never). */
   idleTimeoutSeconds: number;
-  /** Decides the upgrade from the handshake request and the peer's address (text), synchronously. */
+  /** Decides the upgrade from the handshake request and the peer's address (canonical text, peerAddress.ts), synchronously. */
   upgrade(req: TransportRequest, remoteAddress: string): UpgradeDecision;
   handlers: SocketHandlers;
 }
@@ -182,6 +182,12 @@ export interface Transport {
   headerBlock(headers: readonly (readonly [string, string])[]): HeaderBlock;
   /** Writes a prepared block and one more header (the per-response request id) in as few calls as the transport allows. */
   writeHeaderBlock(res: TransportResponse, block: HeaderBlock, name: string, value: string): void;
+  /**
+   * The client's address for the request being answered (within the handler):
+   * canonical text (peerAddress.ts), '' when the transport cannot know it. The TCP peer,
+   * or behind the uWS front the client the front relays; never a header the client sent.
+   */
+  peerAddress(res: TransportResponse): string;
   /**
    * After status and headers were written: streams `chunks` (total bytes) with
    * backpressure, never copying more than the socket accepts.

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { listenError, listenFront, type ListeningFront } from './front.ts';
 import type { Uws } from './loadUws.ts';
 import { createNodeHttp, NodeTransport } from './nodeTransport.ts';
+import { canonicalAddress, proxyV2Header } from './peerAddress.ts';
 import { BODY_BYTES_PER_TURN } from './transport.ts';
 import type {
   BodyReadResult,
@@ -34,6 +35,12 @@ export class UwsTransport implements Transport {
   readonly kind = 'uws' as const;
   /** Serves, through the front, the requests uWS would not answer right. */
   private readonly nodeTransport = new NodeTransport('node:http (behind the uWebSockets.js front)');
+  /**
+   * Where uWS learns the client's address: the connection's own peer (UWS_DIRECT=1), the
+   * front's PROXY v2 header (the peer is then the front), or nowhere (a build that does
+   * not read the header: peerAddress answers '').
+   */
+  private peerSource: 'socket' | 'proxy' | 'unknown' = 'socket';
 
   constructor(
     private readonly uws: Uws,
@@ -67,6 +74,13 @@ export class UwsTransport implements Transport {
     const stream = new UwsBodyStream(uwsRes, chunks, total, events);
     uwsRes.onAborted(() => stream.abort());
     stream.pump();
+  }
+
+  peerAddress(res: TransportResponse): string {
+    const uwsRes = res as unknown as HttpResponse;
+    if (this.peerSource === 'unknown') return '';
+    const raw = this.peerSource === 'proxy' ? uwsRes.getProxiedRemoteAddressAsText() : uwsRes.getRemoteAddressAsText();
+    return canonicalAddress(Buffer.from(raw).toString('latin1'));
   }
 
   openStream(res: TransportResponse, events: ResponseStreamEvents): ResponseStream {
@@ -142,6 +156,7 @@ export class UwsTransport implements Transport {
    */
   async listen(host: string, port: number, handlersFor: (served: Transport) => TransportHandlers, options: ListenOptions): Promise<ListeningTransport> {
     const app = this.app(handlersFor(this));
+    this.peerSource = options.uwsDirect ? 'socket' : (await readsProxyHeader(this.uws)) ? 'proxy' : 'unknown';
     if (options.uwsDirect) {
       // Without LIBUS_LISTEN_EXCLUSIVE_PORT uSockets sets SO_REUSEPORT, and a second
       // process on the same port would silently share it.
@@ -174,7 +189,7 @@ export class UwsTransport implements Transport {
     const node = createNodeHttp(handlersFor(this.nodeTransport));
     let front: ListeningFront;
     try {
-      front = await listenFront({ host, port, uwsPath, nodeServer: node.server, reusePort: options.reusePort });
+      front = await listenFront({ host, port, uwsPath, nodeServer: node.server, reusePort: options.reusePort, proxyProtocol: this.peerSource === 'proxy' });
     } catch (error) {
       this.uws.us_listen_socket_close(listenSocket);
       app.close();
@@ -206,10 +221,59 @@ export class UwsTransport implements Transport {
 
   private app(handlers: TransportHandlers): TemplatedApp {
     const app = this.uws.App();
-    for (const route of handlers.sockets) app.ws<UwsSocketData>(route.path, socketBehavior(route));
+    for (const route of handlers.sockets) app.ws<UwsSocketData>(route.path, socketBehavior(route, this));
     app.any('/*', (res, req) => handlers.request(res, req));
     return app;
   }
+}
+
+/** Whether this build answers getProxiedRemoteAddressAsText from a PROXY v2 header; once per process. */
+let proxyHeaderSupport: Promise<boolean> | undefined;
+
+/**
+ * Asks a throwaway uWS app on its own unix socket, once: a request behind a PROXY v2
+ * header naming 192.0.2.1 must be answered with that address. Both builds this
+ * repository loads read the header (uWebSockets.js is built with UWS_WITH_PROXY), but a
+ * build without it would answer every relayed request 400, so it is checked, not assumed.
+ */
+function readsProxyHeader(uws: Uws): Promise<boolean> {
+  proxyHeaderSupport ??= new Promise<boolean>((resolve) => {
+    const dir = mkdtempSync(join(tmpdir(), 'odds-uws-probe-'));
+    const path = join(dir, 'probe.sock');
+    const app = uws.App();
+    let settled = false;
+    const settle = (answer: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      app.close();
+      rmSync(dir, { recursive: true, force: true });
+      resolve(answer);
+    };
+    const timer = setTimeout(() => settle(false), 2000);
+    app.any('/*', (res) => {
+      const proxied = Buffer.from(res.getProxiedRemoteAddressAsText()).toString('latin1');
+      res.end(`peer=${canonicalAddress(proxied)}`);
+    });
+    app.listen_unix((socket) => {
+      if (!socket) return settle(false);
+      const probe = net.connect({ path });
+      let answer = '';
+      probe.on('connect', () => {
+        probe.write(Buffer.concat([proxyV2Header({ remoteAddress: '192.0.2.1', remotePort: 1, localAddress: '192.0.2.2', localPort: 2 }), Buffer.from('GET / HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n')]));
+      });
+      probe.on('data', (chunk: Buffer) => {
+        answer += chunk.toString('latin1');
+        if (answer.includes('peer=192.0.2.1')) {
+          probe.destroy();
+          settle(true);
+        }
+      });
+      probe.on('error', () => settle(false));
+      probe.on('close', () => settle(answer.includes('peer=192.0.2.1')));
+    }, path);
+  });
+  return proxyHeaderSupport;
 }
 
 /** listen(host, port, options, cb): both builds take it; the typings list options only without a host. */
@@ -234,7 +298,7 @@ interface UwsSocketData {
   connection: UwsConnection | null;
 }
 
-function socketBehavior(route: TransportSocketRoute) {
+function socketBehavior(route: TransportSocketRoute, transport: UwsTransport) {
   const handlers = route.handlers;
   return {
     maxPayloadLength: route.maxPayloadBytes,
@@ -245,7 +309,7 @@ function socketBehavior(route: TransportSocketRoute) {
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
-      const decision = route.upgrade(req, Buffer.from(res.getRemoteAddressAsText()).toString());
+      const decision = route.upgrade(req, transport.peerAddress(res as unknown as TransportResponse));
       res.cork(() => {
         if (decision.accept) {
           res.upgrade<UwsSocketData>({ data: decision.data, connection: null }, key, protocol, extensions, context as never);

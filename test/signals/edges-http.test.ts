@@ -1,7 +1,8 @@
 // /api/v1/edges over HTTP on the real app (devig methods, filters,
 // out-of-season notes, cursors): every devig method's full walk equals the brute force over the
-// /odds rows, filters, parameter errors, cursors bound to filters, the clock expiring
-// sharp quotes (and the cached page with them), suspended sharp quotes not counting.
+// /odds rows, filters, parameter errors, cursors bound to filters, the board's time (the
+// last logged change's) expiring sharp quotes (and the cached page with them), suspended
+// sharp quotes not counting.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { bruteForceEdges, type OddsRowJson } from '../helpers/bruteForce.ts';
@@ -139,8 +140,11 @@ test('a suspended sharp quote never counts: the edge loses that book (or disappe
   assert.deepEqual(await walk('min_edge=0', 50), bruteForceEdges(rows(), t.clock.now(), { minEdge: 0 }));
 });
 
-test('staleness follows the clock: with no change at all, sharp quotes age out and the (cached) answer follows', async () => {
+test('staleness follows the board\'s time: with no change to any quote in an edge, sharp quotes age out as logged changes elsewhere move the board\'s time, and the (cached) answer follows', async () => {
   const query = `${ROUTE}?min_edge=0&limit=1000`;
+  // a row no edge reads (neither a sharp book nor a DFS source): re-pricing it only moves the board's time
+  const clockRow = rows().find((r) => !['pinnacle', 'circa', 'bookmaker'].includes(r.sportsbook) && r.dfsMultiplier == null && r.priceAmerican != null)!;
+  const clockSlot = t.app.engine.slotOf(clockRow.id);
   const first = await t.call(ROUTE, query);
   assert.ok(first.body.data.length > 0);
   const again = await t.call(ROUTE, query, { headers: { 'If-None-Match': String(first.reply.headers.etag) } });
@@ -149,6 +153,8 @@ test('staleness follows the clock: with no change at all, sharp quotes age out a
   let changed = false;
   for (let minute = 1; minute <= 30; minute++) {
     t.clock.advance(60_000);
+    t.app.engine.apply([{ op: 'price', slot: clockSlot, priceAmerican: clockRow.priceAmerican!, suspended: false }]);
+    assert.equal(t.app.engine.asOf(), t.clock.now(), 'the change moved the board\'s time');
     for (const method of methods) {
       const { body } = await t.call(ROUTE, `${query}&devig=${method}`);
       assert.deepEqual(body.data, bruteForceEdges(rows(), t.clock.now(), { minEdge: 0, devig: method }), `${method} at +${minute} min`);

@@ -1,8 +1,7 @@
 // Snapshot freshness is bounded whatever the poll pattern (maxAgeMs, SNAPSHOT_MAX_AGE_MS):
-// the variant without history is refreshed whenever the board moves, polled or not; a
-// poll of a variant nobody polled lately, whose newest version misses changes older
-// than the bound, waits for the next version instead of being answered with the old
-// one; and no answer carries a syncToken the delta feed would answer with the
+// every kept variant (with history: while kept) is refreshed whenever the board moves,
+// polled or not; a poll whose newest version misses changes older than the bound waits
+// for the next version instead of being answered with the old one; and no answer carries a syncToken the delta feed would answer with the
 // re-bootstrap note. The engine tests drive the snapshot's timer and the board's clock by
 // hand; the HTTP test talks to the real server.
 import { test } from 'node:test';
@@ -33,24 +32,27 @@ test('the variant without history refreshes as the board moves though nobody pol
   snapshot.close();
 });
 
-test('a poll after an idle spell waits for a fresh version (controlled clock and timer)', async () => {
+test('the variant with history refreshes unpolled while kept; a poll whose newest version misses changes older than the bound waits for the next (controlled clock and timer)', async () => {
   const { engine, clock } = fixtureEngine(4);
   let now = 0;
   const snapshot = new BoardSnapshot(engine, { clock, timer: () => now, maxAgeMs: 2000, historyIdleMs: Infinity });
   snapshot.current(false);
   const first = await snapshot.whenCurrent(true);
   assert.equal(snapshot.fresh(true), first, 'fresh: answered at once');
-  // nobody polls the history variant for longer than watchMs: it stops refreshing
+  // nobody polls the history variant for longer than watchMs: it is kept, so it still refreshes as the board moves
   clock.advance(31_000);
   const sim = new Simulator(engine, clock, { ratePerSecond: 1000, seed: 6 });
   sim.step(300);
-  for (let i = 0; i < 20; i++) await nextTurn();
-  assert.equal(snapshot.isRefreshing(true), false, 'an unpolled history variant does not refresh');
-  // within the bound, the newest version is still an answer
+  assert.ok(await eventually(() => snapshot.ageMs(true) === 0 && !snapshot.isRefreshing(true), 10_000), 'refreshed without a poll');
+  const refreshed = snapshot.latest(true)!;
+  assert.equal(refreshed.seq, engine.seq);
+  assert.equal(rawBody(refreshed).toString('utf8'), referenceText(engine, true));
+  // changes its refresh has not reached yet (no turn of the event loop since): within the bound, the newest version is still an answer
+  sim.step(300);
   now += 1500;
   const within = snapshot.fresh(true);
   assert.ok(within !== null && !(within instanceof Promise), 'missing changes only 1.5 s old: answered at once');
-  assert.equal((within as SnapshotBody).seq, first.seq);
+  assert.equal((within as SnapshotBody).seq, refreshed.seq);
   // past it, the poll waits for the next version, which shows the board as it is
   now += 1000;
   const waited = snapshot.fresh(true);
@@ -59,6 +61,20 @@ test('a poll after an idle spell waits for a fresh version (controlled clock and
   assert.equal(body.seq, engine.seq);
   assert.equal(rawBody(body).toString('utf8'), referenceText(engine, true));
   assert.equal(snapshot.ageMs(true), 0);
+  snapshot.close();
+});
+
+test('without a freshness bound an unpolled variant stops refreshing after watchMs (what a bench of the refresh alone runs)', async () => {
+  const { engine, clock } = fixtureEngine(4);
+  const snapshot = new BoardSnapshot(engine, { clock, historyIdleMs: Infinity });
+  snapshot.current(false);
+  const first = await snapshot.whenCurrent(true);
+  clock.advance(31_000);
+  new Simulator(engine, clock, { ratePerSecond: 1000, seed: 6 }).step(300);
+  for (let i = 0; i < 20; i++) await nextTurn();
+  assert.equal(snapshot.isRefreshing(true), false, 'not refreshing');
+  assert.equal(snapshot.isRefreshing(false), false, 'not refreshing');
+  assert.ok(engine.seq > first.seq);
   snapshot.close();
 });
 

@@ -3,9 +3,12 @@
 // counts against it and goes at its reader's pace) and are dropped as slow consumers or
 // refused, never left growing the process; a connection holds at most
 // STREAM_MAX_SUBSCRIPTIONS subscriptions (status too_many_subscriptions); an address holds
-// at most STREAM_MAX_ANONYMOUS_CONNECTIONS WebSocket connections without a key (429
-// too_many_connections), and a closed one frees its place.
+// at most STREAM_MAX_ANONYMOUS_CONNECTIONS connections without a key, WebSocket and SSE
+// counted together (429 too_many_connections), keyed by the client's own address (through
+// the uWS front too: a client on 127.0.0.2 is not counted with 127.0.0.1), and a closed
+// one frees its place.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -15,6 +18,44 @@ import { StreamTestClient } from './streamClient.ts';
 const CAP = 256 * 1024;
 /** An image segment (at most 1,000 rows) may sit past the cap once: its own length. */
 const SEGMENT_ALLOWANCE = 1024 * 1024;
+
+interface Opened {
+  status: number;
+  body: string;
+  close(): void;
+}
+
+/** A WebSocket handshake to the stream from `localAddress`: open (101), or the refusal's status and body. */
+function openSocket(port: number, localAddress = '127.0.0.1'): Promise<Opened> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/v1/stream`, { perMessageDeflate: false, localAddress });
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, close: () => undefined }));
+    });
+    ws.once('open', () => resolve({ status: 101, body: '', close: () => ws.terminate() }));
+    ws.once('error', (error) => (ws.readyState === WebSocket.CONNECTING ? reject(error) : undefined));
+  });
+}
+
+/** An SSE request to the stream from `localAddress`: open (200, the stream left running), or the refusal's status and body. */
+function openSse(port: number, localAddress = '127.0.0.1'): Promise<Opened> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/api/v1/stream/sse?league=nba', localAddress, agent: false }, (res) => {
+      if (res.statusCode === 200) {
+        res.on('data', () => undefined);
+        res.on('error', () => undefined);
+        resolve({ status: 200, body: '', close: () => req.destroy() });
+        return;
+      }
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, close: () => undefined }));
+    });
+    req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
+  });
+}
 
 describe('push-stream bounds per connection', () => {
   let t: TestApp;
@@ -103,6 +144,39 @@ describe('push-stream bounds per connection', () => {
       open.push(await StreamTestClient.open(t.port));
     } finally {
       for (const client of open) client.close();
+    }
+  });
+
+  it('SSE streams count with WebSocket connections against the per-address cap, by the client\'s real address', async () => {
+    assert.ok(await eventually(() => t.app.stream.stats().clients === 0, 10_000));
+    const open: Opened[] = [];
+    try {
+      for (const opener of [openSocket, openSse, openSocket, openSse]) {
+        const opened = await opener(t.port);
+        assert.ok(opened.status === 101 || opened.status === 200, `refused under the cap: ${opened.status} ${opened.body}`);
+        open.push(opened);
+      }
+      // the fifth from 127.0.0.1 is refused whichever door it takes, with the same error body
+      const sse = await openSse(t.port);
+      const socket = await openSocket(t.port);
+      assert.equal(sse.status, 429, sse.body);
+      assert.equal(socket.status, 429, socket.body);
+      assert.deepEqual(JSON.parse(sse.body), JSON.parse(socket.body));
+      assert.equal(JSON.parse(sse.body).code, 'too_many_connections');
+      // another address has its own count: the front relays the client's address, not its own
+      for (const opener of [openSse, openSocket]) {
+        const other = await opener(t.port, '127.0.0.2');
+        assert.ok(other.status === 101 || other.status === 200, `127.0.0.2 refused: ${other.status} ${other.body}`);
+        open.push(other);
+      }
+      // an SSE stream that ends frees its place for either kind
+      open[1]!.close();
+      await eventually(() => t.app.stream.stats().clients === 5, 10_000);
+      const again = await openSocket(t.port);
+      assert.equal(again.status, 101, again.body);
+      open.push(again);
+    } finally {
+      for (const opened of open) opened.close();
     }
   });
 });
