@@ -111,14 +111,15 @@ export async function benchAlerts(): Promise<Measurements> {
     out['ingest ack p50 / p99, under the fan-out (ms)'] = await loaded;
     const alerts = app.alerts!;
     const atStop = await receivers.stats();
+    const stats = await alerts.stats();
     out['feed changes applied / batches refused'] = `${submitted} / ${feedErrors.length}${feedErrors.length > 0 ? ` (${feedErrors[0]!.slice(0, 120)})` : ''}`;
-    out['alert events written /s'] = Math.round(alerts.eventsWritten / feedSeconds);
-    out['deliveries queued /s'] = Math.round(alerts.deliveriesQueued / feedSeconds);
+    out['alert events written /s'] = Math.round(stats.eventsWritten / feedSeconds);
+    out['deliveries queued /s'] = Math.round(stats.deliveriesQueued / feedSeconds);
     out['deliveries received by the endpoints /s (during the feed)'] = Math.round(atStop.events / feedSeconds);
     out['webhook requests /s (during the feed)'] = Math.round(atStop.requests / feedSeconds);
     // the backlog left when the feed stops, and how long it takes to deliver
     await new Promise((resolve) => setTimeout(resolve, 300)); // the last tick's events
-    const target = alerts.deliveriesQueued;
+    const target = (await alerts.stats()).deliveriesQueued;
     const drainStart = performance.now();
     let now = await receivers.stats();
     while (now.events < target && performance.now() - drainStart < 120_000) {

@@ -252,7 +252,8 @@ export async function startApp(options: AppOptions): Promise<App> {
   operations.readiness.pass('board');
 
   if (alerts !== null) {
-    alerts.start();
+    // the delivery thread opens alerts.db and reports the subscriptions the producer follows
+    await alerts.start();
     alertsGate.open(alerts);
   }
   if (durable !== null) await durable.listen();

@@ -34,8 +34,8 @@ describe('webhook alerts', () => {
   after(() => t.close());
 
   /** The outbox's events a subscription's filters take, in outbox order (what its receiver must get). */
-  function outboxIds(subscriptionId: string): string[] {
-    const filters = parseFilters(t.app.alerts!.get(subscriptionId)!.filters);
+  async function outboxIds(subscriptionId: string): Promise<string[]> {
+    const filters = parseFilters((await t.app.alerts!.get(subscriptionId))!.filters);
     const db = openAlertsDatabase(t.app.alerts!.config.dbPath);
     try {
       const rows = db.prepare('SELECT body FROM alert_events ORDER BY seq').all() as { body: string }[];
@@ -116,7 +116,11 @@ describe('webhook alerts', () => {
 
     // the healthy endpoint gets everything while the other is still down: one endpoint's outage holds up no one else
     const healthyIds = () => outboxIds(ids.healthy!);
-    assert.ok(await eventually(() => healthyIds().length > 0 && healthy.firstSeen.length === healthyIds().length, 10_000), `healthy has ${healthy.firstSeen.length} of ${healthyIds().length}`);
+    const healthyDone = async () => {
+      const n = (await healthyIds()).length;
+      return n > 0 && healthy.firstSeen.length === n;
+    };
+    assert.ok(await eventually(healthyDone, 10_000), `healthy has ${healthy.firstSeen.length} of ${(await healthyIds()).length}`);
     assert.equal(downUp.requests, 0);
     const waiting = await call('GET', `/alerts/v1/subscriptions/${ids.downUp}`);
     assert.ok(waiting.body.data[0].delivery.pending > 0);
@@ -125,7 +129,7 @@ describe('webhook alerts', () => {
     await downUp.up();
 
     for (const [name, r] of Object.entries(receivers)) {
-      const expected = outboxIds(ids[name]!);
+      const expected = await outboxIds(ids[name]!);
       assert.ok(expected.length >= 30, `${name}: ${expected.length} events in the outbox`);
       assert.ok(await eventually(() => r.firstSeen.length === expected.length, 15_000), `${name} received ${r.firstSeen.length} of ${expected.length}`);
       assert.deepEqual(r.firstSeen.map((e) => e.id), expected, `${name}: first receipts in outbox order`);

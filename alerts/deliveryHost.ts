@@ -1,0 +1,353 @@
+// The delivery side of the webhook alerts, run in its own thread (deliveryThread.ts
+// starts it; alerts.ts on the main thread talks to it): the subscriptions and the outbox
+// (alertsStore.ts over alerts.db), one delivery worker per subscription
+// (deliveryWorker.ts), the HTTP senders, signing, backoff, dead letters, and the
+// operations the admin API asks for. Nothing here touches the engine: the main thread's
+// producer hands over each tick's events, already serialized, and the engine clock's
+// time comes with every operation that records one.
+//
+// Each batch of events: matched to the enabled subscriptions (any of a subscription's
+// filters); those that match any are written to the outbox, each once, in one
+// transaction, offered to every enabled subscription's queue (deliveryQueue.ts) in
+// order, and the matched subscriptions' workers are woken. The outbox holds events,
+// not deliveries: a thousand endpoints taking the same event cost one row, and a
+// subscription's pending events follow from its filters and cursor. The workers'
+// progress is written by a flush that follows their changes within FLUSH_MS (one
+// commit for every acknowledgement of that moment), so a thousand endpoints
+// acknowledging cost a few commits a second, not a thousand.
+import { randomBytes } from 'node:crypto';
+import { isoMillis } from '../engine/timeFormat.ts';
+import type { AlertEvent } from './alertEvent.ts';
+import { openAlertsDatabase } from './alertsDatabase.ts';
+import type { AlertsConfig } from './alertsConfig.ts';
+import { AlertsStore, type DeadLetter, type Subscription } from './alertsStore.ts';
+import { DeliveryQueue } from './deliveryQueue.ts';
+import { DeliveryWorker, InFlightLimit, StepRunner } from './deliveryWorker.ts';
+import { anyMatches } from './filters.ts';
+import { newSecret } from './signing.ts';
+import type { SubscriptionInput } from './subscriptionInput.ts';
+import { WebhookSender } from './webhookSender.ts';
+
+const FLUSH_MS = 1000;
+export const DEFAULT_MAX_BATCH_EVENTS = 100;
+
+export type Log = (level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, line: string) => void;
+
+/** A subscription as the admin API shows it: never its secret, with its delivery state. */
+export interface SubscriptionView {
+  id: string;
+  url: string;
+  filters: Subscription['filters'];
+  batchWindowMs: number;
+  maxBatchEvents: number;
+  description: string | null;
+  enabled: boolean;
+  /** The secret's last 4 characters. */
+  secretHint: string;
+  createdAt: string;
+  updatedAt: string;
+  delivery: {
+    state: string;
+    pending: number;
+    deadLetters: number;
+    deliveredEvents: number;
+    attempts: number;
+    failingSince: string | null;
+    nextAttemptAt: string | null;
+    lastStatus: number | null;
+    lastError: string | null;
+    lastDeliveredAt: string | null;
+  };
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : isoMillis(ms));
+
+/** A subscription's filters and whether it is enabled: what the main thread's producer follows. */
+export interface Followed {
+  id: string;
+  filters: Subscription['filters'];
+  enabled: boolean;
+}
+
+/** Counters for the bench and metrics. */
+export interface DeliveryStats {
+  /** Events written to the outbox since the start. */
+  eventsWritten: number;
+  /** Deliveries queued from them (an event times the subscriptions it matched). */
+  deliveriesQueued: number;
+  /** Events that came from the producer and matched no subscription (not written). */
+  eventsUnmatched: number;
+}
+
+export class DeliveryHost {
+  private readonly store: AlertsStore;
+  private readonly sender = new WebhookSender();
+  private readonly limit: InFlightLimit;
+  private readonly runner = new StepRunner();
+  private readonly workers = new Map<string, DeliveryWorker>();
+  private flushTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  readonly stats: DeliveryStats = { eventsWritten: 0, deliveriesQueued: 0, eventsUnmatched: 0 };
+
+  constructor(
+    readonly config: AlertsConfig,
+    private readonly log: Log,
+  ) {
+    this.store = new AlertsStore(openAlertsDatabase(config.dbPath));
+    this.store.onSyncError = (error) =>
+      this.log('error', { event: 'alerts_fsync_failed', detail: error.message }, 'fdatasync of the alerts outbox failed (not retried): the last events and delivery progress may not survive a power loss; restart the process after checking the disk');
+    this.limit = new InFlightLimit(config.maxInFlight);
+    for (const s of this.store.loadSubscriptions()) this.addWorker(s, false);
+  }
+
+  /** What the producer is to follow: every subscription's filters. */
+  followed(): Followed[] {
+    return [...this.workers.values()].map(({ subscription: s }) => ({ id: s.id, filters: s.filters, enabled: s.enabled }));
+  }
+
+  /** Starts every worker (deliveries left pending by the last run go first). */
+  start(): void {
+    for (const worker of this.workers.values()) worker.wake();
+  }
+
+  /**
+   * One producer tick's events, in the order made, each with its body as sent (the
+   * JSON {"id","type","createdAt","data"}): match, write the outbox, wake the matched
+   * workers.
+   */
+  accept(events: readonly { event: AlertEvent; body: string }[]): void {
+    if (this.closed || events.length === 0) return;
+    const enabled = [...this.workers.values()].filter((w) => w.subscription.enabled);
+    // matched[i * enabled.length + j]: event i goes to subscription j
+    const matched = new Uint8Array(events.length * enabled.length);
+    const batch: { event: AlertEvent; body: string }[] = [];
+    const kept: number[] = [];
+    for (let i = 0; i < events.length; i++) {
+      const { event, body } = events[i]!;
+      let any = false;
+      for (let j = 0; j < enabled.length; j++) {
+        if (anyMatches(enabled[j]!.subscription.filters, event)) {
+          matched[i * enabled.length + j] = 1;
+          any = true;
+        }
+      }
+      if (!any) {
+        this.stats.eventsUnmatched++;
+        continue;
+      }
+      kept.push(i);
+      batch.push({ event, body });
+    }
+    if (batch.length === 0) return;
+    let seqs: number[];
+    try {
+      seqs = this.store.append(batch);
+    } catch (error) {
+      // not retried (the file's state is unknown after a failed write): these events are lost and said so
+      this.log('error', { event: 'alerts_outbox_write_failed', events: batch.length, detail: String(error) }, 'writing alert events to the outbox failed; they were not queued');
+      return;
+    }
+    this.stats.eventsWritten += batch.length;
+    for (let j = 0; j < enabled.length; j++) {
+      const worker = enabled[j]!;
+      let woken = false;
+      for (let k = 0; k < kept.length; k++) {
+        const hit = matched[kept[k]! * enabled.length + j] === 1;
+        worker.queue.offer(seqs[k]!, hit);
+        if (hit) {
+          this.stats.deliveriesQueued++;
+          woken = true;
+        }
+      }
+      if (woken) worker.wake();
+    }
+  }
+
+  private changed = (): void => {
+    if (this.flushTimer !== null || this.closed) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      this.flush();
+    }, FLUSH_MS);
+  };
+
+  private flush(): void {
+    try {
+      this.store.flush();
+    } catch (error) {
+      this.log('error', { event: 'alerts_progress_write_failed', detail: String(error) }, 'writing webhook delivery progress failed; deliveries since the last write will be sent again after a restart');
+    }
+  }
+
+  /** Drops delivered events created before cutoff (engine clock ms) that nothing refers to. */
+  prune(cutoff: number): void {
+    if (this.closed) return;
+    try {
+      let through = Infinity;
+      // a disabled subscription starts after the newest event when enabled again: it holds nothing back
+      for (const w of this.workers.values()) if (w.subscription.enabled) through = Math.min(through, w.queue.doneThrough);
+      this.store.prune(cutoff, through === Infinity ? this.store.lastSeq() : through);
+    } catch (error) {
+      this.log('warn', { event: 'alerts_prune_failed', detail: String(error) }, 'pruning delivered alert events failed');
+    }
+  }
+
+  private addWorker(s: Subscription, fresh: boolean): DeliveryWorker {
+    const worker = new DeliveryWorker(s, new DeliveryQueue(s, this.store, fresh), {
+      runner: this.runner,
+      store: this.store,
+      sender: this.sender,
+      retry: this.config.retry,
+      timeoutMs: this.config.timeoutMs,
+      limit: this.limit,
+      changed: this.changed,
+      log: (fields, line) => this.log('warn', fields, line),
+    });
+    this.workers.set(s.id, worker);
+    return worker;
+  }
+
+  // -- admin operations ---------------------------------------------------------------
+
+  list(): SubscriptionView[] {
+    return [...this.workers.values()].map((w) => this.view(w));
+  }
+
+  get(id: string): SubscriptionView | null {
+    const worker = this.workers.get(id);
+    return worker === undefined ? null : this.view(worker);
+  }
+
+  /** Creates a subscription; its secret is returned here and never again. */
+  create(input: SubscriptionInput, now: number): { subscription: SubscriptionView; secret: string } {
+    const s: Subscription = {
+      id: `sub_${randomBytes(9).toString('base64url')}`,
+      url: input.url!,
+      secret: input.secret ?? newSecret(),
+      filters: input.filters!,
+      batchWindowMs: input.batchWindowMs ?? 0,
+      maxBatchEvents: input.maxBatchEvents ?? DEFAULT_MAX_BATCH_EVENTS,
+      description: input.description ?? null,
+      enabled: input.enabled ?? true,
+      createdAt: now,
+      updatedAt: now,
+      // events from now on: the outbox's earlier ones are not this subscription's
+      cursor: this.store.lastSeq(),
+      attempts: 0,
+      failingSince: null,
+      nextAttemptAt: null,
+      lastStatus: null,
+      lastError: null,
+      lastDeliveredAt: null,
+      deliveredEvents: 0,
+    };
+    this.store.insertSubscription(s);
+    const worker = this.addWorker(s, true);
+    return { subscription: this.view(worker), secret: s.secret };
+  }
+
+  update(id: string, input: SubscriptionInput, now: number): SubscriptionView | null {
+    const worker = this.workers.get(id);
+    if (worker === undefined) return null;
+    const s = worker.subscription;
+    const next: Subscription = { ...s, ...definedOf(input), updatedAt: now };
+    this.store.updateSubscription(next);
+    const wasEnabled = s.enabled;
+    Object.assign(s, definedOf(input), { updatedAt: next.updatedAt });
+    // enabled again: it takes the events from now on (none were queued for it while disabled)
+    if (s.enabled && !wasEnabled) {
+      worker.queue.reset(this.store.lastSeq());
+      this.store.touched(s);
+      this.changed();
+    }
+    if (s.enabled) worker.wake();
+    return this.view(worker);
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const worker = this.workers.get(id);
+    if (worker === undefined) return false;
+    this.workers.delete(id);
+    await worker.stop();
+    this.store.deleteSubscription(id);
+    return true;
+  }
+
+  /**
+   * Queues again, ahead of the live events, the subscription's events created in
+   * [from, to] (engine clock ms) that it is done with (delivered or dead-lettered):
+   * those up to its cursor that its filters take, in outbox order, with their ids.
+   */
+  replay(id: string, from: number, to: number): number | null {
+    const worker = this.workers.get(id);
+    if (worker === undefined) return null;
+    const s = worker.subscription;
+    const seqs = this.store
+      .eventsBetween(s.cursor, from, to)
+      .filter((row) => anyMatches(s.filters, JSON.parse(row.body) as AlertEvent))
+      .map((row) => row.seq);
+    if (seqs.length === 0) return 0;
+    worker.queue.addReplays(this.store.addReplays(id, seqs));
+    worker.wake();
+    return seqs.length;
+  }
+
+  /** A subscription in backoff is tried at once. */
+  retryNow(id: string): SubscriptionView | null {
+    const worker = this.workers.get(id);
+    if (worker === undefined) return null;
+    worker.retryNow();
+    return this.view(worker);
+  }
+
+  deadLetters(id: string, after: number, limit: number): DeadLetter[] | null {
+    return this.workers.has(id) ? this.store.deadLetterPage(id, after, limit) : null;
+  }
+
+  private view(worker: DeliveryWorker): SubscriptionView {
+    const s = worker.subscription;
+    return {
+      id: s.id,
+      url: s.url,
+      filters: s.filters,
+      batchWindowMs: s.batchWindowMs,
+      maxBatchEvents: s.maxBatchEvents,
+      description: s.description,
+      enabled: s.enabled,
+      secretHint: s.secret.slice(-4),
+      createdAt: isoMillis(s.createdAt),
+      updatedAt: isoMillis(s.updatedAt),
+      delivery: {
+        state: s.enabled ? worker.status : 'disabled',
+        pending: worker.queue.pending(),
+        deadLetters: this.store.deadLetterCount(s.id),
+        deliveredEvents: s.deliveredEvents,
+        attempts: s.attempts,
+        failingSince: iso(s.failingSince),
+        nextAttemptAt: iso(s.nextAttemptAt),
+        lastStatus: s.lastStatus,
+        lastError: s.lastError,
+        lastDeliveredAt: iso(s.lastDeliveredAt),
+      },
+    };
+  }
+
+  /** Stops the workers (requests in flight finish, bounded by the timeout), writes the progress, closes the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    await Promise.all([...this.workers.values()].map((w) => w.stop()));
+    try {
+      this.store.close();
+    } finally {
+      this.sender.close();
+    }
+  }
+}
+
+function definedOf(input: SubscriptionInput): Partial<Subscription> {
+  const out: Partial<Subscription> = {};
+  for (const [key, value] of Object.entries(input)) if (value !== undefined) (out as Record<string, unknown>)[key] = value;
+  return out;
+}
