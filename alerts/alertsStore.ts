@@ -45,6 +45,13 @@ export interface StoredEvent {
   type: string;
   createdAt: number;
   body: string;
+  /**
+   * The body's UTF-8 bytes: a view of its tick's buffer (the tick's events joined by
+   * commas, as the delivery thread received them), or made at the first delivery that
+   * sends it (deliveryWorker.ts). Kept with the event: a thousand endpoints sending it
+   * send these bytes, none encodes the string again.
+   */
+  bytes?: Buffer;
 }
 
 /** A replay queued: its position in the subscription's replay lane and the event. */
@@ -194,7 +201,7 @@ export class AlertsStore {
   // -- the outbox -------------------------------------------------------------
 
   /** Writes the events in one transaction, in the order given; returns their seqs. */
-  append(batch: readonly { event: AlertEvent; body: string }[]): number[] {
+  append(batch: readonly { event: AlertEvent; body: string; bytes?: Buffer }[]): number[] {
     const seqs: number[] = [];
     const { insertEvent } = this.statements;
     this.db.transaction(() => {
@@ -202,8 +209,8 @@ export class AlertsStore {
     }).immediate();
     this.sync();
     for (let i = 0; i < batch.length; i++) {
-      const { event, body } = batch[i]!;
-      this.remember({ seq: seqs[i]!, id: event.id, type: event.type, createdAt: event.createdAt, body });
+      const { event, body, bytes } = batch[i]!;
+      this.remember({ seq: seqs[i]!, id: event.id, type: event.type, createdAt: event.createdAt, body, bytes });
     }
     return seqs;
   }

@@ -17,13 +17,13 @@
 // acknowledging cost a few commits a second, not a thousand.
 import { randomBytes } from 'node:crypto';
 import { isoMillis } from '../engine/timeFormat.ts';
-import type { AlertEvent } from './alertEvent.ts';
+import type { AlertEvent, LineMoveAlert } from './alertEvent.ts';
 import { openAlertsDatabase } from './alertsDatabase.ts';
 import type { AlertsConfig } from './alertsConfig.ts';
 import { AlertsStore, type DeadLetter, type Subscription } from './alertsStore.ts';
 import { DeliveryQueue } from './deliveryQueue.ts';
 import { DeliveryWorker, InFlightLimit, StepRunner } from './deliveryWorker.ts';
-import { anyMatches } from './filters.ts';
+import { anyMatches, watchedOddsIds } from './filters.ts';
 import { newSecret } from './signing.ts';
 import type { SubscriptionInput } from './subscriptionInput.ts';
 import { WebhookSender } from './webhookSender.ts';
@@ -60,6 +60,7 @@ export interface SubscriptionView {
   };
 }
 
+const NONE: readonly number[] = [];
 const iso = (ms: number | null): string | null => (ms === null ? null : isoMillis(ms));
 
 /** A subscription's filters and whether it is enabled: what the main thread's producer follows. */
@@ -115,20 +116,28 @@ export class DeliveryHost {
    * JSON {"id","type","createdAt","data"}): match, write the outbox, wake the matched
    * workers.
    */
-  accept(events: readonly { event: AlertEvent; body: string }[]): void {
+  accept(events: readonly { event: AlertEvent; body: string; bytes?: Buffer }[]): void {
     if (this.closed || events.length === 0) return;
-    const enabled = [...this.workers.values()].filter((w) => w.subscription.enabled);
+    const { enabled, byOddsId } = this.matching();
     // matched[i * enabled.length + j]: event i goes to subscription j
     const matched = new Uint8Array(events.length * enabled.length);
-    const batch: { event: AlertEvent; body: string }[] = [];
+    const batch: { event: AlertEvent; body: string; bytes?: Buffer }[] = [];
     const kept: number[] = [];
     for (let i = 0; i < events.length; i++) {
-      const { event, body } = events[i]!;
+      const { event, body, bytes } = events[i]!;
       let any = false;
-      for (let j = 0; j < enabled.length; j++) {
-        if (anyMatches(enabled[j]!.subscription.filters, event)) {
+      if (event.type === 'line.moved') {
+        // only line_move filters take line moves, each those of its ids (filters.ts)
+        for (const j of byOddsId.get((event.data as LineMoveAlert).oddsId) ?? NONE) {
           matched[i * enabled.length + j] = 1;
           any = true;
+        }
+      } else {
+        for (let j = 0; j < enabled.length; j++) {
+          if (anyMatches(enabled[j]!.subscription.filters, event)) {
+            matched[i * enabled.length + j] = 1;
+            any = true;
+          }
         }
       }
       if (!any) {
@@ -136,7 +145,7 @@ export class DeliveryHost {
         continue;
       }
       kept.push(i);
-      batch.push({ event, body });
+      batch.push({ event, body, bytes });
     }
     if (batch.length === 0) return;
     let seqs: number[];
@@ -161,6 +170,28 @@ export class DeliveryHost {
       }
       if (woken) worker.wake();
     }
+  }
+
+  /**
+   * The enabled subscriptions' workers, and for each odds id the positions among them of
+   * those whose line_move filters watch it: kept until a subscription is made, changed
+   * or deleted, so a tick's line moves are matched by one lookup each, not one check
+   * per subscription.
+   */
+  private matchingCache: { enabled: DeliveryWorker[]; byOddsId: Map<string, number[]> } | null = null;
+
+  private matching(): { enabled: DeliveryWorker[]; byOddsId: Map<string, number[]> } {
+    if (this.matchingCache !== null) return this.matchingCache;
+    const enabled = [...this.workers.values()].filter((w) => w.subscription.enabled);
+    const byOddsId = new Map<string, number[]>();
+    for (let j = 0; j < enabled.length; j++) {
+      for (const id of watchedOddsIds(enabled[j]!.subscription.filters)) {
+        const list = byOddsId.get(id);
+        if (list === undefined) byOddsId.set(id, [j]);
+        else list.push(j);
+      }
+    }
+    return (this.matchingCache = { enabled, byOddsId });
   }
 
   private changed = (): void => {
@@ -204,6 +235,7 @@ export class DeliveryHost {
       log: (fields, line) => this.log('warn', fields, line),
     });
     this.workers.set(s.id, worker);
+    this.matchingCache = null;
     return worker;
   }
 
@@ -254,6 +286,7 @@ export class DeliveryHost {
     this.store.updateSubscription(next);
     const wasEnabled = s.enabled;
     Object.assign(s, definedOf(input), { updatedAt: next.updatedAt });
+    this.matchingCache = null;
     // enabled again: it takes the events from now on (none were queued for it while disabled)
     if (s.enabled && !wasEnabled) {
       worker.queue.reset(this.store.lastSeq());
@@ -268,6 +301,7 @@ export class DeliveryHost {
     const worker = this.workers.get(id);
     if (worker === undefined) return false;
     this.workers.delete(id);
+    this.matchingCache = null;
     await worker.stop();
     this.store.deleteSubscription(id);
     return true;

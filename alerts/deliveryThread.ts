@@ -14,6 +14,8 @@ const { config } = workerData as ThreadData;
 const send = (message: FromThread) => port.postMessage(message);
 const log: Log = (level, fields, line) => send({ kind: 'log', level, fields, line });
 const decoder = new TextDecoder();
+const NEWLINE = 0x0a;
+const COMMA = 0x2c;
 
 let host: DeliveryHost;
 try {
@@ -36,13 +38,22 @@ const calls: { [K in CallName]: (...args: never[]) => unknown } = {
   stats: () => ({ ...host.stats }),
 };
 
+/**
+ * A tick's events: each line's text (for the outbox and the matching) and its bytes, a
+ * view of the tick's buffer with the newlines made commas, so events that follow one
+ * another are one slice in a delivery's body (deliveryWorker.ts).
+ */
 function accept(bodies: Uint8Array, createdAt: Float64Array): void {
-  const lines = decoder.decode(bodies).split('\n');
-  const events: { event: AlertEvent; body: string }[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const body = lines[i]!;
+  const events: { event: AlertEvent; body: string; bytes: Buffer }[] = [];
+  for (let start = 0, i = 0; start < bodies.length; i++) {
+    let end = bodies.indexOf(NEWLINE, start);
+    if (end < 0) end = bodies.length;
+    else bodies[end] = COMMA;
+    const bytes = Buffer.from(bodies.buffer, bodies.byteOffset + start, end - start);
+    const body = decoder.decode(bytes);
     const parsed = JSON.parse(body) as Omit<AlertEvent, 'createdAt'>;
-    events.push({ event: { id: parsed.id, type: parsed.type, createdAt: createdAt[i]!, data: parsed.data }, body });
+    events.push({ event: { id: parsed.id, type: parsed.type, createdAt: createdAt[i]!, data: parsed.data }, body, bytes });
+    start = end + 1;
   }
   host.accept(events);
 }
