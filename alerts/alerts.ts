@@ -26,6 +26,7 @@ import type { AlertsConfig } from './alertsConfig.ts';
 import type { DeliveryStats, Followed, Log, SubscriptionView } from './deliveryHost.ts';
 import type { AlertFilter } from './filters.ts';
 import type { SubscriptionInput } from './subscriptionInput.ts';
+import { tickBuffer } from './tickEvents.ts';
 import type { CallName, FromThread, HostCalls, ThreadData, ToThread } from './threadProtocol.ts';
 
 export type { Log, SubscriptionView } from './deliveryHost.ts';
@@ -57,7 +58,6 @@ export class Alerts {
   private tickTimer: NodeJS.Timeout | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
-  private readonly encoder = new TextEncoder();
   /** Times the delivery thread was started again after it died. */
   restarts = 0;
 
@@ -203,8 +203,7 @@ export class Alerts {
   }
 
   private post(bodies: string[], createdAt: number[]): void {
-    // TextEncoder gives the bytes their own ArrayBuffer, so it can be transferred
-    const bytes = this.encoder.encode(bodies.join('\n'));
+    const bytes = tickBuffer(bodies);
     const times = Float64Array.from(createdAt);
     const message: ToThread = { kind: 'events', bodies: bytes, createdAt: times };
     this.thread!.postMessage(message, [bytes.buffer, times.buffer]);

@@ -5,17 +5,14 @@
 // are those of threadProtocol.ts, handled in arrival order: a tick's events are in the
 // outbox before any later call is answered.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { AlertEvent } from './alertEvent.ts';
 import { DeliveryHost, type Log } from './deliveryHost.ts';
+import { readTick } from './tickEvents.ts';
 import type { CallName, FromThread, HostCalls, ThreadData, ToThread } from './threadProtocol.ts';
 
 const port = parentPort!;
 const { config } = workerData as ThreadData;
 const send = (message: FromThread) => port.postMessage(message);
 const log: Log = (level, fields, line) => send({ kind: 'log', level, fields, line });
-const decoder = new TextDecoder();
-const NEWLINE = 0x0a;
-const COMMA = 0x2c;
 
 let host: DeliveryHost;
 try {
@@ -38,24 +35,8 @@ const calls: { [K in CallName]: (...args: never[]) => unknown } = {
   stats: () => ({ ...host.stats }),
 };
 
-/**
- * A tick's events: each line's text (for the outbox and the matching) and its bytes, a
- * view of the tick's buffer with the newlines made commas, so events that follow one
- * another are one slice in a delivery's body (deliveryWorker.ts).
- */
 function accept(bodies: Uint8Array, createdAt: Float64Array): void {
-  const events: { event: AlertEvent; body: string; bytes: Buffer }[] = [];
-  for (let start = 0, i = 0; start < bodies.length; i++) {
-    let end = bodies.indexOf(NEWLINE, start);
-    if (end < 0) end = bodies.length;
-    else bodies[end] = COMMA;
-    const bytes = Buffer.from(bodies.buffer, bodies.byteOffset + start, end - start);
-    const body = decoder.decode(bytes);
-    const parsed = JSON.parse(body) as Omit<AlertEvent, 'createdAt'>;
-    events.push({ event: { id: parsed.id, type: parsed.type, createdAt: createdAt[i]!, data: parsed.data }, body, bytes });
-    start = end + 1;
-  }
-  host.accept(events);
+  host.accept(readTick(bodies, createdAt));
 }
 
 port.on('message', (message: ToThread) => {
