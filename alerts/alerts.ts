@@ -23,7 +23,7 @@ import { isoMillis } from '../engine/timeFormat.ts';
 import type { AlertEvent } from './alertEvent.ts';
 import { AlertProducer } from './alertProducer.ts';
 import type { AlertsConfig } from './alertsConfig.ts';
-import type { DeliveryStats, Followed, Log, SubscriptionView } from './deliveryHost.ts';
+import type { DeliveryMetrics, DeliveryStats, Followed, Log, SubscriptionView } from './deliveryHost.ts';
 import type { AlertFilter } from './filters.ts';
 import type { SubscriptionInput } from './subscriptionInput.ts';
 import { tickBuffer } from './tickEvents.ts';
@@ -267,6 +267,11 @@ export class Alerts {
 
   deadLetters(id: string, after: number, limit: number) {
     return this.call('deadLetters', id, after, limit);
+  }
+
+  /** What /metrics shows, from the delivery thread. */
+  metrics(): Promise<DeliveryMetrics> {
+    return this.call('metrics');
   }
 
   /** The delivery thread's counters. */

@@ -52,6 +52,8 @@ export interface StoredEvent {
    * send these bytes, none encodes the string again.
    */
   bytes?: Buffer;
+  /** Wall-clock ms this process wrote it to the outbox (in memory only: for the oldest-pending metric). */
+  receivedAt?: number;
 }
 
 /** A replay queued: its position in the subscription's replay lane and the event. */
@@ -208,9 +210,10 @@ export class AlertsStore {
       for (const { event, body } of batch) seqs.push(Number(insertEvent.run(event.id, event.type, event.createdAt, body).lastInsertRowid));
     }).immediate();
     this.sync();
+    const receivedAt = Date.now();
     for (let i = 0; i < batch.length; i++) {
       const { event, body, bytes } = batch[i]!;
-      this.remember({ seq: seqs[i]!, id: event.id, type: event.type, createdAt: event.createdAt, body, bytes });
+      this.remember({ seq: seqs[i]!, id: event.id, type: event.type, createdAt: event.createdAt, body, bytes, receivedAt });
     }
     return seqs;
   }
@@ -224,6 +227,11 @@ export class AlertsStore {
   private remember(event: StoredEvent): void {
     this.recent.set(event.seq, event);
     if (this.recent.size > RECENT_EVENTS) this.recent.delete(this.recent.keys().next().value!);
+  }
+
+  /** The event of this seq if it is among the newest kept in memory. */
+  recentEvent(seq: number): StoredEvent | undefined {
+    return this.recent.get(seq);
   }
 
   /** Events after seq `after`, in order, at most `limit`. */

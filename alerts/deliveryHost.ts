@@ -78,6 +78,24 @@ export interface DeliveryStats {
   deliveriesQueued: number;
   /** Events that came from the producer and matched no subscription (not written). */
   eventsUnmatched: number;
+  /** Webhook requests answered 2xx. */
+  deliveredRequests: number;
+  /** Webhook requests that failed (a non-2xx status, a timeout, a network error). */
+  failedRequests: number;
+  /** Events moved to the dead letters. */
+  deadLetteredEvents: number;
+}
+
+/** What /metrics shows of the alerts (alertsMetrics.ts). */
+export interface DeliveryMetrics extends DeliveryStats {
+  /** Subscriptions by delivery state (idle, window, sending, backoff, disabled). */
+  subscriptions: Record<string, number>;
+  /** Events waiting in the enabled subscriptions' queues (a queue past its memory cap counts as the cap). */
+  pendingEvents: number;
+  /** Events delivered, over every subscription's life. */
+  deliveredEvents: number;
+  /** Seconds the oldest event at the head of an enabled subscription's queue has waited (0: none waiting). */
+  oldestPendingSeconds: number;
 }
 
 export class DeliveryHost {
@@ -88,7 +106,8 @@ export class DeliveryHost {
   private readonly workers = new Map<string, DeliveryWorker>();
   private flushTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  readonly stats: DeliveryStats = { eventsWritten: 0, deliveriesQueued: 0, eventsUnmatched: 0 };
+  readonly stats: DeliveryStats = { eventsWritten: 0, deliveriesQueued: 0, eventsUnmatched: 0, deliveredRequests: 0, failedRequests: 0, deadLetteredEvents: 0 };
+  private readonly startedAt = Date.now();
 
   constructor(
     readonly config: AlertsConfig,
@@ -231,12 +250,39 @@ export class DeliveryHost {
       retry: this.config.retry,
       timeoutMs: this.config.timeoutMs,
       limit: this.limit,
+      counters: this.stats,
       changed: this.changed,
       log: (fields, line) => this.log('warn', fields, line),
     });
     this.workers.set(s.id, worker);
     this.matchingCache = null;
     return worker;
+  }
+
+  /**
+   * The numbers /metrics shows. The oldest pending event's wait counts from when this
+   * process wrote it to the outbox; one written before a restart, or read back from the
+   * file, counts from the restart (a lower bound).
+   */
+  metrics(): DeliveryMetrics {
+    const now = Date.now();
+    const subscriptions: Record<string, number> = {};
+    let pendingEvents = 0;
+    let deliveredEvents = 0;
+    let oldest = now;
+    for (const w of this.workers.values()) {
+      const s = w.subscription;
+      const state = s.enabled ? w.status : 'disabled';
+      subscriptions[state] = (subscriptions[state] ?? 0) + 1;
+      deliveredEvents += s.deliveredEvents;
+      if (!s.enabled) continue;
+      const queued = w.queue.queued;
+      if (queued === 0) continue;
+      pendingEvents += queued;
+      const head = w.queue.nextSeq();
+      if (head !== null) oldest = Math.min(oldest, this.store.recentEvent(head)?.receivedAt ?? this.startedAt);
+    }
+    return { ...this.stats, subscriptions, pendingEvents, deliveredEvents, oldestPendingSeconds: (now - oldest) / 1000 };
   }
 
   // -- admin operations ---------------------------------------------------------------

@@ -33,6 +33,7 @@ const calls: { [K in CallName]: (...args: never[]) => unknown } = {
   retryNow: (id: string) => host.retryNow(id),
   deadLetters: (...args: Parameters<HostCalls['deadLetters']>) => host.deadLetters(...args),
   stats: () => ({ ...host.stats }),
+  metrics: () => host.metrics(),
 };
 
 function accept(bodies: Uint8Array, createdAt: Float64Array): void {

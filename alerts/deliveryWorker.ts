@@ -110,6 +110,8 @@ export interface WorkerContext {
   retry: RetryPolicy;
   timeoutMs: number;
   limit: InFlightLimit;
+  /** Counted here: requests answered 2xx, requests failed, events dead-lettered. */
+  counters: { deliveredRequests: number; failedRequests: number; deadLetteredEvents: number };
   /** The store has progress to flush. */
   changed(): void;
   log(fields: Record<string, unknown>, line: string): void;
@@ -221,6 +223,7 @@ export class DeliveryWorker {
     const now = Date.now();
     s.lastStatus = result.status;
     if (result.ok) {
+      context.counters.deliveredRequests++;
       s.attempts = 0;
       s.failingSince = null;
       s.nextAttemptAt = null;
@@ -232,12 +235,14 @@ export class DeliveryWorker {
       // (an endpoint gets at most one request per window while events trickle in)
       return this.later('window', this.queue.queued >= s.maxBatchEvents ? 0 : s.batchWindowMs);
     }
+    context.counters.failedRequests++;
     s.attempts++;
     s.failingSince ??= now;
     s.lastError = result.error;
     const retryFor = context.retry.retryForMs;
     if (now - s.failingSince >= retryFor) {
       context.store.deadLettered(s.id, entries.map((e) => e.seq), now, s.attempts, result.status, result.error);
+      context.counters.deadLetteredEvents += entries.length;
       context.log({ event: 'alerts_dead_lettered', subscription: s.id, events: entries.length, attempts: s.attempts, lastError: result.error }, 'webhook batch failed for the whole retry period: dead-lettered');
       s.attempts = 0;
       s.failingSince = null;

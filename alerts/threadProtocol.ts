@@ -17,6 +17,7 @@ export interface HostCalls {
   retryNow: DeliveryHost['retryNow'];
   deadLetters: DeliveryHost['deadLetters'];
   stats: () => DeliveryStats;
+  metrics: DeliveryHost['metrics'];
 }
 export type CallName = keyof HostCalls;
 

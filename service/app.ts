@@ -37,6 +37,7 @@ import { Operations } from './operations.ts';
 import { Alerts } from '../alerts/alerts.ts';
 import { AlertsGate, alertsAdminRoutes } from '../alerts/adminRoutes.ts';
 import { readAlertsConfig } from '../alerts/alertsConfig.ts';
+import { registerAlertsMetrics } from '../alerts/alertsMetrics.ts';
 import { mcpRoute } from '../mcp/httpRoute.ts';
 import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
@@ -211,6 +212,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     const alertsLogger = logger.child({ part: 'alerts' });
     alerts = new Alerts(engine, signals, clock, alertsConfig, (level, fields, line) => alertsLogger[level](fields, line));
     listeners.subscribe('alert producer', alerts.producer);
+    registerAlertsMetrics(operations.registry, alerts);
   } else alertsGate.shut(alertsConfig === null ? 'the service runs without DATA_DIR' : 'ALERTS=0');
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);

@@ -149,6 +149,20 @@ describe('webhook alerts', () => {
       for (let i = 1; i < moves.length; i++) assert.deepEqual(moves[i]!.data.from, moves[i - 1]!.data.to);
       assert.equal(moves.at(-1)!.data.to.priceAmerican, t.app.engine.rowObject(t.app.engine.slotOf(id), 'all').priceAmerican);
     }
+
+    // /metrics (ingest port) shows the delivery thread's counts: what the receivers saw, failures, and once the
+    // last acknowledgements are in (the slow endpoint's redeliveries), nothing waiting
+    let metrics = '';
+    const metric = (line: string) => Number(metrics.split('\n').find((l) => l.startsWith(`${line} `))?.slice(line.length + 1) ?? NaN);
+    const scrape = async () => (metrics = await (await fetch(`http://127.0.0.1:${ingestPort}/metrics`)).text());
+    assert.ok(await eventually(async () => (await scrape(), metric('odds_alerts_pending_events') === 0), 15_000, 100), metrics);
+    const firstSeen = Object.values(receivers).reduce((sum, r) => sum + r.firstSeen.length, 0);
+    assert.ok(metric('odds_alerts_delivered_events_total') >= firstSeen, metrics);
+    assert.ok(metric('odds_alerts_requests_total{outcome="failed"}') >= failing.requests - failing.answeredOk, metrics);
+    assert.ok(metric('odds_alerts_events_written_total') >= (await outboxIds(ids.healthy!)).length, metrics);
+    assert.equal(metric('odds_alerts_pending_events'), 0, metrics);
+    assert.equal(metric('odds_alerts_oldest_pending_seconds'), 0, metrics);
+    assert.equal(metric('odds_alerts_thread_restarts_total'), 0, metrics);
     for (const r of Object.values(receivers)) await r.down();
   });
 
