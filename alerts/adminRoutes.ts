@@ -17,9 +17,10 @@
 // the board (and so the alerts) exist: until AlertsGate.open they answer 503 not_ready.
 import { HttpError, invalidParameter, missingParameter, notFound } from '../http/errors.ts';
 import { parseInstantParam } from '../http/params.ts';
-import type { RouteRequest } from '../http/request.ts';
+import { envelopeFromData } from '../http/envelope.ts';
+import type { PendingLargeBodyResult, RouteRequest } from '../http/request.ts';
 import { defineRoute, type AnyRoute } from '../http/router.ts';
-import type { Alerts } from './alerts.ts';
+import { AlertsUnavailable, type Alerts } from './alerts.ts';
 import { InputError, parseSubscriptionInput } from './subscriptionInput.ts';
 
 /** Which Alerts the admin routes act on: none while the board loads, or with ALERTS=0. */
@@ -56,18 +57,38 @@ function inputOf(req: RouteRequest, create: boolean) {
 
 const missing = (id: string) => notFound(`no webhook subscription ${id}`, 'id');
 
+/** The delivery thread could not answer (restarting, shutting down): 503 not_ready, like the gate's. */
+function unavailableAs503(error: unknown): never {
+  if (error instanceof AlertsUnavailable) throw new HttpError(503, 'not_ready', `webhook alerts are not available: ${error.message}`);
+  throw error;
+}
+
+/**
+ * The answer of an operation the delivery thread carries out: the envelope around its
+ * data once it answers, 503 not_ready while the thread is unavailable.
+ */
+function answer(req: RouteRequest, work: Promise<readonly unknown[]>, nextCursor: string | null = null): PendingLargeBodyResult {
+  const body = work.then(
+    (data) => ({ kind: 'document' as const, body: envelopeFromData(data, { updated: req.now, nextCursor }) }),
+    unavailableAs503,
+  );
+  return { kind: 'pending', body };
+}
+
 export function alertsAdminRoutes(gate: AlertsGate): AnyRoute[] {
   const common = { auth: 'key' as const, response: 'WebhookSubscription', documented: false };
   const post = { ...common, method: 'POST' as const, contentTypes: [JSON_TYPE], maxBodyBytes: MAX_BODY };
+  /** The subscription, or 404 when there is none. */
+  const found = <T>(id: string, value: T | null): T => {
+    if (value === null) throw missing(id);
+    return value;
+  };
   return [
     defineRoute({
       ...common,
       path: '/alerts/v1/subscriptions',
       query: [],
-      handle: (req) => {
-        const data = gate.take().list();
-        return { kind: 'data', data, updated: req.now };
-      },
+      handle: (req) => answer(req, gate.take().list()),
     }),
     defineRoute({
       ...post,
@@ -75,8 +96,8 @@ export function alertsAdminRoutes(gate: AlertsGate): AnyRoute[] {
       query: [],
       handle: (req) => {
         const alerts = gate.take();
-        const { subscription, secret } = alerts.create(inputOf(req, true));
-        return { kind: 'data', data: [{ ...subscription, secret }], updated: req.now };
+        const input = inputOf(req, true);
+        return answer(req, alerts.create(input).then(({ subscription, secret }) => [{ ...subscription, secret }]));
       },
     }),
     defineRoute({
@@ -84,9 +105,8 @@ export function alertsAdminRoutes(gate: AlertsGate): AnyRoute[] {
       path: '/alerts/v1/subscriptions/:id',
       query: [],
       handle: (req) => {
-        const view = gate.take().get(req.params.id!);
-        if (view === null) throw missing(req.params.id!);
-        return { kind: 'data', data: [view], updated: req.now };
+        const id = req.params.id!;
+        return answer(req, gate.take().get(id).then((view) => [found(id, view)]));
       },
     }),
     defineRoute({
@@ -94,9 +114,10 @@ export function alertsAdminRoutes(gate: AlertsGate): AnyRoute[] {
       path: '/alerts/v1/subscriptions/:id/update',
       query: [],
       handle: (req) => {
-        const view = gate.take().update(req.params.id!, inputOf(req, false));
-        if (view === null) throw missing(req.params.id!);
-        return { kind: 'data', data: [view], updated: req.now };
+        const id = req.params.id!;
+        const alerts = gate.take();
+        const input = inputOf(req, false);
+        return answer(req, alerts.update(id, input).then((view) => [found(id, view)]));
       },
     }),
     defineRoute({
@@ -109,10 +130,13 @@ export function alertsAdminRoutes(gate: AlertsGate): AnyRoute[] {
         const body = gate
           .take()
           .remove(id)
-          .then((removed) => {
-            if (!removed) throw missing(id);
-            return { kind: 'document' as const, body: Buffer.from(JSON.stringify({ success: true, deleted: id })) };
-          });
+          .then(
+            (removed) => {
+              if (!removed) throw missing(id);
+              return { kind: 'document' as const, body: Buffer.from(JSON.stringify({ success: true, deleted: id })) };
+            },
+            unavailableAs503,
+          );
         return { kind: 'pending', body };
       },
     }),
@@ -121,10 +145,10 @@ export function alertsAdminRoutes(gate: AlertsGate): AnyRoute[] {
       path: '/alerts/v1/subscriptions/:id/replay',
       query: [],
       handle: (req) => {
+        const id = req.params.id!;
+        const alerts = gate.take();
         const range = rangeOf(req.body);
-        const count = gate.take().replay(req.params.id!, range.from, range.to);
-        if (count === null) throw missing(req.params.id!);
-        return { kind: 'data', data: [{ subscriptionId: req.params.id!, queued: count }], updated: req.now };
+        return answer(req, alerts.replay(id, range.from, range.to).then((count) => [{ subscriptionId: id, queued: found(id, count) }]));
       },
     }),
     defineRoute({
@@ -133,9 +157,8 @@ export function alertsAdminRoutes(gate: AlertsGate): AnyRoute[] {
       path: '/alerts/v1/subscriptions/:id/retry',
       query: [],
       handle: (req) => {
-        const view = gate.take().retryNow(req.params.id!);
-        if (view === null) throw missing(req.params.id!);
-        return { kind: 'data', data: [view], updated: req.now };
+        const id = req.params.id!;
+        return answer(req, gate.take().retryNow(id).then((view) => [found(id, view)]));
       },
     }),
     defineRoute({
@@ -146,12 +169,21 @@ export function alertsAdminRoutes(gate: AlertsGate): AnyRoute[] {
         { name: 'limit', kind: 'integer', minimum: 1, maximum: 1000, default: 100 },
       ],
       handle: (req) => {
-        const letters = gate.take().deadLetters(req.params.id!, req.query.after, req.query.limit + 1);
-        if (letters === null) throw missing(req.params.id!);
-        const more = letters.length > req.query.limit;
-        const data = more ? letters.slice(0, req.query.limit) : letters;
-        // the keyset is the delivery position, which the caller passes back as `after`
-        return { kind: 'data', data, nextCursor: more ? String(data[data.length - 1]!.pos) : null, updated: req.now };
+        const id = req.params.id!;
+        const { after, limit } = req.query;
+        const alerts = gate.take();
+        // one more than asked says whether there is a next page; the keyset is the
+        // delivery position, which the caller passes back as `after`
+        const body = alerts.deadLetters(id, after, limit + 1).then(
+          (letters) => {
+            const all = found(id, letters);
+            const more = all.length > limit;
+            const data = more ? all.slice(0, limit) : all;
+            return { kind: 'document' as const, body: envelopeFromData(data, { updated: req.now, nextCursor: more ? String(data[data.length - 1]!.pos) : null }) };
+          },
+          unavailableAs503,
+        );
+        return { kind: 'pending', body };
       },
     }),
   ];

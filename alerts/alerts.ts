@@ -1,84 +1,65 @@
-// The webhook alerts of one process: the subscriptions and the outbox (alertsStore.ts
-// over alerts.db), the producer listening to the engine (alertProducer.ts), one
-// delivery worker per subscription (deliveryWorker.ts) and the operations the admin
-// API calls (adminRoutes.ts). service/app.ts builds it after the signal books and
-// subscribes the producer among the engine's listeners.
+// The webhook alerts of one process, main-thread side. The producer (alertProducer.ts)
+// listens to the engine and, on its tick (ALERTS_TICK_MS), turns what changed into
+// alert events; each tick's events are serialized once and handed to the delivery
+// thread (deliveryThread.ts, a worker_threads Worker running deliveryHost.ts) in one
+// message with transferred buffers. Everything else happens there: matching events to
+// subscriptions, the outbox in alerts.db, the per-endpoint queues, HTTP, signatures,
+// backoff, dead letters. So a thousand endpoints, slow, failing or fast, cost the main
+// thread (ingest acknowledgements, reads, the push stream) one postMessage per tick.
 //
-// Each tick: the producer's events are matched to the enabled subscriptions (any of a
-// subscription's filters); those that match any are written to the outbox, each once,
-// in one transaction, offered to every enabled subscription's queue (deliveryQueue.ts)
-// in order, and the matched subscriptions' workers are woken. The outbox holds events,
-// not deliveries: a thousand endpoints taking the same event cost one row, and a
-// subscription's pending events follow from its filters and cursor. The workers'
-// progress is written by a flush that follows their changes within FLUSH_MS (one
-// commit for every acknowledgement of that moment), so a thousand endpoints
-// acknowledging cost a few commits a second, not a thousand.
-import { randomBytes } from 'node:crypto';
+// The admin API's operations are calls to the thread, answered asynchronously. The
+// main thread keeps only what the producer needs: each subscription's filters and
+// whether it is enabled, learnt from the thread at start and from every change's answer.
+//
+// If the thread dies (a bug, out of memory), it is logged and started again after
+// RESTART_MS, up to RESTART_MAX_MS apart: alerts.db is opened again and the deliveries
+// pending there resume; events produced meanwhile are held (up to HELD_CAP) and handed
+// over once it is ready, and admin calls are answered 503 until then.
+import { Worker } from 'node:worker_threads';
 import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
 import type { EngineSignals } from '../engine/signals/engineSignals.ts';
 import { isoMillis } from '../engine/timeFormat.ts';
 import type { AlertEvent } from './alertEvent.ts';
-import { openAlertsDatabase } from './alertsDatabase.ts';
-import type { AlertsConfig } from './alertsConfig.ts';
-import { AlertsStore, type DeadLetter, type Subscription } from './alertsStore.ts';
 import { AlertProducer } from './alertProducer.ts';
-import { DeliveryQueue } from './deliveryQueue.ts';
-import { DeliveryWorker, InFlightLimit, StepRunner } from './deliveryWorker.ts';
-import { anyMatches } from './filters.ts';
-import { newSecret } from './signing.ts';
+import type { AlertsConfig } from './alertsConfig.ts';
+import type { DeliveryMetrics, DeliveryStats, Followed, Log, SubscriptionView } from './deliveryHost.ts';
+import type { AlertFilter } from './filters.ts';
 import type { SubscriptionInput } from './subscriptionInput.ts';
-import { WebhookSender } from './webhookSender.ts';
+import { tickBuffer } from './tickEvents.ts';
+import type { CallName, FromThread, HostCalls, ThreadData, ToThread } from './threadProtocol.ts';
 
-const FLUSH_MS = 1000;
+export type { Log, SubscriptionView } from './deliveryHost.ts';
+export { DEFAULT_MAX_BATCH_EVENTS } from './deliveryHost.ts';
+
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
-export const DEFAULT_MAX_BATCH_EVENTS = 100;
+const RESTART_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+/** Events held for the thread while it (re)starts; beyond this they are dropped, and said so. */
+export const HELD_CAP = 100_000;
 
-export type Log = (level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, line: string) => void;
+/** The delivery thread cannot answer now (starting again after a failure, or shutting down). */
+export class AlertsUnavailable extends Error {}
 
-/** A subscription as the admin API shows it: never its secret, with its delivery state. */
-export interface SubscriptionView {
-  id: string;
-  url: string;
-  filters: Subscription['filters'];
-  batchWindowMs: number;
-  maxBatchEvents: number;
-  description: string | null;
-  enabled: boolean;
-  /** The secret's last 4 characters. */
-  secretHint: string;
-  createdAt: string;
-  updatedAt: string;
-  delivery: {
-    state: string;
-    pending: number;
-    deadLetters: number;
-    deliveredEvents: number;
-    attempts: number;
-    failingSince: string | null;
-    nextAttemptAt: string | null;
-    lastStatus: number | null;
-    lastError: string | null;
-    lastDeliveredAt: string | null;
-  };
-}
-
-const iso = (ms: number | null): string | null => (ms === null ? null : isoMillis(ms));
+type Reply<K extends CallName> = Awaited<ReturnType<HostCalls[K]>>;
 
 export class Alerts {
   readonly producer: AlertProducer;
-  private readonly store: AlertsStore;
-  private readonly sender = new WebhookSender();
-  private readonly limit: InFlightLimit;
-  private readonly runner = new StepRunner();
-  private readonly workers = new Map<string, DeliveryWorker>();
+  private thread: Worker | null = null;
+  private ready = false;
+  private closing = false;
+  /** Each subscription's filters and state as the producer follows them. */
+  private readonly followed = new Map<string, { filters: AlertFilter[]; enabled: boolean }>();
+  private readonly calls = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  private nextCall = 1;
+  private held: { bodies: string[]; createdAt: number[] } = { bodies: [], createdAt: [] };
+  private droppedWhileDown = 0;
+  private restartDelay = RESTART_MS;
   private tickTimer: NodeJS.Timeout | null = null;
-  private flushTimer: NodeJS.Timeout | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
-  private closed = false;
-  /** Events written to the outbox since the start, and deliveries queued from them (counters for the bench and metrics). */
-  eventsWritten = 0;
-  deliveriesQueued = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  /** Times the delivery thread was started again after it died. */
+  restarts = 0;
 
   constructor(
     engine: OddsEngine,
@@ -87,28 +68,117 @@ export class Alerts {
     readonly config: AlertsConfig,
     private readonly log: Log,
   ) {
-    this.store = new AlertsStore(openAlertsDatabase(config.dbPath));
-    this.store.onSyncError = (error) =>
-      this.log('error', { event: 'alerts_fsync_failed', detail: error.message }, 'fdatasync of the alerts outbox failed (not retried): the last events and delivery progress may not survive a power loss; restart the process after checking the disk');
-    this.limit = new InFlightLimit(config.maxInFlight);
     this.producer = new AlertProducer(engine, signals, clock);
-    for (const s of this.store.loadSubscriptions()) {
-      this.addWorker(s, false);
-      if (s.enabled) this.producer.follow(s.filters, 1);
-    }
   }
 
-  /** Starts the tick and every worker (deliveries left pending by the last run go first). */
-  start(): void {
-    for (const worker of this.workers.values()) worker.wake();
+  /** Starts the delivery thread (opening alerts.db; rejects if it cannot), then the producer's tick. */
+  async start(): Promise<void> {
+    await this.spawn();
     this.tickTimer = setInterval(() => this.tick(), this.config.tickMs);
     this.pruneTimer = setInterval(() => this.prune(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
   }
 
-  /** One producer tick: match, write the outbox, wake the matched workers. Public for tests that drive it. */
+  private spawn(): Promise<void> {
+    const data: ThreadData = { config: this.config };
+    const thread = new Worker(new URL('./deliveryThreadBoot.mjs', import.meta.url), { workerData: data, name: 'alerts-delivery' });
+    this.thread = thread;
+    return new Promise((resolve, reject) => {
+      let started = false;
+      thread.on('message', (message: FromThread) => {
+        switch (message.kind) {
+          case 'ready':
+            started = true;
+            this.onReady(message.followed);
+            resolve();
+            return;
+          case 'failed':
+            reject(new Error(`webhook alerts: ${message.error}`));
+            return;
+          case 'log':
+            this.log(message.level, message.fields, message.line);
+            return;
+          case 'reply': {
+            const call = this.calls.get(message.id);
+            if (call === undefined) return;
+            this.calls.delete(message.id);
+            if (message.error !== undefined) call.reject(new Error(message.error));
+            else call.resolve(message.value);
+            return;
+          }
+          case 'closed':
+            // the thread ends next; 'exit' follows
+            return;
+        }
+      });
+      thread.on('error', (error) => {
+        if (!started) reject(error);
+        else this.log('error', { event: 'alerts_thread_failed', detail: error.stack ?? String(error) }, 'the webhook delivery thread failed');
+      });
+      thread.on('exit', (code) => {
+        if (this.thread === thread) this.thread = null;
+        this.ready = false;
+        for (const call of this.calls.values()) call.reject(new AlertsUnavailable('the webhook delivery thread stopped'));
+        this.calls.clear();
+        if (!started) return reject(new Error(`webhook alerts: the delivery thread ended (code ${code}) before it was ready`));
+        if (this.closing) return;
+        this.log('error', { event: 'alerts_thread_exited', code, restartInMs: this.restartDelay }, 'the webhook delivery thread ended; starting it again (deliveries resume from alerts.db)');
+        this.scheduleRestart();
+      });
+    });
+  }
+
+  private scheduleRestart(): void {
+    if (this.closing) return;
+    const delay = this.restartDelay;
+    this.restartDelay = Math.min(RESTART_MAX_MS, delay * 2);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      this.restarts++;
+      this.spawn().then(
+        () => (this.restartDelay = RESTART_MS),
+        (error: unknown) => {
+          this.log('error', { event: 'alerts_thread_restart_failed', detail: String(error) }, 'starting the webhook delivery thread again failed');
+          this.thread?.terminate();
+          this.scheduleRestart();
+        },
+      );
+    }, delay);
+  }
+
+  /** The thread is up: the producer follows what it holds (again, after a restart); held events go over. */
+  private onReady(followed: Followed[]): void {
+    for (const f of this.followed.values()) if (f.enabled) this.producer.follow(f.filters, -1);
+    this.followed.clear();
+    for (const f of followed) this.follow(f);
+    this.ready = true;
+    if (this.droppedWhileDown > 0) {
+      this.log('error', { event: 'alerts_events_dropped', events: this.droppedWhileDown }, `${this.droppedWhileDown} alert events were dropped while the webhook delivery thread was down (more than ${HELD_CAP} held)`);
+      this.droppedWhileDown = 0;
+    }
+    if (this.held.bodies.length > 0) {
+      const held = this.held;
+      this.held = { bodies: [], createdAt: [] };
+      this.post(held.bodies, held.createdAt);
+    }
+  }
+
+  private follow(f: Followed): void {
+    const before = this.followed.get(f.id);
+    if (before?.enabled === true) this.producer.follow(before.filters, -1);
+    this.followed.set(f.id, { filters: f.filters, enabled: f.enabled });
+    if (f.enabled) this.producer.follow(f.filters, 1);
+  }
+
+  private unfollow(id: string): void {
+    const before = this.followed.get(id);
+    if (before?.enabled === true) this.producer.follow(before.filters, -1);
+    this.followed.delete(id);
+  }
+
+  /** One producer tick: the events found go to the delivery thread in one message. Public for tests that drive it. */
   tick(): void {
-    if (this.closed) return;
+    if (this.closing) return;
     let events: AlertEvent[];
     try {
       events = this.producer.collect();
@@ -117,239 +187,113 @@ export class Alerts {
       return;
     }
     if (events.length === 0) return;
-    const enabled = [...this.workers.values()].filter((w) => w.subscription.enabled);
-    // matched[i * enabled.length + j]: event i goes to subscription j
-    const matched = new Uint8Array(events.length * enabled.length);
-    const batch: { event: AlertEvent; body: string }[] = [];
-    const kept: number[] = [];
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i]!;
-      let any = false;
-      for (let j = 0; j < enabled.length; j++) {
-        if (anyMatches(enabled[j]!.subscription.filters, event)) {
-          matched[i * enabled.length + j] = 1;
-          any = true;
-        }
-      }
-      if (!any) continue;
-      kept.push(i);
-      batch.push({ event, body: JSON.stringify({ id: event.id, type: event.type, createdAt: isoMillis(event.createdAt), data: event.data }) });
+    const bodies: string[] = [];
+    const createdAt: number[] = [];
+    for (const event of events) {
+      bodies.push(JSON.stringify({ id: event.id, type: event.type, createdAt: isoMillis(event.createdAt), data: event.data }));
+      createdAt.push(event.createdAt);
     }
-    if (batch.length === 0) return;
-    let seqs: number[];
-    try {
-      seqs = this.store.append(batch);
-    } catch (error) {
-      // not retried (the file's state is unknown after a failed write): these events are lost and said so
-      this.log('error', { event: 'alerts_outbox_write_failed', events: batch.length, detail: String(error) }, 'writing alert events to the outbox failed; they were not queued');
-      return;
-    }
-    this.eventsWritten += batch.length;
-    for (let j = 0; j < enabled.length; j++) {
-      const worker = enabled[j]!;
-      let woken = false;
-      for (let k = 0; k < kept.length; k++) {
-        const hit = matched[kept[k]! * enabled.length + j] === 1;
-        worker.queue.offer(seqs[k]!, hit);
-        if (hit) {
-          this.deliveriesQueued++;
-          woken = true;
-        }
-      }
-      if (woken) worker.wake();
+    if (this.ready) return this.post(bodies, createdAt);
+    const room = HELD_CAP - this.held.bodies.length;
+    if (room < bodies.length) this.droppedWhileDown += bodies.length - Math.max(room, 0);
+    for (let i = 0; i < Math.min(room, bodies.length); i++) {
+      this.held.bodies.push(bodies[i]!);
+      this.held.createdAt.push(createdAt[i]!);
     }
   }
 
-  private changed = (): void => {
-    if (this.flushTimer !== null || this.closed) return;
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = null;
-      this.flush();
-    }, FLUSH_MS);
-  };
-
-  private flush(): void {
-    try {
-      this.store.flush();
-    } catch (error) {
-      this.log('error', { event: 'alerts_progress_write_failed', detail: String(error) }, 'writing webhook delivery progress failed; deliveries since the last write will be sent again after a restart');
-    }
+  private post(bodies: string[], createdAt: number[]): void {
+    const bytes = tickBuffer(bodies);
+    const times = Float64Array.from(createdAt);
+    const message: ToThread = { kind: 'events', bodies: bytes, createdAt: times };
+    this.thread!.postMessage(message, [bytes.buffer, times.buffer]);
   }
 
   private prune(): void {
-    try {
-      let through = Infinity;
-      // a disabled subscription starts after the newest event when enabled again: it holds nothing back
-      for (const w of this.workers.values()) if (w.subscription.enabled) through = Math.min(through, w.queue.doneThrough);
-      this.store.prune(this.clock.now() - this.config.retentionMs, through === Infinity ? this.store.lastSeq() : through);
-    } catch (error) {
-      this.log('warn', { event: 'alerts_prune_failed', detail: String(error) }, 'pruning delivered alert events failed');
+    if (!this.ready) return;
+    const message: ToThread = { kind: 'prune', cutoff: this.clock.now() - this.config.retentionMs };
+    this.thread!.postMessage(message);
+  }
+
+  private call<K extends CallName>(name: K, ...args: Parameters<HostCalls[K]>): Promise<Reply<K>> {
+    if (!this.ready || this.thread === null) {
+      return Promise.reject(new AlertsUnavailable(this.closing ? 'the process is shutting down' : 'the webhook delivery thread is starting again after a failure'));
     }
-  }
-
-  private addWorker(s: Subscription, fresh: boolean): DeliveryWorker {
-    const worker = new DeliveryWorker(s, new DeliveryQueue(s, this.store, fresh), {
-      runner: this.runner,
-      store: this.store,
-      sender: this.sender,
-      retry: this.config.retry,
-      timeoutMs: this.config.timeoutMs,
-      limit: this.limit,
-      changed: this.changed,
-      log: (fields, line) => this.log('warn', fields, line),
+    const id = this.nextCall++;
+    const message: ToThread = { kind: 'call', id, name, args };
+    return new Promise((resolve, reject) => {
+      this.calls.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.thread!.postMessage(message);
     });
-    this.workers.set(s.id, worker);
-    return worker;
   }
 
-  // -- admin operations ---------------------------------------------------------------
+  // -- admin operations (answered by the delivery thread) ---------------------------
 
-  list(): SubscriptionView[] {
-    return [...this.workers.values()].map((w) => this.view(w));
+  list(): Promise<SubscriptionView[]> {
+    return this.call('list');
   }
 
-  get(id: string): SubscriptionView | null {
-    const worker = this.workers.get(id);
-    return worker === undefined ? null : this.view(worker);
+  get(id: string): Promise<SubscriptionView | null> {
+    return this.call('get', id);
   }
 
   /** Creates a subscription; its secret is returned here and never again. */
-  create(input: SubscriptionInput): { subscription: SubscriptionView; secret: string } {
-    const now = this.clock.now();
-    const s: Subscription = {
-      id: `sub_${randomBytes(9).toString('base64url')}`,
-      url: input.url!,
-      secret: input.secret ?? newSecret(),
-      filters: input.filters!,
-      batchWindowMs: input.batchWindowMs ?? 0,
-      maxBatchEvents: input.maxBatchEvents ?? DEFAULT_MAX_BATCH_EVENTS,
-      description: input.description ?? null,
-      enabled: input.enabled ?? true,
-      createdAt: now,
-      updatedAt: now,
-      // events from now on: the outbox's earlier ones are not this subscription's
-      cursor: this.store.lastSeq(),
-      attempts: 0,
-      failingSince: null,
-      nextAttemptAt: null,
-      lastStatus: null,
-      lastError: null,
-      lastDeliveredAt: null,
-      deliveredEvents: 0,
-    };
-    this.store.insertSubscription(s);
-    const worker = this.addWorker(s, true);
-    if (s.enabled) this.producer.follow(s.filters, 1);
-    return { subscription: this.view(worker), secret: s.secret };
+  async create(input: SubscriptionInput): Promise<{ subscription: SubscriptionView; secret: string }> {
+    const created = await this.call('create', input, this.clock.now());
+    this.follow(created.subscription);
+    return created;
   }
 
-  update(id: string, input: SubscriptionInput): SubscriptionView | null {
-    const worker = this.workers.get(id);
-    if (worker === undefined) return null;
-    const s = worker.subscription;
-    const next: Subscription = { ...s, ...definedOf(input), updatedAt: this.clock.now() };
-    this.store.updateSubscription(next);
-    const wasEnabled = s.enabled;
-    if (wasEnabled) this.producer.follow(s.filters, -1);
-    Object.assign(s, definedOf(input), { updatedAt: next.updatedAt });
-    if (s.enabled) this.producer.follow(s.filters, 1);
-    // enabled again: it takes the events from now on (none were queued for it while disabled)
-    if (s.enabled && !wasEnabled) {
-      worker.queue.reset(this.store.lastSeq());
-      this.store.touched(s);
-      this.changed();
-    }
-    if (s.enabled) worker.wake();
-    return this.view(worker);
+  async update(id: string, input: SubscriptionInput): Promise<SubscriptionView | null> {
+    const view = await this.call('update', id, input, this.clock.now());
+    if (view !== null) this.follow(view);
+    return view;
   }
 
   async remove(id: string): Promise<boolean> {
-    const worker = this.workers.get(id);
-    if (worker === undefined) return false;
-    this.workers.delete(id);
-    if (worker.subscription.enabled) this.producer.follow(worker.subscription.filters, -1);
-    await worker.stop();
-    this.store.deleteSubscription(id);
-    return true;
+    const removed = await this.call('remove', id);
+    if (removed) this.unfollow(id);
+    return removed;
   }
 
-  /**
-   * Queues again, ahead of the live events, the subscription's events created in
-   * [from, to] (engine clock ms) that it is done with (delivered or dead-lettered):
-   * those up to its cursor that its filters take, in outbox order, with their ids.
-   */
-  replay(id: string, from: number, to: number): number | null {
-    const worker = this.workers.get(id);
-    if (worker === undefined) return null;
-    const s = worker.subscription;
-    const seqs = this.store
-      .eventsBetween(s.cursor, from, to)
-      .filter((row) => anyMatches(s.filters, JSON.parse(row.body) as AlertEvent))
-      .map((row) => row.seq);
-    if (seqs.length === 0) return 0;
-    worker.queue.addReplays(this.store.addReplays(id, seqs));
-    worker.wake();
-    return seqs.length;
+  /** Queues again the subscription's delivered events created in [from, to] (engine clock ms); null: no such subscription. */
+  replay(id: string, from: number, to: number): Promise<number | null> {
+    return this.call('replay', id, from, to);
   }
 
-  /** A subscription in backoff is tried at once. */
-  retryNow(id: string): SubscriptionView | null {
-    const worker = this.workers.get(id);
-    if (worker === undefined) return null;
-    worker.retryNow();
-    return this.view(worker);
+  retryNow(id: string): Promise<SubscriptionView | null> {
+    return this.call('retryNow', id);
   }
 
-  deadLetters(id: string, after: number, limit: number): DeadLetter[] | null {
-    return this.workers.has(id) ? this.store.deadLetterPage(id, after, limit) : null;
+  deadLetters(id: string, after: number, limit: number) {
+    return this.call('deadLetters', id, after, limit);
   }
 
-  private view(worker: DeliveryWorker): SubscriptionView {
-    const s = worker.subscription;
-    return {
-      id: s.id,
-      url: s.url,
-      filters: s.filters,
-      batchWindowMs: s.batchWindowMs,
-      maxBatchEvents: s.maxBatchEvents,
-      description: s.description,
-      enabled: s.enabled,
-      secretHint: s.secret.slice(-4),
-      createdAt: isoMillis(s.createdAt),
-      updatedAt: isoMillis(s.updatedAt),
-      delivery: {
-        state: s.enabled ? worker.status : 'disabled',
-        pending: worker.queue.pending(),
-        deadLetters: this.store.deadLetterCount(s.id),
-        deliveredEvents: s.deliveredEvents,
-        attempts: s.attempts,
-        failingSince: iso(s.failingSince),
-        nextAttemptAt: iso(s.nextAttemptAt),
-        lastStatus: s.lastStatus,
-        lastError: s.lastError,
-        lastDeliveredAt: iso(s.lastDeliveredAt),
-      },
-    };
+  /** What /metrics shows, from the delivery thread. */
+  metrics(): Promise<DeliveryMetrics> {
+    return this.call('metrics');
   }
 
-  /** Stops the tick and the workers (requests in flight finish, bounded by the timeout), writes the progress, closes the file. */
+  /** The delivery thread's counters. */
+  stats(): Promise<DeliveryStats> {
+    return this.call('stats');
+  }
+
+  /** Stops the tick; the thread stops its workers (requests in flight finish, bounded by the timeout), writes the progress and closes alerts.db. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.closing) return;
+    this.closing = true;
     if (this.tickTimer !== null) clearInterval(this.tickTimer);
     if (this.pruneTimer !== null) clearInterval(this.pruneTimer);
-    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
-    await Promise.all([...this.workers.values()].map((w) => w.stop()));
-    try {
-      this.store.close();
-    } finally {
-      this.sender.close();
-    }
+    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
+    const thread = this.thread;
+    if (thread === null) return;
+    const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+    if (this.ready) {
+      const message: ToThread = { kind: 'close' };
+      thread.postMessage(message);
+      this.ready = false;
+    } else await thread.terminate();
+    await exited;
   }
-}
-
-function definedOf(input: SubscriptionInput): Partial<Subscription> {
-  const out: Partial<Subscription> = {};
-  for (const [key, value] of Object.entries(input)) if (value !== undefined) (out as Record<string, unknown>)[key] = value;
-  return out;
 }

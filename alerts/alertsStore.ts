@@ -45,6 +45,15 @@ export interface StoredEvent {
   type: string;
   createdAt: number;
   body: string;
+  /**
+   * The body's UTF-8 bytes: a view of its tick's buffer (the tick's events joined by
+   * commas, as the delivery thread received them), or made at the first delivery that
+   * sends it (deliveryWorker.ts). Kept with the event: a thousand endpoints sending it
+   * send these bytes, none encodes the string again.
+   */
+  bytes?: Buffer;
+  /** Wall-clock ms this process wrote it to the outbox (in memory only: for the oldest-pending metric). */
+  receivedAt?: number;
 }
 
 /** A replay queued: its position in the subscription's replay lane and the event. */
@@ -194,16 +203,17 @@ export class AlertsStore {
   // -- the outbox -------------------------------------------------------------
 
   /** Writes the events in one transaction, in the order given; returns their seqs. */
-  append(batch: readonly { event: AlertEvent; body: string }[]): number[] {
+  append(batch: readonly { event: AlertEvent; body: string; bytes?: Buffer }[]): number[] {
     const seqs: number[] = [];
     const { insertEvent } = this.statements;
     this.db.transaction(() => {
       for (const { event, body } of batch) seqs.push(Number(insertEvent.run(event.id, event.type, event.createdAt, body).lastInsertRowid));
     }).immediate();
     this.sync();
+    const receivedAt = Date.now();
     for (let i = 0; i < batch.length; i++) {
-      const { event, body } = batch[i]!;
-      this.remember({ seq: seqs[i]!, id: event.id, type: event.type, createdAt: event.createdAt, body });
+      const { event, body, bytes } = batch[i]!;
+      this.remember({ seq: seqs[i]!, id: event.id, type: event.type, createdAt: event.createdAt, body, bytes, receivedAt });
     }
     return seqs;
   }
@@ -217,6 +227,11 @@ export class AlertsStore {
   private remember(event: StoredEvent): void {
     this.recent.set(event.seq, event);
     if (this.recent.size > RECENT_EVENTS) this.recent.delete(this.recent.keys().next().value!);
+  }
+
+  /** The event of this seq if it is among the newest kept in memory. */
+  recentEvent(seq: number): StoredEvent | undefined {
+    return this.recent.get(seq);
   }
 
   /** Events after seq `after`, in order, at most `limit`. */

@@ -68,6 +68,12 @@ export class DeliveryQueue {
     return { lane: 'live', seqs: this.live.slice(this.head, this.head + max), replays: [] };
   }
 
+  /** The seq of the event that goes next, without taking it (null: none in memory). */
+  nextSeq(): number | null {
+    if (this.replays.length > 0) return this.replays[0]!.seq;
+    return this.head < this.live.length ? this.live[this.head]! : null;
+  }
+
   /** The batch was delivered or dead-lettered: it leaves its lane; the cursor moves past it. */
   done(batch: Batch): void {
     if (batch.lane === 'replay') {

@@ -165,6 +165,13 @@ export function parseFilters(raw: unknown): AlertFilter[] {
   });
 }
 
+/** The odds ids of the line_move filters, each once: a line.moved event is taken by these filters exactly when its oddsId is one of them. */
+export function watchedOddsIds(filters: readonly AlertFilter[]): Set<string> {
+  const ids = new Set<string>();
+  for (const f of filters) if (f.type === 'line_move') for (const id of f.oddsIds) ids.add(id);
+  return ids;
+}
+
 /** Whether any of the filters takes the event. */
 export function anyMatches(filters: readonly AlertFilter[], event: AlertEvent): boolean {
   for (const filter of filters) {

@@ -10,12 +10,16 @@ export const SIGNATURE_HEADER = 'Odds-Signature';
 /** How far a signature's t may be from the receiver's clock by default (Stripe's tolerance). */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
-export function signatureHeader(secret: string, body: Buffer | string, unixSeconds: number): string {
+/** body: the raw bytes, or the pieces that are sent one after another as the body. */
+export function signatureHeader(secret: string, body: Buffer | string | readonly Buffer[], unixSeconds: number): string {
   return `t=${unixSeconds},v1=${hmacHex(secret, unixSeconds, body)}`;
 }
 
-function hmacHex(secret: string, t: number, body: Buffer | string): string {
-  return createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
+function hmacHex(secret: string, t: number, body: Buffer | string | readonly Buffer[]): string {
+  const hmac = createHmac('sha256', secret).update(`${t}.`);
+  if (Array.isArray(body)) for (const piece of body as readonly Buffer[]) hmac.update(piece);
+  else hmac.update(body as Buffer | string);
+  return hmac.digest('hex');
 }
 
 /** A new secret: 32 random bytes, base64url, with a prefix that says what it is. */

@@ -20,7 +20,8 @@ export interface SendResult {
 export interface SendOptions {
   url: URL;
   secret: string;
-  body: Buffer;
+  /** The body's pieces, sent one after another (no copy into one buffer; the signature covers them in order). */
+  body: readonly Buffer[];
   timeoutMs: number;
   /** Headers beyond the signature (delivery id, attempt). */
   headers: Record<string, string>;
@@ -48,6 +49,8 @@ export class WebhookSender {
 
 function sendWebhook(options: SendOptions, agent: http.Agent): Promise<SendResult> {
   const { url, body } = options;
+  let length = 0;
+  for (const piece of body) length += piece.length;
   const secure = url.protocol === 'https:';
   return new Promise((resolve) => {
     let settled = false;
@@ -64,7 +67,7 @@ function sendWebhook(options: SendOptions, agent: http.Agent): Promise<SendResul
         agent,
         headers: {
           'Content-Type': 'application/json',
-          'Content-Length': String(body.length),
+          'Content-Length': String(length),
           'User-Agent': 'odds-engine-webhooks/1',
           [SIGNATURE_HEADER]: signatureHeader(options.secret, body, options.unixSeconds),
           ...options.headers,
@@ -92,7 +95,10 @@ function sendWebhook(options: SendOptions, agent: http.Agent): Promise<SendResul
       request.destroy();
     }, options.timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => finish({ ok: false, status: null, error: `${error.code ?? 'error'}: ${error.message}` }));
-    request.end(body);
+    // corked: the pieces leave in one writev with the headers
+    request.cork();
+    for (const piece of body) request.write(piece);
+    request.end();
   });
 }
 

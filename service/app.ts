@@ -40,6 +40,7 @@ import { Operations } from './operations.ts';
 import { Alerts } from '../alerts/alerts.ts';
 import { AlertsGate, alertsAdminRoutes } from '../alerts/adminRoutes.ts';
 import { readAlertsConfig } from '../alerts/alertsConfig.ts';
+import { registerAlertsMetrics } from '../alerts/alertsMetrics.ts';
 import { mcpRoute } from '../mcp/httpRoute.ts';
 import { WritePathHealth } from './writePathHealth.ts';
 import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
@@ -229,6 +230,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     const alertsLogger = logger.child({ part: 'alerts' });
     alerts = new Alerts(engine, signals, clock, alertsConfig, (level, fields, line) => alertsLogger[level](fields, line));
     listeners.subscribe('alert producer', alerts.producer);
+    registerAlertsMetrics(operations.registry, alerts);
   } else alertsGate.shut(alertsConfig === null ? 'the service runs without DATA_DIR' : 'ALERTS=0');
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
@@ -270,7 +272,8 @@ export async function startApp(options: AppOptions): Promise<App> {
   operations.readiness.pass('board');
 
   if (alerts !== null) {
-    alerts.start();
+    // the delivery thread opens alerts.db and reports the subscriptions the producer follows
+    await alerts.start();
     alertsGate.open(alerts);
   }
   if (durable !== null) await durable.listen();

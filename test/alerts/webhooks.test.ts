@@ -34,8 +34,8 @@ describe('webhook alerts', () => {
   after(() => t.close());
 
   /** The outbox's events a subscription's filters take, in outbox order (what its receiver must get). */
-  function outboxIds(subscriptionId: string): string[] {
-    const filters = parseFilters(t.app.alerts!.get(subscriptionId)!.filters);
+  async function outboxIds(subscriptionId: string): Promise<string[]> {
+    const filters = parseFilters((await t.app.alerts!.get(subscriptionId))!.filters);
     const db = openAlertsDatabase(t.app.alerts!.config.dbPath);
     try {
       const rows = db.prepare('SELECT body FROM alert_events ORDER BY seq').all() as { body: string }[];
@@ -116,7 +116,11 @@ describe('webhook alerts', () => {
 
     // the healthy endpoint gets everything while the other is still down: one endpoint's outage holds up no one else
     const healthyIds = () => outboxIds(ids.healthy!);
-    assert.ok(await eventually(() => healthyIds().length > 0 && healthy.firstSeen.length === healthyIds().length, 10_000), `healthy has ${healthy.firstSeen.length} of ${healthyIds().length}`);
+    const healthyDone = async () => {
+      const n = (await healthyIds()).length;
+      return n > 0 && healthy.firstSeen.length === n;
+    };
+    assert.ok(await eventually(healthyDone, 10_000), `healthy has ${healthy.firstSeen.length} of ${(await healthyIds()).length}`);
     assert.equal(downUp.requests, 0);
     const waiting = await call('GET', `/alerts/v1/subscriptions/${ids.downUp}`);
     assert.ok(waiting.body.data[0].delivery.pending > 0);
@@ -125,7 +129,7 @@ describe('webhook alerts', () => {
     await downUp.up();
 
     for (const [name, r] of Object.entries(receivers)) {
-      const expected = outboxIds(ids[name]!);
+      const expected = await outboxIds(ids[name]!);
       assert.ok(expected.length >= 30, `${name}: ${expected.length} events in the outbox`);
       assert.ok(await eventually(() => r.firstSeen.length === expected.length, 15_000), `${name} received ${r.firstSeen.length} of ${expected.length}`);
       assert.deepEqual(r.firstSeen.map((e) => e.id), expected, `${name}: first receipts in outbox order`);
@@ -145,6 +149,20 @@ describe('webhook alerts', () => {
       for (let i = 1; i < moves.length; i++) assert.deepEqual(moves[i]!.data.from, moves[i - 1]!.data.to);
       assert.equal(moves.at(-1)!.data.to.priceAmerican, t.app.engine.rowObject(t.app.engine.slotOf(id), 'all').priceAmerican);
     }
+
+    // /metrics (ingest port) shows the delivery thread's counts: what the receivers saw, failures, and once the
+    // last acknowledgements are in (the slow endpoint's redeliveries), nothing waiting
+    let metrics = '';
+    const metric = (line: string) => Number(metrics.split('\n').find((l) => l.startsWith(`${line} `))?.slice(line.length + 1) ?? NaN);
+    const scrape = async () => (metrics = await (await fetch(`http://127.0.0.1:${ingestPort}/metrics`)).text());
+    assert.ok(await eventually(async () => (await scrape(), metric('odds_alerts_pending_events') === 0), 15_000, 100), metrics);
+    const firstSeen = Object.values(receivers).reduce((sum, r) => sum + r.firstSeen.length, 0);
+    assert.ok(metric('odds_alerts_delivered_events_total') >= firstSeen, metrics);
+    assert.ok(metric('odds_alerts_requests_total{outcome="failed"}') >= failing.requests - failing.answeredOk, metrics);
+    assert.ok(metric('odds_alerts_events_written_total') >= (await outboxIds(ids.healthy!)).length, metrics);
+    assert.equal(metric('odds_alerts_pending_events'), 0, metrics);
+    assert.equal(metric('odds_alerts_oldest_pending_seconds'), 0, metrics);
+    assert.equal(metric('odds_alerts_thread_restarts_total'), 0, metrics);
     for (const r of Object.values(receivers)) await r.down();
   });
 
