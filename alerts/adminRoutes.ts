@@ -59,7 +59,7 @@ const missing = (id: string) => notFound(`no webhook subscription ${id}`, 'id');
 
 /** The delivery thread could not answer (restarting, shutting down): 503 not_ready, like the gate's. */
 function unavailableAs503(error: unknown): never {
-  if (error instanceof AlertsUnavailable) throw new HttpError(503, 'not_ready', `webhook alerts are not available: ${error.message}`);
+  if (error instanceof AlertsUnavailable) throw new HttpError('not_ready', `webhook alerts are not available: ${error.message}`);
   throw error;
 }
 
