@@ -44,6 +44,8 @@ import type { KeyChecker } from '../persistence/keyCheck.ts';
 import type { Config } from './config.ts';
 import { natsSettingsFromConfig, openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
 import { startProgress } from './progress.ts';
+import type { TickArchive } from '../persistence/archive/tickArchive.ts';
+import { attachTickArchive, type ArchiveSettings } from '../ingest/archiveRows.ts';
 import { removeIngestAddress, writeIngestAddress } from './ingestAddress.ts';
 
 /** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
@@ -72,6 +74,8 @@ export interface BoardStartOptions {
 
 export interface DurableStartOptions extends BoardStartOptions {
   dataDir: string;
+  /** The tick archive (docs/archive.md); absent: none. */
+  archive?: ArchiveSettings;
   persistence: Persistence;
   /** The DATA_DIR lock, taken before anything in DATA_DIR was read (openServedBoard takes it); default: taken here. The durable board releases it when it closes. */
   lock?: DataDirLock;
@@ -87,6 +91,8 @@ export interface DurableStart {
   mode: StartMode;
   /** The checkpoint taken right after loading the fixture board (fixture mode). */
   firstCheckpoint: CheckpointReport | null;
+  /** The tick archive, when ARCHIVE_DIR is set. */
+  archive: TickArchive | null;
   token: IngestToken;
   /** The ingest listener (open since before the board was loaded; batches refused until listen()). */
   listener: RunningServer;
@@ -221,6 +227,22 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     throw error;
   }
 
+  // the tick archive follows the log from here: every durable record is handed to it,
+  // and the log keeps what it lacks; its first flush reads what the log holds after it
+  let archive: TickArchive | null = null;
+  if (options.archive !== undefined) {
+    try {
+      archive = await attachTickArchive(durable, options.archive, { now: () => clock.now(), warn: options.log, fsync: env.WAL_FSYNC !== '0' });
+    } catch (error) {
+      try {
+        await durable.close();
+      } finally {
+        await listener.close();
+      }
+      throw error;
+    }
+  }
+
   let accepting = false;
   let closed = false;
 
@@ -252,6 +274,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     board,
     mode,
     firstCheckpoint,
+    archive,
     token,
     listener,
     async listen() {
@@ -272,7 +295,11 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       try {
         await listener.close();
       } finally {
-        await durable.close();
+        try {
+          await archive?.abandon();
+        } finally {
+          await durable.close();
+        }
       }
     },
     async close() {
@@ -287,7 +314,12 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
         await durable.checkpointNow();
       } finally {
         try {
-          await durable.close();
+          // what is pending goes to the archive; a failure leaves it in the log for the next start
+          try {
+            await archive?.close();
+          } finally {
+            await durable.close();
+          }
         } finally {
           await listener.close();
         }
@@ -343,7 +375,8 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
       throw error;
     }
     try {
-      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence, lock });
+      const archive = options.config?.archiveDir == null ? undefined : { dir: options.config.archiveDir, retentionDays: options.config.archiveRetentionDays, intervalMs: options.config.archiveIntervalMs };
+      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence, lock, archive });
       return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker };
     } catch (error) {
       persistence.close();
