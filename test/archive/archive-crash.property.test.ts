@@ -104,6 +104,6 @@ test('SIGKILL while archiving: every acknowledged change is in the archive exact
         rmSync(dir, { recursive: true, force: true });
       }
     }),
-    { numRuns: 3 },
+    { numRuns: 2 },
   );
 });
