@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'read_only',
   // a push-stream handshake past STREAM_MAX_ANONYMOUS_CONNECTIONS for its address (429)
   'too_many_connections',
+  // a tick archive route on a service without ARCHIVE_DIR, or while the archive cannot be read (503)
+  'archive_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -72,6 +74,10 @@ export function invalidCursor(detail: string): HttpError {
 
 export function notFound(detail: string, param: string | null = null): HttpError {
   return new HttpError(404, 'not_found', detail, param);
+}
+
+export function archiveUnavailable(detail: string): HttpError {
+  return new HttpError(503, 'archive_unavailable', detail);
 }
 
 export function methodNotAllowed(method: string): HttpError {
