@@ -138,3 +138,16 @@ test('export: a day as a Parquet file over HTTP', async () => {
   const badDay = await t.request('/api/v1/history/export?day=2001-02-30');
   assert.equal(badDay.status, 400);
 });
+
+test('/historical/odds reaches back through the archive past the 50-entry rings', async () => {
+  const at = t.clock.now();
+  // 60 changes of the away price after `at`: its ring no longer reaches back to it
+  for (let i = 1; i <= 60; i++) await submit(at + i * 1000, [{ op: 'price', id: away, priceAmerican: 110 + i }]);
+  const { body } = await t.call('/api/v1/historical/odds', `/api/v1/historical/odds?event_id=${eventId}&date=${at}`);
+  const row = body.data.find((r: { id: string }) => r.id === away);
+  assert.ok(row !== undefined, 'the away selection is answered from the archive');
+  assert.equal(row.priceAmerican, 105, 'the price in force at date: set before the start, 60 changes ago');
+  assert.equal(Date.parse(row.asOf), start - 2_000_000);
+  const ids = body.data.map((r: { sportsbook: string; id: string }) => `${r.sportsbook} ${r.id}`);
+  assert.deepEqual(ids, [...ids].sort(), 'rows stay in (sportsbook, id) order');
+});
