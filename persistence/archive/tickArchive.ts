@@ -85,8 +85,8 @@ export interface ArchiveRows {
 }
 
 const DEFAULT_MAX_PENDING_BYTES = 256 * 1024 * 1024;
-/** Records decoded between two turns of the event loop. */
-const SLICE_RECORDS = 512;
+/** Rows decoded and appended between two turns of the event loop (the appender runs on this thread). */
+const SLICE_ROWS = 1000;
 const STAGE = 'stage';
 
 /** The staging table: BIGINT columns are staged as DOUBLE (exact below 2^53, and the appender takes a number), cast on COPY. */
@@ -288,8 +288,12 @@ export class TickArchive {
     try {
       for (let i = 0; i < indexes.length; i++) {
         this.options.source.rowsOf(indexes[i], payloads[i], rows);
-        if ((i + 1) % SLICE_RECORDS === 0 || i === indexes.length - 1) {
-          for (const row of rows) appendRow(appender, row);
+        if (rows.length >= SLICE_ROWS || i === indexes.length - 1) {
+          for (let r = 0; r < rows.length; r++) {
+            appendRow(appender, rows[r]);
+            // a turn of the event loop every SLICE_ROWS rows, even inside one large record
+            if ((r + 1) % SLICE_ROWS === 0) await new Promise((resolve) => setImmediate(resolve));
+          }
           count += rows.length;
           rows.length = 0;
           if (i < indexes.length - 1) await new Promise((resolve) => setImmediate(resolve));
