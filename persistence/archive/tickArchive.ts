@@ -95,8 +95,13 @@ const COPY_SELECT = ARCHIVE_COLUMNS.map((c) => (c.type === 'BIGINT' ? `CAST(${c.
 /** Rows read back as numbers (not bigint). */
 const READ_SELECT = ARCHIVE_COLUMNS.map((c) => (c.type === 'BIGINT' ? `CAST(${c.name} AS DOUBLE) AS ${c.name}` : c.name)).join(', ');
 
-export class ArchiveUnavailableError extends Error {
-  readonly code = 'archive_unavailable';
+/** ARCHIVE_DIR holds records the log never had: refused at start rather than mixing two logs' seqs. */
+export class ArchiveMismatchError extends Error {
+  readonly code = 'archive_mismatch';
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'ArchiveMismatchError';
+  }
 }
 
 export class TickArchive {
@@ -142,7 +147,16 @@ export class TickArchive {
     const removed = tidyArchive(options.dir);
     if (removed.length > 0) options.warn(`archive: removed ${removed.length} file(s) a crash left (temporaries, or inputs of a finished merge): ${removed.join(', ')}`);
     let through = 0;
-    for (const file of listArchiveFiles(options.dir)) through = Math.max(through, file.last);
+    let newest: ArchiveFile | null = null;
+    for (const file of listArchiveFiles(options.dir)) {
+      if (file.last > through) newest = file;
+      through = Math.max(through, file.last);
+    }
+    // an archive ahead of the log was written from another log (another DATA_DIR, or one
+    // wiped since): its seqs would collide with this log's, so the start stops here
+    if (newest !== null && through > options.log.lastIndex) {
+      throw new ArchiveMismatchError(`${newest.path} holds log records up to ${through}, but the log in DATA_DIR ends at record ${options.log.lastIndex}: this ARCHIVE_DIR was written from another log. Point ARCHIVE_DIR at an empty directory (or move this one away) and start again.`);
+    }
     // records the log no longer holds (deleted before the archive was enabled) cannot be archived: start at its first
     through = Math.max(through, options.log.firstIndex() - 1);
     const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '512MB' });

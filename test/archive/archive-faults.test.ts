@@ -86,3 +86,31 @@ for (const fault of [
     }
   });
 }
+
+test('an ARCHIVE_DIR written from another log is refused at start, naming the file and what to do', async () => {
+  const first = tempDataDir('archive-first-');
+  const second = tempDataDir('archive-second-');
+  const archiveDir = join(first, 'archive');
+  const clock = new ManualClock(NOW);
+  try {
+    const opened = await openBoard(first, clock, board, { fsync: false });
+    const archive = await attachTickArchive(opened.durable, { dir: archiveDir, retentionDays: 30, intervalMs: 0 }, { now: () => clock.now(), warn: () => {}, fsync: false });
+    const ids = crashRows(opened.durable.engine);
+    for (let n = 1; n <= 5; n++) await opened.durable.ingest.submit(ids.map((id, r) => ({ op: 'price', id, priceAmerican: crashPrice(n, r) })));
+    await archive.close();
+    await opened.close();
+    // a fresh DATA_DIR (its log starts again at record 1) with the old archive
+    const other = await openBoard(second, clock, board, { fsync: false });
+    try {
+      await assert.rejects(
+        attachTickArchive(other.durable, { dir: archiveDir, retentionDays: 30, intervalMs: 0 }, { now: () => clock.now(), warn: () => {}, fsync: false }),
+        (error: Error) => error.name === 'ArchiveMismatchError' && /0000000000000005\.parquet holds log records up to 5, but the log in DATA_DIR ends at record 0/.test(error.message) && /empty directory/.test(error.message),
+      );
+    } finally {
+      await other.close();
+    }
+  } finally {
+    rmSync(first, { recursive: true, force: true });
+    rmSync(second, { recursive: true, force: true });
+  }
+});
