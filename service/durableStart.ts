@@ -260,6 +260,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       parts.push(`empty board (BOARD=none) in ${dataDir}`);
     }
     if (r.tornTail !== null) parts.push(`torn tail cut: ${r.tornTail.droppedBytes} bytes of ${r.tornTail.file} from offset ${r.tornTail.offset} (${r.tornTail.detail}; a write a crash cut off, never acknowledged)`);
+    if (archive !== null) parts.push(`tick archive in ${options.archive!.dir} (every ${options.archive!.intervalMs} ms, ${options.archive!.retentionDays} days kept; docs/archive.md)`);
     if (env.WAL_FSYNC === '0') parts.push('WAL_FSYNC=0: the log is not fsync\'d, acknowledged batches survive a process crash but not a power cut');
     if (accepting) {
       const tokenWhere = token.source === 'env' ? 'token from INGEST_TOKEN' : `token ${token.source === 'generated' ? 'generated into' : 'in'} ${token.file}`;
