@@ -44,7 +44,7 @@ async function runAndKill(dir: string, archiveDir: string, firstBatch: number, k
 
 test('SIGKILL while archiving: every acknowledged change is in the archive exactly once, in log order', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(fc.integer({ min: 20, max: 600 }), { minLength: 2, maxLength: 2 }), async (kills) => {
+    fc.asyncProperty(fc.array(fc.integer({ min: 20, max: 300 }), { minLength: 2, maxLength: 2 }), async (kills) => {
       const dir = mkdtempSync(join(tmpdir(), 'archive-crash-'));
       const archiveDir = join(dir, 'archive');
       try {
