@@ -277,7 +277,7 @@ export interface paths {
         };
         /**
          * Each selection of an event with its American price in force at date (default now), from price history.
-         * @description Rebuilt from each selection's price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         * @description Rebuilt from each selection's price history (the last 50 price changes): the newest entry first seen at or before date, to the second; with the tick archive (ARCHIVE_DIR, docs/archive.md), a selection whose last 50 changes all came after date gets its price then from the archive (asOf: the time of the archived change in force). Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
          *
          *     Example:
          *
@@ -315,6 +315,137 @@ export interface paths {
          *     ```
          */
         get: operations["historicalPrice_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/closing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Opening and closing price per selection and book of a market, with the no-vig closing line.
+         * @description Per odds row of the event's market subtype: opening (the first price the archive holds), closing (the price in force just before the event's start: the last change strictly before it; null when the row was removed or unpriced then), and the no-vig closing probability: the closing prices of the row's market group at its book (the same selection id without its side, e.g. OVER/UNDER of one line) devigged with devig, when the group has 2 or 3 outcomes all priced at the close. Rows by sportsbook, then selection id; not paginated. Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. The changes acknowledged but not yet written to the archive (at most ARCHIVE_INTERVAL_MS old) are included; meta.note says when the archive is behind the log after a failure and the newest changes may be missing. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/history/closing?event_id=$EVENT&market_subtype=MONEYLINE&devig=power"
+         *     ```
+         */
+        get: operations["historyClosing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/clv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Closing-line value of a price taken at a time: raw and no-vig.
+         * @description CLV of the price taken on the odds row id at taken_at (the price given, or the one in force then): raw clv = taken decimal / closing decimal - 1, against the same selection's close at closing_book (default the row's own book); clvNoVig = taken decimal x no-vig closing probability - 1 (= taken / no-vig closing decimal - 1), the close devigged with devig over the selection's market group at that book. Closing: the price in force just before the event's start. Fields are null when the close (or a complete market group) is missing. One item. Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. The changes acknowledged but not yet written to the archive (at most ARCHIVE_INTERVAL_MS old) are included; meta.note says when the archive is behind the log after a failure and the newest changes may be missing. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/history/clv?id=$ID&price=-105&closing_book=pinnacle&devig=shin"
+         *     ```
+         */
+        get: operations["historyClv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One UTC day of the tick archive (optionally one league) as a Parquet file (zstd), streamed.
+         * @description The archive rows of the day in log order (seq, pos), with the schema of docs/archive.md, as application/vnd.apache.parquet. Only changes already written to the archive (today: up to ARCHIVE_INTERVAL_MS behind). A day the archive holds nothing for: 404 not_found. Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" -o day.parquet "http://localhost:8080/api/v1/history/export?day=$(date -u +%Y-%m-%d)&league=nfl"
+         *     ```
+         */
+        get: operations["historyExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/market": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A market's full price history across books (every selection of an event's market subtype), from the tick archive.
+         * @description Every change of every row of the event's market subtype (optionally only some books) between from and to, in log order (seq, pos), each point the row as it stood after the change. Paged with a keyset cursor on (seq, pos) bound to the filters. Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. The changes acknowledged but not yet written to the archive (at most ARCHIVE_INTERVAL_MS old) are included; meta.note says when the archive is behind the log after a failure and the newest changes may be missing. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/history/market?event_id=$EVENT&market_subtype=TOTAL&sportsbook=pinnacle,draftkings"
+         *     ```
+         */
+        get: operations["historyMarket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/ticks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One selection's full price history at one book over a time range, from the tick archive.
+         * @description Every change of the odds row id between from and to, oldest first: each point is the row as it stood after the change (a tick that only toggles suspension keeps the price before it). seq and pos are the write-ahead log record and the change's place in it. Paged with a keyset cursor on (seq, pos) bound to the filters. Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. The changes acknowledged but not yet written to the archive (at most ARCHIVE_INTERVAL_MS old) are included; meta.note says when the archive is behind the log after a failure and the newest changes may be missing. Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     ID=$(curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/odds?market=total&limit=1' | jq -r '.data[0].id')
+         *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/history/ticks?id=$ID&limit=100"
+         *     ```
+         */
+        get: operations["historyTicks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -925,8 +1056,120 @@ export interface components {
              */
             updated: string;
         };
+        /** @description An odds row as it stood after one archived change (docs/archive.md): a tick that only toggles suspension keeps the price before it. */
+        ArchivePricePoint: {
+            dfsMultiplier: number | null;
+            id: string;
+            /** @enum {string} */
+            kind: "price" | "upsert" | "remove";
+            line: number | null;
+            /**
+             * Format: int32
+             * @description The change's place in its record, from 0; (seq, pos) is unique and in apply order.
+             */
+            pos: number;
+            /** @description The American price in force after the change; null on DFS rows, removed rows, and before any price was archived. */
+            priceAmerican: number | null;
+            /** @description priceAmerican as a decimal price (4 places). */
+            priceDecimal: number | null;
+            /** @description true on the change that removed the row. */
+            removed: boolean;
+            selectionId: string;
+            /** @description The write-ahead log record the change came in. */
+            seq: number;
+            sportsbook: string;
+            suspended: boolean;
+            /**
+             * Format: date-time
+             * @description When the board applied the change.
+             */
+            time: string;
+        };
+        /** @description A row of the tick archive's Parquet files (docs/archive.md): one accepted change. */
+        ArchiveRow: {
+            /** @description the sportsbook (or DFS source) id */
+            book?: string | null;
+            /** @description DFS payout multiplier the change set; null: not set by this change (or a book row) */
+            dfs_multiplier?: number | null;
+            /** @description the event */
+            event_id?: string | null;
+            /** @description the event's start, epoch ms, as the board held it when the change was archived */
+            event_start_ms?: number | null;
+            /** @description the new event status (status rows only) */
+            event_status?: string | null;
+            /** @description price (a tick: a new price and/or a suspension toggle), upsert (a row created or rewritten), remove, status (an event status change) */
+            kind?: string | null;
+            /** @description the event's league (null when the board no longer knew the event when the change was archived) */
+            league?: string | null;
+            /** @description the line (spread, total); null on moneylines and futures */
+            line?: number | null;
+            /** @description the market type (moneyline, spread, total, ...), from the row as the board held it */
+            market?: string | null;
+            /** @description the market subtype (the third part of the odds id) */
+            market_subtype?: string | null;
+            /** @description the row: {event_id}:{book}:{market_subtype}:{selection_id}; null on status rows */
+            odds_id?: string | null;
+            /** @description the change's place in its record, from 0: (seq, pos) is unique and sorts in apply order */
+            pos?: number | null;
+            /** @description American price the change set; null: not set by this change (or a DFS row) */
+            price_american?: number | null;
+            /** @description the selection's name */
+            selection?: string | null;
+            /** @description the selection (the fourth part of the odds id) */
+            selection_id?: string | null;
+            /** @description index of the write-ahead log record the change came in (1, 2, 3... with no gap) */
+            seq?: number | null;
+            /** @description suspension the change set; null: not set by this change */
+            suspended?: boolean | null;
+            /** @description when the board applied the record, epoch milliseconds (UTC) */
+            time_ms?: number | null;
+        };
         /** @description The AsyncAPI 3.0 document of the push stream. */
         AsyncApiDocument: Record<string, never>;
+        /** @description One odds row's opening and closing price, and its no-vig closing probability within its market group at its book. */
+        ClosingLine: {
+            /** @description The point in force just before the event's start; null when the row was removed or unpriced then. */
+            closing: components["schemas"]["ArchivePricePoint"] | null;
+            id: string;
+            /** @description The selection id without its side (HOME/AWAY/DRAW/OVER/UNDER/YES/NO) and with a spread's sign dropped: the outcomes devigged together. */
+            marketGroup: string;
+            noVigDecimal: number | null;
+            /** @description Null unless the market group has 2 or 3 outcomes all priced at the close. */
+            noVigProbability: number | null;
+            /** @description The first archived point with a price. */
+            opening: components["schemas"]["ArchivePricePoint"] | null;
+            selectionId: string;
+            sportsbook: string;
+        };
+        /** @description Closing-line value of a price taken: raw against the close, and against the no-vig close. */
+        ClosingLineValue: {
+            closing: components["schemas"]["ArchivePricePoint"] | null;
+            closingBook: string;
+            closingDecimal: number | null;
+            /** @description The odds row whose close is the reference. */
+            closingId: string;
+            /** @description takenDecimal / closingDecimal - 1. */
+            clv: number | null;
+            /** @description takenDecimal / noVigClosingDecimal - 1. */
+            clvNoVig: number | null;
+            /** @enum {string} */
+            devig: "multiplicative" | "additive" | "power" | "shin" | "worst";
+            /**
+             * Format: date-time
+             * @description The event's start (the close is the last price strictly before it).
+             */
+            eventStart: string;
+            id: string;
+            noVigClosingDecimal: number | null;
+            /** @description The American price taken. */
+            priceAmerican: number;
+            /**
+             * Format: date-time
+             * @description When the price was taken.
+             */
+            takenAt: string;
+            takenDecimal: number;
+        };
         /** @description A DFS line against sharp-book no-vig fair value. Sorted by edge descending, then id. A screening signal, not a guarantee. */
         Edge: {
             /** @description 1 / (baseLegDecimal(source) * dfsMultiplier). */
@@ -989,7 +1232,7 @@ export interface components {
         /** @description Every error body. 400 invalid_parameter | missing_parameter | invalid_cursor | bad_request (a malformed request); 401 invalid_api_key | missing_api_key; 404 not_found; 405 method_not_allowed (with Allow); 413 payload_too_large; 414 uri_too_long; 429 rate_limited (with Retry-After); 431 headers_too_large; 505 http_version_not_supported; 500 internal_error (detail carries a request id, also in X-Request-Id); 503 not_ready (health probes). The ingest listener (its own port and document) adds invalid_token, invalid_batch, batch_too_large, unsupported_media_type and log_unavailable; the ingest port of a read replica answers every write 403 read_only. Every transport answers these (bad_request, uri_too_long, headers_too_large, method_not_allowed, http_version_not_supported) and closes the connection after a malformed request. */
         Error: {
             /** @enum {string} */
-            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "http_version_not_supported" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable" | "read_only" | "too_many_connections";
+            code: "invalid_parameter" | "missing_parameter" | "invalid_cursor" | "not_found" | "method_not_allowed" | "invalid_api_key" | "missing_api_key" | "rate_limited" | "internal_error" | "bad_request" | "uri_too_long" | "headers_too_large" | "http_version_not_supported" | "payload_too_large" | "not_ready" | "invalid_token" | "invalid_batch" | "batch_too_large" | "unsupported_media_type" | "log_unavailable" | "read_only" | "too_many_connections" | "archive_unavailable";
             /** @description A human sentence; for enums it names the valid values. */
             detail: string;
             /** @description The offending parameter, or null. */
@@ -2119,6 +2362,285 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    historyClosing: {
+        parameters: {
+            query: {
+                /** @description How the closing vig is removed: multiplicative (default), additive, power, shin or worst. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst";
+                /** @description Required: the event. event_id must be a string of at most 200 characters. */
+                event_id: string;
+                /** @description Required: the market subtype (the third part of an odds id, e.g. TOTAL). market_subtype must be a string of at most 200 characters. */
+                market_subtype: string;
+                /** @description Comma-separated sportsbook ids, any-of; omitted: every book. sportsbook accepts at most 50 comma-separated values. */
+                sportsbook?: string[];
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ClosingLine"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["ClosingLine"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    historyClv: {
+        parameters: {
+            query: {
+                /** @description The book whose close is the reference (a sharp book such as pinnacle); default: the id's own book. closing_book must be a string of at most 100 characters. */
+                closing_book?: string;
+                /** @description How the closing vig is removed: multiplicative (default), additive, power, shin or worst. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst";
+                /** @description Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}). Missing: 400 missing_parameter; not four parts: 400 invalid_parameter. id must be an odds id: {eventId}:{sportsbook}:{marketSubtype}:{selectionId}, four non-empty parts of at most 400 characters. */
+                id: string;
+                /** @description The American price taken (at most 1000000 in size, not between -100 and 100); default: the price in force at taken_at. price must be an integer in [-1000000, 1000000]. */
+                price?: number;
+                /** @description When the price was taken (ISO-8601 or epoch ms); default now. The price in force then is the taken price unless price is given. taken_at must be an ISO-8601 instant (e.g. 2026-11-21T12:00:00Z) or epoch milliseconds. */
+                taken_at?: string;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ClosingLineValue"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["ClosingLineValue"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    historyExport: {
+        parameters: {
+            query: {
+                /** @description Required: the UTC day, YYYY-MM-DD. day must be a UTC day, YYYY-MM-DD of at most 10 characters. */
+                day: string;
+                /** @description Only this league's rows (e.g. nfl); default: every league. league must be a string of at most 100 characters. */
+                league?: string;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A Parquet file (zstd), streamed; its columns are the schema named here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.parquet": string;
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    historyMarket: {
+        parameters: {
+            query: {
+                /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
+                cursor?: string;
+                /** @description Required: the event. event_id must be a string of at most 200 characters. */
+                event_id: string;
+                /** @description Start of the range (ISO-8601 or epoch ms), inclusive; default: the oldest archived change. from must be an ISO-8601 instant (e.g. 2026-11-21T12:00:00Z) or epoch milliseconds. */
+                from?: string;
+                /** @description Page size, 1..1000 (default 100). Outside that range: 400 invalid_parameter. limit must be an integer in [1, 1000]. */
+                limit?: number;
+                /** @description Required: the market subtype (the third part of an odds id, e.g. TOTAL). market_subtype must be a string of at most 200 characters. */
+                market_subtype: string;
+                /** @description Comma-separated sportsbook ids, any-of; omitted: every book. sportsbook accepts at most 50 comma-separated values. */
+                sportsbook?: string[];
+                /** @description End of the range (ISO-8601 or epoch ms), inclusive; default now. Before from: 400 invalid_parameter. to must be an ISO-8601 instant (e.g. 2026-11-21T12:00:00Z) or epoch milliseconds. */
+                to?: string;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ArchivePricePoint"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["ArchivePricePoint"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    historyTicks: {
+        parameters: {
+            query: {
+                /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
+                cursor?: string;
+                /** @description Start of the range (ISO-8601 or epoch ms), inclusive; default: the oldest archived change. from must be an ISO-8601 instant (e.g. 2026-11-21T12:00:00Z) or epoch milliseconds. */
+                from?: string;
+                /** @description Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}). Missing: 400 missing_parameter; not four parts: 400 invalid_parameter. id must be an odds id: {eventId}:{sportsbook}:{marketSubtype}:{selectionId}, four non-empty parts of at most 400 characters. */
+                id: string;
+                /** @description Page size, 1..1000 (default 100). Outside that range: 400 invalid_parameter. limit must be an integer in [1, 1000]. */
+                limit?: number;
+                /** @description End of the range (ISO-8601 or epoch ms), inclusive; default now. Before from: 400 invalid_parameter. to must be an ISO-8601 instant (e.g. 2026-11-21T12:00:00Z) or epoch milliseconds. */
+                to?: string;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ArchivePricePoint"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["ArchivePricePoint"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["RateLimited"];

@@ -35,6 +35,8 @@ export const ERRORS = {
   read_only: { status: 403, means: 'this node is a read replica and takes no writes' },
   // a push-stream handshake past STREAM_MAX_ANONYMOUS_CONNECTIONS for its address
   too_many_connections: { status: 429, means: 'too many push-stream connections without a key from this address' },
+  // a tick archive route on a service without ARCHIVE_DIR, or while the archive cannot be read
+  archive_unavailable: { status: 503, means: 'the tick archive is not configured (ARCHIVE_DIR) or cannot be read now' },
 } as const satisfies Record<string, { status: number; means: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -89,6 +91,10 @@ export function invalidCursor(detail: string): HttpError {
 
 export function notFound(detail: string, param: string | null = null): HttpError {
   return new HttpError('not_found', detail, param);
+}
+
+export function archiveUnavailable(detail: string): HttpError {
+  return new HttpError('archive_unavailable', detail);
 }
 
 /** `allowed`: the methods the route answers, as the detail names them. */

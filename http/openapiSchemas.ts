@@ -5,6 +5,7 @@
 import { EVENT_STATUSES, LEG_SIDES, SIDES } from '../engine/model.ts';
 import { SERVED_PATTERNS, servedRowSchema } from '../engine/rowFields.ts';
 import { ERROR_CODES } from './errors.ts';
+import { ARCHIVE_COLUMNS } from '../persistence/archive/archiveSchema.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -375,6 +376,73 @@ const SelectionHistoryRow: Schema = {
   },
 };
 
+const ArchivePricePoint: Schema = {
+  type: 'object',
+  description: 'An odds row as it stood after one archived change (docs/archive.md): a tick that only toggles suspension keeps the price before it.',
+  required: ['seq', 'pos', 'time', 'kind', 'id', 'sportsbook', 'selectionId', 'priceAmerican', 'priceDecimal', 'dfsMultiplier', 'suspended', 'line', 'removed'],
+  additionalProperties: false,
+  properties: {
+    seq: { type: 'integer', minimum: 1, description: 'The write-ahead log record the change came in.' },
+    pos: int32("The change's place in its record, from 0; (seq, pos) is unique and in apply order.", 0),
+    time: dateTime('When the board applied the change.'),
+    kind: { type: 'string', enum: ['price', 'upsert', 'remove'] },
+    id: { type: 'string', pattern: '^[^:]+:[^:]+:[^:]+:[^:]+$' },
+    sportsbook: { type: 'string' },
+    selectionId: { type: 'string' },
+    priceAmerican: { type: ['integer', 'null'], description: 'The American price in force after the change; null on DFS rows, removed rows, and before any price was archived.' },
+    priceDecimal: { type: ['number', 'null'], description: 'priceAmerican as a decimal price (4 places).' },
+    dfsMultiplier: { type: ['number', 'null'] },
+    suspended: { type: 'boolean' },
+    line: { type: ['number', 'null'] },
+    removed: { type: 'boolean', description: 'true on the change that removed the row.' },
+  },
+};
+
+const ClosingLine: Schema = {
+  type: 'object',
+  description: "One odds row's opening and closing price, and its no-vig closing probability within its market group at its book.",
+  required: ['id', 'sportsbook', 'selectionId', 'marketGroup', 'opening', 'closing', 'noVigProbability', 'noVigDecimal'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^[^:]+:[^:]+:[^:]+:[^:]+$' },
+    sportsbook: { type: 'string' },
+    selectionId: { type: 'string' },
+    marketGroup: { type: 'string', description: 'The selection id without its side (HOME/AWAY/DRAW/OVER/UNDER/YES/NO) and with a spread\'s sign dropped: the outcomes devigged together.' },
+    opening: { oneOf: [{ $ref: '#/components/schemas/ArchivePricePoint' }, { type: 'null' }], description: 'The first archived point with a price.' },
+    closing: { oneOf: [{ $ref: '#/components/schemas/ArchivePricePoint' }, { type: 'null' }], description: "The point in force just before the event's start; null when the row was removed or unpriced then." },
+    noVigProbability: { type: ['number', 'null'], description: 'Null unless the market group has 2 or 3 outcomes all priced at the close.' },
+    noVigDecimal: { type: ['number', 'null'] },
+  },
+};
+
+const ClosingLineValue: Schema = {
+  type: 'object',
+  description: 'Closing-line value of a price taken: raw against the close, and against the no-vig close.',
+  required: ['id', 'takenAt', 'priceAmerican', 'takenDecimal', 'closingBook', 'closingId', 'eventStart', 'closing', 'closingDecimal', 'noVigClosingDecimal', 'devig', 'clv', 'clvNoVig'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^[^:]+:[^:]+:[^:]+:[^:]+$' },
+    takenAt: dateTime('When the price was taken.'),
+    priceAmerican: { type: 'integer', description: 'The American price taken.' },
+    takenDecimal: { type: 'number' },
+    closingBook: { type: 'string' },
+    closingId: { type: 'string', description: 'The odds row whose close is the reference.' },
+    eventStart: dateTime("The event's start (the close is the last price strictly before it)."),
+    closing: { oneOf: [{ $ref: '#/components/schemas/ArchivePricePoint' }, { type: 'null' }] },
+    closingDecimal: { type: ['number', 'null'] },
+    noVigClosingDecimal: { type: ['number', 'null'] },
+    devig: { type: 'string', enum: ['multiplicative', 'additive', 'power', 'shin', 'worst'] },
+    clv: { type: ['number', 'null'], description: 'takenDecimal / closingDecimal - 1.' },
+    clvNoVig: { type: ['number', 'null'], description: 'takenDecimal / noVigClosingDecimal - 1.' },
+  },
+};
+
+const ArchiveRow: Schema = {
+  type: 'object',
+  description: 'A row of the tick archive\'s Parquet files (docs/archive.md): one accepted change.',
+  properties: Object.fromEntries(ARCHIVE_COLUMNS.map((c) => [c.name, { type: c.type === 'VARCHAR' ? ['string', 'null'] : c.type === 'BOOLEAN' ? ['boolean', 'null'] : c.type === 'DOUBLE' ? ['number', 'null'] : ['integer', 'null'], description: c.doc }])),
+};
+
 const AccountUsage: Schema = {
   type: 'object',
   description: 'The calling key\'s plan and usage. Anonymous callers: plan ENTERPRISE and every other field null. Never errors.',
@@ -469,6 +537,10 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Schema>> = {
   FlaggedBook,
   HistoricalOddsRow,
   SelectionHistoryRow,
+  ArchivePricePoint,
+  ClosingLine,
+  ClosingLineValue,
+  ArchiveRow,
   AccountUsage,
   PriceHistoryEntry,
   SnapshotOddsRow,

@@ -24,7 +24,7 @@ import type { RouteRequest, RouteResult } from './request.ts';
 export type RouteAuth = 'none' | 'key';
 
 /** How the 200 body is shaped, for the OpenAPI document. */
-export type ResponseKind = 'envelope' | 'document' | 'gzip-json' | 'event-stream';
+export type ResponseKind = 'envelope' | 'document' | 'gzip-json' | 'event-stream' | 'parquet';
 
 export interface RouteCacheOptions<Q> {
   /**

@@ -545,7 +545,14 @@ class Facade {
       this.finish(x);
     };
     pending.body.then(
-      (result) => settle(() => (result.kind === 'document' ? this.writeEntry(x, null, newEntry(request, 0, result.body)) : this.writeLarge(x, result))),
+      (result) => {
+        if (result.kind === 'stream') {
+          // an open-ended body writes and finishes itself
+          if (!aborted) this.writeStream(x, result);
+          return;
+        }
+        settle(() => (result.kind === 'document' ? this.writeEntry(x, null, newEntry(request, 0, result.body)) : result.kind === 'data' ? this.writeEntry(x, null, newEntry(request, 0, bodyOf(result, request.warnings))) : this.writeLarge(x, result)));
+      },
       (error: unknown) =>
         settle(() => {
           x.done = false;

@@ -32,6 +32,7 @@ import { mkdirSync } from 'node:fs';
 import { LogDamagedError } from '../persistence/log/batchLog.ts';
 import { CheckpointDamagedError, listCheckpoints, readCheckpointFile, writeCheckpointInBackground, type CheckpointFile, type CheckpointMeta } from '../persistence/log/checkpointFiles.ts';
 import { DataDirLock } from '../persistence/log/dataDirLock.ts';
+import type { ArchiveLog } from '../persistence/archive/tickArchive.ts';
 import { FileBatchLog, fsyncFromEnv, walDir, type OpenedLog, type TornTail } from '../persistence/log/fileBatchLog.ts';
 import { repairDataDir } from '../persistence/log/repair.ts';
 import { nodeStorage, type Storage } from '../persistence/log/storage.ts';
@@ -200,6 +201,37 @@ export class DurableBoard {
   }
 
   private lastCheckpointIndex: number;
+  /** The last record the tick archive holds, once one is attached (archiveLog): the log keeps every record after it. */
+  private archivedThrough: number | null = null;
+
+  /** Through how far the log may be deleted: the older kept checkpoint, and no further than the archive holds. */
+  private dropLimit(olderCheckpoint: number): number {
+    return this.archivedThrough === null ? olderCheckpoint : Math.min(olderCheckpoint, this.archivedThrough);
+  }
+
+  /**
+   * The log as the tick archive (persistence/archive/tickArchive.ts) sees it: from the
+   * moment this is called, no log record the archive lacks is deleted (a checkpoint
+   * keeps them); archived() lets the log drop what both the archive and the older kept
+   * checkpoint hold.
+   */
+  archiveLog(): ArchiveLog {
+    this.archivedThrough ??= 0;
+    const log = this.log;
+    return {
+      get lastIndex() {
+        return log.lastIndex;
+      },
+      firstIndex: () => log.firstIndex(),
+      replay: (from, visit) => log.replay(from, (record) => visit(record.index, record.payload)),
+      archived: (through) => {
+        this.archivedThrough = through;
+        if (this.ingest.coldWritesFailed > 0) return;
+        const older = listCheckpoints(this.options.dataDir)[1];
+        log.dropThrough(this.dropLimit(older?.logIndex ?? 0));
+      },
+    };
+  }
 
   /** Restores what DATA_DIR holds (or starts empty) and opens the log for appends; throws RestoreRefusedError rather than restore less than was acknowledged. */
   static open(options: DurableBoardOptions): DurableBoard {
@@ -394,7 +426,7 @@ export class DurableBoard {
         // the log back to the older kept checkpoint stays; records a failed cold write
         // still needs stay in the log until a restart replays them
         const older = listCheckpoints(this.options.dataDir).find((file) => file.logIndex < index);
-        if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index, older?.logIndex ?? 0);
+        if (this.ingest.coldWritesFailed === 0) await this.log.markCheckpoint(index, this.dropLimit(older?.logIndex ?? 0));
         const report = { path: written.path, logIndex: index, bytes: written.bytes, ms: performance.now() - started, encodeMs, appliesHeldMs, longestStepMs, copySteps: steps };
         try {
           this.onCheckpoint?.(report);

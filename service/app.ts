@@ -251,6 +251,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     snapshot,
     signals,
     syncEvents: () => statusWriter.flush(),
+    archive: durable?.archive ?? null,
   };
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;

@@ -2,6 +2,7 @@
 // replicatedStart.ts, no log in servedBoard.ts): the options they are given, the start
 // modes, and the fixture or reference board with its progress bars.
 
+import type { ArchiveSettings } from '../ingest/archiveRows.ts';
 import { leagueCatalog } from '../engine/calendar.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
@@ -35,6 +36,8 @@ export interface BoardStartOptions {
   adminRoutes?: readonly AnyRoute[];
   /** Print the progress of generating, loading or restoring the board (service/progress.ts). */
   progress?: boolean;
+  /** The tick archive (docs/archive.md); absent: none. */
+  archive?: ArchiveSettings;
 }
 export function isBoard(value: StartBoard): value is Board {
   return typeof value === 'object' && typeof (value as Board).forEachOdds === 'function';

@@ -99,6 +99,10 @@ export interface Config extends FeedConfig {
   alertsRetryForMs: number;
   alertsRetentionMs: number;
   mcpMaxAnswerBytes: number;
+  /** The tick archive (docs/archive.md): its directory, or null (unset) for none. */
+  archiveDir: string | null;
+  archiveRetentionDays: number;
+  archiveIntervalMs: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -308,6 +312,10 @@ export const SETTINGS = [
   setting({ key: 'alertsRetentionMs', name: 'ALERTS_RETENTION_MS', fallback: '604800000', allowed: 'an integer from 60000 to 31536000000', help: 'how long delivered alert events are kept in the outbox for replays', parse: (t) => intIn(60_000, 31536000000)(t, 604800000) }),
   // the MCP server (docs/mcp.md); mcp/tools.ts reads it with this range (also for npm run mcp)
   setting({ key: 'mcpMaxAnswerBytes', name: 'MCP_MAX_ANSWER_BYTES', fallback: '65536', allowed: 'an integer from 4096 to 16777216', help: 'largest answer of one MCP tool call (POST /mcp and npm run mcp): a page that would be bigger comes back with fewer rows and meta.note saying so', parse: (t) => intIn(4096, 16 * 1024 * 1024)(t, 65_536) }),
+  // the tick archive (docs/archive.md); service/durableStart.ts opens it with these
+  setting({ key: 'archiveDir', name: 'ARCHIVE_DIR', fallback: '', allowed: 'a directory path (created if missing; not a file)', help: 'the tick archive: every accepted change, moved from the batch log into one Parquet file per UTC day here (needs DATA_DIR and LOG=file); unset: no archive, and the log is deleted at checkpoints as before', parse: (t) => (t === null ? null : !existsSync(t) || isDirectory(t) ? t : undefined) }),
+  setting({ key: 'archiveRetentionDays', name: 'ARCHIVE_RETENTION_DAYS', fallback: '30', allowed: 'an integer from 1 to 36500', help: 'days of the tick archive kept, today included; older day directories are deleted', parse: (t) => intIn(1, 36_500)(t, 30) }),
+  setting({ key: 'archiveIntervalMs', name: 'ARCHIVE_INTERVAL_MS', fallback: '10000', allowed: 'an integer from 100 to 3600000', help: 'how often acknowledged changes are written to the tick archive (the batch log keeps them until then); history routes also read the changes not written yet', parse: (t) => intIn(100, 3_600_000)(t, 10_000) }),
 ] as const;
 
 export interface ConfigProblem {

@@ -38,9 +38,13 @@ import type { Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { fixtureBoard, loadWithProgress, referenceBoard, stepProgress, type BoardStartOptions, type StartMode } from './boardStart.ts';
 import { removeIngestAddress, writeIngestAddress } from '../ingest/ingestAddress.ts';
+import type { TickArchive } from '../persistence/archive/tickArchive.ts';
+import { attachTickArchive, type ArchiveSettings } from '../ingest/archiveRows.ts';
 
 export interface DurableStartOptions extends BoardStartOptions {
   dataDir: string;
+  /** The tick archive (docs/archive.md); absent: none. */
+  archive?: ArchiveSettings;
   persistence: Persistence;
   /** The DATA_DIR lock, taken before anything in DATA_DIR was read (openServedBoard takes it); default: taken here. The durable board releases it when it closes. */
   lock?: DataDirLock;
@@ -58,6 +62,8 @@ export interface DurableStart {
   mode: StartMode;
   /** The checkpoint taken right after loading the fixture board (fixture mode). */
   firstCheckpoint: CheckpointReport | null;
+  /** The tick archive, when ARCHIVE_DIR is set. */
+  archive: TickArchive | null;
   token: IngestToken;
   /** The ingest listener (open since before the board was loaded; batches refused until listen()). */
   listener: RunningServer;
@@ -128,6 +134,22 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     throw error;
   }
 
+  // the tick archive follows the log from here: every durable record is handed to it,
+  // and the log keeps what it lacks; its first flush reads what the log holds after it
+  let archive: TickArchive | null = null;
+  if (options.archive !== undefined) {
+    try {
+      archive = await attachTickArchive(durable, options.archive, { now: () => clock.now(), warn: options.log, fsync: env.WAL_FSYNC !== '0' });
+    } catch (error) {
+      try {
+        await durable.close();
+      } finally {
+        await listener.close();
+      }
+      throw error;
+    }
+  }
+
   let accepting = false;
   let closed = false;
 
@@ -145,6 +167,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       parts.push(`empty board (BOARD=none) in ${dataDir}`);
     }
     if (r.tornTail !== null) parts.push(`torn tail cut: ${r.tornTail.droppedBytes} bytes of ${r.tornTail.file} from offset ${r.tornTail.offset} (${r.tornTail.detail}; a write a crash cut off, never acknowledged)`);
+    if (archive !== null) parts.push(`tick archive in ${options.archive!.dir} (every ${options.archive!.intervalMs} ms, ${options.archive!.retentionDays} days kept; docs/archive.md)`);
     if (env.WAL_FSYNC === '0') parts.push('WAL_FSYNC=0: the log is not fsync\'d, acknowledged batches survive a process crash but not a power cut');
     if (accepting) {
       const tokenWhere = token.source === 'env' ? 'token from INGEST_TOKEN' : `token ${token.source === 'generated' ? 'generated into' : 'in'} ${token.file}`;
@@ -159,6 +182,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     board,
     mode,
     firstCheckpoint,
+    archive,
     token,
     listener,
     async listen() {
@@ -179,7 +203,11 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       try {
         await listener.close();
       } finally {
-        await durable.close();
+        try {
+          await archive?.abandon();
+        } finally {
+          await durable.close();
+        }
       }
     },
     async close() {
@@ -194,7 +222,12 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
         await durable.checkpointNow();
       } finally {
         try {
-          await durable.close();
+          // what is pending goes to the archive; a failure leaves it in the log for the next start
+          try {
+            await archive?.close();
+          } finally {
+            await durable.close();
+          }
         } finally {
           await listener.close();
         }

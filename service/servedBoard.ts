@@ -64,7 +64,8 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
       throw error;
     }
     try {
-      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence, lock });
+      const archive = options.config?.archiveDir == null ? undefined : { dir: options.config.archiveDir, retentionDays: options.config.archiveRetentionDays, intervalMs: options.config.archiveIntervalMs };
+      const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence, lock, archive });
       return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker };
     } catch (error) {
       persistence.close();

@@ -17,6 +17,8 @@ import { NO_RING } from '../historyRing.ts';
 import { NO_PRICE, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import { rowField } from '../rowFields.ts';
 import { isoMillis } from '../timeFormat.ts';
+import { compareStrings } from '../rowOrder.ts';
+import { pointAt, type PricePoint } from './tickHistory.ts';
 
 /** A /historical/odds row. line is absent on pure moneylines; priceAmerican is null on DFS rows. */
 export interface HistoricalOddsRow {
@@ -106,4 +108,43 @@ export interface HistoricalArbitrageQuery {
   to: number;
   minProfit: number;
   limit: number;
+}
+
+/**
+ * `ring` (historicalOdds at `at`) completed from archived price paths (tickHistory.ts,
+ * the event's changes up to `at`): a selection the rings do not reach back to `at` for
+ * (more than 50 changes since) gets the archived point in force at `at`, when the board
+ * still holds its row or tombstone (the other fields come from there). Rows stay in
+ * (sportsbook, id) order.
+ */
+export function withArchivedPrices(engine: OddsEngine, ring: HistoricalOdds, points: readonly PricePoint[], at: number): HistoricalOdds {
+  const have = new Set(ring.rows.map((row) => row.id));
+  const paths = new Map<string, PricePoint[]>();
+  for (const point of points) {
+    if (have.has(point.id)) continue;
+    let path = paths.get(point.id);
+    if (path === undefined) paths.set(point.id, (path = []));
+    path.push(point);
+  }
+  if (paths.size === 0) return ring;
+  const s = engine.store;
+  const rows = [...ring.rows];
+  let updated = ring.updated;
+  for (const [id, path] of paths) {
+    const point = pointAt(path, at);
+    const slot = engine.slotOf(id);
+    if (point === null || point.removed || slot < 0) continue;
+    const line = s.line[slot];
+    const columns: Record<string, unknown> = { id };
+    for (const field of HISTORICAL_COLUMNS) columns[field.name] = s.fieldValue(field, slot);
+    const row = columns as unknown as HistoricalOddsRow;
+    row.priceAmerican = point.priceAmerican;
+    row.asOf = isoMillis(point.time);
+    row.suspended = point.suspended;
+    if (!Number.isNaN(line)) row.line = line;
+    rows.push(row);
+    if (point.time > updated) updated = point.time;
+  }
+  rows.sort((a, b) => compareStrings(a.sportsbook, b.sportsbook) || compareStrings(a.id, b.id));
+  return { rows, updated };
 }

@@ -2,6 +2,7 @@
 // composition root built.
 import type { AnyRoute } from '../router.ts';
 import { catalogRoutes } from './catalog.ts';
+import { historyRoutes } from './history.ts';
 import { oddsRoutes } from './odds.ts';
 import type { Services } from './services.ts';
 import { signalRoutes } from './signals.ts';
@@ -9,5 +10,5 @@ import { snapshotRoutes } from './snapshot.ts';
 import { webRoutes } from './web.ts';
 
 export function buildRoutes(services: Services): AnyRoute[] {
-  return [...oddsRoutes(services), ...catalogRoutes(services), ...snapshotRoutes(services), ...signalRoutes(services), ...webRoutes()];
+  return [...oddsRoutes(services), ...catalogRoutes(services), ...snapshotRoutes(services), ...signalRoutes(services), ...historyRoutes(services), ...webRoutes()];
 }

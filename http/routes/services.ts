@@ -9,6 +9,7 @@ import type { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import type { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
 import type { KeyChecker } from '../../persistence/keyCheck.ts';
 import type { Persistence } from '../../persistence/persistence.ts';
+import type { TickArchive } from '../../persistence/archive/tickArchive.ts';
 import type { CursorCodec } from '../cursor.ts';
 
 export interface Services {
@@ -31,4 +32,6 @@ export interface Services {
    * first; a no-op when nothing changed.
    */
   syncEvents(): void;
+  /** The tick archive (ARCHIVE_DIR), or null without one: its routes answer 503 archive_unavailable. */
+  archive: TickArchive | null;
 }

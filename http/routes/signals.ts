@@ -10,7 +10,8 @@
 // league filter is rebuilt when the UTC day turns (league notes follow the calendar),
 // so its token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
-import { historicalOdds } from '../../engine/signals/historicalReplay.ts';
+import { historicalOdds, withArchivedPrices } from '../../engine/signals/historicalReplay.ts';
+import { pricePaths } from '../../engine/signals/tickHistory.ts';
 import { oddsIdParts, selectionHistory } from '../../engine/signals/selectionHistory.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
@@ -18,7 +19,7 @@ import type { EdgeQuery } from '../../engine/signals/edgeBook.ts';
 import type { ArbitrageQuery } from '../../engine/signals/arbitrageBook.ts';
 import { invalidParameter, notFound } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
-import type { DataResult } from '../request.ts';
+import type { DataResult, RouteResult } from '../request.ts';
 import { COMMON_PARAMS, type ParamDef, type QueryOf } from '../schemas.ts';
 import type { Services } from './services.ts';
 import { EVENT_ID, LEAGUE } from './oddsParams.ts';
@@ -204,14 +205,23 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     notFoundParam: 'event_id',
     summary: 'Each selection of an event with its American price in force at date (default now), from price history.',
     description:
-      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second. Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf. ' +
+      'Rebuilt from each selection\'s price history (the last 50 price changes): the newest entry first seen at or before date, to the second; with the tick archive (ARCHIVE_DIR, docs/archive.md), a selection whose last 50 changes all came after date gets its price then from the archive (asOf: the time of the archived change in force). Removed selections are included for dates before their removal while their history is kept (at least 10 minutes after removal); a selection with no history at or before date is left out. No player attribution. asOf is the first-seen time of the price in force. Rows in /odds order (sportsbook, id), unpaginated. An event id never seen: 404 not_found. meta.updated: the latest asOf. ' +
       `${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
       curlExample(ACTIVE_EVENT, '# the prices in force a minute ago (date: ISO-8601 or epoch milliseconds)', `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/historical/odds?event_id=$EVENT&date=$(( ($(date +%s) - 60) * 1000 ))"`),
-    handle: (req): DataResult => {
+    handle: (req): RouteResult => {
       const at = req.query.date ?? req.now;
       const result = historicalOdds(engine, req.query.event_id, at);
       if (result === null) throw notFound(`no event ${req.query.event_id}`, 'event_id');
-      return { kind: 'data', data: result.rows, updated: result.updated };
+      const archive = ctx.archive;
+      if (archive === null) return { kind: 'data', data: result.rows, updated: result.updated };
+      // selections whose last 50 changes all came after `at`: their price then, from the tick archive
+      return {
+        kind: 'pending',
+        body: archive.rowsOfEvent(req.query.event_id, at).then((archived): DataResult => {
+          const merged = withArchivedPrices(engine, result, pricePaths(archived.rows), at);
+          return { kind: 'data', data: merged.rows, updated: merged.updated };
+        }),
+      };
     },
   });
 

@@ -116,6 +116,11 @@ export class FileBatchLog implements BatchLog {
   /** Told once, when the log stops taking appends until a restart (see `stopped`); null: nobody. */
   onStopped: ((stopped: LogStopped) => void) | null = null;
   private stoppedState: LogStopped | null = null;
+  /**
+   * Told each record once it is durable, in index order, before its append resolves
+   * (the tick archive copies it); the payload may be read only during the call.
+   */
+  onDurable: ((index: number, payload: Uint8Array) => void) | null = null;
 
   private constructor(
     readonly dir: string,
@@ -285,6 +290,17 @@ export class FileBatchLog implements BatchLog {
   async markCheckpoint(index: number, dropThrough: number = index): Promise<void> {
     this.appendedBytes = 0;
     if (this.segmentSize > 0) this.segmentSize = Number.MAX_SAFE_INTEGER; // rotate at the next write
+    this.dropThrough(dropThrough);
+  }
+
+  /** The first record a segment still holds (lastIndex + 1 when there is none). */
+  firstIndex(): number {
+    const segments = listSegments(this.dir);
+    return segments.length === 0 ? this.durable + 1 : Math.min(segments[0].firstIndex, this.durable + 1);
+  }
+
+  /** Deletes the segments (but the one appended to) that hold nothing after `dropThrough`. */
+  dropThrough(dropThrough: number): void {
     const segments = listSegments(this.dir);
     let dropped = 0;
     try {
@@ -365,6 +381,15 @@ export class FileBatchLog implements BatchLog {
     this.segmentSize = position + length;
     this.appendedBytes += length;
     this.durable = group[group.length - 1].index;
+    if (this.onDurable !== null) {
+      for (const pending of group) {
+        try {
+          this.onDurable(pending.index, pending.payload);
+        } catch {
+          // an observer's failure is not the log's; the archive reads the log back when it misses a record
+        }
+      }
+    }
     for (const pending of group) pending.resolve(pending.index);
     if (fsyncSeconds >= 0 && this.onFsync !== null) {
       try {

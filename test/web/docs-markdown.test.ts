@@ -9,7 +9,8 @@
 //   in bash with -e and pipefail, curl failing on any HTTP error; a command that keeps
 //   running (`npm start`, `nats-server`, a polling feed) is started in the background and
 //   waited for until it says it is ready, and stopped after its page. js blocks run with
-//   node, ts blocks with tsx, python blocks with python3 (needs requests). `npm` and `npx`
+//   node, ts blocks with tsx, python blocks with python3 (needs requests; a block whose
+//   first line is `# requires: pandas, pyarrow` is skipped where those do not import). `npm` and `npx`
 //   are small shims running this checkout's scripts, so `npm ci` is the one command left
 //   out (the test runs on what it installed). The Odds API feed polls a local stub of
 //   the provider; the replicas page runs a real nats-server.
@@ -236,6 +237,12 @@ describe('every code block of README.md and docs/ runs', () => {
       ran = await run('node', ['--import', 'tsx', `${name}.mts`], { cwd: work, env: blockEnv, timeoutMs: 60_000 }, groups);
     } else if (block.lang === 'python') {
       if (spawnSync('python3', ['-c', 'import requests']).status !== 0) return `${block.file}:${block.line}: python3 with requests is needed (apt-get install python3-requests)`;
+      // a block whose first line is `# requires: a, b` runs only where those modules import (pandas, polars: not part of this checkout)
+      const requires = /^# requires: (.+)$/m.exec(text.split('\n', 1)[0]!);
+      if (requires !== null && spawnSync('python3', ['-c', `import ${requires[1]}`]).status !== 0) {
+        process.stderr.write(`${block.file}:${block.line}: skipped, python3 lacks ${requires[1]}\n`);
+        return null;
+      }
       writeFileSync(join(work, `${name}.py`), text);
       ran = await run('python3', [`${name}.py`], { cwd: work, env: blockEnv, timeoutMs: 60_000 }, groups);
     } else {
@@ -247,8 +254,9 @@ describe('every code block of README.md and docs/ runs', () => {
   for (const file of markdownFiles()) {
     it(file, async () => {
       const blocks = codeBlocks(file);
-      // the replicas page starts its own fleet (NATS, a writer, two replicas) on ports of its own
-      const ownPorts = file === 'docs/replicas.md';
+      // the replicas page starts its own fleet (NATS, a writer, two replicas) on ports of its own,
+      // the archive page its own service (with ARCHIVE_DIR)
+      const ownPorts = file === 'docs/replicas.md' || file === 'docs/archive.md';
       const ports = ownPorts ? new Map(await Promise.all([8080, 8081, 8090, 8091, 8100, 8101, 4222].map(async (p) => [p, await freePort()] as [number, number]))) : defaultPorts;
       const blockEnv = ownPorts ? { ...env, NATS_URL: `nats://127.0.0.1:${ports.get(4222)}` } : env;
       // what README.md starts serves every later page; what a docs page starts ends with it

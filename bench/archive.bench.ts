@@ -1,0 +1,196 @@
+// The tick archive (docs/archive.md):
+// - its cost while ingesting at 1,000 and 10,000 price updates/s (paced batches through
+//   the write path of a durable board, ARCHIVE_INTERVAL_MS 1 s): process CPU per second
+//   with and without the archive (DuckDB's threads included), archive bytes per tick,
+//   ack p99 and the event loop's p99 delay with and without it;
+// - queries over a generated multi-day archive (one merged file per day sorted by odds
+//   id, as compaction leaves them): one selection's whole history (p50/p95 over 20
+//   selections) and one day's export to a Parquet file.
+// Sizes: ARCHIVE_BENCH_SECONDS (default 4) per rate, ARCHIVE_BENCH_DAYS (default 3) and
+// ARCHIVE_BENCH_ROWS_PER_DAY (default 2,000,000; 17,280,000 is 200 updates/s) for the
+// generated archive, BOARD (default small) for the board.
+import { DuckDBInstance } from '@duckdb/node-api';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { ManualClock } from '../engine/clock.ts';
+import type { BoardSize } from '../engine/model.ts';
+import { NO_PRICE } from '../engine/oddsStore.ts';
+import { generateBoard } from '../fixtures/generateBoard.ts';
+import { attachTickArchive } from '../ingest/archiveRows.ts';
+import { DurableBoard } from '../ingest/durableBoard.ts';
+import { loadBoard } from '../engine/loadBoard.ts';
+import { archiveFileName, listArchiveFiles } from '../persistence/archive/archiveFiles.ts';
+import { ARCHIVE_COLUMNS } from '../persistence/archive/archiveSchema.ts';
+import { TickArchive } from '../persistence/archive/tickArchive.ts';
+import { openPersistence } from '../persistence/persistence.ts';
+
+type Measurements = Record<string, number | string>;
+
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+const SECONDS = Number(process.env.ARCHIVE_BENCH_SECONDS ?? 4);
+const DAYS = Number(process.env.ARCHIVE_BENCH_DAYS ?? 3);
+const ROWS_PER_DAY = Number(process.env.ARCHIVE_BENCH_ROWS_PER_DAY ?? 2_000_000);
+
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+interface RunResult {
+  cpuMsPerSecond: number;
+  ackP99Ms: number;
+  loopP99Ms: number;
+  archiveBytes: number;
+  ticks: number;
+}
+
+/** Ingests `rate` updates/s for SECONDS in batches every 100 ms, with or without the archive. */
+async function paced(size: BoardSize, rate: number, withArchive: boolean): Promise<RunResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-archive-'));
+  const clock = new ManualClock(NOW);
+  const persistence = openPersistence({ path: join(dir, 'odds.db'), env: {} });
+  const durable = DurableBoard.open({ dataDir: dir, clock, cold: persistence, checkpointIntervalMs: 0, env: {}, warn: () => {} });
+  const board = generateBoard({ size, seed: 42, now: NOW });
+  loadBoard(durable.engine, board);
+  await durable.checkpointNow();
+  const archive = withArchive ? await attachTickArchive(durable, { dir: join(dir, 'archive'), retentionDays: 30, intervalMs: 1000 }, { now: () => clock.now(), warn: () => {}, fsync: true }) : null;
+  const s = durable.engine.store;
+  const ids: string[] = [];
+  for (let slot = 0; slot < s.size && ids.length < 2000; slot++) if (s.isLive(slot) && s.priceAmerican[slot] !== NO_PRICE && s.dfsMultiplier[slot] !== s.dfsMultiplier[slot]) ids.push(durable.engine.idOf(slot));
+  const perBatch = Math.max(1, Math.round(rate / 10));
+  const acks: number[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  let n = 0;
+  let ticks = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  loop.enable();
+  const pending: Promise<void>[] = [];
+  for (let batch = 0; batch < SECONDS * 10; batch++) {
+    const due = t0 + batch * 100;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    clock.advance(100);
+    const changes = [];
+    for (let i = 0; i < perBatch; i++) {
+      const id = ids[(n + i) % ids.length];
+      changes.push({ op: 'price', id, priceAmerican: ((n + i) % 2 === 0 ? -1 : 1) * (105 + ((n + i) % 50)) });
+    }
+    n += perBatch;
+    ticks += perBatch;
+    const sent = performance.now();
+    pending.push(durable.ingest.submit(changes).then(() => void acks.push(performance.now() - sent)));
+  }
+  await Promise.all(pending);
+  if (archive !== null) await archive.flush();
+  loop.disable();
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const archiveBytes = archive === null ? 0 : listArchiveFiles(join(dir, 'archive')).reduce((sum, file) => sum + file.bytes, 0);
+  await archive?.close();
+  await durable.close();
+  persistence.close();
+  rmSync(dir, { recursive: true, force: true });
+  acks.sort((a, b) => a - b);
+  return { cpuMsPerSecond: (cpu.user + cpu.system) / 1000 / elapsed, ackP99Ms: quantile(acks, 0.99), loopP99Ms: loop.percentile(99) / 1e6, archiveBytes, ticks };
+}
+
+/** A generated archive: DAYS merged day files of ROWS_PER_DAY price rows over 100,000 selections, sorted by odds id. */
+async function generateArchive(dir: string): Promise<{ ids: string[]; seconds: number }> {
+  const started = performance.now();
+  const db = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '2GB' });
+  const c = await db.connect();
+  const selections = 100_000;
+  let seq = 1;
+  for (let d = 0; d < DAYS; d++) {
+    const day = new Date(NOW - (DAYS - 1 - d) * 86_400_000).toISOString().slice(0, 10);
+    const dayStart = Date.parse(`${day}T00:00:00Z`);
+    const dayDir = join(dir, day);
+    mkdirSync(dayDir, { recursive: true });
+    const first = seq;
+    const last = seq + ROWS_PER_DAY - 1;
+    const columns = ARCHIVE_COLUMNS.map((column) => column.name);
+    const values: Record<string, string> = {
+      seq: `CAST(${first} + i AS BIGINT)`,
+      pos: '0',
+      time_ms: `CAST(${dayStart} + (i * 86400000) // ${ROWS_PER_DAY} AS BIGINT)`,
+      kind: "'price'",
+      odds_id: `'ev' || (h % 2000) || ':book' || (h % 20) || ':TOTAL:FULL-OVER-' || h`,
+      event_id: `'ev' || (h % 2000)`,
+      league: "'nfl'",
+      book: `'book' || (h % 20)`,
+      market: "'TOTAL'",
+      market_subtype: "'TOTAL'",
+      selection_id: `'FULL-OVER-' || h`,
+      selection: "'Over'",
+      line: '44.5',
+      price_american: 'CAST(-110 - (i % 40) AS INTEGER)',
+      dfs_multiplier: 'CAST(NULL AS DOUBLE)',
+      suspended: 'CAST(NULL AS BOOLEAN)',
+      event_status: 'CAST(NULL AS VARCHAR)',
+      event_start_ms: `CAST(${NOW + 86_400_000} AS BIGINT)`,
+    };
+    const select = columns.map((name) => `${values[name]} AS ${name}`).join(', ');
+    const path = join(dayDir, archiveFileName(first, last));
+    await c.run(`COPY (SELECT ${select} FROM (SELECT i, hash(i) % ${selections} AS h FROM range(${ROWS_PER_DAY}) t(i)) ORDER BY odds_id, seq) TO '${path}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+    seq = last + 1;
+  }
+  const ids = (await c.runAndReadAll(`SELECT DISTINCT odds_id FROM read_parquet('${join(dir, '*', '*.parquet')}') USING SAMPLE 20 ROWS`)).getRowObjects().map((row) => row.odds_id as string);
+  c.closeSync();
+  db.closeSync();
+  return { ids, seconds: (performance.now() - started) / 1000 };
+}
+
+export async function benchArchive(): Promise<Measurements> {
+  const size = (process.env.BOARD as BoardSize | undefined) ?? 'small';
+  const out: Measurements = { note: `loaded shared machine; board ${size}; ${SECONDS}s per rate; ${DAYS} days x ${ROWS_PER_DAY.toLocaleString('en-US')} rows generated` };
+  for (const rate of [1000, 10_000]) {
+    const without = await paced(size, rate, false);
+    const withArchive = await paced(size, rate, true);
+    out[`${rate}/s: CPU ms per second without / with archive`] = `${without.cpuMsPerSecond.toFixed(0)} / ${withArchive.cpuMsPerSecond.toFixed(0)}`;
+    out[`${rate}/s: archive CPU ms per second (difference)`] = Math.round(withArchive.cpuMsPerSecond - without.cpuMsPerSecond);
+    out[`${rate}/s: archive bytes per tick`] = withArchive.archiveBytes / withArchive.ticks;
+    out[`${rate}/s: ack p99 ms without / with archive`] = `${without.ackP99Ms.toFixed(1)} / ${withArchive.ackP99Ms.toFixed(1)}`;
+    out[`${rate}/s: event loop p99 ms without / with archive`] = `${without.loopP99Ms.toFixed(1)} / ${withArchive.loopP99Ms.toFixed(1)}`;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'bench-archive-days-'));
+  try {
+    const generated = await generateArchive(dir);
+    out['generated archive: rows'] = DAYS * ROWS_PER_DAY;
+    out['generated archive: MiB'] = listArchiveFiles(dir).reduce((sum, file) => sum + file.bytes, 0) / 1048576;
+    out['generated archive: seconds to write'] = generated.seconds;
+    const lastSeq = DAYS * ROWS_PER_DAY;
+    const archive = await TickArchive.open({
+      dir,
+      retentionDays: 3650,
+      intervalMs: 0,
+      now: () => NOW,
+      warn: () => {},
+      source: { rowsOf: () => {} },
+      // a log that holds nothing after the generated archive
+      log: { lastIndex: lastSeq, firstIndex: () => lastSeq + 1, replay: () => {}, archived: () => {} },
+    });
+    try {
+      const times: number[] = [];
+      let rows = 0;
+      for (const id of generated.ids) {
+        const started = performance.now();
+        rows += (await archive.rowsOfIds([id], Number.MAX_SAFE_INTEGER)).rows.length;
+        times.push(performance.now() - started);
+      }
+      times.sort((a, b) => a - b);
+      out[`one selection's ${DAYS}-day history: p50 / p95 ms`] = `${quantile(times, 0.5).toFixed(1)} / ${quantile(times, 0.95).toFixed(1)}`;
+      out["one selection's history: mean rows"] = rows / generated.ids.length;
+      const day = new Date(NOW).toISOString().slice(0, 10);
+      const started = performance.now();
+      const exported = await archive.exportDay(day, null, join(dir, 'export.parquet'));
+      out[`one day's export (${exported.rows.toLocaleString('en-US')} rows): seconds`] = (performance.now() - started) / 1000;
+    } finally {
+      await archive.abandon();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}

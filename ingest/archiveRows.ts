@@ -1,0 +1,164 @@
+// The tick archive's rows of one log record (persistence/archive/archiveSchema.ts):
+// the record's changes as the write path logged them, with what the log does not
+// repeat on every tick (the league, market, selection name, line and event start)
+// read from the board when the record is archived, seconds after it was applied.
+// Changes that are not about odds rows or event status (sources, events' other
+// fields, teams, players, seasons, box scores) are not archived; their places in the
+// record are skipped, so a row's pos is always its change's place in the record.
+
+import type { OddsEngine } from '../engine/engine.ts';
+import type { ArchiveRow } from '../persistence/archive/archiveSchema.ts';
+import { TickArchive, type ArchiveSource } from '../persistence/archive/tickArchive.ts';
+import type { Storage } from '../persistence/log/storage.ts';
+import type { DurableBoard } from './durableBoard.ts';
+import { decodeRecord } from './record.ts';
+
+export class RecordArchiveSource implements ArchiveSource {
+  constructor(private readonly engine: OddsEngine) {}
+
+  rowsOf(index: number, payload: Uint8Array, out: ArchiveRow[]): void {
+    const record = decodeRecord(payload);
+    const changes = record.changes;
+    for (let pos = 0; pos < changes.length; pos++) {
+      const change = changes[pos];
+      switch (change.op) {
+        case 'priceById': {
+          const row = this.rowOf(index, pos, record.time, 'price', change.id);
+          row.price_american = change.priceAmerican ?? null;
+          row.dfs_multiplier = change.dfsMultiplier ?? null;
+          row.suspended = change.suspended ?? null;
+          out.push(row);
+          break;
+        }
+        case 'remove':
+          out.push(this.rowOf(index, pos, record.time, 'remove', change.id));
+          break;
+        case 'upsert': {
+          const r = change.row;
+          out.push({
+            seq: index,
+            pos,
+            time_ms: record.time,
+            kind: 'upsert',
+            odds_id: `${r.eventId}:${r.sportsbook}:${r.marketSubtype}:${r.selectionId}`,
+            event_id: r.eventId,
+            league: r.league,
+            book: r.sportsbook,
+            market: r.market,
+            market_subtype: r.marketSubtype,
+            selection_id: r.selectionId,
+            selection: r.selection,
+            line: r.line,
+            price_american: r.priceAmerican,
+            dfs_multiplier: r.dfsMultiplier,
+            suspended: r.suspended,
+            event_status: null,
+            event_start_ms: r.eventStartTime,
+          });
+          break;
+        }
+        case 'status': {
+          const event = this.engine.event(change.eventId);
+          out.push({
+            seq: index,
+            pos,
+            time_ms: record.time,
+            kind: 'status',
+            odds_id: null,
+            event_id: change.eventId,
+            league: event?.league ?? null,
+            book: null,
+            market: null,
+            market_subtype: null,
+            selection_id: null,
+            selection: null,
+            line: null,
+            price_american: null,
+            dfs_multiplier: null,
+            suspended: null,
+            event_status: change.status,
+            event_start_ms: event?.startTime ?? null,
+          });
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+
+  /** A row about odds id `id`, its descriptive fields read from the board (the row, a tombstone, or only its event). */
+  private rowOf(seq: number, pos: number, time: number, kind: 'price' | 'remove', id: string): ArchiveRow {
+    const a = id.indexOf(':');
+    const b = id.indexOf(':', a + 1);
+    const c = id.indexOf(':', b + 1);
+    const eventId = id.slice(0, a);
+    const row: ArchiveRow = {
+      seq,
+      pos,
+      time_ms: time,
+      kind,
+      odds_id: id,
+      event_id: eventId,
+      league: null,
+      book: id.slice(a + 1, b),
+      market: null,
+      market_subtype: id.slice(b + 1, c),
+      selection_id: id.slice(c + 1),
+      selection: null,
+      line: null,
+      price_american: null,
+      dfs_multiplier: null,
+      suspended: null,
+      event_status: null,
+      event_start_ms: null,
+    };
+    const engine = this.engine;
+    const slot = engine.slotOf(id);
+    if (slot >= 0) {
+      const store = engine.store;
+      row.league = store.leagues.get(store.league[slot]);
+      row.market = store.markets.get(store.market[slot]);
+      row.selection = store.labels.get(store.selection[slot]);
+      const line = store.line[slot];
+      row.line = Number.isNaN(line) ? null : line;
+      row.event_start_ms = store.eventStartTime[slot];
+    } else {
+      const event = engine.event(eventId);
+      if (event !== undefined) {
+        row.league = event.league;
+        row.event_start_ms = event.startTime;
+      }
+    }
+    return row;
+  }
+}
+
+/** The tick archive's settings (ARCHIVE_DIR, ARCHIVE_RETENTION_DAYS, ARCHIVE_INTERVAL_MS). */
+export interface ArchiveSettings {
+  dir: string;
+  retentionDays: number;
+  intervalMs: number;
+}
+
+/**
+ * Opens the tick archive on a durable board's log: from here every durable record is
+ * handed to it and the log keeps what it lacks; a first flush starts at once and reads
+ * what the log holds after the last archived record.
+ */
+export async function attachTickArchive(durable: DurableBoard, settings: ArchiveSettings, options: { now: () => number; warn: (line: string) => void; fsync: boolean; storage?: Storage }): Promise<TickArchive> {
+  const archive = await TickArchive.open({
+    dir: settings.dir,
+    retentionDays: settings.retentionDays,
+    intervalMs: settings.intervalMs,
+    fsync: options.fsync,
+    storage: options.storage,
+    now: options.now,
+    warn: options.warn,
+    source: new RecordArchiveSource(durable.engine),
+    log: durable.archiveLog(),
+  });
+  durable.log.onDurable = (index, payload) => archive.take(index, payload);
+  void archive.flush().catch(() => {});
+  return archive;
+}

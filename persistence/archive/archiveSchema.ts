@@ -1,0 +1,71 @@
+// The row schema of the tick archive: one definition, from which the staging table,
+// the Parquet files' columns, docs/archive.md's table and the routes' reading of rows
+// are all derived. One row per accepted change (a price tick, a suspension toggle, an
+// odds upsert, a removal, an event status change), in the order of the log:
+// (seq, pos) is the log record's index and the change's place in it, so every
+// acknowledged change has exactly one key and the keys sort in the order the board
+// applied them.
+//
+// Price fields hold what the change carried: on a 'price' row a null price_american
+// (or dfs_multiplier, suspended) means the tick left that field as it was (a
+// suspension toggle carries no price). The routes carry the last price forward
+// (archiveHistory.ts); an 'upsert' row carries every field.
+
+export type ArchiveKind = 'price' | 'upsert' | 'remove' | 'status';
+
+export interface ArchiveColumn {
+  name: keyof ArchiveRow;
+  /** The DuckDB (and so the Parquet) type. */
+  type: 'BIGINT' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR';
+  doc: string;
+}
+
+export interface ArchiveRow {
+  seq: number;
+  pos: number;
+  time_ms: number;
+  kind: ArchiveKind;
+  odds_id: string | null;
+  event_id: string;
+  league: string | null;
+  book: string | null;
+  market: string | null;
+  market_subtype: string | null;
+  selection_id: string | null;
+  selection: string | null;
+  line: number | null;
+  price_american: number | null;
+  dfs_multiplier: number | null;
+  suspended: boolean | null;
+  event_status: string | null;
+  event_start_ms: number | null;
+}
+
+export const ARCHIVE_COLUMNS: readonly ArchiveColumn[] = [
+  { name: 'seq', type: 'BIGINT', doc: 'index of the write-ahead log record the change came in (1, 2, 3... with no gap)' },
+  { name: 'pos', type: 'INTEGER', doc: "the change's place in its record, from 0: (seq, pos) is unique and sorts in apply order" },
+  { name: 'time_ms', type: 'BIGINT', doc: 'when the board applied the record, epoch milliseconds (UTC)' },
+  { name: 'kind', type: 'VARCHAR', doc: 'price (a tick: a new price and/or a suspension toggle), upsert (a row created or rewritten), remove, status (an event status change)' },
+  { name: 'odds_id', type: 'VARCHAR', doc: 'the row: {event_id}:{book}:{market_subtype}:{selection_id}; null on status rows' },
+  { name: 'event_id', type: 'VARCHAR', doc: 'the event' },
+  { name: 'league', type: 'VARCHAR', doc: "the event's league (null when the board no longer knew the event when the change was archived)" },
+  { name: 'book', type: 'VARCHAR', doc: 'the sportsbook (or DFS source) id' },
+  { name: 'market', type: 'VARCHAR', doc: 'the market type (moneyline, spread, total, ...), from the row as the board held it' },
+  { name: 'market_subtype', type: 'VARCHAR', doc: 'the market subtype (the third part of the odds id)' },
+  { name: 'selection_id', type: 'VARCHAR', doc: 'the selection (the fourth part of the odds id)' },
+  { name: 'selection', type: 'VARCHAR', doc: "the selection's name" },
+  { name: 'line', type: 'DOUBLE', doc: 'the line (spread, total); null on moneylines and futures' },
+  { name: 'price_american', type: 'INTEGER', doc: 'American price the change set; null: not set by this change (or a DFS row)' },
+  { name: 'dfs_multiplier', type: 'DOUBLE', doc: 'DFS payout multiplier the change set; null: not set by this change (or a book row)' },
+  { name: 'suspended', type: 'BOOLEAN', doc: 'suspension the change set; null: not set by this change' },
+  { name: 'event_status', type: 'VARCHAR', doc: 'the new event status (status rows only)' },
+  { name: 'event_start_ms', type: 'BIGINT', doc: "the event's start, epoch ms, as the board held it when the change was archived" },
+];
+
+/** The staging table's CREATE statement. */
+export function createTableSql(table: string): string {
+  return `CREATE TABLE ${table} (${ARCHIVE_COLUMNS.map((c) => `${c.name} ${c.type}`).join(', ')})`;
+}
+
+/** The column list, in schema order, for SELECT and COPY. */
+export const COLUMN_LIST = ARCHIVE_COLUMNS.map((c) => c.name).join(', ');

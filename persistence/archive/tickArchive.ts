@@ -1,0 +1,520 @@
+// The tick archive: every change the write-ahead log acknowledged, moved into Parquet
+// files (zstd) under ARCHIVE_DIR, one directory per UTC day (archiveFiles.ts), written
+// and read with DuckDB, whose queries and COPY run on its own threads.
+//
+// Flow. The log hands over each record once it is durable (take: a copy of its bytes
+// joins `pending`, nothing else on the ingest path). Every ARCHIVE_INTERVAL_MS a flush
+// turns the pending records into rows (ArchiveSource: the write path's decoding, in
+// slices between which the event loop runs), appends them to an in-memory staging
+// table and writes one file per day they fall in: COPY to a temporary name, read back
+// (row count, first and last seq must be what was staged), fsync, rename, fsync the
+// directory. Only then does the archive tell the log (ArchiveLog.archived) that those
+// records may go; the log keeps every segment holding a record the archive lacks.
+//
+// Failure. A flush that fails (a full disk, an I/O error, a file that reads back
+// wrong) deletes its temporary, is reported (warn, failures, lastError) and leaves
+// the log as it was; the archive then drops its pending copies and, at the next
+// flush, reads the records after the last archived one back from the log, so nothing
+// acknowledged is lost and nothing is archived twice. Pending copies past
+// ARCHIVE_MAX_PENDING_BYTES are dropped the same way (the log still holds them).
+//
+// Exactly once. A file's name holds its first and last record; opening the archive
+// deletes temporaries and files a merged file covers (tidyArchive), and the archive
+// continues after the largest last record of any file: a crash before a rename
+// leaves no file (the records are archived again from the log), after it the file is
+// whole and its records are not taken again.
+//
+// Compaction. Days before the newest one are merged into one file per day, sorted by
+// odds id then seq (DuckDB skips the row groups a one-selection query does not need);
+// the merged file is written like any other before its inputs are deleted.
+
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { nodeStorage, type Storage } from '../log/storage.ts';
+import { ARCHIVE_COLUMNS, COLUMN_LIST, type ArchiveRow } from './archiveSchema.ts';
+import { archiveFileName, dayOf, dayStart, ensureDayDir, listArchiveFiles, listDayFiles, listDays, readParquetSql, sqlString, tidyArchive, type ArchiveFile } from './archiveFiles.ts';
+
+/** Turns one log record into archive rows (the write path's decoding; persistence knows no record format). */
+export interface ArchiveSource {
+  rowsOf(index: number, payload: Uint8Array, out: ArchiveRow[]): void;
+}
+
+/** What the archive needs of the write-ahead log. */
+export interface ArchiveLog {
+  /** Index of the last durable record. */
+  readonly lastIndex: number;
+  /** The first record the log still holds (lastIndex + 1 when it holds none). */
+  firstIndex(): number;
+  /** Every durable record from `from` on, in order (throws when one is unreadable). */
+  replay(from: number, visit: (index: number, payload: Uint8Array) => void): void;
+  /** Records up to `through` are archived: the log may delete them once no checkpoint needs them. */
+  archived(through: number): void;
+}
+
+export interface TickArchiveOptions {
+  dir: string;
+  /** Days kept (the current one included); older day directories are deleted. */
+  retentionDays: number;
+  /** How often pending records are written (0: only when flush() is called). */
+  intervalMs: number;
+  /** Pending copies past this many bytes are dropped and read back from the log later. */
+  maxPendingBytes?: number;
+  fsync?: boolean;
+  storage?: Storage;
+  now: () => number;
+  warn: (line: string) => void;
+  source: ArchiveSource;
+  log: ArchiveLog;
+}
+
+export interface FlushReport {
+  records: number;
+  rows: number;
+  files: string[];
+  archivedThrough: number;
+  ms: number;
+}
+
+/** Rows of the archive and of the records not written yet, oldest first, and whether they are all there. */
+export interface ArchiveRows {
+  rows: ArchiveRow[];
+  /** False while the archive is behind the log (after a failure): the newest changes may be missing. */
+  complete: boolean;
+  archivedThrough: number;
+}
+
+const DEFAULT_MAX_PENDING_BYTES = 256 * 1024 * 1024;
+/** Rows decoded and appended between two turns of the event loop (the appender runs on this thread). */
+const SLICE_ROWS = 1000;
+const STAGE = 'stage';
+
+/** The staging table: BIGINT columns are staged as DOUBLE (exact below 2^53, and the appender takes a number), cast on COPY. */
+const STAGE_COLUMNS = ARCHIVE_COLUMNS.map((c) => `${c.name} ${c.type === 'BIGINT' ? 'DOUBLE' : c.type}`).join(', ');
+const COPY_SELECT = ARCHIVE_COLUMNS.map((c) => (c.type === 'BIGINT' ? `CAST(${c.name} AS BIGINT) AS ${c.name}` : c.name)).join(', ');
+/** Rows read back as numbers (not bigint). */
+const READ_SELECT = ARCHIVE_COLUMNS.map((c) => (c.type === 'BIGINT' ? `CAST(${c.name} AS DOUBLE) AS ${c.name}` : c.name)).join(', ');
+
+/** ARCHIVE_DIR holds records the log never had: refused at start rather than mixing two logs' seqs. */
+export class ArchiveMismatchError extends Error {
+  readonly code = 'archive_mismatch';
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'ArchiveMismatchError';
+  }
+}
+
+export class TickArchive {
+  private pendingIndex: number[] = [];
+  private pendingPayload: Uint8Array[] = [];
+  private pendingBytes = 0;
+  /** True when `pending` does not run from archivedThrough + 1 (dropped after a failure or an overflow, or not read yet): the next flush reads the log. */
+  private behind = true;
+  private through: number;
+  /** The record take() expects next (while not behind). */
+  private next = 0;
+  private chain: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly storage: Storage;
+  private readonly fsync: boolean;
+  private readonly maxPendingBytes: number;
+  failures = 0;
+  lastError: string | null = null;
+  lastFlush: FlushReport | null = null;
+  /** Told of each written flush (metrics, tests). */
+  onFlush: ((report: FlushReport) => void) | null = null;
+
+  private constructor(
+    private readonly options: TickArchiveOptions,
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+    archivedThrough: number,
+  ) {
+    this.storage = options.storage ?? nodeStorage;
+    this.fsync = options.fsync ?? true;
+    this.maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+    this.through = archivedThrough;
+  }
+
+  /**
+   * Opens the archive in options.dir: tidies what a crash left, finds the last
+   * archived record, and starts the flush timer. The records the log holds after it
+   * are read at the first flush.
+   */
+  static async open(options: TickArchiveOptions): Promise<TickArchive> {
+    mkdirSync(options.dir, { recursive: true });
+    const removed = tidyArchive(options.dir);
+    if (removed.length > 0) options.warn(`archive: removed ${removed.length} file(s) a crash left (temporaries, or inputs of a finished merge): ${removed.join(', ')}`);
+    let through = 0;
+    let newest: ArchiveFile | null = null;
+    for (const file of listArchiveFiles(options.dir)) {
+      if (file.last > through) newest = file;
+      through = Math.max(through, file.last);
+    }
+    // an archive ahead of the log was written from another log (another DATA_DIR, or one
+    // wiped since): its seqs would collide with this log's, so the start stops here
+    if (newest !== null && through > options.log.lastIndex) {
+      throw new ArchiveMismatchError(`${newest.path} holds log records up to ${through}, but the log in DATA_DIR ends at record ${options.log.lastIndex}: this ARCHIVE_DIR was written from another log. Point ARCHIVE_DIR at an empty directory (or move this one away) and start again.`);
+    }
+    // records the log no longer holds (deleted before the archive was enabled) cannot be archived: start at its first
+    through = Math.max(through, options.log.firstIndex() - 1);
+    const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '512MB' });
+    const connection = await instance.connect();
+    await connection.run(`CREATE TABLE ${STAGE} (${STAGE_COLUMNS})`);
+    const archive = new TickArchive(options, instance, connection, through);
+    // the log may drop what the archive holds already
+    options.log.archived(through);
+    if (options.intervalMs > 0) {
+      archive.timer = setInterval(() => void archive.flush().catch(() => {}), options.intervalMs);
+      archive.timer.unref();
+    }
+    return archive;
+  }
+
+  /** The last record whose changes are all in archive files. */
+  get archivedThrough(): number {
+    return this.through;
+  }
+
+  /** Records acknowledged but not yet in a file. */
+  get pendingRecords(): number {
+    return this.behind ? this.options.log.lastIndex - this.through : this.pendingIndex.length;
+  }
+
+  /** A durable log record (the log calls this in index order); its bytes are copied. */
+  take(index: number, payload: Uint8Array): void {
+    if (this.closed || this.behind) return;
+    if (index !== this.next) {
+      this.dropPending(`record ${index} came where ${this.next} was expected`);
+      return;
+    }
+    this.next = index + 1;
+    this.pendingIndex.push(index);
+    this.pendingPayload.push(Uint8Array.prototype.slice.call(payload));
+    this.pendingBytes += payload.length;
+    if (this.pendingBytes > this.maxPendingBytes) this.dropPending(`more than ${this.maxPendingBytes} bytes wait to be archived`);
+  }
+
+  private dropPending(why: string): void {
+    if (!this.behind) this.options.warn(`archive: pending records dropped (${why}); they stay in the log and are read back from it at the next flush`);
+    this.behind = true;
+    this.pendingIndex = [];
+    this.pendingPayload = [];
+    this.pendingBytes = 0;
+  }
+
+  /** Reads the records after the last archived one back from the log (at most maxPendingBytes of them). */
+  private catchUp(): void {
+    this.pendingIndex = [];
+    this.pendingPayload = [];
+    this.pendingBytes = 0;
+    const stop = new Error('enough');
+    let full = false;
+    try {
+      this.options.log.replay(this.through + 1, (index, payload) => {
+        this.pendingIndex.push(index);
+        this.pendingPayload.push(Uint8Array.prototype.slice.call(payload));
+        this.pendingBytes += payload.length;
+        if (this.pendingBytes > this.maxPendingBytes) {
+          full = true;
+          throw stop;
+        }
+      });
+    } catch (error) {
+      if (error !== stop) throw error;
+    }
+    // with all of them read, later records come through take()
+    this.behind = full;
+    this.next = this.pendingIndex.length === 0 ? this.through + 1 : this.pendingIndex[this.pendingIndex.length - 1] + 1;
+  }
+
+  /** Writes the pending records; one flush (or query) at a time. */
+  flush(): Promise<FlushReport | null> {
+    return this.exclusive(() => this.flushNow());
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(work, work);
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  private async flushNow(): Promise<FlushReport | null> {
+    if (this.closed) return null;
+    const started = performance.now();
+    try {
+      if (this.behind) this.catchUp();
+    } catch (error) {
+      this.fail(`reading the log after record ${this.through} failed: ${(error as Error).message}`);
+      throw error;
+    }
+    const indexes = this.pendingIndex;
+    const payloads = this.pendingPayload;
+    this.pendingIndex = [];
+    this.pendingPayload = [];
+    this.pendingBytes = 0;
+    if (indexes.length === 0) {
+      await this.maintain();
+      return null;
+    }
+    const written: string[] = [];
+    let rows = 0;
+    try {
+      rows = await this.stage(indexes, payloads);
+      written.push(...(await this.writeStaged()));
+    } catch (error) {
+      this.dropPending('a flush failed');
+      this.fail(`writing records ${indexes[0]} to ${indexes[indexes.length - 1]} failed (the log keeps them; tried again at the next flush): ${(error as Error).message}`);
+      // files of the days written before the failure stay: they are whole, and the archive continues after them
+      for (const file of listArchiveFiles(this.options.dir)) this.through = Math.max(this.through, file.last);
+      this.options.log.archived(this.through);
+      throw error;
+    } finally {
+      await this.connection.run(`DELETE FROM ${STAGE}`).catch(() => {});
+    }
+    this.through = indexes[indexes.length - 1];
+    this.options.log.archived(this.through);
+    // a catch-up that stopped at maxPendingBytes goes on at once
+    if (this.behind && !this.closed) setImmediate(() => void this.flush().catch(() => {}));
+    const report: FlushReport = { records: indexes.length, rows, files: written, archivedThrough: this.through, ms: performance.now() - started };
+    this.lastFlush = report;
+    try {
+      this.onFlush?.(report);
+    } catch {
+      // an observer's failure is not the archive's
+    }
+    await this.maintain();
+    return report;
+  }
+
+  private fail(message: string): void {
+    this.failures++;
+    this.lastError = message;
+    this.options.warn(`archive: ${message}`);
+  }
+
+  /** Decodes the records into the staging table, a slice at a time; returns the row count. */
+  private async stage(indexes: number[], payloads: Uint8Array[]): Promise<number> {
+    const appender = await this.connection.createAppender(STAGE);
+    const rows: ArchiveRow[] = [];
+    let count = 0;
+    try {
+      for (let i = 0; i < indexes.length; i++) {
+        this.options.source.rowsOf(indexes[i], payloads[i], rows);
+        if (rows.length >= SLICE_ROWS || i === indexes.length - 1) {
+          for (let r = 0; r < rows.length; r++) {
+            appendRow(appender, rows[r]);
+            // a turn of the event loop every SLICE_ROWS rows, even inside one large record
+            if ((r + 1) % SLICE_ROWS === 0) await new Promise((resolve) => setImmediate(resolve));
+          }
+          count += rows.length;
+          rows.length = 0;
+          if (i < indexes.length - 1) await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+    return count;
+  }
+
+  /** Writes the staged rows, one file per day, oldest day first; returns the files. */
+  private async writeStaged(): Promise<string[]> {
+    const days = (await this.connection.runAndReadAll(`SELECT CAST(floor(time_ms / 86400000) AS INTEGER) AS d, count(*) AS n, CAST(min(seq) AS DOUBLE) AS first, CAST(max(seq) AS DOUBLE) AS last FROM ${STAGE} GROUP BY d ORDER BY d`)).getRowObjects();
+    const files: string[] = [];
+    for (const day of days) {
+      const start = Number(day.d) * 86_400_000;
+      const select = `SELECT ${COPY_SELECT} FROM ${STAGE} WHERE time_ms >= ${start} AND time_ms < ${start + 86_400_000} ORDER BY seq, pos`;
+      files.push(await this.writeFile(dayOf(start), select, Number(day.first), Number(day.last), Number(day.n)));
+    }
+    return files;
+  }
+
+  /**
+   * COPY `select` to a temporary file in the day's directory, check it reads back with
+   * `rows` rows from `first` to `last`, fsync it, rename it to its final name and fsync
+   * the directory. A failure deletes the temporary.
+   */
+  private async writeFile(day: string, select: string, first: number, last: number, rows: number): Promise<string> {
+    const newDay = !existsSync(join(this.options.dir, day));
+    const dayDir = ensureDayDir(this.options.dir, day);
+    if (newDay && this.fsync) this.storage.syncDirSync(this.options.dir);
+    const final = join(dayDir, archiveFileName(first, last));
+    const temp = `${final}.tmp`;
+    try {
+      await this.connection.run(`COPY (${select}) TO ${sqlString(temp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+      const check = (await this.connection.runAndReadAll(`SELECT count(*) AS n, CAST(min(seq) AS DOUBLE) AS first, CAST(max(seq) AS DOUBLE) AS last FROM read_parquet(${sqlString(temp)})`)).getRowObjects()[0];
+      if (Number(check.n) !== rows || Number(check.first) !== first || Number(check.last) !== last) {
+        throw new Error(`${temp} read back ${check.n} rows from ${check.first} to ${check.last}, not ${rows} rows from ${first} to ${last}`);
+      }
+      if (this.fsync) {
+        const file = await this.storage.open(temp, 'r+');
+        try {
+          await file.sync();
+        } finally {
+          await file.close();
+        }
+      }
+      await this.storage.rename(temp, final);
+      if (this.fsync) this.storage.syncDirSync(dayDir);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
+    return final;
+  }
+
+  /** Merges the files of each finished day into one, and deletes days past the retention. */
+  private async maintain(): Promise<void> {
+    const days = listDays(this.options.dir);
+    const newest = dayOf(this.options.now());
+    const oldestKept = dayOf(dayStart(newest) - (this.options.retentionDays - 1) * 86_400_000);
+    for (const day of days) {
+      try {
+        if (day < oldestKept) {
+          rmSync(join(this.options.dir, day), { recursive: true, force: true });
+          if (this.fsync) this.storage.syncDirSync(this.options.dir);
+          continue;
+        }
+        if (day >= newest) continue;
+        const files = listDayFiles(this.options.dir, day);
+        // a finished day whose files all end before the last archived record: nothing more comes to it
+        if (files.length > 1) await this.merge(day, files);
+      } catch (error) {
+        this.options.warn(`archive: maintaining ${day} failed (its files are kept as they are; tried again later): ${(error as Error).message}`);
+      }
+    }
+  }
+
+  private async merge(day: string, files: ArchiveFile[]): Promise<void> {
+    const paths = files.map((f) => f.path);
+    const counted = (await this.connection.runAndReadAll(`SELECT count(*) AS n FROM ${readParquetSql(paths)}`)).getRowObjects()[0];
+    const first = Math.min(...files.map((f) => f.first));
+    const last = Math.max(...files.map((f) => f.last));
+    const select = `SELECT ${COLUMN_LIST} FROM ${readParquetSql(paths)} ORDER BY odds_id, seq, pos`;
+    await this.writeFile(day, select, first, last, Number(counted.n));
+    for (const path of paths) this.storage.unlinkSync(path);
+    if (this.fsync) this.storage.syncDirSync(join(this.options.dir, day));
+  }
+
+  /** Rows of the given odds ids with time_ms <= toMs, oldest first (archive, then the records not written yet). */
+  rowsOfIds(ids: readonly string[], toMs: number): Promise<ArchiveRows> {
+    if (ids.length === 0) return Promise.resolve({ rows: [], complete: !this.behind, archivedThrough: this.through });
+    const set = new Set(ids);
+    const where = `odds_id IN (${ids.map(sqlString).join(', ')}) AND time_ms <= ${Math.floor(toMs)}`;
+    return this.rowsWhere(where, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
+  }
+
+  /** Every row of one event's market (all books, all selections) with time_ms <= toMs. */
+  rowsOfMarket(eventId: string, marketSubtype: string, toMs: number): Promise<ArchiveRows> {
+    const where = `event_id = ${sqlString(eventId)} AND market_subtype = ${sqlString(marketSubtype)} AND time_ms <= ${Math.floor(toMs)}`;
+    return this.rowsWhere(where, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
+  }
+
+  /** Every row of one event with time_ms <= toMs. */
+  rowsOfEvent(eventId: string, toMs: number): Promise<ArchiveRows> {
+    const where = `event_id = ${sqlString(eventId)} AND time_ms <= ${Math.floor(toMs)}`;
+    return this.rowsWhere(where, (row) => row.event_id === eventId && row.time_ms <= toMs);
+  }
+
+  private rowsWhere(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+    return this.exclusive(async () => {
+      const files = listArchiveFiles(this.options.dir).map((f) => f.path);
+      const rows: ArchiveRow[] = [];
+      if (files.length > 0) {
+        const reader = await this.connection.runAndReadAll(`SELECT ${READ_SELECT} FROM ${readParquetSql(files)} WHERE ${where} ORDER BY seq, pos`);
+        for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
+      }
+      // the records not written yet, from their copies
+      const scratch: ArchiveRow[] = [];
+      if (!this.behind) {
+        for (let i = 0; i < this.pendingIndex.length; i++) {
+          scratch.length = 0;
+          this.options.source.rowsOf(this.pendingIndex[i], this.pendingPayload[i], scratch);
+          for (const row of scratch) if (keep(row)) rows.push(row);
+        }
+      }
+      return { rows, complete: !this.behind, archivedThrough: this.through };
+    });
+  }
+
+  /**
+   * Writes one day's rows (optionally one league's), in log order, to `outPath` as
+   * Parquet (zstd); returns the row count. Only archived records: the newest
+   * ARCHIVE_INTERVAL_MS of today are not in it yet.
+   */
+  exportDay(day: string, league: string | null, outPath: string): Promise<{ rows: number; files: number }> {
+    return this.exclusive(async () => {
+      const files = listDayFiles(this.options.dir, day).map((f) => f.path);
+      if (files.length === 0) return { rows: 0, files: 0 };
+      const where = league === null ? '' : `WHERE league = ${sqlString(league)}`;
+      await this.connection.run(`COPY (SELECT ${COLUMN_LIST} FROM ${readParquetSql(files)} ${where} ORDER BY seq, pos) TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION zstd)`);
+      const n = (await this.connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlString(outPath)})`)).getRowObjects()[0].n;
+      return { rows: Number(n), files: files.length };
+    });
+  }
+
+  /** Days with archive files, oldest first. */
+  days(): string[] {
+    return listDays(this.options.dir).filter((day) => listDayFiles(this.options.dir, day).length > 0);
+  }
+
+  /** Writes what is pending, stops the timer and closes DuckDB. */
+  async close(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    try {
+      await this.flush();
+    } catch {
+      // reported by the flush; the log keeps the records for the next start
+    }
+    await this.abandon();
+  }
+
+  /** Closes without writing what is pending (the log keeps it for the next start). */
+  async abandon(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    if (this.closed) return;
+    this.closed = true;
+    await this.chain;
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+function appendRow(appender: DuckDBAppender, row: ArchiveRow): void {
+  appender.appendDouble(row.seq);
+  appender.appendInteger(row.pos);
+  appender.appendDouble(row.time_ms);
+  appender.appendVarchar(row.kind);
+  appendText(appender, row.odds_id);
+  appender.appendVarchar(row.event_id);
+  appendText(appender, row.league);
+  appendText(appender, row.book);
+  appendText(appender, row.market);
+  appendText(appender, row.market_subtype);
+  appendText(appender, row.selection_id);
+  appendText(appender, row.selection);
+  appendNumber(appender, row.line);
+  if (row.price_american === null) appender.appendNull();
+  else appender.appendInteger(row.price_american);
+  appendNumber(appender, row.dfs_multiplier);
+  if (row.suspended === null) appender.appendNull();
+  else appender.appendBoolean(row.suspended);
+  appendText(appender, row.event_status);
+  appendNumber(appender, row.event_start_ms);
+  appender.endRow();
+}
+
+function appendText(appender: DuckDBAppender, value: string | null): void {
+  if (value === null) appender.appendNull();
+  else appender.appendVarchar(value);
+}
+
+function appendNumber(appender: DuckDBAppender, value: number | null): void {
+  if (value === null) appender.appendNull();
+  else appender.appendDouble(value);
+}
