@@ -21,6 +21,7 @@ import net from 'node:net';
 import type http from 'node:http';
 import { scanRequestHead } from './requestHead.ts';
 import { ResponseFramer } from './responseFraming.ts';
+import type { SocketCalls } from './socketAdoption.ts';
 
 /** A connection that has not sent a whole request head for this long goes to node:http, whose request timeouts then apply. */
 const HEAD_WAIT_MS = 10_000;
@@ -30,6 +31,8 @@ const EMPTY = Buffer.alloc(0);
 /** How long a released uWS connection may take to answer and close before it is destroyed. */
 const RELEASE_MS = 30_000;
 const discard = (): void => undefined;
+/** Bytes of answers queued to a slow client before uWS is read no further. */
+const RELAY_HIGH_WATER = 1024 * 1024;
 
 export interface FrontOptions {
   host: string;
@@ -40,6 +43,18 @@ export interface FrontOptions {
   nodeServer: http.Server;
   /** SO_REUSEPORT: several processes share the port (only when a setting asks; Node >= 22.12). */
   reusePort: boolean;
+  /**
+   * Where uWS can take a connection itself (socketAdoption.ts): a connection whose first
+   * request uWS answers right goes to uWS whole, everything else to node:http, and
+   * nothing is relayed. Null: every uWS request is relayed over uwsPath.
+   */
+  adopter: Adopter | null;
+}
+
+export interface Adopter {
+  calls: SocketCalls;
+  /** Gives uWS a descriptor of an accepted connection (uWS closes it). */
+  adopt(fd: number): void;
 }
 
 export interface ListeningFront {
@@ -63,8 +78,15 @@ export function checkReusePort(reusePort: boolean): void {
 /** Listens on the public port; fails with a message naming the port when another process holds it. */
 export function listenFront(options: FrontOptions): Promise<ListeningFront> {
   checkReusePort(options.reusePort);
-  const open = new Set<FrontConnection>();
-  const server = net.createServer({ noDelay: true }, (socket) => {
+  const open = new Set<{ destroy(): void }>();
+  const adopter = options.adopter;
+  // Adopting, a connection is not read until its first bytes were peeked at.
+  const server = net.createServer({ noDelay: true, pauseOnConnect: adopter !== null }, (socket) => {
+    if (adopter !== null) {
+      open.add(socket);
+      routeFirstRequest(socket, adopter, options.nodeServer, 0, () => open.delete(socket));
+      return;
+    }
     const connection = new FrontConnection(socket, options, () => open.delete(connection));
     open.add(connection);
   });
@@ -101,6 +123,66 @@ export function listenError(error: NodeJS.ErrnoException, host: string, port: nu
   return new Error(`cannot listen on ${host}:${port}: ${error.message}`);
 }
 
+/** Bytes looked at before choosing: more than the largest head uWS takes, so a request pipelined behind it shows. */
+const PEEK_BYTES = 16 * 1024;
+const peekBuffer = Buffer.allocUnsafe(PEEK_BYTES);
+/**
+ * Waits between peeks at a connection that has not sent a whole request head yet (ms;
+ * 0 is the next turn of the event loop). A client writes its request right after
+ * connecting, so it is nearly always there at the first or second look; one that says
+ * nothing for ~60 ms goes to node:http, which answers every request correctly, at
+ * node:http's speed, and applies its own request timeouts.
+ */
+const PEEK_WAITS_MS = [0, 0, 1, 2, 4, 8, 16, 32];
+
+/**
+ * Chooses, from the first request's bytes still in the kernel, who owns the connection:
+ * uWS when that request is one it answers right (requestHead.ts) and nothing is
+ * pipelined behind it, node:http otherwise. Later requests on an adopted connection go
+ * to uWS as they come (docs/http.md says what that leaves).
+ */
+function routeFirstRequest(socket: net.Socket, adopter: Adopter, nodeServer: http.Server, attempt: number, forget: () => void): void {
+  if (socket.destroyed) return forget();
+  const fd = (socket as unknown as { _handle?: { fd?: number } | null })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) return giveToNode(socket, nodeServer, forget);
+  const got = adopter.calls.peek(fd, peekBuffer);
+  if (got === 'error' || got === 0) {
+    // Reset, or closed before sending anything: there is no request to answer.
+    socket.destroy();
+    return forget();
+  }
+  const scan = got === 'again' ? null : scanRequestHead(peekBuffer.subarray(0, got), 0);
+  if (scan === null || scan.kind === 'incomplete') {
+    if (attempt >= PEEK_WAITS_MS.length) return giveToNode(socket, nodeServer, forget);
+    const retry = (): void => routeFirstRequest(socket, adopter, nodeServer, attempt + 1, forget);
+    const wait = PEEK_WAITS_MS[attempt]!;
+    if (wait === 0) setImmediate(retry);
+    else setTimeout(retry, wait);
+    return;
+  }
+  // Bytes past the first request's body are a pipelined request: uWS cuts a long answer
+  // with one waiting behind it, so such a connection goes to node:http. (A full buffer
+  // short of the body's end is that body, larger than the buffer.)
+  const alone = scan.kind === 'uws' && (got as number) <= scan.headEnd + scan.bodyLength;
+  if (scan.kind === 'uws' && !scan.upgrade && alone) {
+    const copy = adopter.calls.dup(fd);
+    if (copy >= 0) {
+      adopter.adopt(copy);
+      // Closes Node's descriptor only: uWS's copy keeps the connection open.
+      socket.destroy();
+      return forget();
+    }
+  }
+  giveToNode(socket, nodeServer, forget);
+}
+
+/** node:http takes a connection nothing has read yet. */
+function giveToNode(socket: net.Socket, nodeServer: http.Server, forget: () => void): void {
+  forget();
+  nodeServer.emit('connection', socket);
+  socket.resume();
+}
+
 class FrontConnection {
   /** Bytes read from the client and not yet written upstream. */
   private pending: Buffer = EMPTY;
@@ -115,6 +197,8 @@ class FrontConnection {
   /** Why the client is not being read: the upstream pushes back, or pipelined requests wait. */
   private upstreamFull = false;
   private holding = false;
+  /** uWS is not being read until the client drains. */
+  private relayPaused = false;
   private readonly framer = new ResponseFramer();
 
   constructor(
@@ -237,10 +321,17 @@ class FrontConnection {
       if (framed === 'tunnel') this.tunnel = true;
       else ended = framed === 'done';
     }
-    if (!this.client.write(chunk)) {
+    this.client.write(chunk);
+    // Backpressure past a response's worth of bytes, not at the stream's 16 KiB mark:
+    // pausing uWS at every 64 KiB read cost an event-loop round trip per read.
+    if (this.client.writableLength > RELAY_HIGH_WATER && !this.relayPaused) {
       const upstream = this.upstream!;
+      this.relayPaused = true;
       upstream.pause();
-      this.client.once('drain', () => upstream.resume());
+      this.client.once('drain', () => {
+        this.relayPaused = false;
+        upstream.resume();
+      });
     }
     if (this.tunnel) {
       // Bytes the client sent behind the upgrade request belong to the new protocol.
