@@ -4,9 +4,11 @@
 // (TRANSPORT=uws: where the build can adopt sockets, uWS owns each connection whose
 // first request it answers right; elsewhere requests are relayed to it), and node:http.
 // `npm start` picks the front where it adopts and node:http where it would relay. Measured with wrk in interleaved rounds (direct, front, node, direct, ...)
-// so the drift of a shared machine falls on all three; each scenario reports every
-// transport's median requests/s and median p99 over its rounds, and the ratios to uWS
-// alone. BOARD (default large), BENCH_HTTP_SECONDS (default 5) and
+// so the drift of a shared machine falls on all three, together with the http
+// section's reference (uWS writing the same bytes from a prebuilt Buffer, or a hello
+// world for the 304); each scenario reports every target's median requests/s and median
+// p99 over its rounds, and the ratios to uWS alone. BENCH_TRANSPORTS=uws-direct,node and
+// BENCH_SCENARIOS=limit=1000 narrow a run. BOARD (default large), BENCH_HTTP_SECONDS (default 5) and
 // BENCH_TRANSPORT_ROUNDS (default 3) as in the http section.
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
@@ -19,7 +21,7 @@ import { generateBoard } from '../fixtures/generateBoard.ts';
 import { startApp, type App } from '../service/app.ts';
 import { loadUws } from '../http/transport/loadUws.ts';
 import { UwsTransport } from '../http/transport/uwsTransport.ts';
-import { runWrk, type WrkResult } from './http-baseline.bench.ts';
+import { runWrk, startBufferServer, startHelloWorld, type BenchServer, type WrkResult } from './http-baseline.bench.ts';
 import { scenarios as oddsScenarios } from './scenarios/odds.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
@@ -64,6 +66,23 @@ async function startServing(serving: Serving, board: ReturnType<typeof generateB
   }
 }
 
+type Target = Serving | 'ceiling';
+
+/** The http section's reference for a scenario, serving what the app answers to one plain request of it. */
+async function startReference(appPort: number, path: string, kind: 'ceiling' | 'hello'): Promise<BenchServer> {
+  if (kind === 'hello') return startHelloWorld();
+  const { body, contentType } = await new Promise<{ body: Buffer; contentType: string }>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port: appPort, path, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ body: Buffer.concat(chunks), contentType: String(res.headers['content-type'] ?? 'application/json') }));
+      })
+      .on('error', reject);
+  });
+  return startBufferServer(body, contentType);
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -91,29 +110,38 @@ export async function benchTransports(): Promise<Record<string, number | string>
     const filter = process.env.BENCH_SCENARIOS;
     for (const scenario of oddsScenarios(apps.values().next().value!)) {
       if (filter !== undefined && !scenario.name.includes(filter)) continue;
-      const results = new Map<Serving, WrkResult[]>(measured.map((serving) => [serving, []]));
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const serving of measured) {
-          const app = apps.get(serving)!;
-          const headers: Record<string, string> = { ...scenario.headers };
-          if (scenario.ifNoneMatch) headers['If-None-Match'] = await etagOf(app.port, scenario.path);
-          const url = `http://127.0.0.1:${app.port}${scenario.path}`;
-          if (round === 0) await runWrk(url, { connections: CONNECTIONS, seconds: 1, headers });
-          results.get(serving)!.push(await runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, headers }));
+      // The reference of the http section, measured in the same rounds: uWS writing the
+      // identical bytes from a prebuilt Buffer (the ceiling), or a hello world for a 304.
+      const reference = uws.ok ? await startReference(apps.values().next().value!.port, scenario.path, scenario.reference) : null;
+      const targets: Target[] = reference === null ? [...measured] : [...measured, 'ceiling'];
+      const results = new Map<Target, WrkResult[]>(targets.map((target) => [target, []]));
+      try {
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const target of targets) {
+            const port = target === 'ceiling' ? reference!.port : apps.get(target)!.port;
+            const headers: Record<string, string> = { ...scenario.headers };
+            if (scenario.ifNoneMatch && target !== 'ceiling') headers['If-None-Match'] = await etagOf(port, scenario.path);
+            const url = `http://127.0.0.1:${port}${scenario.path}`;
+            if (round === 0) await runWrk(url, { connections: CONNECTIONS, seconds: 1, headers });
+            results.get(target)!.push(await runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, headers }));
+          }
         }
+      } finally {
+        reference?.close();
       }
-      const rps = new Map<Serving, number>();
-      for (const [serving, runs] of results) {
-        rps.set(serving, median(runs.map((r) => r.requestsPerSec)));
-        out[`${scenario.name} ${serving} req/s (median of ${runs.length})`] = Math.round(rps.get(serving)!);
-        out[`${scenario.name} ${serving} p99 ms (median)`] = median(runs.map((r) => r.p99Ms));
+      const rps = new Map<Target, number>();
+      for (const [target, runs] of results) {
+        const label = target === 'ceiling' ? (scenario.reference === 'ceiling' ? 'ceiling' : 'hello world') : target;
+        rps.set(target, median(runs.map((r) => r.requestsPerSec)));
+        out[`${scenario.name} ${label} req/s (median of ${runs.length})`] = Math.round(rps.get(target)!);
+        out[`${scenario.name} ${label} p99 ms (median)`] = median(runs.map((r) => r.p99Ms));
         const errors = runs.reduce((sum, r) => sum + r.errors, 0);
-        if (errors > 0) out[`${scenario.name} ${serving} errors`] = errors;
+        if (errors > 0) out[`${scenario.name} ${label} errors`] = errors;
       }
       const direct = rps.get('uws-direct');
       if (direct !== undefined) {
-        for (const serving of measured) {
-          if (serving !== 'uws-direct') out[`${scenario.name} ${serving} / uws-direct`] = Number((rps.get(serving)! / direct).toFixed(3));
+        for (const target of targets) {
+          if (target !== 'uws-direct') out[`${scenario.name} ${target} / uws-direct`] = Number((rps.get(target)! / direct).toFixed(3));
         }
       }
     }

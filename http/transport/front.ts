@@ -129,11 +129,12 @@ const peekBuffer = Buffer.allocUnsafe(PEEK_BYTES);
 /**
  * Waits between peeks at a connection that has not sent a whole request head yet (ms;
  * 0 is the next turn of the event loop). A client writes its request right after
- * connecting, so it is nearly always there at the first or second look; one that says
- * nothing for ~60 ms goes to node:http, which answers every request correctly, at
+ * connecting, so it is nearly always there at the first or second look, but a client
+ * on a loaded machine can be descheduled between connect and write; one that says
+ * nothing for ~250 ms goes to node:http, which answers every request correctly, at
  * node:http's speed, and applies its own request timeouts.
  */
-const PEEK_WAITS_MS = [0, 0, 1, 2, 4, 8, 16, 32];
+const PEEK_WAITS_MS = [0, 0, 1, 2, 4, 8, 16, 32, 64, 128];
 
 /**
  * Chooses, from the first request's bytes still in the kernel, who owns the connection:
