@@ -1,16 +1,23 @@
-// The front of the uWebSockets.js transport: a node:net server owns the public port,
-// reads each request's head (requestHead.ts), and serves it through uWS when uWS is
-// known to answer that shape right, through node:http otherwise. uWS listens on a
-// private unix socket; the front writes a request to it only once the response to the
-// previous one has ended (responseFraming.ts), so pipelined requests are answered in
-// order with complete bodies, which uWS alone does not do.
+// The front of the uWebSockets.js transport: a node:net server owns the public port and
+// serves each request through uWS when uWS is known to answer its shape right
+// (requestHead.ts), through node:http otherwise. Two ways:
+//   - adopting (uWS builds with app.adoptSocket, on Linux): the first request of a
+//     connection is peeked at without being read (socketAdoption.ts), and the whole
+//     connection goes to uWS or to node:http; nothing is relayed (routeFirstRequest);
+//   - relaying (everywhere else): uWS listens on a private unix socket; the front
+//     writes a request to it only once the response to the previous one has ended
+//     (responseFraming.ts), so pipelined requests are answered in order with complete
+//     bodies, which uWS alone does not do (FrontConnection). This costs more than
+//     node:http answering itself, so the service picks it only when asked
+//     (selectTransport.ts).
 //
 // Why a front and not uWS on the port: uWS's parser holds or drops many legal
 // requests (HTTP/1.0, absolute-form targets, header names with '_' or '~', extension
 // methods, control bytes, large heads: docs/http.md), gives JavaScript no
 // hook to answer them, and offers no way to hand it a connection together with bytes
-// already read (20.30 cannot adopt a socket at all; 20.57's adoptSocket takes only a
-// fresh descriptor), so whatever decides must see the bytes first and stay in the path.
+// already read (20.30 cannot adopt a socket at all; 20.57's adoptSocket takes a
+// descriptor whose bytes are all still unread), so whatever decides must either peek
+// (adopting) or read the bytes and stay in the path (relaying).
 //
 // A connection whose request goes to node:http is handed to the node:http server for
 // good (it answers everything, pipelining included); a uWS connection that later
@@ -323,8 +330,8 @@ class FrontConnection {
       else ended = framed === 'done';
     }
     this.client.write(chunk);
-    // Backpressure past a response's worth of bytes, not at the stream's 16 KiB mark:
-    // pausing uWS at every 64 KiB read cost an event-loop round trip per read.
+    // Backpressure past a large answer's worth of bytes, not at the stream's 16 KiB mark,
+    // which paused and resumed the uWS socket after nearly every read of a large answer.
     if (this.client.writableLength > RELAY_HIGH_WATER && !this.relayPaused) {
       const upstream = this.upstream!;
       this.relayPaused = true;
