@@ -123,10 +123,13 @@ export async function benchHttp(): Promise<Record<string, number | string>> {
     dbPath: join(dir, 'odds.db'),
     port: 0,
     simulatorRate: 0,
-    env: {},
+    // The transport as `npm start` would pick it from this environment (TRANSPORT is
+    // read from the process's); UWS_DIRECT=1 measures uWS alone on the port.
+    env: { UWS_DIRECT: process.env.UWS_DIRECT ?? '0' },
     log: (line) => process.stderr.write(`${line}\n`),
   });
   out['app start s'] = Number(((performance.now() - started) / 1000).toFixed(1));
+  out.transport = app.server.transport;
   out['live rows'] = app.engine.liveRows;
   let hello: BenchServer | null = null;
   try {

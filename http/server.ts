@@ -21,6 +21,7 @@ import { Router, type AnyRoute, type CompiledRoute } from './router.ts';
 import type { RouteRequest, RouteResult } from './request.ts';
 import type { AnySocketRoute } from './socketRoute.ts';
 import { selectTransport, transportChoiceFromEnv } from './transport/selectTransport.ts';
+import { UwsTransport } from './transport/uwsTransport.ts';
 import type {
   HeaderBlock,
   PlainReply,
@@ -157,13 +158,13 @@ export async function createServer(options: ServerOptions): Promise<RunningServe
     // The document describes the GET API; POST routes are not in it yet.
     routes.push(openApiRoute(options.routes.filter((route) => (route.method ?? 'GET') === 'GET'), schemas));
   }
-  const transport = selectTransport(options.transport ?? transportChoiceFromEnv());
+  const listenOptions = { reusePort: options.reusePort ?? envFlag('REUSE_PORT'), uwsDirect: options.uwsDirect ?? envFlag('UWS_DIRECT') };
+  const transport = selectTransport(options.transport ?? transportChoiceFromEnv(), listenOptions.uwsDirect);
   const router = new Router(routes);
   // One facade per transport that serves requests (the uWS transport also serves some
   // through node:http): they share the router and the request ids.
   const requestIds = new RequestIds();
   const facade = new Facade(router, transport, options, requestIds);
-  const listenOptions = { reusePort: options.reusePort ?? envFlag('REUSE_PORT'), uwsDirect: options.uwsDirect ?? envFlag('UWS_DIRECT') };
   const listening = await transport.listen(
     options.host ?? '127.0.0.1',
     options.port ?? 0,
@@ -185,7 +186,9 @@ export async function createServer(options: ServerOptions): Promise<RunningServe
         ? transport.description
         : listenOptions.uwsDirect
           ? `${transport.description} on the port itself (UWS_DIRECT=1)`
-          : `${transport.description} behind a front that hands what its parser cannot serve to node:http`,
+          : transport instanceof UwsTransport && transport.adoption().ok
+            ? `${transport.description}, given each connection whose first request it answers right by a front that gives node:http the rest`
+            : `${transport.description} behind a front that relays to it the requests it answers right and gives node:http the rest`,
     transportKind: transport.kind,
     publish: (topic, message, isBinary) => listening.publish(topic, message, isBinary),
     close: () => listening.close(),

@@ -1,16 +1,23 @@
-// The front of the uWebSockets.js transport: a node:net server owns the public port,
-// reads each request's head (requestHead.ts), and serves it through uWS when uWS is
-// known to answer that shape right, through node:http otherwise. uWS listens on a
-// private unix socket; the front writes a request to it only once the response to the
-// previous one has ended (responseFraming.ts), so pipelined requests are answered in
-// order with complete bodies, which uWS alone does not do.
+// The front of the uWebSockets.js transport: a node:net server owns the public port and
+// serves each request through uWS when uWS is known to answer its shape right
+// (requestHead.ts), through node:http otherwise. Two ways:
+//   - adopting (uWS builds with app.adoptSocket, on Linux): the first request of a
+//     connection is peeked at without being read (socketAdoption.ts), and the whole
+//     connection goes to uWS or to node:http; nothing is relayed (routeFirstRequest);
+//   - relaying (everywhere else): uWS listens on a private unix socket; the front
+//     writes a request to it only once the response to the previous one has ended
+//     (responseFraming.ts), so pipelined requests are answered in order with complete
+//     bodies, which uWS alone does not do (FrontConnection). This costs more than
+//     node:http answering itself, so the service picks it only when asked
+//     (selectTransport.ts).
 //
 // Why a front and not uWS on the port: uWS's parser holds or drops many legal
 // requests (HTTP/1.0, absolute-form targets, header names with '_' or '~', extension
 // methods, control bytes, large heads: docs/http.md), gives JavaScript no
 // hook to answer them, and offers no way to hand it a connection together with bytes
-// already read (20.30 cannot adopt a socket at all; 20.57's adoptSocket takes only a
-// fresh descriptor), so whatever decides must see the bytes first and stay in the path.
+// already read (20.30 cannot adopt a socket at all; 20.57's adoptSocket takes a
+// descriptor whose bytes are all still unread), so whatever decides must either peek
+// (adopting) or read the bytes and stay in the path (relaying).
 //
 // A connection whose request goes to node:http is handed to the node:http server for
 // good (it answers everything, pipelining included); a uWS connection that later
@@ -22,6 +29,7 @@ import type http from 'node:http';
 import { scanRequestHead } from './requestHead.ts';
 import { proxyV2Header } from './peerAddress.ts';
 import { ResponseFramer } from './responseFraming.ts';
+import type { SocketCalls } from './socketAdoption.ts';
 
 /** A connection that has not sent a whole request head for this long goes to node:http, whose request timeouts then apply. */
 const HEAD_WAIT_MS = 10_000;
@@ -31,6 +39,8 @@ const EMPTY = Buffer.alloc(0);
 /** How long a released uWS connection may take to answer and close before it is destroyed. */
 const RELEASE_MS = 30_000;
 const discard = (): void => undefined;
+/** Bytes of answers queued to a slow client before uWS is read no further. */
+const RELAY_HIGH_WATER = 1024 * 1024;
 
 export interface FrontOptions {
   host: string;
@@ -47,6 +57,18 @@ export interface FrontOptions {
    * not read one (it would take the header for a malformed request).
    */
   proxyProtocol: boolean;
+  /**
+   * Where uWS can take a connection itself (socketAdoption.ts): a connection whose first
+   * request uWS answers right goes to uWS whole, everything else to node:http, and
+   * nothing is relayed. Null: every uWS request is relayed over uwsPath.
+   */
+  adopter: Adopter | null;
+}
+
+export interface Adopter {
+  calls: SocketCalls;
+  /** Gives uWS a descriptor of an accepted connection (uWS closes it). */
+  adopt(fd: number): void;
 }
 
 export interface ListeningFront {
@@ -70,8 +92,15 @@ export function checkReusePort(reusePort: boolean): void {
 /** Listens on the public port; fails with a message naming the port when another process holds it. */
 export function listenFront(options: FrontOptions): Promise<ListeningFront> {
   checkReusePort(options.reusePort);
-  const open = new Set<FrontConnection>();
-  const server = net.createServer({ noDelay: true }, (socket) => {
+  const open = new Set<{ destroy(): void }>();
+  const adopter = options.adopter;
+  // Adopting, a connection is not read until its first bytes were peeked at.
+  const server = net.createServer({ noDelay: true, pauseOnConnect: adopter !== null }, (socket) => {
+    if (adopter !== null) {
+      open.add(socket);
+      routeFirstRequest(socket, adopter, options.nodeServer, 0, () => open.delete(socket));
+      return;
+    }
     const connection = new FrontConnection(socket, options, () => open.delete(connection));
     open.add(connection);
   });
@@ -108,6 +137,67 @@ export function listenError(error: NodeJS.ErrnoException, host: string, port: nu
   return new Error(`cannot listen on ${host}:${port}: ${error.message}`);
 }
 
+/** Bytes looked at before choosing: more than the largest head uWS takes, so a request pipelined behind it shows. */
+const PEEK_BYTES = 16 * 1024;
+const peekBuffer = Buffer.allocUnsafe(PEEK_BYTES);
+/**
+ * Waits between peeks at a connection that has not sent a whole request head yet (ms;
+ * 0 is the next turn of the event loop). A client writes its request right after
+ * connecting, so it is nearly always there at the first or second look, but a client
+ * on a loaded machine can be descheduled between connect and write; one that says
+ * nothing for ~250 ms goes to node:http, which answers every request correctly, at
+ * node:http's speed, and applies its own request timeouts.
+ */
+const PEEK_WAITS_MS = [0, 0, 1, 2, 4, 8, 16, 32, 64, 128];
+
+/**
+ * Chooses, from the first request's bytes still in the kernel, who owns the connection:
+ * uWS when that request is one it answers right (requestHead.ts) and nothing is
+ * pipelined behind it, node:http otherwise. Later requests on an adopted connection go
+ * to uWS as they come (docs/http.md says what that leaves).
+ */
+function routeFirstRequest(socket: net.Socket, adopter: Adopter, nodeServer: http.Server, attempt: number, forget: () => void): void {
+  if (socket.destroyed) return forget();
+  const fd = (socket as unknown as { _handle?: { fd?: number } | null })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) return giveToNode(socket, nodeServer, forget);
+  const got = adopter.calls.peek(fd, peekBuffer);
+  if (got === 'error' || got === 0) {
+    // Reset, or closed before sending anything: there is no request to answer.
+    socket.destroy();
+    return forget();
+  }
+  const scan = got === 'again' ? null : scanRequestHead(peekBuffer.subarray(0, got), 0);
+  if (scan === null || scan.kind === 'incomplete') {
+    if (attempt >= PEEK_WAITS_MS.length) return giveToNode(socket, nodeServer, forget);
+    const retry = (): void => routeFirstRequest(socket, adopter, nodeServer, attempt + 1, forget);
+    const wait = PEEK_WAITS_MS[attempt]!;
+    if (wait === 0) setImmediate(retry);
+    else setTimeout(retry, wait);
+    return;
+  }
+  // Bytes past the first request's body are a pipelined request: uWS cuts a long answer
+  // with one waiting behind it, so such a connection goes to node:http. (A full buffer
+  // short of the body's end is that body, larger than the buffer.)
+  const alone = scan.kind === 'uws' && (got as number) <= scan.headEnd + scan.bodyLength;
+  if (scan.kind === 'uws' && !scan.upgrade && alone) {
+    const copy = adopter.calls.dup(fd);
+    if (copy >= 0) {
+      adopter.adopt(copy);
+      // Closes Node's descriptor only: uWS's copy keeps the connection open.
+      socket.destroy();
+      return forget();
+    }
+  }
+  giveToNode(socket, nodeServer, forget);
+}
+
+/** node:http takes a connection nothing has read yet. */
+function giveToNode(socket: net.Socket, nodeServer: http.Server, forget: () => void): void {
+  forget();
+  nodeServer.emit('connection', socket);
+  socket.resume();
+}
+
 class FrontConnection {
   /** Bytes read from the client and not yet written upstream. */
   private pending: Buffer = EMPTY;
@@ -122,6 +212,8 @@ class FrontConnection {
   /** Why the client is not being read: the upstream pushes back, or pipelined requests wait. */
   private upstreamFull = false;
   private holding = false;
+  /** uWS is not being read until the client drains. */
+  private relayPaused = false;
   private readonly framer = new ResponseFramer();
 
   constructor(
@@ -247,10 +339,17 @@ class FrontConnection {
       if (framed === 'tunnel') this.tunnel = true;
       else ended = framed === 'done';
     }
-    if (!this.client.write(chunk)) {
+    this.client.write(chunk);
+    // Backpressure past a large answer's worth of bytes, not at the stream's 16 KiB mark,
+    // which paused and resumed the uWS socket after nearly every read of a large answer.
+    if (this.client.writableLength > RELAY_HIGH_WATER && !this.relayPaused) {
       const upstream = this.upstream!;
+      this.relayPaused = true;
       upstream.pause();
-      this.client.once('drain', () => upstream.resume());
+      this.client.once('drain', () => {
+        this.relayPaused = false;
+        upstream.resume();
+      });
     }
     if (this.tunnel) {
       // Bytes the client sent behind the upgrade request belong to the new protocol.

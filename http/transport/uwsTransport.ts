@@ -10,10 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listenError, listenFront, type ListeningFront } from './front.ts';
+import { listenError, listenFront, type Adopter, type ListeningFront } from './front.ts';
 import type { Uws } from './loadUws.ts';
-import { createNodeHttp, NodeTransport } from './nodeTransport.ts';
+import { createNodeHttp, NodeTransport, type NodeHttp } from './nodeTransport.ts';
 import { canonicalAddress, proxyV2Header } from './peerAddress.ts';
+import { loadSocketCalls, type SocketCalls } from './socketAdoption.ts';
 import { BODY_BYTES_PER_TURN } from './transport.ts';
 import type {
   BodyReadResult,
@@ -33,6 +34,7 @@ import type {
 
 export class UwsTransport implements Transport {
   readonly kind = 'uws' as const;
+  private adoptionCheck: { ok: true; calls: SocketCalls } | { ok: false; reason: string } | undefined;
   /** Serves, through the front, the requests uWS would not answer right. */
   private readonly nodeTransport = new NodeTransport('node:http (behind the uWebSockets.js front)');
   /**
@@ -179,6 +181,23 @@ export class UwsTransport implements Transport {
         },
       };
     }
+    const node = createNodeHttp(handlersFor(this.nodeTransport));
+    const adoption = this.adoption();
+    if (adoption.ok) {
+      // uWS owns every connection whose first request it answers right; it never listens.
+      const adopter: Adopter = { calls: adoption.calls, adopt: (fd) => (app as unknown as AdoptingApp).adoptSocket(fd) };
+      // an adopted connection is the client's own socket: uWS reads the peer from it
+      this.peerSource = 'socket';
+      let front: ListeningFront;
+      try {
+        front = await listenFront({ host, port, uwsPath: '', nodeServer: node.server, reusePort: options.reusePort, proxyProtocol: false, adopter });
+      } catch (error) {
+        app.close();
+        await node.close();
+        throw error;
+      }
+      return this.frontListening(app, front, node, () => undefined);
+    }
     const dir = mkdtempSync(join(tmpdir(), 'odds-uws-'));
     const uwsPath = join(dir, 'http.sock');
     const listenSocket = await new Promise<us_listen_socket | false>((resolve) => app.listen_unix((socket) => resolve(socket), uwsPath));
@@ -186,16 +205,44 @@ export class UwsTransport implements Transport {
       rmSync(dir, { recursive: true, force: true });
       throw new Error(`uWebSockets.js cannot listen on its private socket ${uwsPath}`);
     }
-    const node = createNodeHttp(handlersFor(this.nodeTransport));
     let front: ListeningFront;
     try {
-      front = await listenFront({ host, port, uwsPath, nodeServer: node.server, reusePort: options.reusePort, proxyProtocol: this.peerSource === 'proxy' });
+      front = await listenFront({ host, port, uwsPath, nodeServer: node.server, reusePort: options.reusePort, proxyProtocol: this.peerSource === 'proxy', adopter: null });
     } catch (error) {
       this.uws.us_listen_socket_close(listenSocket);
       app.close();
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }
+    return this.frontListening(app, front, node, () => {
+      this.uws.us_listen_socket_close(listenSocket);
+      return () => rmSync(dir, { recursive: true, force: true });
+    });
+  }
+
+  /**
+   * Whether uWS can take connections from the front whole (socketAdoption.ts): this
+   * build has app.adoptSocket and libc's recv and dup can be called. When not, uWS is
+   * reached by relaying each request to it over a unix socket, which costs more than
+   * node:http answering the request itself (docs/http.md), so `npm start` picks
+   * node:http on a bare port unless TRANSPORT=uws asks for uWS.
+   */
+  adoption(): { ok: true; calls: SocketCalls } | { ok: false; reason: string } {
+    if (this.adoptionCheck !== undefined) return this.adoptionCheck;
+    const probe = this.uws.App();
+    const hasAdopt = typeof (probe as unknown as Partial<AdoptingApp>).adoptSocket === 'function';
+    probe.close();
+    if (!hasAdopt) {
+      this.adoptionCheck = { ok: false, reason: `${this.description} cannot adopt a socket (app.adoptSocket is missing)` };
+      return this.adoptionCheck;
+    }
+    const calls = loadSocketCalls();
+    this.adoptionCheck = calls.ok ? { ok: true, calls: calls.calls } : { ok: false, reason: calls.reason };
+    return this.adoptionCheck;
+  }
+
+  /** The front and the servers behind it, closed in the order that lets uWS see its connections end. */
+  private frontListening(app: TemplatedApp, front: ListeningFront, node: NodeHttp, stopUwsListening: () => (() => void) | void): ListeningTransport {
     let closed = false;
     return {
       port: front.port,
@@ -210,11 +257,11 @@ export class UwsTransport implements Transport {
         closed = true;
         // uWS first: it drops its connections (calling onAborted where a response is
         // pending) before the front closes the other ends under it.
-        this.uws.us_listen_socket_close(listenSocket);
+        const cleanup = stopUwsListening();
         app.close();
         front.close();
         await node.close();
-        rmSync(dir, { recursive: true, force: true });
+        if (cleanup) cleanup();
       },
     };
   }
@@ -462,4 +509,9 @@ class UwsBodyStream {
     this.finished = true;
     this.events.done(true);
   }
+}
+
+/** uWS 20.4x and later: takes an accepted socket's descriptor as if its own listener had accepted it. */
+interface AdoptingApp {
+  adoptSocket(fd: number): void;
 }
