@@ -10,8 +10,9 @@ import { SETTINGS } from '../../service/config.ts';
 import { OPERATIONS_DOC, withCurrentTable } from '../../service/settingsDoc.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-/** The folders of the service's code (bench/ and test/ read their own BENCH_* and test variables). */
+/** The folders of the service's code (bench/, test/ and fixtures/harness/, which tests and benches share, read their own BENCH_* and test variables). */
 const CODE_DIRS = ['engine', 'http', 'ingest', 'persistence', 'service', 'feeds', 'client', 'web', 'fixtures', 'alerts', 'mcp'];
+const NOT_SERVICE_CODE = join('fixtures', 'harness');
 
 /** Variables read by code that are not `npm start` settings, and the document that explains each. */
 const DOCUMENTED_ELSEWHERE: Record<string, string> = {
@@ -29,7 +30,9 @@ function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
+    if (statSync(path).isDirectory()) {
+      if (!path.endsWith(NOT_SERVICE_CODE)) out.push(...sourceFiles(path));
+    }
     else if (/\.(ts|mts|mjs)$/.test(name)) out.push(path);
   }
   return out;
