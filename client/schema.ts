@@ -932,7 +932,7 @@ export interface components {
             /** @description 1 / (baseLegDecimal(source) * dfsMultiplier). */
             breakevenProbability: number;
             /** @enum {string} */
-            devig: "multiplicative" | "additive" | "power" | "shin" | "worst";
+            devig: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
             dfsMultiplier: number;
             /** @description fairProbability - breakevenProbability. */
             edge: number;
@@ -1635,8 +1635,8 @@ export interface operations {
             query?: {
                 /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
                 cursor?: string;
-                /** @description How the sharp books' vig is removed: multiplicative (default, p_i = q_i / sum q), additive, power, shin or worst. Echoed in each row. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst. */
-                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst";
+                /** @description How the sharp books' vig is removed: multiplicative (default, p_i = q_i / sum q), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each row. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
                 /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
                 event_id?: string[];
                 /** @description Comma-separated league codes, at most 20, case-insensitive exact match per token, any-of. A league without an active season (or an unknown one) is not an error: 200 with the rows of the requested leagues that are in season (none if none is) and meta.note naming the requested leagues without an active season and listing the active ones. league accepts at most 20 comma-separated values. */

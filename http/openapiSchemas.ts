@@ -3,6 +3,7 @@
 // they carry in their descriptions the rules a client needs (this is the contract).
 
 import { ERROR_CODES } from './errors.ts';
+import { DEVIG_METHODS } from '../engine/signals/devig.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -305,7 +306,7 @@ const Edge: Schema = {
     fairPriceAmerican: { type: 'integer', format: 'int32' },
     edge: { type: 'number', description: 'fairProbability - breakevenProbability.' },
     sharpBooks: { type: 'array', items: { type: 'string', pattern: CODE }, minItems: 1 },
-    devig: { type: 'string', enum: ['multiplicative', 'additive', 'power', 'shin', 'worst'] },
+    devig: { type: 'string', enum: [...DEVIG_METHODS] },
     eventStartTime: { type: 'string', pattern: MINUTE_NO_ZONE },
     updated: dateTime('Latest updated among the rows the edge was computed from.'),
   },
