@@ -10,6 +10,7 @@ import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
 import type { Board } from '../engine/model.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
+import { DEFAULT_STEAM_CONFIG } from '../engine/signals/screenRecords.ts';
 import { Simulator } from '../engine/simulator.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
@@ -201,7 +202,10 @@ export async function startApp(options: AppOptions): Promise<App> {
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);
-  const signals = listeners.own('signal books', new EngineSignals(engine));
+  const signals = listeners.own('signal books', new EngineSignals(engine, {}, {
+    sharpBooks: config.fairLineBooks,
+    steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
+  }));
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // Webhook alerts, with a durable board (the outbox lives in its data dir): the
   // producer follows the engine after the signal books, which it reads on its tick.

@@ -14,6 +14,7 @@ import type { BoardSize } from '../engine/model.ts';
 import { DEFAULT_DB_PATH } from '../persistence/database.ts';
 import { ODDS_API_SETTINGS, type FeedSetting } from '../feeds/feedSettings.ts';
 import type { SingleThreadedGcSetting } from './singleThreadedGc.ts';
+import { parseSteamThreshold, parseWeightedBooks, type WeightedBook } from '../engine/signals/screenRecords.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 /** auto: human-readable lines on a terminal, JSON lines otherwise (service/logger.ts). */
@@ -108,6 +109,13 @@ export interface Config {
   alertsRetryForMs: number;
   alertsRetentionMs: number;
   mcpMaxAnswerBytes: number;
+  // the trader screens (engine/signals/screenBook.ts, steamDetector.ts; docs/signals.md)
+  /** The books the fair line is formed from, with their weights. */
+  fairLineBooks: WeightedBook[];
+  /** The smallest move that is steam, in implied percentage points or American cents. */
+  steamThreshold: { unit: 'points' | 'cents'; threshold: number };
+  /** The window a steam move happens within. */
+  steamWindowMs: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -317,6 +325,24 @@ export const SETTINGS = [
   setting({ key: 'alertsRetentionMs', name: 'ALERTS_RETENTION_MS', fallback: '604800000', allowed: 'an integer from 60000 to 31536000000', help: 'how long delivered alert events are kept in the outbox for replays', parse: (t) => intIn(60_000, 31536000000)(t, 604800000) }),
   // the MCP server (docs/mcp.md); mcp/tools.ts reads it with this range (also for npm run mcp)
   setting({ key: 'mcpMaxAnswerBytes', name: 'MCP_MAX_ANSWER_BYTES', fallback: '65536', allowed: 'an integer from 4096 to 16777216', help: 'largest answer of one MCP tool call (POST /mcp and npm run mcp): a page that would be bigger comes back with fewer rows and meta.note saying so', parse: (t) => intIn(4096, 16 * 1024 * 1024)(t, 65_536) }),
+  // the trader screens: kept together
+  setting({
+    key: 'fairLineBooks',
+    name: 'FAIR_LINE_BOOKS',
+    fallback: 'pinnacle,circa,bookmaker',
+    allowed: 'comma-separated sportsbook ids (lower case), each optionally :weight (a positive number; default 1), at most 16, no repeats',
+    help: 'the sharp books the fair line of /fair-lines and /ev is formed from, and their weights in the mean of their no-vig probabilities (e.g. pinnacle:2,circa,bookmaker); their ticks are watched for steam',
+    parse: (t) => parseWeightedBooks(t ?? 'pinnacle,circa,bookmaker') ?? undefined,
+  }),
+  setting({
+    key: 'steamThreshold',
+    name: 'STEAM_THRESHOLD',
+    fallback: '2pp',
+    allowed: 'a positive number followed by pp (implied percentage points) or c (American cents), e.g. 2pp or 15c',
+    help: 'the smallest shortening of a fair-line book\'s price within STEAM_WINDOW_MS that is reported as a steam move (/steam and the steam stream topic)',
+    parse: (t) => parseSteamThreshold(t ?? '2pp') ?? undefined,
+  }),
+  setting({ key: 'steamWindowMs', name: 'STEAM_WINDOW_MS', fallback: '60000', allowed: 'an integer from 1000 to 3600000', help: 'the window of a steam move: the move is measured from the price in force this long before the tick', parse: (t) => intIn(1000, 3_600_000)(t, 60_000) }),
 ] as const;
 
 export interface ConfigProblem {

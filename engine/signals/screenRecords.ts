@@ -208,7 +208,7 @@ export interface ScreenConfig {
 export function parseWeightedBooks(text: string): WeightedBook[] | null {
   const books: WeightedBook[] = [];
   for (const part of text.split(',')) {
-    const match = /^\s*([a-z0-9_-]+)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$/.exec(part.toLowerCase());
+    const match = /^\s*([a-z0-9_]+)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$/.exec(part.toLowerCase());
     if (match === null) return null;
     const weight = match[2] === undefined ? 1 : Number(match[2]);
     if (!(weight > 0) || books.some((b) => b.sportsbook === match[1])) return null;
