@@ -854,6 +854,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stream/signals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The trader screens as Server-Sent Events: steam moves as they happen, fair lines, best prices, +EV and middles as they change.
+         * @description One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} after each apply that changed markets passing the filter, where groups are the market group ids re-read and records their current records (a group listed without records has none now); middle carries events instead of groups. A client more than 8 MiB behind gets `event: status` slow_consumer and is disconnected. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     # -N: print events as they arrive; --max-time ends the example after 3 s
+         *     curl -sN --max-time 3 -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/stream/signals?topic=best_price&max_hold=0.03&heartbeat_ms=1000'
+         *     ```
+         */
+        get: operations["streamSignals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/stream/sse": {
         parameters: {
             query?: never;
@@ -1516,6 +1543,32 @@ export interface components {
             /** @enum {string} */
             side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER" | "YES";
             sportsbook: string;
+        };
+        /** @description One event of /api/v1/stream/signals (the data line, as JSON). */
+        SignalStreamMessage: {
+            move: components["schemas"]["SteamMove"];
+            /** @constant */
+            topic: "steam";
+        } | {
+            groups: string[];
+            records: components["schemas"]["FairLine"][];
+            /** @constant */
+            topic: "fair_line";
+        } | {
+            groups: string[];
+            records: components["schemas"]["BestPrice"][];
+            /** @constant */
+            topic: "best_price";
+        } | {
+            groups: string[];
+            records: components["schemas"]["PositiveEv"][];
+            /** @constant */
+            topic: "ev";
+        } | {
+            events: string[];
+            records: components["schemas"]["Middle"][];
+            /** @constant */
+            topic: "middle";
         };
         /** @description The full live board, gzip JSON, not the envelope. syncToken is the since for the next /odds/updated poll. */
         Snapshot: {
@@ -3526,6 +3579,72 @@ export interface operations {
                     "application/msgpack": {
                         data: components["schemas"]["SteamMove"][];
                     } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    streamSignals: {
+        parameters: {
+            query: {
+                /** @description How each sharp book's margin is removed before the weighted mean: multiplicative (default), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each record. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
+                /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
+                event_id?: string[];
+                /** @description A comment line after this long without other traffic (500..30000, default 15000). heartbeat_ms must be an integer in [500, 30000]. */
+                heartbeat_ms?: number;
+                /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
+                league?: string[];
+                /** @description Largest worst-case cost (1 - 1/impliedSum, the loss when only one leg wins, a fraction of the stake), -1..1 (default 0.05). max_cost must be a number in [-1, 1]. */
+                max_cost?: number;
+                /** @description Largest hold of the best-price market returned, -1..1 (default 1: every complete market). 0.02: the low-hold screen; below 0: arbitrage. max_hold must be a number in [-1, 1]. */
+                max_hold?: number;
+                /** @description Smallest move in American cents (default 0). min_cents must be a number in [0, 100000]. */
+                min_cents?: number;
+                /** @description Smallest ev (fairProbability * priceDecimal - 1) returned, -1..10 (default 0.01). min_ev must be a number in [-1, 10]. */
+                min_ev?: number;
+                /** @description Smallest move in implied percentage points (default 0: every reported move). min_points must be a number in [0, 100]. */
+                min_points?: number;
+                /** @description Smallest middle width in points, 0..100 (default 0). min_width must be a number in [0, 100]. */
+                min_width?: number;
+                /** @description Comma-separated sportsbook ids, any-of (at most 20). sportsbook accepts at most 20 comma-separated values. */
+                sportsbook?: string[];
+                /** @description steam (each move as it is seen), fair_line, best_price, ev or middle (after each apply that changed markets: the market groups (events, for middle) re-read and their current records). topic must be one of steam, fair_line, best_price, ev, middle. */
+                topic: "steam" | "fair_line" | "best_price" | "ev" | "middle";
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events, one message per event (data: the message as JSON). */
+            200: {
+                headers: {
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["SignalStreamMessage"];
                 };
             };
             /** @description If-None-Match matched the current ETag: no body. */

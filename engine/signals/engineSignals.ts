@@ -107,12 +107,20 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   /** Settles the price ticks collected since the last call (the engine calls it at the end of apply). */
   changesApplied(): void {
     const count = this.pendingCount;
-    if (count === 0) return;
-    this.pendingCount = 0;
-    const pending = this.pending;
-    this.books.warm(count);
-    for (let i = 0; i < count; i++) this.priced(pending[i]);
+    if (count > 0) {
+      this.pendingCount = 0;
+      const pending = this.pending;
+      this.books.warm(count);
+      for (let i = 0; i < count; i++) this.priced(pending[i]);
+    }
+    if (this.appliedListener !== null && this.books.screens.pendingGroups > 0) this.appliedListener();
   }
+
+  /**
+   * Called when changes have marked screen groups (at the end of an apply, or before a
+   * read): the signal stream's group topics settle and push them (engine/stream/signalTopics.ts).
+   */
+  appliedListener: (() => void) | null = null;
 
   /** A price-only change: the values just written, on the row's kept group and role. */
   private priced(slot: number): void {

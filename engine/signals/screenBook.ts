@@ -208,29 +208,36 @@ export class ScreenBook {
     return out;
   }
 
-  /** Groups passing a league / event filter, in id order. */
+  /** Groups passing a league / event filter. */
   private selected(filter: ScreenFilter): number[] {
     const out: number[] = [];
-    for (let g = 0; g < this.state.length; g++) {
-      if (this.state[g] === undefined || !this.groups.isLive(g)) continue;
-      if (filter.leagues !== null && !filter.leagues.includes(this.groups.league[g])) continue;
-      if (filter.eventIds !== null && !filter.eventIds.includes(this.groups.eventId[g])) continue;
-      out.push(g);
-    }
+    for (let g = 0; g < this.state.length; g++) if (this.passes(g, filter)) out.push(g);
     return out;
+  }
+
+  /** Whether group g is kept (live, read) and passes a league / event filter. */
+  passes(g: number, filter: ScreenFilter): boolean {
+    if (this.state[g] === undefined || !this.groups.isLive(g)) return false;
+    if (filter.leagues !== null && !filter.leagues.includes(this.groups.league[g])) return false;
+    return filter.eventIds === null || filter.eventIds.includes(this.groups.eventId[g]);
   }
 
   fairLines(query: FairLineQuery, now: number, limit: number, source: QuoteSource): FairLineRecord[] {
     this.settle(source);
+    return this.fairLinesIn(this.selected(query), query, now).slice(0, limit);
+  }
+
+  /** The fair lines of the given groups (those passing query's filters), by id. */
+  fairLinesIn(gs: readonly number[], query: FairLineQuery, now: number): FairLineRecord[] {
     const method = methodCode(query.devig);
     const value = newFairValue();
     const records: FairLineRecord[] = [];
-    for (const g of this.selected(query)) {
+    for (const g of gs) {
+      if (!this.passes(g, query)) continue;
       if (this.fairAt(g, now, method, value).books === 0) continue;
       records.push(this.fairLineRecord(g, value, query.devig, now));
     }
-    records.sort(byId);
-    return records.slice(0, limit);
+    return records.sort(byId);
   }
 
   private fairLineRecord(g: number, value: FairValue, devig: DevigMethod, now: number): FairLineRecord {
@@ -256,13 +263,17 @@ export class ScreenBook {
 
   bestPrices(query: BestPriceQuery, limit: number, source: QuoteSource): BestPriceRecord[] {
     this.settle(source);
+    return this.bestPricesIn(this.selected(query), query, source).slice(0, limit);
+  }
+
+  bestPricesIn(gs: readonly number[], query: BestPriceQuery, source: QuoteSource): BestPriceRecord[] {
     const records: BestPriceRecord[] = [];
-    for (const g of this.selected(query)) {
+    for (const g of gs) {
+      if (!this.passes(g, query)) continue;
       const record = this.bestPriceRecord(g, source);
       if (record !== null && record.hold <= query.maxHold) records.push(record);
     }
-    records.sort((a, b) => (a.hold - b.hold) || byId(a, b));
-    return records.slice(0, limit);
+    return records.sort((a, b) => (a.hold - b.hold) || byId(a, b));
   }
 
   /** The best usable price per outcome of group g (every outcome must have one), or null. */
@@ -298,11 +309,15 @@ export class ScreenBook {
 
   positiveEv(query: PositiveEvQuery, now: number, limit: number, source: QuoteSource): PositiveEvRecord[] {
     this.settle(source);
+    return this.positiveEvIn(this.selected(query), query, now, source).slice(0, limit);
+  }
+
+  positiveEvIn(gs: readonly number[], query: PositiveEvQuery, now: number, source: QuoteSource): PositiveEvRecord[] {
     const method = methodCode(query.devig);
     const value = newFairValue();
     const found: { ev: number; id: string; record: PositiveEvRecord }[] = [];
-    for (const g of this.selected(query)) {
-      if (this.fairAt(g, now, method, value).books === 0) continue;
+    for (const g of gs) {
+      if (!this.passes(g, query) || this.fairAt(g, now, method, value).books === 0) continue;
       const state = this.state[g]!;
       const sharpBooks = this.config.sharpBooks.filter((_, slot) => (value.mask & (1 << slot)) !== 0).map((b) => b.sportsbook);
       for (let i = 0; i < state.count; i++) {
@@ -340,7 +355,7 @@ export class ScreenBook {
       }
     }
     found.sort((a, b) => (b.ev - a.ev) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return found.slice(0, limit).map((f) => f.record);
+    return found.map((f) => f.record);
   }
 
   /**

@@ -1,0 +1,126 @@
+// The signal stream's topics: the trader screens pushed as they change, with the same
+// filters as their routes. Transport-free, like the stream hub: a subscriber is a
+// TopicSink (the SSE route adapts its connection to it).
+//
+//   steam        each move as the sharp tick that made it is applied (one message per
+//                move, serialized once and shared by every subscriber it matches)
+//   fair_line, best_price, ev
+//                after each apply that changed market groups: the groups re-read
+//                (`groups`, their ids) and their current records passing the filter
+//                (`records`); a client replaces what it holds for those groups, so a
+//                record that left is a group listed without it
+//   middle       the same per event: `events` re-read, `records` their middles
+//
+// While no group topic has a subscriber nothing is settled here: the books keep
+// their marks until the next read. A market whose last row leaves the board is not
+// announced on the group topics (its group is gone); the odds stream carries the removal.
+import type { EngineSignals } from '../signals/engineSignals.ts';
+import type {
+  BestPriceQuery, FairLineQuery, MiddleQuery, PositiveEvQuery, SteamQuery, SteamRecord,
+} from '../signals/screenRecords.ts';
+import { matchesSteam } from '../signals/steamDetector.ts';
+
+export const SIGNAL_TOPICS = ['steam', 'fair_line', 'best_price', 'ev', 'middle'] as const;
+export type SignalTopic = (typeof SIGNAL_TOPICS)[number];
+
+export type TopicQuery =
+  | { topic: 'steam'; query: SteamQuery }
+  | { topic: 'fair_line'; query: FairLineQuery }
+  | { topic: 'best_price'; query: BestPriceQuery }
+  | { topic: 'ev'; query: PositiveEvQuery }
+  | { topic: 'middle'; query: MiddleQuery };
+
+export interface TopicSink {
+  /** One message (a JSON object's bytes); false when the client is too far behind (the sink then ends the connection). */
+  send(topic: SignalTopic, bytes: Buffer): boolean;
+}
+
+interface Subscription {
+  request: TopicQuery;
+  sink: TopicSink;
+}
+
+export class SignalTopics {
+  private readonly subs = new Set<Subscription>();
+  private groupSubscribers = 0;
+  private readonly unsubscribeSteam: () => void;
+  /** Messages sent so far (all topics). */
+  messages = 0;
+
+  constructor(private readonly signals: EngineSignals, private readonly now: () => number) {
+    this.unsubscribeSteam = signals.onSteam((move) => this.steam(move));
+  }
+
+  subscribe(request: TopicQuery, sink: TopicSink): () => void {
+    const sub: Subscription = { request, sink };
+    this.subs.add(sub);
+    if (request.topic !== 'steam' && this.groupSubscribers++ === 0) this.signals.appliedListener = () => this.groupsChanged();
+    return () => {
+      if (!this.subs.delete(sub)) return;
+      if (request.topic !== 'steam' && --this.groupSubscribers === 0) this.signals.appliedListener = null;
+    };
+  }
+
+  get subscriptions(): number {
+    return this.subs.size;
+  }
+
+  close(): void {
+    this.unsubscribeSteam();
+    this.signals.appliedListener = null;
+    this.subs.clear();
+  }
+
+  private steam(move: SteamRecord): void {
+    let bytes: Buffer | null = null;
+    for (const sub of this.subs) {
+      if (sub.request.topic !== 'steam' || !matchesSteam(move, sub.request.query)) continue;
+      bytes ??= Buffer.from(JSON.stringify({ topic: 'steam', move }));
+      this.deliver(sub, bytes);
+    }
+  }
+
+  /** The groups marked since the last settle, evaluated for each group-topic subscription. */
+  private groupsChanged(): void {
+    const screens = this.signals.books.screens;
+    const groups: number[] = [];
+    screens.settle(this.signals, groups);
+    if (groups.length === 0) return;
+    const now = this.now();
+    const ids = groups.map((g) => this.signals.groups.id[g]);
+    let events: string[] | null = null;
+    for (const sub of this.subs) {
+      const r = sub.request;
+      let body: unknown;
+      switch (r.topic) {
+        case 'steam': continue;
+        case 'fair_line': body = { topic: r.topic, groups: this.relevant(groups, ids, r.query), records: screens.fairLinesIn(groups, r.query, now) }; break;
+        case 'best_price': body = { topic: r.topic, groups: this.relevant(groups, ids, r.query), records: screens.bestPricesIn(groups, r.query, this.signals) }; break;
+        case 'ev': body = { topic: r.topic, groups: this.relevant(groups, ids, r.query), records: screens.positiveEvIn(groups, r.query, now, this.signals) }; break;
+        case 'middle': {
+          events ??= [...new Set(groups.map((g) => this.signals.groups.eventId[g]))];
+          const mine = events.filter((e) => r.query.eventIds === null || r.query.eventIds.includes(e));
+          if (mine.length === 0) continue;
+          const records = screens.middles({ ...r.query, eventIds: mine }, Number.MAX_SAFE_INTEGER, this.signals);
+          body = { topic: r.topic, events: mine, records };
+          break;
+        }
+      }
+      const message = body as { groups?: string[]; records: unknown[] };
+      if (message.groups !== undefined && message.groups.length === 0) continue;
+      this.deliver(sub, Buffer.from(JSON.stringify(body)));
+    }
+  }
+
+  /** The ids of the re-read groups that pass a subscription's filter. */
+  private relevant(groups: readonly number[], ids: readonly string[], filter: FairLineQuery | BestPriceQuery | PositiveEvQuery): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < groups.length; i++) if (this.signals.books.screens.passes(groups[i]!, filter)) out.push(ids[i]!);
+    return out;
+  }
+
+  private deliver(sub: Subscription, bytes: Buffer): void {
+    this.messages++;
+    if (!sub.sink.send(sub.request.topic, bytes)) this.subs.delete(sub);
+  }
+}
