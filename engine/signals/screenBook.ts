@@ -131,8 +131,10 @@ export class ScreenBook {
   private reread(g: number, source: QuoteSource): void {
     if (!this.groups.isLive(g) || this.groups.memberCount(g) === 0) {
       this.state[g] = undefined;
+      this.leaveFamily(g);
       return;
     }
+    this.joinFamily(g);
     const batch = this.batch;
     batch.clear();
     for (let ref = this.groups.firstMember(g); ref !== -1; ref = this.groups.nextMember(ref)) {
@@ -367,15 +369,25 @@ export class ScreenBook {
    */
   middles(query: MiddleQuery, limit: number, source: QuoteSource): MiddleRecord[] {
     this.settle(source);
-    const families = new Map<string, number[]>();
+    const families = new Map<string, readonly number[]>();
     for (const g of this.selected(query)) {
-      const outcomes = this.groups.outcomes[g];
-      if ((outcomes !== OUTCOMES_HOME_AWAY && outcomes !== OUTCOMES_OVER_UNDER) || this.groups.lineOf(g) === null) continue;
-      const key = familyKey(this.groups, g);
-      let members = families.get(key);
-      if (members === undefined) families.set(key, (members = []));
-      members.push(g);
+      const key = this.familyOf[g];
+      if (key !== undefined && !families.has(key)) families.set(key, this.families.get(key)!);
     }
+    return this.middlesOf(families, query, source).slice(0, limit);
+  }
+
+  /** The middles of the families of the given groups (the signal stream: the groups an apply re-read). */
+  middlesIn(gs: readonly number[], query: MiddleQuery, source: QuoteSource): MiddleRecord[] {
+    const families = new Map<string, readonly number[]>();
+    for (const g of gs) {
+      const key = this.familyOf[g];
+      if (key !== undefined && this.passes(g, query) && !families.has(key)) families.set(key, this.families.get(key)!);
+    }
+    return this.middlesOf(families, query, source);
+  }
+
+  private middlesOf(families: ReadonlyMap<string, readonly number[]>, query: MiddleQuery, source: QuoteSource): MiddleRecord[] {
     const records: MiddleRecord[] = [];
     for (const [key, members] of families) {
       if (members.length < 2) continue;
@@ -393,8 +405,33 @@ export class ScreenBook {
         }
       }
     }
-    records.sort((a, b) => (a.worstCaseCost - b.worstCaseCost) || byId(a, b));
-    return records.slice(0, limit);
+    return records.sort((a, b) => (a.worstCaseCost - b.worstCaseCost) || byId(a, b));
+  }
+
+  // Families: the groups with a line of a spread or total market that differ only in their
+  // line, kept as groups are read (a group's family is fixed by its id).
+  private readonly families = new Map<string, number[]>();
+  private readonly familyOf: (string | undefined)[] = [];
+
+  private joinFamily(g: number): void {
+    const outcomes = this.groups.outcomes[g];
+    const key = (outcomes === OUTCOMES_HOME_AWAY || outcomes === OUTCOMES_OVER_UNDER) && this.groups.lineOf(g) !== null ? familyKey(this.groups, g) : undefined;
+    if (this.familyOf[g] === key) return;
+    this.leaveFamily(g);
+    if (key === undefined) return;
+    this.familyOf[g] = key;
+    let members = this.families.get(key);
+    if (members === undefined) this.families.set(key, (members = []));
+    members.push(g);
+  }
+
+  private leaveFamily(g: number): void {
+    const key = this.familyOf[g];
+    if (key === undefined) return;
+    this.familyOf[g] = undefined;
+    const members = this.families.get(key)!;
+    members.splice(members.indexOf(g), 1);
+    if (members.length === 0) this.families.delete(key);
   }
 
   /** Index in group g's kept quotes of the best usable price of outcome k (ties: the alphabetically first book), -1 if none. */

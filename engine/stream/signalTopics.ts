@@ -9,7 +9,8 @@
 //                (`groups`, their ids) and their current records passing the filter
 //                (`records`); a client replaces what it holds for those groups, so a
 //                record that left is a group listed without it
-//   middle       the same per event: `events` re-read, `records` their middles
+//   middle       the same: `groups` re-read, `records` the middles of their families
+//                (the groups differing only in their line)
 //
 // While no group topic has a subscriber nothing is settled here: the books keep
 // their marks until the next read. A market whose last row leaves the board is not
@@ -88,7 +89,6 @@ export class SignalTopics {
     if (groups.length === 0) return;
     const now = this.now();
     const ids = groups.map((g) => this.signals.groups.id[g]);
-    let events: string[] | null = null;
     for (const sub of this.subs) {
       const r = sub.request;
       let body: unknown;
@@ -98,11 +98,9 @@ export class SignalTopics {
         case 'best_price': body = { topic: r.topic, groups: this.relevant(groups, ids, r.query), records: screens.bestPricesIn(groups, r.query, this.signals) }; break;
         case 'ev': body = { topic: r.topic, groups: this.relevant(groups, ids, r.query), records: screens.positiveEvIn(groups, r.query, now, this.signals) }; break;
         case 'middle': {
-          events ??= [...new Set(groups.map((g) => this.signals.groups.eventId[g]))];
-          const mine = events.filter((e) => r.query.eventIds === null || r.query.eventIds.includes(e));
+          const mine = groups.filter((g) => screens.passes(g, r.query));
           if (mine.length === 0) continue;
-          const records = screens.middles({ ...r.query, eventIds: mine }, Number.MAX_SAFE_INTEGER, this.signals);
-          body = { topic: r.topic, events: mine, records };
+          body = { topic: r.topic, groups: mine.map((g) => this.signals.groups.id[g]), records: screens.middlesIn(mine, r.query, this.signals) };
           break;
         }
       }

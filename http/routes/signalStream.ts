@@ -51,7 +51,7 @@ export function signalStreamRoute(topics: SignalTopics): AnyRoute {
     responseKind: 'event-stream',
     summary: 'The trader screens as Server-Sent Events: steam moves as they happen, fair lines, best prices, +EV and middles as they change.',
     description:
-      'One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} after each apply that changed markets passing the filter, where groups are the market group ids re-read and records their current records (a group listed without records has none now); middle carries events instead of groups. ' +
+      'One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} after each apply that changed markets passing the filter, where groups are the market group ids re-read and records their current records (a group listed without records has none now); for middle, records are the middles of the listed groups\' families (the same market at other lines). ' +
       `A client more than 8 MiB behind gets \`event: status\` slow_consumer and is disconnected. ${KEY_RULES} A browser's EventSource cannot set headers: pass the key as the key parameter.` +
       curlExample('# -N: print events as they arrive; --max-time ends the example after 3 s', `curl -sN --max-time 3 ${KEY_HEADER} '${BASE_URL}/api/v1/stream/signals?topic=best_price&max_hold=0.03&heartbeat_ms=1000'`),
     handle(req): StreamResult {
@@ -106,7 +106,7 @@ export const SIGNAL_STREAM_SCHEMAS: Record<string, unknown> = {
       { type: 'object', required: ['topic', 'groups', 'records'], properties: { topic: { const: 'fair_line' }, groups: { type: 'array', items: { type: 'string' } }, records: { type: 'array', items: { $ref: '#/components/schemas/FairLine' } } } },
       { type: 'object', required: ['topic', 'groups', 'records'], properties: { topic: { const: 'best_price' }, groups: { type: 'array', items: { type: 'string' } }, records: { type: 'array', items: { $ref: '#/components/schemas/BestPrice' } } } },
       { type: 'object', required: ['topic', 'groups', 'records'], properties: { topic: { const: 'ev' }, groups: { type: 'array', items: { type: 'string' } }, records: { type: 'array', items: { $ref: '#/components/schemas/PositiveEv' } } } },
-      { type: 'object', required: ['topic', 'events', 'records'], properties: { topic: { const: 'middle' }, events: { type: 'array', items: { type: 'string' } }, records: { type: 'array', items: { $ref: '#/components/schemas/Middle' } } } },
+      { type: 'object', required: ['topic', 'groups', 'records'], properties: { topic: { const: 'middle' }, groups: { type: 'array', items: { type: 'string' } }, records: { type: 'array', items: { $ref: '#/components/schemas/Middle' } } } },
     ],
   },
 };
