@@ -48,8 +48,12 @@ const ROLE_SLOT_MASK = 0x1f << ROLE_SLOT_SHIFT;
 const ROLE_BITS = 0xff;
 /** Above the role bits: a DFS row's pick index in the edge book (-1: none). */
 const ROLE_PICK_SHIFT = 8;
-/** On a non-DFS row (which has no pick index): the row is a fair-line book's, so its ticks feed the steam detector. */
-const ROLE_STEAM = 1 << ROLE_PICK_SHIFT;
+/**
+ * On a non-DFS row (which has no pick index) the same bits hold its steam ring + 1 (0:
+ * not a fair-line book's row): a sharp tick reaches its price history without another
+ * lookup.
+ */
+const ROLE_RING_SHIFT = ROLE_PICK_SHIFT;
 
 /** Reads one row's current quote: implement with batch.push(...) from the engine columns. */
 export interface QuoteSource {
@@ -213,7 +217,7 @@ export class SignalBooks {
     this.screens.touch(g);
     const k = role & ROLE_OUTCOME_MASK;
     if (k === ROLE_NO_OUTCOME) return;
-    if ((role & (ROLE_DFS | ROLE_STEAM)) === ROLE_STEAM) this.steam.tick(ref, g, k, priceDecimal, suspended, updated, source);
+    if ((role & ROLE_DFS) === 0 && role >= 1 << ROLE_RING_SHIFT) this.steam.tickRing((role >> ROLE_RING_SHIFT) - 1, ref, g, k, priceDecimal, suspended, updated, source);
     let settled: boolean;
     if ((role & ROLE_DFS) === 0) {
       settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
@@ -388,11 +392,11 @@ export class SignalBooks {
     this.setRef(ref, g, role, batch.line[i]);
   }
 
-  /** ROLE_STEAM for a fair-line book's row (registering it with the steam detector, which starts its price history), else 0. */
+  /** A fair-line book's row: its steam ring + 1 in the role's high bits (registering it with the steam detector, which starts its price history); else 0. */
   private steamRole(batch: QuoteBatch, i: number, ref: number): number {
     const sharp = batch.dfs[i] === 0 && this.screens.sharpSlotOf(batch.book[i]) >= 0;
-    this.steam.register(ref, sharp, batch.priceDecimal[i], batch.suspended[i] === 1, batch.updated[i]);
-    return sharp ? ROLE_STEAM : 0;
+    const ring = this.steam.register(ref, sharp, batch.priceDecimal[i], batch.suspended[i] === 1, batch.updated[i]);
+    return (ring + 1) << ROLE_RING_SHIFT;
   }
 
   private setRef(ref: number, g: number, role: number, line: number): void {

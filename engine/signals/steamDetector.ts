@@ -53,18 +53,18 @@ export class SteamDetector {
    * ref is (true) or is not a sharp book's row (called on every full read of its group);
    * a new sharp row starts its ring with its current price.
    */
-  register(ref: number, sharp: boolean, price: number, suspended: boolean, updated: number): void {
+  register(ref: number, sharp: boolean, price: number, suspended: boolean, updated: number): number {
     if (ref >= this.ringOf.length) this.ringOf = grown(this.ringOf, ref + 1, -1);
     const ring = this.ringOf[ref];
     if (!sharp) {
       if (ring >= 0) this.release(ref);
-      return;
+      return -1;
     }
     if (ring >= 0) {
       // a full read of a row already followed: a price it had not heard as a tick joins the history, as no move
       const last = this.counts[ring] === 0 ? 0 : this.prices[ring * STEAM_RING + this.heads[ring]];
       if (!suspended && price > 1 && price !== last) this.append(ring, updated, price);
-      return;
+      return ring;
     }
     const r = this.freeRings.length > 0 ? this.freeRings.pop()! : this.allocate();
     this.ringOf[ref] = r;
@@ -72,6 +72,7 @@ export class SteamDetector {
     this.heads[r] = 0;
     this.firedFrom[r] = NaN;
     if (!suspended && price > 1) this.append(r, updated, price);
+    return r;
   }
 
   /** ref left its group (removed, or moved to another line): its history ends. */
@@ -90,7 +91,11 @@ export class SteamDetector {
   /** A tick of sharp row ref (group g, outcome k). Returns the move when it is one. */
   tick(ref: number, g: number, k: number, price: number, suspended: boolean, updated: number, source: QuoteSource): SteamRecord | null {
     if (ref >= this.ringOf.length) return null;
-    const r = this.ringOf[ref];
+    return this.tickRing(this.ringOf[ref], ref, g, k, price, suspended, updated, source);
+  }
+
+  /** tick() for a caller that kept ref's ring (SignalBooks, in the row's role). */
+  tickRing(r: number, ref: number, g: number, k: number, price: number, suspended: boolean, updated: number, source: QuoteSource): SteamRecord | null {
     if (r < 0 || suspended || !(price > 1)) return null;
     const count = this.counts[r];
     if (count > 0 && this.prices[r * STEAM_RING + this.heads[r]] === price) return null; // not a price change
