@@ -209,7 +209,8 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
  * Every signal on: the books (edges, arbitrage, the screens' marks, steam detection)
  * plus a subscriber on each signal-stream topic, so every apply re-reads the groups it
  * marked and evaluates each topic for them (what a served process with such clients
- * does). Then the screen reads, and the time from a sharp tick's apply to its steam
+ * does; the group topics push at most once a second, so an apply only marks, and one
+ * push after a burst is timed apart). Then the screen reads, and the time from a sharp tick's apply to its steam
  * message reaching the stream's sink (in process: the hand-off to the transport, before
  * socket writes), p50 / p99 over 2,000 moves each in a batch of 100 ticks.
  */
@@ -236,7 +237,13 @@ export function benchEverySignal(engine: OddsEngine, loaded: LoadedPrices, clock
   const rates = [0, 1, 2].map(() => best(2, () => applyRate(engine, loaded, clock, count, rand)));
   out['apply price ticks, every signal on + a subscriber per topic, updates/s (rounds)'] = rates.map(Math.round).join(' / ');
   out['apply price ticks, every signal on + a subscriber per topic, updates/s'] = Math.round(rates.reduce((a, b) => a + b) / rates.length);
-  out['topic bytes pushed during those rounds (steam / fair_line / best_price / ev / middle)'] = ['steam', 'fair_line', 'best_price', 'ev', 'middle'].map((t) => bytes[t] ?? 0).join(' / ');
+  // the group topics push at most once a second: one push after a burst of ticks
+  topics.flush();
+  for (const batch of priceBatches(engine, loaded, 100, rand)) { clock.advance(10); engine.apply(batch); }
+  const pushStart = performance.now();
+  topics.flush();
+  out['one group-topic push after 10,000 ticks (4 topics, whole board), ms'] = round(performance.now() - pushStart, 1);
+  out['topic bytes pushed (steam / fair_line / best_price / ev / middle)'] = ['steam', 'fair_line', 'best_price', 'ev', 'middle'].map((t) => bytes[t] ?? 0).join(' / ');
   const now = clock.now();
   out['/fair-lines whole board (limit 100), ms'] = round(meanMs(5, () => signals.fairLines({ ...all, devig: 'multiplicative' }, now, 100)), 2);
   out['/fair-lines whole board devig=jensen_shannon (limit 100), ms'] = round(meanMs(2, () => signals.fairLines({ ...all, devig: 'jensen_shannon' }, now, 100)), 2);
@@ -285,6 +292,9 @@ if (import.meta.url === `file://${process.argv[1]}` && process.env.SIGNALS_BENCH
   console.log('board'.padEnd(64), size, engine.liveRows, 'live rows');
   const rand = mulberry32(11);
   const loaded = loadedPrices(engine);
+  applyRate(engine, loaded, clock, 50, rand);
+  const off = [0, 1, 2].map(() => best(2, () => applyRate(engine, loaded, clock, size === 'large' ? 2_000 : 500, rand)));
+  console.log('apply price ticks, signals off, updates/s'.padEnd(64), off.map(Math.round).join(' / '));
   // edges + arbitrage + the screens' marks and steam, no topic subscriber: today's comparison
   const plain = new EngineSignals(engine);
   applyRate(engine, loaded, clock, 50, rand);

@@ -114,18 +114,41 @@ export class ScreenBook {
     return this.dirtyCount;
   }
 
-  /** Re-reads the marked groups; returns how many were re-read (the stream topics evaluate exactly those). */
-  settle(source: QuoteSource, into?: number[]): number {
+  /** Re-reads the marked groups; returns how many were re-read. */
+  settle(source: QuoteSource): number {
     const count = this.dirtyCount;
     for (let i = 0; i < count; i++) {
       const g = this.dirtyList[i];
       this.dirty[g] = 0;
       this.reread(g, source);
-      into?.push(g);
+      if (this.collecting) this.collect(g);
     }
     this.dirtyCount = 0;
     if (count > 0) this.version++;
     return count;
+  }
+
+  // The groups re-read since the signal stream's last push (whoever settled them: a
+  // read settling first must not hide a change from the stream).
+  /** Set while the signal stream has group-topic subscribers. */
+  collecting = false;
+  private collectedMark = new Uint8Array(64);
+  private collected: number[] = [];
+
+  private collect(g: number): void {
+    if (g >= this.collectedMark.length) this.collectedMark = grown(this.collectedMark, g + 1);
+    if (this.collectedMark[g] === 1) return;
+    this.collectedMark[g] = 1;
+    this.collected.push(g);
+  }
+
+  /** Settles, then hands over (and forgets) the groups re-read since the last call. */
+  takeCollected(source: QuoteSource): number[] {
+    this.settle(source);
+    const out = this.collected;
+    this.collected = [];
+    for (const g of out) this.collectedMark[g] = 0;
+    return out;
   }
 
   private reread(g: number, source: QuoteSource): void {

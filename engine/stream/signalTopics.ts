@@ -5,7 +5,8 @@
 //   steam        each move as the sharp tick that made it is applied (one message per
 //                move, serialized once and shared by every subscriber it matches)
 //   fair_line, best_price, ev
-//                after each apply that changed market groups: the groups re-read
+//                at most once per interval (default 1 s; flush() at once), when
+//                market groups changed since the last push: the groups re-read
 //                (`groups`, their ids) and their current records passing the filter
 //                (`records`); a client replaces what it holds for those groups, so a
 //                record that left is a group listed without it
@@ -48,18 +49,49 @@ export class SignalTopics {
   /** Messages sent so far (all topics). */
   messages = 0;
 
-  constructor(private readonly signals: EngineSignals, private readonly now: () => number) {
+  private timer: NodeJS.Timeout | null = null;
+
+  /**
+   * intervalMs: the group topics push at most this often (the changed groups conflate:
+   * a burst of ticks on one market is one re-read and one record); 0: after every apply.
+   */
+  constructor(private readonly signals: EngineSignals, private readonly now: () => number, private readonly intervalMs = 1000) {
     this.unsubscribeSteam = signals.onSteam((move) => this.steam(move));
   }
 
   subscribe(request: TopicQuery, sink: TopicSink): () => void {
     const sub: Subscription = { request, sink };
     this.subs.add(sub);
-    if (request.topic !== 'steam' && this.groupSubscribers++ === 0) this.signals.appliedListener = () => this.groupsChanged();
+    if (request.topic !== 'steam' && this.groupSubscribers++ === 0) {
+      this.signals.books.screens.collecting = true;
+      this.signals.appliedListener = () => this.schedule();
+    }
     return () => {
       if (!this.subs.delete(sub)) return;
-      if (request.topic !== 'steam' && --this.groupSubscribers === 0) this.signals.appliedListener = null;
+      if (request.topic !== 'steam' && --this.groupSubscribers === 0) this.stopGroups();
     };
+  }
+
+  /** Pushes the group topics now (tests, and the bench's measure of one push). */
+  flush(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.groupsChanged();
+  }
+
+  private schedule(): void {
+    if (this.intervalMs === 0) { this.groupsChanged(); return; }
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => { this.timer = null; this.groupsChanged(); }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  private stopGroups(): void {
+    this.signals.appliedListener = null;
+    this.signals.books.screens.collecting = false;
+    this.signals.books.screens.takeCollected(this.signals);
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   get subscriptions(): number {
@@ -68,7 +100,7 @@ export class SignalTopics {
 
   close(): void {
     this.unsubscribeSteam();
-    this.signals.appliedListener = null;
+    this.stopGroups();
     this.subs.clear();
   }
 
@@ -84,8 +116,8 @@ export class SignalTopics {
   /** The groups marked since the last settle, evaluated for each group-topic subscription. */
   private groupsChanged(): void {
     const screens = this.signals.books.screens;
-    const groups: number[] = [];
-    screens.settle(this.signals, groups);
+    if (this.groupSubscribers === 0) return;
+    const groups = screens.takeCollected(this.signals);
     if (groups.length === 0) return;
     const now = this.now();
     const ids = groups.map((g) => this.signals.groups.id[g]);
