@@ -18,6 +18,7 @@ import { EngineSignals } from '../engine/signals/engineSignals.ts';
 import { historicalArbitrage } from '../fixtures/harness/historicalArbitrage.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { mulberry32 } from '../engine/random.ts';
+import { SignalTopics, type SignalTopic } from '../engine/stream/signalTopics.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const BATCH = 100;
@@ -200,10 +201,109 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
   out['/historical/arbitrage 10-min window (regrouping replay, reference), ms'] = round(meanMs(3, () => historicalArbitrage(engine, window)), 2);
   out['/historical/arbitrage snapshot (from = to), ms'] = round(meanMs(5, () => signals.arbitrageAt({ ...window, from: to })), 2);
   signals.close();
+  Object.assign(out, benchEverySignal(engine, loaded, clock, rand, count));
   return out;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+/**
+ * Every signal on: the books (edges, arbitrage, the screens' marks, steam detection)
+ * plus a subscriber on each signal-stream topic, so every apply re-reads the groups it
+ * marked and evaluates each topic for them (what a served process with such clients
+ * does; the group topics push at most once a second, so an apply only marks, and one
+ * push after a burst is timed apart). Then the screen reads, and the time from a sharp tick's apply to its steam
+ * message reaching the stream's sink (in process: the hand-off to the transport, before
+ * socket writes), p50 / p99 over 2,000 moves each in a batch of 100 ticks.
+ */
+export function benchEverySignal(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, count: number): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  const signals = new EngineSignals(engine);
+  const topics = new SignalTopics(signals, () => clock.now());
+  let steamAt = 0;
+  const bytes: Record<string, number> = {};
+  const sink = (topic: SignalTopic) => ({
+    send(_: SignalTopic, message: Buffer) {
+      if (topic === 'steam') steamAt = performance.now();
+      bytes[topic] = (bytes[topic] ?? 0) + message.length;
+      return true;
+    },
+  });
+  const all = { leagues: null, eventIds: null };
+  topics.subscribe({ topic: 'steam', query: { ...all, sportsbooks: null, minPoints: 0, minCents: 0, since: 0 } }, sink('steam'));
+  topics.subscribe({ topic: 'fair_line', query: { ...all, devig: 'multiplicative' } }, sink('fair_line'));
+  topics.subscribe({ topic: 'best_price', query: { ...all, maxHold: 0.02 } }, sink('best_price'));
+  topics.subscribe({ topic: 'ev', query: { ...all, devig: 'multiplicative', minEv: 0.02, sportsbooks: null } }, sink('ev'));
+  topics.subscribe({ topic: 'middle', query: { ...all, minWidth: 0.5, maxCost: 0.05 } }, sink('middle'));
+  applyRate(engine, loaded, clock, 50, rand);
+  const rates = [0, 1, 2].map(() => best(2, () => applyRate(engine, loaded, clock, count, rand)));
+  out['apply price ticks, every signal on + a subscriber per topic, updates/s (rounds)'] = rates.map(Math.round).join(' / ');
+  out['apply price ticks, every signal on + a subscriber per topic, updates/s'] = Math.round(rates.reduce((a, b) => a + b) / rates.length);
+  // the group topics push at most once a second: one push after a burst of ticks
+  topics.flush();
+  for (const batch of priceBatches(engine, loaded, 100, rand)) { clock.advance(10); engine.apply(batch); }
+  const pushStart = performance.now();
+  topics.flush();
+  out['one group-topic push after 10,000 ticks (4 topics, whole board), ms'] = round(performance.now() - pushStart, 1);
+  out['topic bytes pushed (steam / fair_line / best_price / ev / middle)'] = ['steam', 'fair_line', 'best_price', 'ev', 'middle'].map((t) => bytes[t] ?? 0).join(' / ');
+  const now = clock.now();
+  out['/fair-lines whole board (limit 100), ms'] = round(meanMs(5, () => signals.fairLines({ ...all, devig: 'multiplicative' }, now, 100)), 2);
+  out['/fair-lines whole board devig=jensen_shannon (limit 100), ms'] = round(meanMs(2, () => signals.fairLines({ ...all, devig: 'jensen_shannon' }, now, 100)), 2);
+  out['/best-prices whole board max_hold=0.02, ms'] = round(meanMs(5, () => signals.bestPrices({ ...all, maxHold: 0.02 }, 100)), 2);
+  out['/ev whole board min_ev=0.02, ms'] = round(meanMs(5, () => signals.positiveEv({ ...all, devig: 'multiplicative', minEv: 0.02, sportsbooks: null }, now, 100)), 2);
+  out['/middles whole board, ms'] = round(meanMs(5, () => signals.middles({ ...all, minWidth: 0.5, maxCost: 0.05 }, 100)), 2);
+
+  // tick to steam message: each sample is a batch of 99 ordinary ticks and one fair-line
+  // book's price shortened by 3 implied points
+  const s = engine.store;
+  const sharpBooks = new Set(['pinnacle', 'circa', 'bookmaker']);
+  const sharpSlots: number[] = [];
+  for (let slot = 0; slot < s.size; slot++) {
+    if (s.isLive(slot) && s.priceAmerican[slot] !== NO_PRICE && s.suspended[slot] === 0 && sharpBooks.has(s.books.get(s.book[slot])) && signals.groups.groupOf(slot) >= 0) sharpSlots.push(slot);
+  }
+  const latencies: number[] = [];
+  let missed = 0;
+  for (let i = 0; i < 2000; i++) {
+    const batch = priceBatches(engine, loaded, 1, rand)[0]!.slice(0, BATCH - 1);
+    const slot = sharpSlots[Math.floor(rand() * sharpSlots.length)]!;
+    const p = 1 / americanToDecimal(s.priceAmerican[slot]);
+    batch.push({ op: 'price', slot, priceAmerican: decimalToAmerican(1 / Math.min(0.97, p + 0.03)), suspended: false });
+    clock.advance(61_000); // past the window: each move starts from the row's previous price
+    steamAt = 0;
+    const start = performance.now();
+    engine.apply(batch);
+    if (steamAt === 0) missed++;
+    else latencies.push(steamAt - start);
+  }
+  latencies.sort((a, b) => a - b);
+  const pct = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  out['tick to steam message (batch of 100 applied, in process), p50 ms'] = round(pct(0.5), 3);
+  out['tick to steam message (batch of 100 applied, in process), p99 ms'] = round(pct(0.99), 3);
+  out['tick to steam message: samples / without a move'] = `${latencies.length} / ${missed}`;
+  topics.close();
+  signals.close();
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.env.SIGNALS_BENCH_PART === 'every-signal') {
+  // the every-signal part alone: SIGNALS_BENCH_PART=every-signal node --import tsx bench/signalsEngine.bench.ts
+  const size = (process.env.SIGNALS_BENCH_SIZE ?? 'large') as BoardSize;
+  const clock = new ManualClock(NOW);
+  const engine = new OddsEngine(clock);
+  loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
+  console.log('board'.padEnd(64), size, engine.liveRows, 'live rows');
+  const rand = mulberry32(11);
+  const loaded = loadedPrices(engine);
+  applyRate(engine, loaded, clock, 50, rand);
+  const off = [0, 1, 2].map(() => best(2, () => applyRate(engine, loaded, clock, size === 'large' ? 2_000 : 500, rand)));
+  console.log('apply price ticks, signals off, updates/s'.padEnd(64), off.map(Math.round).join(' / '));
+  // edges + arbitrage + the screens' marks and steam, no topic subscriber: today's comparison
+  const plain = new EngineSignals(engine);
+  applyRate(engine, loaded, clock, 50, rand);
+  const rates = [0, 1, 2].map(() => best(2, () => applyRate(engine, loaded, clock, size === 'large' ? 2_000 : 500, rand)));
+  console.log('apply price ticks, signals on (no topic subscriber), updates/s'.padEnd(64), rates.map(Math.round).join(' / '));
+  plain.close();
+  const results = benchEverySignal(engine, loaded, clock, rand, size === 'large' ? 2_000 : 500);
+  for (const [key, value] of Object.entries(results)) console.log(key.padEnd(64), value);
+} else if (import.meta.url === `file://${process.argv[1]}`) {
   const results = await benchSignalsOnEngine();
   for (const [key, value] of Object.entries(results)) console.log(key.padEnd(64), value);
 }

@@ -80,6 +80,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/best-prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The best price per outcome across the books, and the hold of that best-price market (the low-hold screen).
+         * @description Per market group with every outcome priced somewhere: the best unsuspended non-DFS price per outcome (every book at it listed) and hold = sum(1/best decimal) - 1. Lowest hold first, then id. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/best-prices?max_hold=0.02&limit=5'
+         *     ```
+         */
+        get: operations["best_prices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/edges": {
         parameters: {
             query?: never;
@@ -98,6 +124,32 @@ export interface paths {
          *     ```
          */
         get: operations["edges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ev": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * +EV on every book: each non-DFS price against the fair line.
+         * @description Every unsuspended non-DFS price of a market that has a fair line (see /fair-lines), with ev = fairProbability * priceDecimal - 1; sharp books included (filter with sportsbook). /edges stays the DFS pick'em view. Highest ev first, then id. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/ev?min_ev=0.02&devig=shin&limit=5'
+         *     ```
+         */
+        get: operations["ev"];
         put?: never;
         post?: never;
         delete?: never;
@@ -233,6 +285,32 @@ export interface paths {
          *     ```
          */
         get: operations["eventsActive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/fair-lines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The fair (no-vig) line of each market from the sharp books, with how many sharp quotes formed it and their age.
+         * @description Per market group (event, subtype, period, line, player/team scope): each fair-line book (setting FAIR_LINE_BOOKS, with weights) whose every outcome is quoted, unsuspended and younger than 10 minutes is devigged with the requested method; the line is the weighted mean. Sorted by id. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/fair-lines?devig=power&limit=5'
+         *     ```
+         */
+        get: operations["fair_lines"];
         put?: never;
         post?: never;
         delete?: never;
@@ -524,6 +602,32 @@ export interface paths {
          *     ```
          */
         get: operations["marketsActive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/middles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Middles: opposite sides at different lines (spreads and totals) where both can win.
+         * @description Within one event, subtype, period and scope: the best OVER at a total a against the best UNDER at b > a (both win on a total strictly between), and the best HOME at home line h1 against the best AWAY at home line h2 < h1 (both win on a home margin strictly between -h1 and -h2). width, impliedSum, worstCaseCost = 1 - 1/impliedSum (the loss when one leg wins, stakes as in legs) and middleProfit = 2/impliedSum - 1. Lowest worst-case cost first, then id. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/middles?min_width=1&max_cost=0.05&limit=5'
+         *     ```
+         */
+        get: operations["middles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -855,6 +959,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/steam": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Steam moves: a sharp book's price shortening past the threshold within the window, with the books that had not followed.
+         * @description A fair-line book's price on one side shortening by at least STEAM_THRESHOLD (implied percentage points, e.g. 2pp, or American cents, e.g. 15c) from the price in force STEAM_WINDOW_MS earlier; one move per starting price. staleBooks: the non-DFS books quoting that side above the sharp book's new price when the move was seen. The last 5,000 moves are kept; newest first. Also pushed on the signal stream (topic steam). Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/steam?min_points=2&limit=5'
+         *     ```
+         */
+        get: operations["steam"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stream/signals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The trader screens as Server-Sent Events: steam moves as they happen, fair lines, best prices, +EV and middles as they change.
+         * @description One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} at most once a second, when markets passing the filter changed, where groups are the market group ids re-read and records their current records (a group listed without records has none now); for middle, records are the middles of the listed groups' families (the same market at other lines). A client more than 8 MiB behind gets `event: status` slow_consumer and is disconnected. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter.
+         *
+         *     Example:
+         *
+         *     ```sh
+         *     # -N: print events as they arrive; --max-time ends the example after 3 s
+         *     curl -sN --max-time 3 -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/stream/signals?topic=best_price&max_hold=0.03&heartbeat_ms=1000'
+         *     ```
+         */
+        get: operations["streamSignals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/stream/sse": {
         parameters: {
             query?: never;
@@ -1126,6 +1283,44 @@ export interface components {
         };
         /** @description The AsyncAPI 3.0 document of the push stream. */
         AsyncApiDocument: Record<string, never>;
+        BestOutcome: {
+            /** @description The odds row of the first of them. */
+            oddsId: string;
+            /** Format: int32 */
+            priceAmerican: number;
+            priceDecimal: number;
+            /** @enum {string} */
+            side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER";
+            /** @description Every book at that price, alphabetical. */
+            sportsbooks: string[];
+            /**
+             * Format: date-time
+             * @description That row's updated.
+             */
+            updated: string;
+        };
+        /** @description The best price per outcome across the non-DFS books and the hold of that best-price market. Lowest hold first, then id. */
+        BestPrice: {
+            eventId: string;
+            eventStartTime: string;
+            /** @description sum(1 / best decimal) - 1; negative: an arbitrage. */
+            hold: number;
+            /** @description The market group id. */
+            id: string;
+            league: string;
+            line: number | null;
+            market: string;
+            marketSubtype: string;
+            outcomes: components["schemas"]["BestOutcome"][];
+            period: string;
+            playerId: string | null;
+            playerName: string | null;
+            /**
+             * Format: date-time
+             * @description Latest updated among the best rows.
+             */
+            updated: string;
+        };
         /** @description One odds row's opening and closing price, and its no-vig closing probability within its market group at its book. */
         ClosingLine: {
             /** @description The point in force just before the event's start; null when the row was removed or unpriced then. */
@@ -1175,7 +1370,7 @@ export interface components {
             /** @description 1 / (baseLegDecimal(source) * dfsMultiplier). */
             breakevenProbability: number;
             /** @enum {string} */
-            devig: "multiplicative" | "additive" | "power" | "shin" | "worst";
+            devig: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
             dfsMultiplier: number;
             /** @description fairProbability - breakevenProbability. */
             edge: number;
@@ -1311,6 +1506,45 @@ export interface components {
             status: "scheduled" | "in_progress" | "final" | "postponed" | "cancelled" | "suspended";
             venueId: string | null;
         };
+        /** @description The no-vig line of one market group from the fair-line books (FAIR_LINE_BOOKS), weighted. Sorted by id. */
+        FairLine: {
+            /** @enum {string} */
+            devig: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
+            eventId: string;
+            eventStartTime: string;
+            /** @description The market group id. */
+            id: string;
+            league: string;
+            /** @description The HOME side's line (spreads), the total, null on moneylines. */
+            line: number | null;
+            market: string;
+            marketSubtype: string;
+            /** @description Age at the read of the newest quote used. */
+            newestQuoteAgeMs: number;
+            /** @description Age at the read of the oldest quote used. */
+            oldestQuoteAgeMs: number;
+            outcomes: components["schemas"]["FairOutcome"][];
+            period: string;
+            playerId: string | null;
+            playerName: string | null;
+            /** @description Sharp quotes that formed the line (books used times outcomes). */
+            quotes: number;
+            sharpBooks: components["schemas"]["WeightedBook"][];
+            /**
+             * Format: date-time
+             * @description The newest quote used.
+             */
+            updated: string;
+        };
+        FairOutcome: {
+            /** Format: int32 */
+            fairPriceAmerican: number;
+            fairPriceDecimal: number;
+            /** @description Weighted mean of the sharp books' no-vig probabilities. */
+            fairProbability: number;
+            /** @enum {string} */
+            side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER";
+        };
         FlaggedBook: {
             /** @description The book's own best prices' implied probabilities summed. */
             impliedSum: number;
@@ -1352,6 +1586,50 @@ export interface components {
             liveCount: number;
             marketSubtype?: string;
             marketType: string;
+        };
+        /** @description Opposite sides at different lines where both can win. Lowest worst-case cost first, then id. */
+        Middle: {
+            eventId: string;
+            eventStartTime: string;
+            /** @description {eventId}:{subtype}:{period}:{scope}:{low line}:{high line}. */
+            id: string;
+            impliedSum: number;
+            league: string;
+            legs: components["schemas"]["MiddleLeg"][];
+            market: string;
+            marketSubtype: string;
+            /** @description 2/impliedSum - 1. */
+            middleProfit: number;
+            period: string;
+            playerId: string | null;
+            playerName: string | null;
+            /** @enum {string} */
+            type: "spread" | "total";
+            /**
+             * Format: date-time
+             * @description Latest leg update.
+             */
+            updated: string;
+            width: number;
+            /** @description 1 - 1/impliedSum; negative: an arbitrage. */
+            worstCaseCost: number;
+        };
+        MiddleLeg: {
+            line: number;
+            oddsId: string;
+            /** Format: int32 */
+            priceAmerican: number;
+            priceDecimal: number;
+            /** @enum {string} */
+            side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER";
+            sportsbook: string;
+            /** @description (1/d_i) / impliedSum: the legs pay the same when one wins. */
+            stake: number;
+            /**
+             * Format: date-time
+             * @description The leg row's updated.
+             */
+            updated: string;
         };
         /** @description One price at one book. Presence rules: priceAmerican/priceDecimal per odds_format (all: both; american or decimal: that one; probability: neither, priceProbability instead); DFS pick'em rows carry dfsMultiplier and no price fields; line is absent on pure moneylines and categorical futures; playerId and playerName only on player props; marketScope only on futures, segment only on segment-scoped futures; removed: true only on delta-feed tombstones (kept at least 10 minutes). */
         OddsRow: {
@@ -1428,6 +1706,42 @@ export interface components {
             playerId: string;
             teamId: string;
         };
+        /** @description One book's price against the fair line. Highest ev first, then id. */
+        PositiveEv: {
+            /** @enum {string} */
+            devig: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
+            /** @description fairProbability * priceDecimal - 1. */
+            ev: number;
+            eventId: string;
+            eventStartTime: string;
+            /** Format: int32 */
+            fairPriceAmerican: number;
+            /** @description The fair line's probability of this side. */
+            fairProbability: number;
+            groupId: string;
+            /** @description The odds row id. */
+            id: string;
+            league: string;
+            line: number | null;
+            market: string;
+            marketSubtype: string;
+            period: string;
+            playerId: string | null;
+            playerName: string | null;
+            /** Format: int32 */
+            priceAmerican: number;
+            priceDecimal: number;
+            selection: string;
+            sharpBooks: string[];
+            /** @enum {string} */
+            side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER";
+            sportsbook: string;
+            /**
+             * Format: date-time
+             * @description Latest of the row's and the used sharp quotes' updates.
+             */
+            updated: string;
+        };
         /** @description fs/ls first- and last-seen (epoch seconds), pa American, pd decimal, dm DFS multiplier, su true on a suspended span. Keys absent when not applicable. */
         PriceHistoryEntry: {
             dm?: number;
@@ -1472,6 +1786,32 @@ export interface components {
             /** @enum {string} */
             side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER" | "YES";
             sportsbook: string;
+        };
+        /** @description One event of /api/v1/stream/signals (the data line, as JSON). */
+        SignalStreamMessage: {
+            move: components["schemas"]["SteamMove"];
+            /** @constant */
+            topic: "steam";
+        } | {
+            groups: string[];
+            records: components["schemas"]["FairLine"][];
+            /** @constant */
+            topic: "fair_line";
+        } | {
+            groups: string[];
+            records: components["schemas"]["BestPrice"][];
+            /** @constant */
+            topic: "best_price";
+        } | {
+            groups: string[];
+            records: components["schemas"]["PositiveEv"][];
+            /** @constant */
+            topic: "ev";
+        } | {
+            groups: string[];
+            records: components["schemas"]["Middle"][];
+            /** @constant */
+            topic: "middle";
         };
         /** @description The full live board, gzip JSON, not the envelope. syncToken is the since for the next /odds/updated poll. */
         Snapshot: {
@@ -1566,6 +1906,18 @@ export interface components {
             marketCount: number;
             name?: string;
         };
+        StaleBook: {
+            oddsId: string;
+            /** Format: int32 */
+            priceAmerican: number;
+            priceDecimal: number;
+            sportsbook: string;
+            /**
+             * Format: date-time
+             * @description That row's updated.
+             */
+            updated: string;
+        };
         /** @description totalMarkets = live odds rows (suspended included, tombstones excluded) = sum of marketCount over sportsbooks; sportsbooks = sources with live rows. */
         Status: {
             /**
@@ -1578,6 +1930,48 @@ export interface components {
              * @description Live odds rows on the board.
              */
             totalMarkets: number;
+        };
+        /** @description A fair-line book's price shortening past the threshold within the window. Newest first. */
+        SteamMove: {
+            /**
+             * Format: date-time
+             * @description The move.
+             */
+            at: string;
+            eventId: string;
+            eventStartTime: string;
+            /**
+             * Format: date-time
+             * @description When the starting price was first quoted.
+             */
+            from: string;
+            /** Format: int32 */
+            fromPriceAmerican: number;
+            fromPriceDecimal: number;
+            groupId: string;
+            /** @description {oddsId}@{epoch ms of the move}. */
+            id: string;
+            league: string;
+            line: number | null;
+            market: string;
+            marketSubtype: string;
+            /** @description American cents (-110 -> -125: 15; -105 -> +105: 10). */
+            moveCents: number;
+            /** @description Implied probability gained, percentage points. */
+            movePoints: number;
+            oddsId: string;
+            period: string;
+            playerId: string | null;
+            playerName: string | null;
+            selection: string;
+            /** @enum {string} */
+            side: "HOME" | "AWAY" | "DRAW" | "OVER" | "UNDER";
+            sportsbook: string;
+            /** @description Non-DFS books quoting that side above the new sharp price when the move was seen; highest price first. */
+            staleBooks: components["schemas"]["StaleBook"][];
+            /** Format: int32 */
+            toPriceAmerican: number;
+            toPriceDecimal: number;
         };
         /** @description A stream message (image, delta, heartbeat or status) as described in /api/v1/asyncapi.json; its rows are OddsRow. */
         StreamMessage: {
@@ -1616,6 +2010,10 @@ export interface components {
             /** @description Raw per-event team stats. */
             stats: Record<string, never>;
             teamId: string;
+        };
+        WeightedBook: {
+            sportsbook: string;
+            weight: number;
         };
     };
     responses: {
@@ -1873,13 +2271,69 @@ export interface operations {
             505: components["responses"]["HttpVersionNotSupported"];
         };
     };
+    best_prices: {
+        parameters: {
+            query?: {
+                /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
+                event_id?: string[];
+                /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
+                league?: string[];
+                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                limit?: number;
+                /** @description Largest hold of the best-price market returned, -1..1 (default 1: every complete market). 0.02: the low-hold screen; below 0: arbitrage. max_hold must be a number in [-1, 1]. */
+                max_hold?: number;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BestPrice"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["BestPrice"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
     edges: {
         parameters: {
             query?: {
                 /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
                 cursor?: string;
-                /** @description How the sharp books' vig is removed: multiplicative (default, p_i = q_i / sum q), additive, power, shin or worst. Echoed in each row. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst. */
-                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst";
+                /** @description How the sharp books' vig is removed: multiplicative (default, p_i = q_i / sum q), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each row. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
                 /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
                 event_id?: string[];
                 /** @description Comma-separated league codes, at most 20, case-insensitive exact match per token, any-of. A league without an active season (or an unknown one) is not an error: 200 with the rows of the requested leagues that are in season (none if none is) and meta.note naming the requested leagues without an active season and listing the active ones. league accepts at most 20 comma-separated values. */
@@ -1913,6 +2367,66 @@ export interface operations {
                     } & components["schemas"]["Envelope"];
                     "application/msgpack": {
                         data: components["schemas"]["Edge"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    ev: {
+        parameters: {
+            query?: {
+                /** @description How each sharp book's margin is removed before the weighted mean: multiplicative (default), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each record. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
+                /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
+                event_id?: string[];
+                /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
+                league?: string[];
+                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                limit?: number;
+                /** @description Smallest ev (fairProbability * priceDecimal - 1) returned, -1..10 (default 0.01). min_ev must be a number in [-1, 10]. */
+                min_ev?: number;
+                /** @description Comma-separated sportsbook ids, any-of (at most 20). sportsbook accepts at most 20 comma-separated values. */
+                sportsbook?: string[];
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PositiveEv"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["PositiveEv"][];
                     } & components["schemas"]["Envelope"];
                 };
             };
@@ -2210,6 +2724,62 @@ export interface operations {
             505: components["responses"]["HttpVersionNotSupported"];
         };
     };
+    fair_lines: {
+        parameters: {
+            query?: {
+                /** @description How each sharp book's margin is removed before the weighted mean: multiplicative (default), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each record. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
+                /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
+                event_id?: string[];
+                /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
+                league?: string[];
+                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                limit?: number;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FairLine"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["FairLine"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
     historicalArbitrage: {
         parameters: {
             query?: {
@@ -2373,8 +2943,8 @@ export interface operations {
     historyClosing: {
         parameters: {
             query: {
-                /** @description How the closing vig is removed: multiplicative (default), additive, power, shin or worst. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst. */
-                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst";
+                /** @description How the closing vig is removed: multiplicative (default), additive, power, shin or worst. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
                 /** @description Required: the event. event_id must be a string of at most 200 characters. */
                 event_id: string;
                 /** @description Required: the market subtype (the third part of an odds id, e.g. TOTAL). market_subtype must be a string of at most 200 characters. */
@@ -2431,8 +3001,8 @@ export interface operations {
             query: {
                 /** @description The book whose close is the reference (a sharp book such as pinnacle); default: the id's own book. closing_book must be a string of at most 100 characters. */
                 closing_book?: string;
-                /** @description How the closing vig is removed: multiplicative (default), additive, power, shin or worst. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst. */
-                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst";
+                /** @description How the closing vig is removed: multiplicative (default), additive, power, shin or worst. Another value: 400 invalid_parameter with validValues. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
                 /** @description Required: an odds id ({eventId}:{sportsbook}:{marketSubtype}:{selectionId}). Missing: 400 missing_parameter; not four parts: 400 invalid_parameter. id must be an odds id: {eventId}:{sportsbook}:{marketSubtype}:{selectionId}, four non-empty parts of at most 400 characters. */
                 id: string;
                 /** @description The American price taken (at most 1000000 in size, not between -100 and 100); default: the price in force at taken_at. price must be an integer in [-1000000, 1000000]. */
@@ -2781,6 +3351,64 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    middles: {
+        parameters: {
+            query?: {
+                /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
+                event_id?: string[];
+                /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
+                league?: string[];
+                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                limit?: number;
+                /** @description Largest worst-case cost (1 - 1/impliedSum, the loss when only one leg wins, a fraction of the stake), -1..1 (default 0.05). max_cost must be a number in [-1, 1]. */
+                max_cost?: number;
+                /** @description Smallest middle width in points, 0..100 (default 0). min_width must be a number in [0, 100]. */
+                min_width?: number;
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Middle"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["Middle"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UriTooLong"];
@@ -3423,6 +4051,134 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    steam: {
+        parameters: {
+            query?: {
+                /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
+                event_id?: string[];
+                /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
+                league?: string[];
+                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                limit?: number;
+                /** @description Smallest move in American cents (default 0). min_cents must be a number in [0, 100000]. */
+                min_cents?: number;
+                /** @description Smallest move in implied percentage points (default 0: every reported move). min_points must be a number in [0, 100]. */
+                min_points?: number;
+                /** @description Only moves at or after this instant (ISO-8601 or epoch ms). since must be an ISO-8601 instant (e.g. 2026-11-21T12:00:00Z) or epoch milliseconds. */
+                since?: string;
+                /** @description Comma-separated sportsbook ids, any-of (at most 20). sportsbook accepts at most 20 comma-separated values. */
+                sportsbook?: string[];
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SteamMove"][];
+                    } & components["schemas"]["Envelope"];
+                    "application/msgpack": {
+                        data: components["schemas"]["SteamMove"][];
+                    } & components["schemas"]["Envelope"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            505: components["responses"]["HttpVersionNotSupported"];
+        };
+    };
+    streamSignals: {
+        parameters: {
+            query: {
+                /** @description How each sharp book's margin is removed before the weighted mean: multiplicative (default), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each record. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
+                devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
+                /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
+                event_id?: string[];
+                /** @description A comment line after this long without other traffic (500..30000, default 15000). heartbeat_ms must be an integer in [500, 30000]. */
+                heartbeat_ms?: number;
+                /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
+                league?: string[];
+                /** @description Largest worst-case cost (1 - 1/impliedSum, the loss when only one leg wins, a fraction of the stake), -1..1 (default 0.05). max_cost must be a number in [-1, 1]. */
+                max_cost?: number;
+                /** @description Largest hold of the best-price market returned, -1..1 (default 1: every complete market). 0.02: the low-hold screen; below 0: arbitrage. max_hold must be a number in [-1, 1]. */
+                max_hold?: number;
+                /** @description Smallest move in American cents (default 0). min_cents must be a number in [0, 100000]. */
+                min_cents?: number;
+                /** @description Smallest ev (fairProbability * priceDecimal - 1) returned, -1..10 (default 0.01). min_ev must be a number in [-1, 10]. */
+                min_ev?: number;
+                /** @description Smallest move in implied percentage points (default 0: every reported move). min_points must be a number in [0, 100]. */
+                min_points?: number;
+                /** @description Smallest middle width in points, 0..100 (default 0). min_width must be a number in [0, 100]. */
+                min_width?: number;
+                /** @description Comma-separated sportsbook ids, any-of (at most 20). sportsbook accepts at most 20 comma-separated values. */
+                sportsbook?: string[];
+                /** @description steam (each move as it is seen), fair_line, best_price, ev or middle (at most once a second, when markets changed: the market groups re-read and their current records). topic must be one of steam, fair_line, best_price, ev, middle. */
+                topic: "steam" | "fair_line" | "best_price" | "ev" | "middle";
+            };
+            header?: {
+                /** @description A prior ETag: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events, one message per event (data: the message as JSON). */
+            200: {
+                headers: {
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["SignalStreamMessage"];
+                };
+            };
+            /** @description If-None-Match matched the current ETag: no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UriTooLong"];

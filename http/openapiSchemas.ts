@@ -6,6 +6,7 @@ import { EVENT_STATUSES, LEG_SIDES, SIDES } from '../engine/model.ts';
 import { SERVED_PATTERNS, servedRowSchema } from '../engine/rowFields.ts';
 import { ERROR_CODES } from './errors.ts';
 import { ARCHIVE_COLUMNS } from '../persistence/archive/archiveSchema.ts';
+import { DEVIG_METHODS } from '../engine/signals/devig.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -274,7 +275,7 @@ const Edge: Schema = {
     fairPriceAmerican: { type: 'integer', format: 'int32' },
     edge: { type: 'number', description: 'fairProbability - breakevenProbability.' },
     sharpBooks: { type: 'array', items: { type: 'string', pattern: CODE }, minItems: 1 },
-    devig: { type: 'string', enum: ['multiplicative', 'additive', 'power', 'shin', 'worst'] },
+    devig: { type: 'string', enum: [...DEVIG_METHODS] },
     eventStartTime: { type: 'string', pattern: MINUTE_NO_ZONE },
     updated: dateTime('Latest updated among the rows the edge was computed from.'),
   },
@@ -331,6 +332,180 @@ const FlaggedBook: Schema = {
   properties: {
     sportsbook: { type: 'string', pattern: CODE },
     impliedSum: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1, description: "The book's own best prices' implied probabilities summed." },
+  },
+};
+
+// -- the trader screens (engine/signals/screenRecords.ts) --------------------------
+
+const SIDE = { type: 'string', enum: ['HOME', 'AWAY', 'DRAW', 'OVER', 'UNDER'] };
+const screenMarket = {
+  eventId: { type: 'string', pattern: ID },
+  league: { type: 'string', pattern: CODE },
+  market: { type: 'string', pattern: UPPER_SNAKE },
+  marketSubtype: { type: 'string', pattern: UPPER_SNAKE },
+  period: { type: 'string', pattern: UPPER_SNAKE },
+  playerId: nullableString,
+  playerName: nullableString,
+  eventStartTime: { type: 'string', pattern: MINUTE_NO_ZONE },
+};
+const SCREEN_MARKET_FIELDS = Object.keys(screenMarket);
+
+const FairOutcome: Schema = {
+  type: 'object',
+  required: ['side', 'fairProbability', 'fairPriceDecimal', 'fairPriceAmerican'],
+  additionalProperties: false,
+  properties: { side: SIDE, fairProbability: probability('Weighted mean of the sharp books\' no-vig probabilities.'), fairPriceDecimal: { type: 'number', exclusiveMinimum: 1 }, fairPriceAmerican: { type: 'integer', format: 'int32' } },
+};
+
+const WeightedBook: Schema = {
+  type: 'object',
+  required: ['sportsbook', 'weight'],
+  additionalProperties: false,
+  properties: { sportsbook: { type: 'string', pattern: CODE }, weight: { type: 'number', exclusiveMinimum: 0 } },
+};
+
+const FairLine: Schema = {
+  type: 'object',
+  description: 'The no-vig line of one market group from the fair-line books (FAIR_LINE_BOOKS), weighted. Sorted by id.',
+  required: ['id', ...SCREEN_MARKET_FIELDS, 'line', 'devig', 'outcomes', 'sharpBooks', 'quotes', 'oldestQuoteAgeMs', 'newestQuoteAgeMs', 'updated'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: 'The market group id.' },
+    ...screenMarket,
+    line: { type: ['number', 'null'], description: 'The HOME side\'s line (spreads), the total, null on moneylines.' },
+    devig: { type: 'string', enum: [...DEVIG_METHODS] },
+    outcomes: { type: 'array', minItems: 2, maxItems: 3, items: { $ref: '#/components/schemas/FairOutcome' } },
+    sharpBooks: { type: 'array', minItems: 1, items: { $ref: '#/components/schemas/WeightedBook' } },
+    quotes: { type: 'integer', minimum: 2, description: 'Sharp quotes that formed the line (books used times outcomes).' },
+    oldestQuoteAgeMs: { type: 'number', description: 'Age at the read of the oldest quote used.' },
+    newestQuoteAgeMs: { type: 'number', description: 'Age at the read of the newest quote used.' },
+    updated: dateTime('The newest quote used.'),
+  },
+};
+
+const BestOutcome: Schema = {
+  type: 'object',
+  required: ['side', 'priceAmerican', 'priceDecimal', 'sportsbooks', 'oddsId', 'updated'],
+  additionalProperties: false,
+  properties: {
+    side: SIDE,
+    priceAmerican: { type: 'integer', format: 'int32' },
+    priceDecimal: { type: 'number', exclusiveMinimum: 1 },
+    sportsbooks: { type: 'array', minItems: 1, items: { type: 'string', pattern: CODE }, description: 'Every book at that price, alphabetical.' },
+    oddsId: { type: 'string', description: 'The odds row of the first of them.' },
+    updated: dateTime('That row\'s updated.'),
+  },
+};
+
+const BestPrice: Schema = {
+  type: 'object',
+  description: 'The best price per outcome across the non-DFS books and the hold of that best-price market. Lowest hold first, then id.',
+  required: ['id', ...SCREEN_MARKET_FIELDS, 'line', 'outcomes', 'hold', 'updated'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: 'The market group id.' },
+    ...screenMarket,
+    line: { type: ['number', 'null'] },
+    outcomes: { type: 'array', minItems: 2, maxItems: 3, items: { $ref: '#/components/schemas/BestOutcome' } },
+    hold: { type: 'number', description: 'sum(1 / best decimal) - 1; negative: an arbitrage.' },
+    updated: dateTime('Latest updated among the best rows.'),
+  },
+};
+
+const PositiveEv: Schema = {
+  type: 'object',
+  description: 'One book\'s price against the fair line. Highest ev first, then id.',
+  required: ['id', 'groupId', ...SCREEN_MARKET_FIELDS, 'sportsbook', 'selection', 'side', 'line', 'priceAmerican', 'priceDecimal', 'fairProbability', 'fairPriceAmerican', 'ev', 'devig', 'sharpBooks', 'updated'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: 'The odds row id.' },
+    groupId: { type: 'string' },
+    ...screenMarket,
+    sportsbook: { type: 'string', pattern: CODE },
+    selection: { type: 'string' },
+    side: SIDE,
+    line: { type: ['number', 'null'] },
+    priceAmerican: { type: 'integer', format: 'int32' },
+    priceDecimal: { type: 'number', exclusiveMinimum: 1 },
+    fairProbability: probability('The fair line\'s probability of this side.'),
+    fairPriceAmerican: { type: 'integer', format: 'int32' },
+    ev: { type: 'number', description: 'fairProbability * priceDecimal - 1.' },
+    devig: { type: 'string', enum: [...DEVIG_METHODS] },
+    sharpBooks: { type: 'array', minItems: 1, items: { type: 'string', pattern: CODE } },
+    updated: dateTime('Latest of the row\'s and the used sharp quotes\' updates.'),
+  },
+};
+
+const MiddleLeg: Schema = {
+  type: 'object',
+  required: ['oddsId', 'sportsbook', 'side', 'line', 'priceAmerican', 'priceDecimal', 'stake', 'updated'],
+  additionalProperties: false,
+  properties: {
+    oddsId: { type: 'string' },
+    sportsbook: { type: 'string', pattern: CODE },
+    side: SIDE,
+    line: { type: 'number' },
+    priceAmerican: { type: 'integer', format: 'int32' },
+    priceDecimal: { type: 'number', exclusiveMinimum: 1 },
+    stake: { type: 'number', minimum: 0, maximum: 1, description: '(1/d_i) / impliedSum: the legs pay the same when one wins.' },
+    updated: dateTime('The leg row\'s updated.'),
+  },
+};
+
+const Middle: Schema = {
+  type: 'object',
+  description: 'Opposite sides at different lines where both can win. Lowest worst-case cost first, then id.',
+  required: ['id', 'type', ...SCREEN_MARKET_FIELDS, 'width', 'legs', 'impliedSum', 'worstCaseCost', 'middleProfit', 'updated'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: '{eventId}:{subtype}:{period}:{scope}:{low line}:{high line}.' },
+    type: { type: 'string', enum: ['spread', 'total'] },
+    ...screenMarket,
+    width: { type: 'number', exclusiveMinimum: 0 },
+    legs: { type: 'array', minItems: 2, maxItems: 2, items: { $ref: '#/components/schemas/MiddleLeg' } },
+    impliedSum: { type: 'number', exclusiveMinimum: 0 },
+    worstCaseCost: { type: 'number', description: '1 - 1/impliedSum; negative: an arbitrage.' },
+    middleProfit: { type: 'number', description: '2/impliedSum - 1.' },
+    updated: dateTime('Latest leg update.'),
+  },
+};
+
+const StaleBook: Schema = {
+  type: 'object',
+  required: ['sportsbook', 'oddsId', 'priceAmerican', 'priceDecimal', 'updated'],
+  additionalProperties: false,
+  properties: {
+    sportsbook: { type: 'string', pattern: CODE },
+    oddsId: { type: 'string' },
+    priceAmerican: { type: 'integer', format: 'int32' },
+    priceDecimal: { type: 'number', exclusiveMinimum: 1 },
+    updated: dateTime('That row\'s updated.'),
+  },
+};
+
+const SteamMove: Schema = {
+  type: 'object',
+  description: 'A fair-line book\'s price shortening past the threshold within the window. Newest first.',
+  required: ['id', 'oddsId', 'groupId', ...SCREEN_MARKET_FIELDS, 'sportsbook', 'selection', 'side', 'line', 'fromPriceAmerican', 'toPriceAmerican', 'fromPriceDecimal', 'toPriceDecimal', 'movePoints', 'moveCents', 'from', 'at', 'staleBooks'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: '{oddsId}@{epoch ms of the move}.' },
+    oddsId: { type: 'string' },
+    groupId: { type: 'string' },
+    ...screenMarket,
+    sportsbook: { type: 'string', pattern: CODE },
+    selection: { type: 'string' },
+    side: SIDE,
+    line: { type: ['number', 'null'] },
+    fromPriceAmerican: { type: 'integer', format: 'int32' },
+    toPriceAmerican: { type: 'integer', format: 'int32' },
+    fromPriceDecimal: { type: 'number', exclusiveMinimum: 1 },
+    toPriceDecimal: { type: 'number', exclusiveMinimum: 1 },
+    movePoints: { type: 'number', exclusiveMinimum: 0, description: 'Implied probability gained, percentage points.' },
+    moveCents: { type: 'number', minimum: 0, description: 'American cents (-110 -> -125: 15; -105 -> +105: 10).' },
+    from: dateTime('When the starting price was first quoted.'),
+    at: dateTime('The move.'),
+    staleBooks: { type: 'array', items: { $ref: '#/components/schemas/StaleBook' }, description: 'Non-DFS books quoting that side above the new sharp price when the move was seen; highest price first.' },
   },
 };
 
@@ -535,6 +710,16 @@ export const COMPONENT_SCHEMAS: Readonly<Record<string, Schema>> = {
   ArbitrageLeg,
   Arbitrage,
   FlaggedBook,
+  FairOutcome,
+  WeightedBook,
+  FairLine,
+  BestOutcome,
+  BestPrice,
+  PositiveEv,
+  MiddleLeg,
+  Middle,
+  StaleBook,
+  SteamMove,
   HistoricalOddsRow,
   SelectionHistoryRow,
   ArchivePricePoint,

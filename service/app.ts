@@ -10,6 +10,9 @@ import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
 import type { Board } from '../engine/model.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
+import { DEFAULT_STEAM_CONFIG } from '../engine/signals/screenRecords.ts';
+import { SignalTopics } from '../engine/stream/signalTopics.ts';
+import { SIGNAL_STREAM_SCHEMAS, signalStreamRoute } from '../http/routes/signalStream.ts';
 import { Simulator } from '../fixtures/simulator.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
@@ -220,8 +223,13 @@ export async function startApp(options: AppOptions): Promise<App> {
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);
-  const signals = listeners.own('signal books', new EngineSignals(engine));
+  const signals = listeners.own('signal books', new EngineSignals(engine, {}, {
+    sharpBooks: config.fairLineBooks,
+    steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
+  }));
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
+  // the signal stream's topics follow the signal books (steam moves, changed screens)
+  const signalTopics = new SignalTopics(signals, () => clock.now());
   // Webhook alerts, with a durable board (the outbox lives in its data dir): the
   // producer follows the engine after the signal books, which it reads on its tick.
   const alertsConfig = durable !== null && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
@@ -256,9 +264,9 @@ export async function startApp(options: AppOptions): Promise<App> {
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;
   const server = await createServer({
-    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, mcpRoute(() => publicPort, options.env ?? process.env)],
+    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, signalStreamRoute(signalTopics), mcpRoute(() => publicPort, options.env ?? process.env)],
     sockets: stream.sockets,
-    openapi: { schemas: STREAM_OPENAPI_SCHEMAS },
+    openapi: { schemas: { ...STREAM_OPENAPI_SCHEMAS, ...SIGNAL_STREAM_SCHEMAS } },
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
     authenticator,

@@ -15,6 +15,7 @@ import { DEFAULT_DB_PATH } from '../persistence/database.ts';
 import { ODDS_API_SETTINGS, type FeedSetting } from '../feeds/feedSettings.ts';
 import type { FeedConfig } from '../feeds/startFeed.ts';
 import type { SingleThreadedGcSetting } from './singleThreadedGc.ts';
+import { parseSteamThreshold, parseWeightedBooks, type WeightedBook } from '../engine/signals/screenRecords.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 /** auto: human-readable lines on a terminal, JSON lines otherwise (service/logger.ts). */
@@ -103,6 +104,13 @@ export interface Config extends FeedConfig {
   archiveDir: string | null;
   archiveRetentionDays: number;
   archiveIntervalMs: number;
+  // the trader screens (engine/signals/screenBook.ts, steamDetector.ts; docs/signals.md)
+  /** The books the fair line is formed from, with their weights. */
+  fairLineBooks: WeightedBook[];
+  /** The smallest move that is steam, in implied percentage points or American cents. */
+  steamThreshold: { unit: 'points' | 'cents'; threshold: number };
+  /** The window a steam move happens within. */
+  steamWindowMs: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -316,6 +324,24 @@ export const SETTINGS = [
   setting({ key: 'archiveDir', name: 'ARCHIVE_DIR', fallback: '', allowed: 'a directory path (created if missing; not a file)', help: 'the tick archive: every accepted change, moved from the batch log into one Parquet file per UTC day here (needs DATA_DIR and LOG=file); unset: no archive, and the log is deleted at checkpoints as before', parse: (t) => (t === null ? null : !existsSync(t) || isDirectory(t) ? t : undefined) }),
   setting({ key: 'archiveRetentionDays', name: 'ARCHIVE_RETENTION_DAYS', fallback: '30', allowed: 'an integer from 1 to 36500', help: 'days of the tick archive kept, today included; older day directories are deleted', parse: (t) => intIn(1, 36_500)(t, 30) }),
   setting({ key: 'archiveIntervalMs', name: 'ARCHIVE_INTERVAL_MS', fallback: '10000', allowed: 'an integer from 100 to 3600000', help: 'how often acknowledged changes are written to the tick archive (the batch log keeps them until then); history routes also read the changes not written yet', parse: (t) => intIn(100, 3_600_000)(t, 10_000) }),
+  // the trader screens: kept together
+  setting({
+    key: 'fairLineBooks',
+    name: 'FAIR_LINE_BOOKS',
+    fallback: 'pinnacle,circa,bookmaker',
+    allowed: 'comma-separated sportsbook ids (lower case), each optionally :weight (a positive number; default 1), at most 16, no repeats',
+    help: 'the sharp books the fair line of /fair-lines and /ev is formed from, and their weights in the mean of their no-vig probabilities (e.g. pinnacle:2,circa,bookmaker); their ticks are watched for steam',
+    parse: (t) => parseWeightedBooks(t ?? 'pinnacle,circa,bookmaker') ?? undefined,
+  }),
+  setting({
+    key: 'steamThreshold',
+    name: 'STEAM_THRESHOLD',
+    fallback: '2pp',
+    allowed: 'a positive number followed by pp (implied percentage points) or c (American cents), e.g. 2pp or 15c',
+    help: 'the smallest shortening of a fair-line book\'s price within STEAM_WINDOW_MS that is reported as a steam move (/steam and the steam stream topic)',
+    parse: (t) => parseSteamThreshold(t ?? '2pp') ?? undefined,
+  }),
+  setting({ key: 'steamWindowMs', name: 'STEAM_WINDOW_MS', fallback: '60000', allowed: 'an integer from 1000 to 3600000', help: 'the window of a steam move: the move is measured from the price in force this long before the tick', parse: (t) => intIn(1000, 3_600_000)(t, 60_000) }),
 ] as const;
 
 export interface ConfigProblem {

@@ -36,6 +36,10 @@ import { SignalBooks, type QuoteSource } from './signalBooks.ts';
 import { sideCode } from './sides.ts';
 import { grown } from '../columns.ts';
 import { blankGroupInput, groupInputOf } from './groupInput.ts';
+import type {
+  BestPriceQuery, BestPriceRecord, FairLineQuery, FairLineRecord, MiddleQuery, MiddleRecord, PositiveEvQuery, PositiveEvRecord,
+  ScreenConfig, SteamQuery, SteamRecord,
+} from './screenRecords.ts';
 
 export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   readonly books: SignalBooks;
@@ -51,8 +55,8 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   /** The grouping fields of the slot at hand, in one reused object (MarketGroups copies what it keeps). */
   private readonly input: GroupRowInput = blankGroupInput();
 
-  constructor(readonly engine: OddsEngine, config: Partial<SignalsConfig> = {}) {
-    this.books = new SignalBooks(config);
+  constructor(readonly engine: OddsEngine, config: Partial<SignalsConfig> = {}, screenConfig: Partial<ScreenConfig> = {}) {
+    this.books = new SignalBooks(config, undefined, screenConfig);
     this.sideCodes = Uint8Array.from(SIDES, (side) => sideCode(side));
     const s = engine.store;
     for (let slot = 0; slot < s.size; slot++) {
@@ -103,12 +107,20 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   /** Settles the price ticks collected since the last call (the engine calls it at the end of apply). */
   changesApplied(): void {
     const count = this.pendingCount;
-    if (count === 0) return;
-    this.pendingCount = 0;
-    const pending = this.pending;
-    this.books.warm(count);
-    for (let i = 0; i < count; i++) this.priced(pending[i]);
+    if (count > 0) {
+      this.pendingCount = 0;
+      const pending = this.pending;
+      this.books.warm(count);
+      for (let i = 0; i < count; i++) this.priced(pending[i]);
+    }
+    if (this.appliedListener !== null && this.books.screens.pendingGroups > 0) this.appliedListener();
   }
+
+  /**
+   * Called when changes have marked screen groups (at the end of an apply, or before a
+   * read): the signal stream's group topics settle and push them (engine/stream/signalTopics.ts).
+   */
+  appliedListener: (() => void) | null = null;
 
   /** A price-only change: the values just written, on the row's kept group and role. */
   private priced(slot: number): void {
@@ -231,6 +243,42 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     this.changesApplied();
     return this.books.arbitrage.version;
   }
+
+  // -- the trader screens (engine/signals/screenBook.ts, steamDetector.ts) ---------
+
+  fairLines(query: FairLineQuery, now: number, limit: number): FairLineRecord[] {
+    this.changesApplied();
+    return this.books.screens.fairLines(query, now, limit, this);
+  }
+
+  bestPrices(query: BestPriceQuery, limit: number): BestPriceRecord[] {
+    this.changesApplied();
+    return this.books.screens.bestPrices(query, limit, this);
+  }
+
+  positiveEv(query: PositiveEvQuery, now: number, limit: number): PositiveEvRecord[] {
+    this.changesApplied();
+    return this.books.screens.positiveEv(query, now, limit, this);
+  }
+
+  middles(query: MiddleQuery, limit: number): MiddleRecord[] {
+    this.changesApplied();
+    return this.books.screens.middles(query, limit, this);
+  }
+
+  steamMoves(query: SteamQuery, limit: number): SteamRecord[] {
+    this.changesApplied();
+    return this.books.steam.list(query, limit);
+  }
+
+  /** Each steam move as it is seen (at the end of the apply that brought it); returns the unsubscribe. */
+  onSteam(listener: (record: SteamRecord) => void): () => void {
+    this.steamListeners.add(listener);
+    this.books.steam.onMove = (record) => { for (const l of this.steamListeners) l(record); };
+    return () => { this.steamListeners.delete(listener); };
+  }
+
+  private readonly steamListeners = new Set<(record: SteamRecord) => void>();
 
   // -- helpers ----------------------------------------------------------------
 

@@ -27,6 +27,9 @@ import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
 import { grown } from '../columns.ts';
 import { outcomeIndex as importedOutcomeIndex } from './sides.ts';
+import { ScreenBook } from './screenBook.ts';
+import { DEFAULT_STEAM_CONFIG, type ScreenConfig } from './screenRecords.ts';
+import { SteamDetector } from './steamDetector.ts';
 
 // Imported bindings used per tick or per quote, held locally: under tsx an imported
 // binding is an export getter call.
@@ -45,6 +48,12 @@ const ROLE_SLOT_MASK = 0x1f << ROLE_SLOT_SHIFT;
 const ROLE_BITS = 0xff;
 /** Above the role bits: a DFS row's pick index in the edge book (-1: none). */
 const ROLE_PICK_SHIFT = 8;
+/**
+ * On a non-DFS row (which has no pick index) the same bits hold its steam ring + 1 (0:
+ * not a fair-line book's row): a sharp tick reaches its price history without another
+ * lookup.
+ */
+const ROLE_RING_SHIFT = ROLE_PICK_SHIFT;
 
 /** Reads one row's current quote: implement with batch.push(...) from the engine columns. */
 export interface QuoteSource {
@@ -87,13 +96,24 @@ export class SignalBooks {
   private refLines = new Float64Array(1024);
   readonly arbitrage: ArbitrageBook;
   readonly edges: EdgeBook;
+  /** Fair line, best prices, +EV, middles: groups marked per tick, re-read at the next read. */
+  readonly screens: ScreenBook;
+  readonly steam: SteamDetector;
 
-  constructor(config: Partial<SignalsConfig> = {}, readonly sources: SourceTable = new SourceTable()) {
+  constructor(config: Partial<SignalsConfig> = {}, readonly sources: SourceTable = new SourceTable(), screenConfig: Partial<ScreenConfig> = {}) {
     this.config = signalsConfig(config);
     this.batch = new QuoteBatch(sources);
     this.single = new QuoteBatch(sources, 1);
     this.arbitrage = new ArbitrageBook(this.groups);
     this.edges = new EdgeBook(this.groups, sources, this.config);
+    const screens: ScreenConfig = {
+      sharpBooks: this.config.sharpBooks.map((sportsbook) => ({ sportsbook, weight: 1 })),
+      stalenessMs: this.config.stalenessMs,
+      steam: DEFAULT_STEAM_CONFIG,
+      ...screenConfig,
+    };
+    this.screens = new ScreenBook(this.groups, sources, screens);
+    this.steam = new SteamDetector(this.groups, sources, screens.steam);
   }
 
   /** Bulk load: places a row without evaluating (call evaluateAll once the rows are in). */
@@ -137,6 +157,8 @@ export class SignalBooks {
    * last member, re-reads the group (the edge book keeps those quotes by position).
    */
   private left(g: number, ref: number, source: QuoteSource): void {
+    this.screens.touch(g);
+    this.steam.release(ref);
     this.groups.detach(ref);
     const role = this.refInts[2 * ref + 1];
     this.refInts[2 * ref] = 0;
@@ -157,8 +179,9 @@ export class SignalBooks {
       return;
     }
     const k = outcomeIndex(this.groups.outcomes[g], one.side[0]);
+    this.screens.touch(g);
     // no sharp slot: without DFS rows in the group a sharp row's ticks skip the edge book (see evaluate)
-    this.setRef(ref, g, k < 0 ? ROLE_NO_OUTCOME : k, one.line[0]);
+    this.setRef(ref, g, (k < 0 ? ROLE_NO_OUTCOME : k) | this.steamRole(one, 0, ref), one.line[0]);
     if (k >= 0 && !this.arbitrage.priceChanged(g, k, ref, one.priceDecimal[0], one.suspended[0] === 1)) this.refreshGroup(g, source);
   }
 
@@ -191,8 +214,10 @@ export class SignalBooks {
   }
 
   private pricedIn(g: number, ref: number, role: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
+    this.screens.touch(g);
     const k = role & ROLE_OUTCOME_MASK;
     if (k === ROLE_NO_OUTCOME) return;
+    if ((role & ROLE_DFS) === 0 && role >= 1 << ROLE_RING_SHIFT) this.steam.tickRing((role >> ROLE_RING_SHIFT) - 1, ref, g, k, priceDecimal, suspended, updated, source);
     let settled: boolean;
     if ((role & ROLE_DFS) === 0) {
       settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
@@ -267,6 +292,11 @@ export class SignalBooks {
     const g = this.groups.groupOf(ref);
     if (g < 0) return;
     const one = this.quoteOf(ref, source);
+    this.screens.touch(g);
+    if (this.steam.isSharp(ref)) {
+      const k = outcomeIndex(this.groups.outcomes[g], one.side[0]);
+      if (k >= 0) this.steam.tick(ref, g, k, one.priceDecimal[0], one.suspended[0] === 1, one.updated[0], source);
+    }
     const settled = this.arbitrage.quoteChanged(g, one, 0) && this.edges.quoteChanged(g, one, 0);
     if (!settled) this.refreshGroup(g, source);
   }
@@ -330,6 +360,7 @@ export class SignalBooks {
   /** Refills group g from its members and re-evaluates both books; frees the group once empty. */
   refreshGroup(g: number, source: QuoteSource): void {
     this.fullReads++;
+    this.screens.touch(g);
     const batch = this.batch;
     batch.clear();
     const outcomes = this.groups.outcomes[g];
@@ -357,8 +388,15 @@ export class SignalBooks {
   private setRole(g: number, ref: number, outcomes: number, batch: QuoteBatch, i: number): void {
     const k = outcomeIndex(outcomes, batch.side[i]);
     const slot = batch.dfs[i] === 1 ? -1 : this.edges.sharpSlotOf(batch.book[i]);
-    const role = (k < 0 ? ROLE_NO_OUTCOME : k) | (batch.dfs[i] === 1 ? ROLE_DFS : 0) | ((slot + 1) << ROLE_SLOT_SHIFT);
+    const role = (k < 0 ? ROLE_NO_OUTCOME : k) | (batch.dfs[i] === 1 ? ROLE_DFS : 0) | ((slot + 1) << ROLE_SLOT_SHIFT) | this.steamRole(batch, i, ref);
     this.setRef(ref, g, role, batch.line[i]);
+  }
+
+  /** A fair-line book's row: its steam ring + 1 in the role's high bits (registering it with the steam detector, which starts its price history); else 0. */
+  private steamRole(batch: QuoteBatch, i: number, ref: number): number {
+    const sharp = batch.dfs[i] === 0 && this.screens.sharpSlotOf(batch.book[i]) >= 0;
+    const ring = this.steam.register(ref, sharp, batch.priceDecimal[i], batch.suspended[i] === 1, batch.updated[i]);
+    return (ring + 1) << ROLE_RING_SHIFT;
   }
 
   private setRef(ref: number, g: number, role: number, line: number): void {

@@ -5,10 +5,11 @@ import { catalogRoutes } from './catalog.ts';
 import { historyRoutes } from './history.ts';
 import { oddsRoutes } from './odds.ts';
 import type { Services } from './services.ts';
+import { screenRoutes } from './screens.ts';
 import { signalRoutes } from './signals.ts';
 import { snapshotRoutes } from './snapshot.ts';
 import { webRoutes } from './web.ts';
 
 export function buildRoutes(services: Services): AnyRoute[] {
-  return [...oddsRoutes(services), ...catalogRoutes(services), ...snapshotRoutes(services), ...signalRoutes(services), ...historyRoutes(services), ...webRoutes()];
+  return [...oddsRoutes(services), ...catalogRoutes(services), ...snapshotRoutes(services), ...signalRoutes(services), ...screenRoutes(services), ...historyRoutes(services), ...webRoutes()];
 }

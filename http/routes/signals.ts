@@ -54,7 +54,7 @@ const DEVIG = {
   kind: 'enum',
   values: DEVIG_METHODS,
   default: 'multiplicative',
-  description: 'How the sharp books\' vig is removed: multiplicative (default, p_i = q_i / sum q), additive, power, shin or worst. Echoed in each row. Another value: 400 invalid_parameter with validValues.',
+  description: 'How the sharp books\' vig is removed: multiplicative (default, p_i = q_i / sum q), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each row. Another value: 400 invalid_parameter with validValues.',
 } as const satisfies ParamDef;
 
 const ARB_TYPE = {

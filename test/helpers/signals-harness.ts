@@ -5,6 +5,7 @@
 import { americanToDecimal, oddsId, type OddsInput } from '../../engine/model.ts';
 import type { OddsRowJson } from './bruteForce.ts';
 import type { SignalsConfig } from '../../engine/signals/records.ts';
+import type { ScreenConfig } from '../../engine/signals/screenRecords.ts';
 import { RowQuoteSource } from './rowQuoteSource.ts';
 import { SignalBooks } from '../../engine/signals/signalBooks.ts';
 
@@ -89,8 +90,8 @@ export class SignalBoard {
   private readonly freeRefs: number[] = [];
   private nextRef = 0;
 
-  constructor(config: Partial<SignalsConfig> = {}) {
-    this.books = new SignalBooks(config);
+  constructor(config: Partial<SignalsConfig> = {}, screenConfig: Partial<ScreenConfig> = {}) {
+    this.books = new SignalBooks(config, undefined, screenConfig);
     this.source = new RowQuoteSource(this.books.sources);
   }
 

@@ -26,12 +26,12 @@ const PICK_OVER = oddsId(row({ sportsbook: 'prizepicks', side: 'OVER', ...prop()
 const near = (actual: number, expected: number, tolerance = 1e-12): void =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${actual} vs ${expected}`);
 
-// hand-computed (mpmath) from the 4-place decimals of -125/+105 and -140/+120
+// hand-computed (mpmath; the two-way closed forms of docs/signals.md, Jensen-Shannon by findroot) from the 4-place decimals of -125/+105 and -140/+120
 const BREAKEVEN_12 = 0.48112522432468814;
 const FAIR_OVER: Record<'pin' | 'both' | 'circa', Record<DevigMethod, number>> = {
-  pin: { multiplicative: 0.53246753246753244, additive: 0.53387533875338751, power: 0.53458622743288217, shin: 0.53387533875338751, worst: 0.53246753246753244 },
-  both: { multiplicative: 0.54725463842036409, additive: 0.54913342380601292, power: 0.55007416969340851, shin: 0.54913342380601292, worst: 0.54725463842036409 },
-  circa: { multiplicative: 0.56204174437319575, additive: 0.56439150885863833, power: 0.56556211195393486, shin: 0.56439150885863833, worst: 0.56204174437319575 },
+  pin: { multiplicative: 0.53246753246753244, additive: 0.53387533875338751, power: 0.53458622743288217, shin: 0.53387533875338751, worst: 0.53246753246753244, odds_ratio: 0.53393944403532799, wpo: 0.53387533875338753, balanced_book: 0.53541076487252125, jensen_shannon: 0.53390737117079493 },
+  both: { multiplicative: 0.54725463842036409, additive: 0.54913342380601292, power: 0.55007416969340851, shin: 0.54913342380601292, worst: 0.54725463842036409, odds_ratio: 0.54921250776271378, wpo: 0.54913342380601292, balanced_book: 0.55116851718170104, jensen_shannon: 0.54917294418180184 },
+  circa: { multiplicative: 0.56204174437319575, additive: 0.56439150885863833, power: 0.56556211195393486, shin: 0.56439150885863833, worst: 0.56204174437319575, odds_ratio: 0.56448557149009956, wpo: 0.5643915088586383, balanced_book: 0.56692626949088083, jensen_shannon: 0.56443851719280875 },
 };
 
 function sharp(board: SignalBoard, book: string, over: number, under: number, fields: Partial<OddsInput> = {}): void {

@@ -7,7 +7,7 @@ import { formatAmerican } from './grid.ts';
 import type { Arbitrage, Edge, Envelope } from './types.ts';
 
 const REFRESH_MS = 1000;
-export const DEVIG_METHODS = ['multiplicative', 'additive', 'power', 'shin', 'worst'] as const;
+export const DEVIG_METHODS = ['multiplicative', 'additive', 'power', 'shin', 'worst', 'odds_ratio', 'wpo', 'balanced_book', 'jensen_shannon'] as const;
 
 function percent(value: number): string {
   return `${(value * 100).toFixed(2)}%`;

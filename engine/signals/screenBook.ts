@@ -1,0 +1,567 @@
+// The trader screens over the market groups: the fair line, the best prices and their
+// hold, +EV on every book, and middles. A tick only marks its group (touch: one byte
+// and, the first time, a push onto the dirty list); the next read re-reads just the
+// marked groups' quotes through the QuoteSource into compact per-group arrays (no
+// strings: ids and labels are fetched for the rows a read returns), then evaluates
+// from what is kept. The fair line depends on the read's clock (sharp quotes age out)
+// and on the requested devig method, so it is evaluated per read from the kept sharp
+// quotes; a read's cost is the groups its filters select, never the rows of the board.
+
+import { devigInto, devigMethodCode, DEVIG_METHODS, type DevigMethod } from './devig.ts';
+import { fairPriceAmerican } from './edges.ts';
+import { grown } from '../columns.ts';
+import { isoMillis } from '../timeFormat.ts';
+import type { MarketGroups } from './marketGroups.ts';
+import { QuoteBatch } from './quoteBatch.ts';
+import type { QuoteSource } from './signalBooks.ts';
+import { OUTCOME_COUNT, OUTCOMES_HOME_AWAY, OUTCOMES_OVER_UNDER, outcomeIndex, SIDE_NAMES } from './sides.ts';
+import type { SourceTable } from './sourceTable.ts';
+import type {
+  BestOutcome, BestPriceQuery, BestPriceRecord, FairLineQuery, FairLineRecord, MiddleLeg, MiddleQuery, MiddleRecord,
+  PositiveEvQuery, PositiveEvRecord, ScreenConfig, ScreenFilter, ScreenMarket,
+} from './screenRecords.ts';
+
+const MAX_OUTCOMES = 3;
+
+/** One group's non-DFS quotes as last read. price 0: not usable (unpriced or suspended). */
+class GroupQuotes {
+  count = 0;
+  ref = new Int32Array(8);
+  book = new Int32Array(8);
+  /** Outcome index, -1 when the side is none of the group's outcomes. */
+  k = new Int8Array(8);
+  price = new Float64Array(8);
+  updated = new Float64Array(8);
+
+  clear(): void {
+    this.count = 0;
+  }
+
+  push(ref: number, book: number, k: number, price: number, updated: number): void {
+    const i = this.count;
+    if (i === this.ref.length) {
+      this.ref = grown(this.ref, i + 1);
+      this.book = grown(this.book, i + 1);
+      this.k = grown(this.k, i + 1);
+      this.price = grown(this.price, i + 1);
+      this.updated = grown(this.updated, i + 1);
+    }
+    this.ref[i] = ref;
+    this.book[i] = book;
+    this.k[i] = k;
+    this.price[i] = price;
+    this.updated[i] = updated;
+    this.count = i + 1;
+  }
+}
+
+/** A fair line evaluated at a read: per outcome, and what formed it. */
+export interface FairValue {
+  fair: Float64Array;
+  books: number;
+  /** Bit per sharp slot used. */
+  mask: number;
+  oldest: number;
+  newest: number;
+}
+
+export class ScreenBook {
+  private readonly state: (GroupQuotes | undefined)[] = [];
+  private dirty = new Uint8Array(64);
+  private dirtyList = new Int32Array(64);
+  private dirtyCount = 0;
+  /** Source index -> sharp slot (-1: not a fair-line book). */
+  private sharpSlotOfBook = new Int32Array(0);
+  private readonly weights: Float64Array;
+  private readonly batch: QuoteBatch;
+  private readonly one: QuoteBatch;
+  // scratch of fairAt
+  private readonly sharpPrice: Float64Array;
+  private readonly sharpUpdated: Float64Array;
+  private readonly perBook = new Float64Array(MAX_OUTCOMES);
+  /** Bumped whenever a re-read changed kept quotes: cache validity of screen reads (with the clock). */
+  version = 0;
+
+  constructor(
+    readonly groups: MarketGroups,
+    readonly sources: SourceTable,
+    readonly config: ScreenConfig,
+  ) {
+    this.batch = new QuoteBatch(sources);
+    this.one = new QuoteBatch(sources, 1);
+    this.weights = Float64Array.from(config.sharpBooks, (b) => b.weight);
+    this.sharpPrice = new Float64Array(config.sharpBooks.length * MAX_OUTCOMES);
+    this.sharpUpdated = new Float64Array(config.sharpBooks.length * MAX_OUTCOMES);
+  }
+
+  /** The sharp slot of a source index (-1: not a fair-line book). */
+  sharpSlotOf(book: number): number {
+    if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
+    return this.sharpSlotOfBook[book];
+  }
+
+  /** Group g changed (a tick, a row joining or leaving): O(1). */
+  touch(g: number): void {
+    if (g >= this.dirty.length) this.dirty = grown(this.dirty, g + 1);
+    if (this.dirty[g] === 1) return;
+    this.dirty[g] = 1;
+    if (this.dirtyCount === this.dirtyList.length) this.dirtyList = grown(this.dirtyList, this.dirtyCount + 1);
+    this.dirtyList[this.dirtyCount++] = g;
+  }
+
+  /** Groups marked since the last settle. */
+  get pendingGroups(): number {
+    return this.dirtyCount;
+  }
+
+  /** Re-reads the marked groups; returns how many were re-read. */
+  settle(source: QuoteSource): number {
+    const count = this.dirtyCount;
+    for (let i = 0; i < count; i++) {
+      const g = this.dirtyList[i];
+      this.dirty[g] = 0;
+      this.reread(g, source);
+      if (this.collecting) this.collect(g);
+    }
+    this.dirtyCount = 0;
+    if (count > 0) this.version++;
+    return count;
+  }
+
+  // The groups re-read since the signal stream's last push (whoever settled them: a
+  // read settling first must not hide a change from the stream).
+  /** Set while the signal stream has group-topic subscribers. */
+  collecting = false;
+  private collectedMark = new Uint8Array(64);
+  private collected: number[] = [];
+
+  private collect(g: number): void {
+    if (g >= this.collectedMark.length) this.collectedMark = grown(this.collectedMark, g + 1);
+    if (this.collectedMark[g] === 1) return;
+    this.collectedMark[g] = 1;
+    this.collected.push(g);
+  }
+
+  /** Settles, then hands over (and forgets) the groups re-read since the last call. */
+  takeCollected(source: QuoteSource): number[] {
+    this.settle(source);
+    const out = this.collected;
+    this.collected = [];
+    for (const g of out) this.collectedMark[g] = 0;
+    return out;
+  }
+
+  private reread(g: number, source: QuoteSource): void {
+    if (!this.groups.isLive(g) || this.groups.memberCount(g) === 0) {
+      this.state[g] = undefined;
+      this.leaveFamily(g);
+      return;
+    }
+    this.joinFamily(g);
+    const batch = this.batch;
+    batch.clear();
+    for (let ref = this.groups.firstMember(g); ref !== -1; ref = this.groups.nextMember(ref)) {
+      (source.pushPriceQuote ?? source.pushQuote).call(source, ref, batch);
+      batch.ref[batch.length - 1] = ref;
+    }
+    let state = this.state[g];
+    if (state === undefined) {
+      state = new GroupQuotes();
+      this.state[g] = state;
+    }
+    state.clear();
+    const outcomes = this.groups.outcomes[g];
+    for (let i = 0; i < batch.length; i++) {
+      if (batch.dfs[i] === 1) continue;
+      const price = batch.priceDecimal[i];
+      const usable = batch.suspended[i] === 0 && price > 1;
+      state.push(batch.ref[i], batch.book[i], outcomeIndex(outcomes, batch.side[i]), usable ? price : 0, batch.updated[i]);
+    }
+  }
+
+  // -- evaluation -------------------------------------------------------------
+
+  /**
+   * The fair line of group g at now under a method: per sharp book whose every outcome
+   * is quoted (usable) and none older than the staleness window, its no-vig
+   * probabilities; their weighted mean. books 0: no fair line.
+   */
+  fairAt(g: number, now: number, method: number, out: FairValue): FairValue {
+    out.books = 0;
+    out.mask = 0;
+    out.oldest = Infinity;
+    out.newest = 0;
+    const state = this.state[g];
+    const n = OUTCOME_COUNT[this.groups.outcomes[g]];
+    if (state === undefined || n === 0) return out;
+    if (this.sources.count !== this.sharpSlotOfBook.length) this.syncSources();
+    const slots = this.weights.length;
+    const present = presentScratch;
+    present.fill(0, 0, slots);
+    for (let i = 0; i < state.count; i++) {
+      const slot = this.sharpSlotOfBook[state.book[i]];
+      const k = state.k[i];
+      if (slot < 0 || k < 0 || state.price[i] === 0) continue;
+      this.sharpPrice[slot * MAX_OUTCOMES + k] = state.price[i];
+      this.sharpUpdated[slot * MAX_OUTCOMES + k] = state.updated[i];
+      present[slot] |= 1 << k;
+    }
+    const full = (1 << n) - 1;
+    const fair = out.fair;
+    fair[0] = fair[1] = fair[2] = 0;
+    let weight = 0;
+    for (let slot = 0; slot < slots; slot++) {
+      if (present[slot] !== full) continue;
+      let oldest = Infinity;
+      let newest = 0;
+      for (let k = 0; k < n; k++) {
+        const t = this.sharpUpdated[slot * MAX_OUTCOMES + k];
+        if (t < oldest) oldest = t;
+        if (t > newest) newest = t;
+      }
+      if (now - oldest > this.config.stalenessMs) continue;
+      devigInto(method, this.sharpPrice, slot * MAX_OUTCOMES, n, this.perBook, 0);
+      const w = this.weights[slot];
+      for (let k = 0; k < n; k++) fair[k] += w * this.perBook[k];
+      weight += w;
+      out.books++;
+      out.mask |= 1 << slot;
+      if (oldest < out.oldest) out.oldest = oldest;
+      if (newest > out.newest) out.newest = newest;
+    }
+    if (weight > 0) for (let k = 0; k < n; k++) fair[k] /= weight;
+    return out;
+  }
+
+  /** Groups passing a league / event filter. */
+  private selected(filter: ScreenFilter): number[] {
+    const out: number[] = [];
+    for (let g = 0; g < this.state.length; g++) if (this.passes(g, filter)) out.push(g);
+    return out;
+  }
+
+  /** Whether group g is kept (live, read) and passes a league / event filter. */
+  passes(g: number, filter: ScreenFilter): boolean {
+    if (this.state[g] === undefined || !this.groups.isLive(g)) return false;
+    if (filter.leagues !== null && !filter.leagues.includes(this.groups.league[g])) return false;
+    return filter.eventIds === null || filter.eventIds.includes(this.groups.eventId[g]);
+  }
+
+  fairLines(query: FairLineQuery, now: number, limit: number, source: QuoteSource): FairLineRecord[] {
+    this.settle(source);
+    return this.fairLinesIn(this.selected(query), query, now).slice(0, limit);
+  }
+
+  /** The fair lines of the given groups (those passing query's filters), by id. */
+  fairLinesIn(gs: readonly number[], query: FairLineQuery, now: number): FairLineRecord[] {
+    const method = methodCode(query.devig);
+    const value = newFairValue();
+    const records: FairLineRecord[] = [];
+    for (const g of gs) {
+      if (!this.passes(g, query)) continue;
+      if (this.fairAt(g, now, method, value).books === 0) continue;
+      records.push(this.fairLineRecord(g, value, query.devig, now));
+    }
+    return records.sort(byId);
+  }
+
+  private fairLineRecord(g: number, value: FairValue, devig: DevigMethod, now: number): FairLineRecord {
+    const n = OUTCOME_COUNT[this.groups.outcomes[g]];
+    const outcomes = [];
+    for (let k = 0; k < n; k++) {
+      const p = value.fair[k];
+      outcomes.push({ side: sideOf(this.groups.outcomes[g], k), fairProbability: p, fairPriceDecimal: 1 / p, fairPriceAmerican: fairPriceAmerican(p) });
+    }
+    return {
+      id: this.groups.id[g],
+      ...this.market(g),
+      line: this.groups.lineOf(g),
+      devig,
+      outcomes,
+      sharpBooks: this.config.sharpBooks.filter((_, slot) => (value.mask & (1 << slot)) !== 0).map((b) => ({ ...b })),
+      quotes: value.books * n,
+      oldestQuoteAgeMs: now - value.oldest,
+      newestQuoteAgeMs: now - value.newest,
+      updated: isoMillis(value.newest),
+    };
+  }
+
+  bestPrices(query: BestPriceQuery, limit: number, source: QuoteSource): BestPriceRecord[] {
+    this.settle(source);
+    return this.bestPricesIn(this.selected(query), query, source).slice(0, limit);
+  }
+
+  bestPricesIn(gs: readonly number[], query: BestPriceQuery, source: QuoteSource): BestPriceRecord[] {
+    const records: BestPriceRecord[] = [];
+    for (const g of gs) {
+      if (!this.passes(g, query)) continue;
+      const record = this.bestPriceRecord(g, source);
+      if (record !== null && record.hold <= query.maxHold) records.push(record);
+    }
+    return records.sort((a, b) => (a.hold - b.hold) || byId(a, b));
+  }
+
+  /** The best usable price per outcome of group g (every outcome must have one), or null. */
+  bestPriceRecord(g: number, source: QuoteSource): BestPriceRecord | null {
+    const state = this.state[g]!;
+    const n = OUTCOME_COUNT[this.groups.outcomes[g]];
+    if (n === 0) return null;
+    const outcomes: BestOutcome[] = [];
+    let implied = 0;
+    let latest = 0;
+    for (let k = 0; k < n; k++) {
+      let best = 0;
+      for (let i = 0; i < state.count; i++) if (state.k[i] === k && state.price[i] > best) best = state.price[i];
+      if (best === 0) return null;
+      const books: { id: string; i: number }[] = [];
+      for (let i = 0; i < state.count; i++) if (state.k[i] === k && state.price[i] === best) books.push({ id: this.sources.ids[state.book[i]], i });
+      books.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const first = books[0]!.i;
+      const quote = this.quote(state.ref[first], source);
+      outcomes.push({
+        side: sideOf(this.groups.outcomes[g], k),
+        priceAmerican: quote.priceAmerican[0],
+        priceDecimal: best,
+        sportsbooks: [...new Set(books.map((b) => b.id))],
+        oddsId: quote.oddsId[0],
+        updated: isoMillis(state.updated[first]),
+      });
+      implied += 1 / best;
+      if (state.updated[first] > latest) latest = state.updated[first];
+    }
+    return { id: this.groups.id[g], ...this.market(g), line: this.groups.lineOf(g), outcomes, hold: implied - 1, updated: isoMillis(latest) };
+  }
+
+  positiveEv(query: PositiveEvQuery, now: number, limit: number, source: QuoteSource): PositiveEvRecord[] {
+    this.settle(source);
+    return this.positiveEvIn(this.selected(query), query, now, source).slice(0, limit);
+  }
+
+  positiveEvIn(gs: readonly number[], query: PositiveEvQuery, now: number, source: QuoteSource): PositiveEvRecord[] {
+    const method = methodCode(query.devig);
+    const value = newFairValue();
+    const found: { ev: number; id: string; record: PositiveEvRecord }[] = [];
+    for (const g of gs) {
+      if (!this.passes(g, query) || this.fairAt(g, now, method, value).books === 0) continue;
+      const state = this.state[g]!;
+      const sharpBooks = this.config.sharpBooks.filter((_, slot) => (value.mask & (1 << slot)) !== 0).map((b) => b.sportsbook);
+      for (let i = 0; i < state.count; i++) {
+        const k = state.k[i];
+        const price = state.price[i];
+        if (k < 0 || price === 0) continue;
+        const sportsbook = this.sources.ids[state.book[i]];
+        if (query.sportsbooks !== null && !query.sportsbooks.includes(sportsbook)) continue;
+        const fair = value.fair[k];
+        const ev = fair * price - 1;
+        if (!(ev >= query.minEv)) continue;
+        const quote = this.quote(state.ref[i], source);
+        const line = quote.line[0];
+        found.push({
+          ev,
+          id: quote.oddsId[0],
+          record: {
+            id: quote.oddsId[0],
+            groupId: this.groups.id[g],
+            ...this.market(g),
+            sportsbook,
+            selection: quote.selection[0],
+            side: SIDE_NAMES[quote.side[0]],
+            line: Number.isNaN(line) ? null : line,
+            priceAmerican: quote.priceAmerican[0],
+            priceDecimal: price,
+            fairProbability: fair,
+            fairPriceAmerican: fairPriceAmerican(fair),
+            ev,
+            devig: query.devig,
+            sharpBooks,
+            updated: isoMillis(Math.max(state.updated[i], value.newest)),
+          },
+        });
+      }
+    }
+    found.sort((a, b) => (b.ev - a.ev) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return found.map((f) => f.record);
+  }
+
+  /**
+   * Middles: in each family of groups that differ only in their line (spreads: HOME/AWAY
+   * with a line; totals: OVER/UNDER), the best OVER at line a against the best UNDER at
+   * line b > a (both win on a total strictly between), and the best HOME of the group at
+   * home line h1 against the best AWAY of the group at h2 < h1 (both win on a home margin
+   * strictly between -h1 and -h2).
+   */
+  middles(query: MiddleQuery, limit: number, source: QuoteSource): MiddleRecord[] {
+    this.settle(source);
+    const families = new Map<string, readonly number[]>();
+    for (const g of this.selected(query)) {
+      const key = this.familyOf[g];
+      if (key !== undefined && !families.has(key)) families.set(key, this.families.get(key)!);
+    }
+    return this.middlesOf(families, query, source).slice(0, limit);
+  }
+
+  /** The middles of the families of the given groups (the signal stream: the groups an apply re-read). */
+  middlesIn(gs: readonly number[], query: MiddleQuery, source: QuoteSource): MiddleRecord[] {
+    const families = new Map<string, readonly number[]>();
+    for (const g of gs) {
+      const key = this.familyOf[g];
+      if (key !== undefined && this.passes(g, query) && !families.has(key)) families.set(key, this.families.get(key)!);
+    }
+    return this.middlesOf(families, query, source);
+  }
+
+  private middlesOf(families: ReadonlyMap<string, readonly number[]>, query: MiddleQuery, source: QuoteSource): MiddleRecord[] {
+    const records: MiddleRecord[] = [];
+    for (const [key, members] of families) {
+      if (members.length < 2) continue;
+      // per group: the best quote index of outcome 0 (HOME / OVER) and 1 (AWAY / UNDER)
+      const bests = members.map((g) => ({ g, line: this.groups.line[g], low: this.bestIndex(g, 0), high: this.bestIndex(g, 1) }));
+      for (const a of bests) {
+        for (const b of bests) {
+          if (a.g === b.g || a.low < 0 || b.high < 0) continue;
+          const total = this.groups.outcomes[a.g] === OUTCOMES_OVER_UNDER;
+          // totals: OVER at a.line, UNDER at b.line > a.line; spreads: HOME at home line a.line, AWAY at b.line < a.line
+          const width = total ? b.line - a.line : a.line - b.line;
+          if (!(width > 0) || width < query.minWidth) continue;
+          const record = this.middleRecord(key, total, width, a.g, a.low, b.g, b.high, source);
+          if (record.worstCaseCost <= query.maxCost) records.push(record);
+        }
+      }
+    }
+    return records.sort((a, b) => (a.worstCaseCost - b.worstCaseCost) || byId(a, b));
+  }
+
+  // Families: the groups with a line of a spread or total market that differ only in their
+  // line, kept as groups are read (a group's family is fixed by its id).
+  private readonly families = new Map<string, number[]>();
+  private readonly familyOf: (string | undefined)[] = [];
+
+  private joinFamily(g: number): void {
+    const outcomes = this.groups.outcomes[g];
+    const key = (outcomes === OUTCOMES_HOME_AWAY || outcomes === OUTCOMES_OVER_UNDER) && this.groups.lineOf(g) !== null ? familyKey(this.groups, g) : undefined;
+    if (this.familyOf[g] === key) return;
+    this.leaveFamily(g);
+    if (key === undefined) return;
+    this.familyOf[g] = key;
+    let members = this.families.get(key);
+    if (members === undefined) this.families.set(key, (members = []));
+    members.push(g);
+  }
+
+  private leaveFamily(g: number): void {
+    const key = this.familyOf[g];
+    if (key === undefined) return;
+    this.familyOf[g] = undefined;
+    const members = this.families.get(key)!;
+    members.splice(members.indexOf(g), 1);
+    if (members.length === 0) this.families.delete(key);
+  }
+
+  /** Index in group g's kept quotes of the best usable price of outcome k (ties: the alphabetically first book), -1 if none. */
+  private bestIndex(g: number, k: number): number {
+    const state = this.state[g]!;
+    let best = -1;
+    for (let i = 0; i < state.count; i++) {
+      if (state.k[i] !== k || state.price[i] === 0) continue;
+      if (best < 0 || state.price[i] > state.price[best] || (state.price[i] === state.price[best] && this.sources.ids[state.book[i]] < this.sources.ids[state.book[best]])) best = i;
+    }
+    return best;
+  }
+
+  private middleRecord(key: string, total: boolean, width: number, ga: number, ia: number, gb: number, ib: number, source: QuoteSource): MiddleRecord {
+    const a = this.state[ga]!;
+    const b = this.state[gb]!;
+    const implied = 1 / a.price[ia] + 1 / b.price[ib];
+    const leg = (state: GroupQuotes, i: number): MiddleLeg => {
+      const quote = this.quote(state.ref[i], source);
+      return {
+        oddsId: quote.oddsId[0],
+        sportsbook: this.sources.ids[state.book[i]],
+        side: SIDE_NAMES[quote.side[0]],
+        line: quote.line[0],
+        priceAmerican: quote.priceAmerican[0],
+        priceDecimal: state.price[i],
+        stake: 1 / state.price[i] / implied,
+        updated: isoMillis(state.updated[i]),
+      };
+    };
+    const legs: [MiddleLeg, MiddleLeg] = [leg(a, ia), leg(b, ib)];
+    const low = total ? this.groups.line[ga] : this.groups.line[gb];
+    const high = total ? this.groups.line[gb] : this.groups.line[ga];
+    return {
+      id: `${key}:${lineText(low)}:${lineText(high)}`,
+      type: total ? 'total' : 'spread',
+      ...this.market(ga),
+      width,
+      legs,
+      impliedSum: implied,
+      worstCaseCost: 1 - 1 / implied,
+      middleProfit: 2 / implied - 1,
+      updated: isoMillis(Math.max(a.updated[ia], b.updated[ib])),
+    };
+  }
+
+  // -- helpers ----------------------------------------------------------------
+
+  /** One row's quote with its strings (for the rows a read returns). */
+  private quote(ref: number, source: QuoteSource): QuoteBatch {
+    this.one.clear();
+    source.pushQuote(ref, this.one);
+    return this.one;
+  }
+
+  market(g: number): ScreenMarket {
+    const groups = this.groups;
+    return {
+      eventId: groups.eventId[g],
+      league: groups.league[g],
+      market: groups.market[g],
+      marketSubtype: groups.marketSubtype[g],
+      period: groups.period[g],
+      playerId: groups.playerId[g],
+      playerName: groups.playerName[g],
+      eventStartTime: groups.eventStartTime[g],
+    };
+  }
+
+  private syncSources(): void {
+    const count = this.sources.count;
+    const slots = new Int32Array(count).fill(-1);
+    for (let book = 0; book < count; book++) slots[book] = this.config.sharpBooks.findIndex((b) => b.sportsbook === this.sources.ids[book]);
+    this.sharpSlotOfBook = slots;
+  }
+}
+
+const presentScratch = new Uint8Array(16);
+
+export function newFairValue(): FairValue {
+  return { fair: new Float64Array(MAX_OUTCOMES), books: 0, mask: 0, oldest: Infinity, newest: 0 };
+}
+
+function methodCode(method: DevigMethod): number {
+  const code = devigMethodCode(method);
+  if (code < 0) throw new RangeError(`unknown devig method ${method}; expected one of ${DEVIG_METHODS.join(', ')}`);
+  return code;
+}
+
+const OUTCOME_SIDE_NAMES: readonly (readonly string[])[] = [[], ['HOME', 'AWAY'], ['OVER', 'UNDER'], ['HOME', 'DRAW', 'AWAY']];
+
+function sideOf(outcomes: number, k: number): string {
+  return OUTCOME_SIDE_NAMES[outcomes]![k]!;
+}
+
+function byId(a: { id: string }, b: { id: string }): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function lineText(line: number): string {
+  return line < 0 ? `m${-line}` : String(line);
+}
+
+/** The group id without its line: {eventId}:{subtype}:{period}:{scope}. */
+export function familyKey(groups: MarketGroups, g: number): string {
+  const id = groups.id[g];
+  const scope = id.slice(id.lastIndexOf(':') + 1);
+  return `${groups.eventId[g]}:${groups.marketSubtype[g]}:${groups.period[g]}:${scope}`;
+}
+

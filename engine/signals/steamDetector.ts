@@ -1,0 +1,216 @@
+// Steam moves: a fair-line (sharp) book's price on one side shortening by at least the
+// threshold (implied percentage points, or American cents) within the window, measured
+// from the price in force at the window's start. Each sharp row keeps its last
+// RING price changes (time, decimal) in typed arrays; a tick appends one and compares
+// with the change in force at tick time - window (the oldest kept when all are newer:
+// the window then holds more than RING changes, and the move is measured from the
+// oldest of them). One move per (row, starting price): a price that keeps shortening
+// from the same start is not reported again. The record lists the non-DFS books of the
+// market quoting that side above the sharp book's new price: they have not followed.
+
+import { grown } from '../columns.ts';
+import { decimalToAmerican } from '../model.ts';
+import { isoMillis } from '../timeFormat.ts';
+import type { MarketGroups } from './marketGroups.ts';
+import { QuoteBatch } from './quoteBatch.ts';
+import type { QuoteSource } from './signalBooks.ts';
+import { outcomeIndex, SIDE_NAMES } from './sides.ts';
+import type { SourceTable } from './sourceTable.ts';
+import { americanCents, type ScreenMarket, type StaleBook, type SteamConfig, type SteamQuery, type SteamRecord } from './screenRecords.ts';
+
+/** Price changes kept per sharp row. */
+export const STEAM_RING = 8;
+
+export class SteamDetector {
+  /** ref -> ring index (-1: not a sharp row). */
+  private ringOf = new Int32Array(1024).fill(-1);
+  private times = new Float64Array(64 * STEAM_RING);
+  private prices = new Float64Array(64 * STEAM_RING);
+  /** Per ring: entries kept, position of the newest. */
+  private counts = new Uint8Array(64);
+  private heads = new Uint8Array(64);
+  /** Per ring: the time of the starting price of its last reported move (NaN: none). */
+  private firedFrom = new Float64Array(64).fill(NaN);
+  private rings = 0;
+  private readonly freeRings: number[] = [];
+  /** Reported moves, oldest first, at most config.keep. */
+  private readonly moves: SteamRecord[] = [];
+  private readonly batch: QuoteBatch;
+  /** Called with each move as it is seen (the stream topic). */
+  onMove: ((record: SteamRecord) => void) | null = null;
+  /** Moves reported so far. */
+  count = 0;
+
+  constructor(
+    readonly groups: MarketGroups,
+    readonly sources: SourceTable,
+    readonly config: SteamConfig,
+  ) {
+    this.batch = new QuoteBatch(sources);
+  }
+
+  /**
+   * ref is (true) or is not a sharp book's row (called on every full read of its group);
+   * a new sharp row starts its ring with its current price.
+   */
+  register(ref: number, sharp: boolean, price: number, suspended: boolean, updated: number): number {
+    if (ref >= this.ringOf.length) this.ringOf = grown(this.ringOf, ref + 1, -1);
+    const ring = this.ringOf[ref];
+    if (!sharp) {
+      if (ring >= 0) this.release(ref);
+      return -1;
+    }
+    if (ring >= 0) {
+      // a full read of a row already followed: a price it had not heard as a tick joins the history, as no move
+      const last = this.counts[ring] === 0 ? 0 : this.prices[ring * STEAM_RING + this.heads[ring]];
+      if (!suspended && price > 1 && price !== last) this.append(ring, updated, price);
+      return ring;
+    }
+    const r = this.freeRings.length > 0 ? this.freeRings.pop()! : this.allocate();
+    this.ringOf[ref] = r;
+    this.counts[r] = 0;
+    this.heads[r] = 0;
+    this.firedFrom[r] = NaN;
+    if (!suspended && price > 1) this.append(r, updated, price);
+    return r;
+  }
+
+  /** ref left its group (removed, or moved to another line): its history ends. */
+  release(ref: number): void {
+    if (ref >= this.ringOf.length) return;
+    const r = this.ringOf[ref];
+    if (r < 0) return;
+    this.ringOf[ref] = -1;
+    this.freeRings.push(r);
+  }
+
+  isSharp(ref: number): boolean {
+    return ref < this.ringOf.length && this.ringOf[ref] >= 0;
+  }
+
+  /** A tick of sharp row ref (group g, outcome k). Returns the move when it is one. */
+  tick(ref: number, g: number, k: number, price: number, suspended: boolean, updated: number, source: QuoteSource): SteamRecord | null {
+    if (ref >= this.ringOf.length) return null;
+    return this.tickRing(this.ringOf[ref], ref, g, k, price, suspended, updated, source);
+  }
+
+  /** tick() for a caller that kept ref's ring (SignalBooks, in the row's role). */
+  tickRing(r: number, ref: number, g: number, k: number, price: number, suspended: boolean, updated: number, source: QuoteSource): SteamRecord | null {
+    if (r < 0 || suspended || !(price > 1)) return null;
+    const count = this.counts[r];
+    if (count > 0 && this.prices[r * STEAM_RING + this.heads[r]] === price) return null; // not a price change
+    if (count === 0) {
+      this.append(r, updated, price);
+      return null;
+    }
+    // the change in force at updated - window: the newest kept at or before it, else the oldest kept
+    const start = updated - this.config.windowMs;
+    let from = -1;
+    let oldest = -1;
+    for (let j = 0; j < count; j++) {
+      const at = r * STEAM_RING + ((this.heads[r] - j + STEAM_RING) % STEAM_RING);
+      oldest = at;
+      if (this.times[at] <= start) { from = at; break; }
+    }
+    if (from < 0) from = oldest;
+    const fromPrice = this.prices[from];
+    const fromTime = this.times[from];
+    this.append(r, updated, price);
+    const points = (1 / price - 1 / fromPrice) * 100;
+    if (!(points > 0)) return null;
+    const fromAmerican = decimalToAmerican(fromPrice);
+    const toAmerican = decimalToAmerican(price);
+    const cents = americanCents(fromAmerican, toAmerican);
+    const size = this.config.unit === 'points' ? points : cents;
+    if (size < this.config.threshold - 1e-9) return null;
+    if (this.firedFrom[r] === fromTime) return null;
+    this.firedFrom[r] = fromTime;
+    const record = this.record(ref, g, k, fromPrice, fromAmerican, price, toAmerican, points, cents, fromTime, updated, source);
+    this.moves.push(record);
+    if (this.moves.length > this.config.keep) this.moves.splice(0, this.moves.length - this.config.keep);
+    this.count++;
+    this.onMove?.(record);
+    return record;
+  }
+
+  /** Reported moves matching a query, newest first. */
+  list(query: SteamQuery, limit: number): SteamRecord[] {
+    const out: SteamRecord[] = [];
+    for (let i = this.moves.length - 1; i >= 0 && out.length < limit; i--) {
+      const m = this.moves[i]!;
+      if (matchesSteam(m, query)) out.push(m);
+    }
+    return out;
+  }
+
+  private record(ref: number, g: number, k: number, fromPrice: number, fromAmerican: number, price: number, toAmerican: number, points: number, cents: number, fromTime: number, at: number, source: QuoteSource): SteamRecord {
+    const batch = this.batch;
+    batch.clear();
+    let mine = -1;
+    for (let member = this.groups.firstMember(g); member !== -1; member = this.groups.nextMember(member)) {
+      source.pushQuote(member, batch);
+      if (member === ref) mine = batch.length - 1;
+    }
+    const outcomes = this.groups.outcomes[g];
+    const stale: StaleBook[] = [];
+    for (let i = 0; i < batch.length; i++) {
+      if (i === mine || batch.dfs[i] === 1 || batch.suspended[i] === 1 || outcomeIndex(outcomes, batch.side[i]) !== k) continue;
+      if (!(batch.priceDecimal[i] > price)) continue;
+      stale.push({ sportsbook: this.sources.ids[batch.book[i]], oddsId: batch.oddsId[i], priceAmerican: batch.priceAmerican[i], priceDecimal: batch.priceDecimal[i], updated: isoMillis(batch.updated[i]) });
+    }
+    stale.sort((a, b) => (b.priceDecimal - a.priceDecimal) || (a.sportsbook < b.sportsbook ? -1 : a.sportsbook > b.sportsbook ? 1 : 0));
+    const line = batch.line[mine];
+    const groups = this.groups;
+    const market: ScreenMarket = {
+      eventId: groups.eventId[g], league: groups.league[g], market: groups.market[g], marketSubtype: groups.marketSubtype[g],
+      period: groups.period[g], playerId: groups.playerId[g], playerName: groups.playerName[g], eventStartTime: groups.eventStartTime[g],
+    };
+    return {
+      id: `${batch.oddsId[mine]}@${at}`,
+      oddsId: batch.oddsId[mine],
+      groupId: groups.id[g],
+      ...market,
+      sportsbook: this.sources.ids[batch.book[mine]],
+      selection: batch.selection[mine],
+      side: SIDE_NAMES[batch.side[mine]],
+      line: Number.isNaN(line) ? null : line,
+      fromPriceAmerican: fromAmerican,
+      toPriceAmerican: toAmerican,
+      fromPriceDecimal: fromPrice,
+      toPriceDecimal: price,
+      movePoints: points,
+      moveCents: cents,
+      from: isoMillis(fromTime),
+      at: isoMillis(at),
+      staleBooks: stale,
+    };
+  }
+
+  private append(r: number, time: number, price: number): void {
+    const head = this.counts[r] === 0 ? 0 : (this.heads[r] + 1) % STEAM_RING;
+    this.heads[r] = head;
+    this.times[r * STEAM_RING + head] = time;
+    this.prices[r * STEAM_RING + head] = price;
+    if (this.counts[r] < STEAM_RING) this.counts[r]++;
+  }
+
+  private allocate(): number {
+    const r = this.rings++;
+    if (r === this.counts.length) {
+      this.counts = grown(this.counts, r + 1);
+      this.heads = grown(this.heads, r + 1);
+      this.firedFrom = grown(this.firedFrom, r + 1, NaN);
+      this.times = grown(this.times, (r + 1) * STEAM_RING);
+      this.prices = grown(this.prices, (r + 1) * STEAM_RING);
+    }
+    return r;
+  }
+}
+
+export function matchesSteam(m: SteamRecord, query: SteamQuery): boolean {
+  if (query.leagues !== null && !query.leagues.includes(m.league)) return false;
+  if (query.eventIds !== null && !query.eventIds.includes(m.eventId)) return false;
+  if (query.sportsbooks !== null && !query.sportsbooks.includes(m.sportsbook)) return false;
+  if (m.movePoints < query.minPoints || m.moveCents < query.minCents) return false;
+  return Date.parse(m.at) >= query.since;
+}

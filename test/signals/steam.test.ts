@@ -1,0 +1,59 @@
+// Steam moves by hand: the window's starting price, one move per starting price, the
+// cents unit, and the books that have not followed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { oddsId } from '../../engine/model.ts';
+import type { SteamRecord } from '../../engine/signals/screenRecords.ts';
+import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
+
+function board(unit: 'points' | 'cents', threshold: number): { board: SignalBoard; moves: SteamRecord[] } {
+  const b = new SignalBoard({}, { steam: { unit, threshold, windowMs: 60_000, keep: 100 } });
+  const moves: SteamRecord[] = [];
+  b.books.steam.onMove = (m) => moves.push(m);
+  for (const [book, home, away] of [['pinnacle', -110, -110], ['draftkings', -105, -115], ['fanduel', -120, 100]] as const) {
+    b.upsert(row({ sportsbook: book, side: 'HOME', priceAmerican: home, updated: NOW }));
+    b.upsert(row({ sportsbook: book, side: 'AWAY', priceAmerican: away, updated: NOW }));
+  }
+  return { board: b, moves };
+}
+
+const PIN_HOME = oddsId(row({ sportsbook: 'pinnacle', side: 'HOME' }));
+
+test('a sharp shortening past the threshold is one move, with the books still paying more', () => {
+  const { board: b, moves } = board('points', 2);
+  b.change(PIN_HOME, { priceAmerican: -115, updated: NOW + 10_000 }); // 52.38 -> 53.49: 1.1 points
+  assert.equal(moves.length, 0);
+  b.change(PIN_HOME, { priceAmerican: -125, updated: NOW + 20_000 }); // -> 55.56: 3.2 points from -110
+  assert.equal(moves.length, 1);
+  const move = moves[0]!;
+  assert.equal(move.fromPriceAmerican, -110);
+  assert.equal(move.toPriceAmerican, -125);
+  assert.equal(move.moveCents, 15);
+  assert.ok(Math.abs(move.movePoints - (100 / 1.8 - 100 / 1.9091)) < 1e-9, `${move.movePoints}`);
+  assert.equal(move.from, new Date(NOW).toISOString());
+  // draftkings -105 and fanduel -120 both still pay more than -125 on HOME
+  assert.deepEqual(move.staleBooks.map((s) => [s.sportsbook, s.priceAmerican]), [['draftkings', -105], ['fanduel', -120]]);
+  // shortening further from the same starting price is the same move
+  b.change(PIN_HOME, { priceAmerican: -135, updated: NOW + 30_000 });
+  assert.equal(moves.length, 1);
+  // a minute on, -115 is the price in force at the window's start: -115 -> -150 is a new move
+  b.change(PIN_HOME, { priceAmerican: -150, updated: NOW + 75_000 });
+  assert.equal(moves.length, 2);
+  assert.equal(moves[1]!.fromPriceAmerican, -115);
+  // a drift (the price lengthening) is never a move on its side
+  b.change(PIN_HOME, { priceAmerican: 120, updated: NOW + 80_000 });
+  assert.equal(moves.length, 2);
+  assert.deepEqual(b.books.steam.list({ leagues: null, eventIds: null, sportsbooks: null, minPoints: 0, minCents: 0, since: 0 }, 10).map((m) => m.id), [moves[1]!.id, moves[0]!.id]);
+});
+
+test('cents: -105 -> +105 is 10 cents, not 210; non-sharp books never steam', () => {
+  const { board: b, moves } = board('cents', 10);
+  b.change(oddsId(row({ sportsbook: 'draftkings', side: 'HOME' })), { priceAmerican: -140, updated: NOW + 1000 });
+  assert.equal(moves.length, 0);
+  const away = oddsId(row({ sportsbook: 'pinnacle', side: 'AWAY' }));
+  b.change(away, { priceAmerican: -102, updated: NOW + 2000 }); // 8 cents: shortening, below 10
+  assert.equal(moves.length, 0);
+  b.change(away, { priceAmerican: -120, updated: NOW + 3000 }); // 10 cents from -110
+  assert.equal(moves.length, 1);
+  assert.equal(moves[0]!.moveCents, 10);
+});
