@@ -1,6 +1,7 @@
 // The quotes of one market group, as reusable typed columns. The engine adapter
 // refills one batch per change from its own columns (strings are the engine's
 // interned references, so a refill allocates nothing); every evaluation reads it.
+// QuoteSource (below) is how a book asks the engine to refill it.
 
 import { grown } from '../columns.ts';
 import type { SourceTable } from './sourceTable.ts';
@@ -99,4 +100,22 @@ export class QuoteBatch {
     this.oddsId.fill('', capacity / 2);
     this.selection.fill('', capacity / 2);
   }
+}
+
+/** Reads one row's current quote: implement with batch.push(...) from the engine columns. */
+export interface QuoteSource {
+  pushQuote(ref: number, batch: QuoteBatch): void;
+  /**
+   * Optional: the row's decimal price when it can be an arbitrage leg (priced, not
+   * suspended), else 0. With it, a tick that made an outcome's best price worse than
+   * the runner-up re-ranks that outcome from prices alone instead of a full re-read.
+   */
+  usablePrice?(ref: number): number;
+  /**
+   * Optional: pushQuote without the row's strings (odds id and selection label left
+   * empty). A listed arbitrage's best leg re-quoted in place reads only the quote's
+   * prices and time (the record keeps its legs' strings), and building the id costs
+   * more than the rest of the quote. Without it, pushQuote.
+   */
+  pushPriceQuote?(ref: number, batch: QuoteBatch): void;
 }

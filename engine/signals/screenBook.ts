@@ -12,8 +12,7 @@ import { fairPriceAmerican } from './edges.ts';
 import { grown } from '../columns.ts';
 import { isoMillis } from '../timeFormat.ts';
 import type { MarketGroups } from './marketGroups.ts';
-import { QuoteBatch } from './quoteBatch.ts';
-import type { QuoteSource } from './signalBooks.ts';
+import { QuoteBatch, type QuoteSource } from './quoteBatch.ts';
 import { OUTCOME_COUNT, OUTCOMES_HOME_AWAY, OUTCOMES_OVER_UNDER, outcomeIndex, SIDE_NAMES } from './sides.ts';
 import type { SourceTable } from './sourceTable.ts';
 import type {

@@ -22,7 +22,7 @@
 import { ArbitrageBook } from './arbitrageBook.ts';
 import { EdgeBook } from './edgeBook.ts';
 import { MarketGroups, NONE as NO_REF, type GroupRowInput } from './marketGroups.ts';
-import { QuoteBatch } from './quoteBatch.ts';
+import { QuoteBatch, type QuoteSource } from './quoteBatch.ts';
 import { signalsConfig, type SignalsConfig } from './records.ts';
 import { SourceTable } from './sourceTable.ts';
 import { grown } from '../columns.ts';
@@ -54,24 +54,6 @@ const ROLE_PICK_SHIFT = 8;
  * lookup.
  */
 const ROLE_RING_SHIFT = ROLE_PICK_SHIFT;
-
-/** Reads one row's current quote: implement with batch.push(...) from the engine columns. */
-export interface QuoteSource {
-  pushQuote(ref: number, batch: QuoteBatch): void;
-  /**
-   * Optional: the row's decimal price when it can be an arbitrage leg (priced, not
-   * suspended), else 0. With it, a tick that made an outcome's best price worse than
-   * the runner-up re-ranks that outcome from prices alone instead of a full re-read.
-   */
-  usablePrice?(ref: number): number;
-  /**
-   * Optional: pushQuote without the row's strings (odds id and selection label left
-   * empty). A listed arbitrage's best leg re-quoted in place reads only the quote's
-   * prices and time (the record keeps its legs' strings), and building the id costs
-   * more than the rest of the quote. Without it, pushQuote.
-   */
-  pushPriceQuote?(ref: number, batch: QuoteBatch): void;
-}
 
 export class SignalBooks {
   readonly config: SignalsConfig;

@@ -6,6 +6,9 @@
 // ETag revalidation turns unchanged resources into 304s on the service, and
 // client.sync() holds the same board as a fresh snapshot after the simulator ran.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { OddsApiError, OddsClient, type OddsRow, type Snapshot } from '../../client/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -17,17 +20,26 @@ const EVERY_PATH = [
   '/api/v1/account/usage',
   '/api/v1/arbitrage',
   '/api/v1/asyncapi.json',
+  '/api/v1/best-prices',
   '/api/v1/edges',
+  '/api/v1/ev',
   '/api/v1/events',
   '/api/v1/events/{eventId}',
   '/api/v1/events/{eventId}/odds',
   '/api/v1/events/{eventId}/stats',
   '/api/v1/events/active',
+  '/api/v1/fair-lines',
   '/api/v1/historical/arbitrage',
   '/api/v1/historical/odds',
   '/api/v1/historical/price-history',
+  '/api/v1/history/closing',
+  '/api/v1/history/clv',
+  '/api/v1/history/export',
+  '/api/v1/history/market',
+  '/api/v1/history/ticks',
   '/api/v1/leagues',
   '/api/v1/markets',
+  '/api/v1/middles',
   '/api/v1/markets/active',
   '/api/v1/odds',
   '/api/v1/odds/updated',
@@ -41,6 +53,8 @@ const EVERY_PATH = [
   '/api/v1/sportsbooks',
   '/api/v1/stats/players',
   '/api/v1/status',
+  '/api/v1/steam',
+  '/api/v1/stream/signals',
   '/api/v1/stream/sse',
   '/api/v1/teams',
   '/api/v1/teams/{teamId}',
@@ -57,11 +71,17 @@ function rowsOfSnapshot(snapshot: Snapshot): Map<string, string> {
 describe('typed client', () => {
   let t: TestApp;
   let client: OddsClient;
+  let archiveDir: string;
   before(async () => {
-    t = await startTestApp();
+    // durable, with a tick archive: the history routes answer from it
+    archiveDir = mkdtempSync(join(tmpdir(), 'odds-client-archive-'));
+    t = await startTestApp({ dataDir: true, env: { ARCHIVE_DIR: archiveDir, ARCHIVE_INTERVAL_MS: '3600000' } });
     client = new OddsClient({ baseUrl: `http://127.0.0.1:${t.port}` });
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    rmSync(archiveDir, { recursive: true, force: true });
+  });
 
   it('calls every route of the document with typed parameters and typed bodies', async () => {
     const { api } = client;
@@ -83,6 +103,28 @@ describe('typed client', () => {
     const seasonYear = new Date(t.clock.now()).getUTCFullYear();
 
     ok('/api/v1/account/usage', await api.GET('/api/v1/account/usage'));
+    // the trader screens
+    ok('/api/v1/best-prices', await api.GET('/api/v1/best-prices', { params: { query: { league: [league], limit: 5 } } }));
+    ok('/api/v1/ev', await api.GET('/api/v1/ev', { params: { query: { min_ev: 0, devig: 'shin', limit: 5 } } }));
+    ok('/api/v1/fair-lines', await api.GET('/api/v1/fair-lines', { params: { query: { league: [league], devig: 'power', limit: 5 } } }));
+    ok('/api/v1/middles', await api.GET('/api/v1/middles', { params: { query: { limit: 5 } } }));
+    ok('/api/v1/steam', await api.GET('/api/v1/steam', { params: { query: { limit: 5 } } }));
+    const signals = await api.GET('/api/v1/stream/signals', { params: { query: { topic: 'best_price', league: [league], heartbeat_ms: 1000 } }, parseAs: 'stream' });
+    const signalStream = ok('/api/v1/stream/signals', signals) as unknown as ReadableStream<Uint8Array>;
+    await signalStream.cancel();
+    // the tick archive: one logged change, flushed to Parquet
+    const archived = (await api.GET('/api/v1/odds', { params: { query: { league: [league], limit: 5 } } })).data!.data[0]!;
+    await t.app.durable!.durable.ingest.submit([{ op: 'price', id: archived.id, priceAmerican: archived.priceAmerican === 150 ? 155 : 150 }]);
+    await t.app.durable!.archive!.flush();
+    const ticks = ok('/api/v1/history/ticks', await api.GET('/api/v1/history/ticks', { params: { query: { id: archived.id } } }));
+    assert.ok(ticks.data.length >= 1, 'the archived change is in the tick history');
+    ok('/api/v1/history/market', await api.GET('/api/v1/history/market', { params: { query: { event_id: archived.eventId, market_subtype: archived.marketSubtype } } }));
+    ok('/api/v1/history/closing', await api.GET('/api/v1/history/closing', { params: { query: { event_id: archived.eventId, market_subtype: archived.marketSubtype } } }));
+    ok('/api/v1/history/clv', await api.GET('/api/v1/history/clv', { params: { query: { id: archived.id } } }));
+    const day = new Date(t.clock.now()).toISOString().slice(0, 10);
+    const exported = await api.GET('/api/v1/history/export', { params: { query: { day } }, parseAs: 'arrayBuffer' });
+    const parquet = new Uint8Array(ok('/api/v1/history/export', exported) as unknown as ArrayBuffer);
+    assert.equal(Buffer.from(parquet.subarray(0, 4)).toString(), 'PAR1', 'a Parquet file');
     ok('/api/v1/arbitrage', await api.GET('/api/v1/arbitrage', { params: { query: { limit: 5 } } }));
     const asyncApi = ok('/api/v1/asyncapi.json', await api.GET('/api/v1/asyncapi.json'));
     assert.equal((asyncApi as { asyncapi?: string }).asyncapi?.startsWith('3.'), true);

@@ -4,7 +4,7 @@
 
 import { americanToDecimal, oddsId, type OddsInput } from '../../engine/model.ts';
 import type { QuoteBatch } from '../../engine/signals/quoteBatch.ts';
-import type { QuoteSource } from '../../engine/signals/signalBooks.ts';
+import type { QuoteSource } from '../../engine/signals/quoteBatch.ts';
 import { sideCode } from '../../engine/signals/sides.ts';
 import type { SourceTable } from '../../engine/signals/sourceTable.ts';
 
