@@ -3074,6 +3074,7 @@ export interface operations {
             /** @description A Parquet file (zstd), streamed; its columns are the schema named here. */
             200: {
                 headers: {
+                    "X-Board-Seq": components["headers"]["X-Board-Seq"];
                     [name: string]: unknown;
                 };
                 content: {

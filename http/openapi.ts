@@ -99,7 +99,7 @@ function successResponse(route: AnyRoute): Record<string, unknown> {
     return { description: 'Server-Sent Events, one message per event (data: the message as JSON).', headers: { 'X-Board-Seq': headers['X-Board-Seq'] }, content: { 'text/event-stream': { schema: ref } } };
   }
   if (kind === 'parquet') {
-    return { description: 'A Parquet file (zstd), streamed; its columns are the schema named here.', content: { 'application/vnd.apache.parquet': { schema: { type: 'string', format: 'binary', description: `Columns: see #/components/schemas/${route.response}` } } } };
+    return { description: 'A Parquet file (zstd), streamed; its columns are the schema named here.', headers: { 'X-Board-Seq': headers['X-Board-Seq'] }, content: { 'application/vnd.apache.parquet': { schema: { type: 'string', format: 'binary', description: `Columns: see #/components/schemas/${route.response}` } } } };
   }
   if (kind === 'gzip-json') {
     return { description: 'JSON body, always Content-Encoding: gzip.', headers, content: { 'application/json': { schema: ref } } };
