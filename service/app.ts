@@ -229,7 +229,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   }));
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // the signal stream's topics follow the signal books (steam moves, changed screens)
-  const signalTopics = new SignalTopics(signals, () => clock.now());
+  const signalTopics = new SignalTopics(signals, () => engine.asOf());
   // Webhook alerts, with a durable board (the outbox lives in its data dir): the
   // producer follows the engine after the signal books, which it reads on its tick.
   const alertsConfig = durable !== null && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;

@@ -85,7 +85,7 @@ export function screenRoutes(ctx: Services): AnyRoute[] {
       curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/fair-lines?devig=power&limit=5'`),
     handle: (req): DataResult => {
       const q = req.query;
-      const data = signals.fairLines({ ...filter(q), devig: q.devig }, req.now, q.limit);
+      const data = signals.fairLines({ ...filter(q), devig: q.devig }, engine.asOf(), q.limit);
       return { kind: 'data', data, updated: latestUpdated(data, engine.asOf()) };
     },
   });
@@ -117,7 +117,7 @@ export function screenRoutes(ctx: Services): AnyRoute[] {
       curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/ev?min_ev=0.02&devig=shin&limit=5'`),
     handle: (req): DataResult => {
       const q = req.query;
-      const data = signals.positiveEv({ ...filter(q), sportsbooks: q.sportsbook ?? null, minEv: q.min_ev, devig: q.devig }, req.now, q.limit);
+      const data = signals.positiveEv({ ...filter(q), sportsbooks: q.sportsbook ?? null, minEv: q.min_ev, devig: q.devig }, engine.asOf(), q.limit);
       return { kind: 'data', data, updated: latestUpdated(data, engine.asOf()) };
     },
   });

@@ -80,6 +80,9 @@ function badValues(): Record<string, string> {
     ALERTS_RETRY_FOR_MS: '-1',
     ALERTS_RETENTION_MS: '59999',
     MCP_MAX_ANSWER_BYTES: '4095',
+    FAIR_LINE_BOOKS: 'Pinnacle!!',
+    STEAM_THRESHOLD: '2',
+    STEAM_WINDOW_MS: '999',
   };
 }
 
