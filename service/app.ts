@@ -264,7 +264,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;
   const server = await createServer({
-    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, signalStreamRoute(signalTopics), mcpRoute(() => publicPort, options.env ?? process.env)],
+    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, signalStreamRoute(signalTopics, stream.anonymous), mcpRoute(() => publicPort, options.env ?? process.env)],
     sockets: stream.sockets,
     openapi: { schemas: { ...STREAM_OPENAPI_SCHEMAS, ...SIGNAL_STREAM_SCHEMAS } },
     host: options.host ?? '127.0.0.1',

@@ -5,6 +5,7 @@
 // slow_consumer and disconnected: nothing is skipped silently.
 import { SIGNAL_TOPICS, type SignalTopics, type TopicQuery } from '../../engine/stream/signalTopics.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
+import type { AnonymousConnections } from './stream.ts';
 import type { StreamResult } from '../request.ts';
 import type { ParamDef, QueryOf } from '../schemas.ts';
 import { EVENT_ID } from './oddsParams.ts';
@@ -41,11 +42,13 @@ function topicQuery(q: QueryOf<typeof SIGNAL_STREAM_QUERY>, now: number): TopicQ
 const SLOW = Buffer.from('event: status\ndata: {"code":"slow_consumer"}\n\n');
 const HEARTBEAT_LINE = Buffer.from(': heartbeat\n\n');
 
-export function signalStreamRoute(topics: SignalTopics): AnyRoute {
+/** `anonymous`: the push stream's count of keyless connections per address (http/routes/stream.ts), which these streams share. */
+export function signalStreamRoute(topics: SignalTopics, anonymous: AnonymousConnections): AnyRoute {
   return defineRoute({
     path: SIGNAL_STREAM_PATH,
     auth: 'key',
     keyParam: true,
+    peerAddress: true,
     query: SIGNAL_STREAM_QUERY,
     response: 'SignalStreamMessage',
     responseKind: 'event-stream',
@@ -57,15 +60,21 @@ export function signalStreamRoute(topics: SignalTopics): AnyRoute {
     handle(req): StreamResult {
       const request = topicQuery(req.query, req.now);
       const heartbeatMs = req.query.heartbeat_ms;
+      // counted with the address's push-stream connections (STREAM_MAX_ANONYMOUS_CONNECTIONS): 429 before it opens
+      const address = req.apiKey === null ? (req.remoteAddress ?? '') : '';
+      anonymous.check(address);
       return {
         kind: 'stream',
         contentType: 'text/event-stream; charset=utf-8',
         open(stream) {
           let closed = false;
           let quietSince = Date.now();
+          let held = anonymous.opened(address);
           const end = () => {
             if (closed) return;
             closed = true;
+            if (held !== null) anonymous.closed(held);
+            held = null;
             clearInterval(timer);
             unsubscribe();
           };

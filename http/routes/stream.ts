@@ -242,6 +242,8 @@ function sseEvent(message: OutgoingMessage): Buffer {
 
 export interface StreamSetup {
   hub: StreamHub;
+  /** Keyless push-stream connections per address: the WebSocket and SSE streams here and the signal stream share it. */
+  anonymous: AnonymousConnections;
   routes: AnyRoute[];
   sockets: AnySocketRoute[];
 }
@@ -272,5 +274,5 @@ export function buildStream(engine: OddsEngine, options: StreamSettings): Stream
   const epoch = engine.historyId;
   const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs, maxSubscriptions: options.maxSubscriptions });
   const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock, anonymous: new AnonymousConnections(options.maxAnonymousPerAddress) };
-  return { hub, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
+  return { hub, anonymous: routeOptions.anonymous, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
 }

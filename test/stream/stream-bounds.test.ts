@@ -40,9 +40,9 @@ function openSocket(port: number, localAddress = '127.0.0.1'): Promise<Opened> {
 }
 
 /** An SSE request to the stream from `localAddress`: open (200, the stream left running), or the refusal's status and body. */
-function openSse(port: number, localAddress = '127.0.0.1'): Promise<Opened> {
+function openSse(port: number, localAddress = '127.0.0.1', path = '/api/v1/stream/sse?league=nba'): Promise<Opened> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/api/v1/stream/sse?league=nba', localAddress, agent: false }, (res) => {
+    const req = http.get({ host: '127.0.0.1', port, path, localAddress, agent: false }, (res) => {
       if (res.statusCode === 200) {
         res.on('data', () => undefined);
         res.on('error', () => undefined);
@@ -169,12 +169,19 @@ describe('push-stream bounds per connection', () => {
         assert.ok(other.status === 101 || other.status === 200, `127.0.0.2 refused: ${other.status} ${other.body}`);
         open.push(other);
       }
+      // the signal stream (/stream/signals) is a push-stream connection too: refused past the cap
+      const signals = await openSse(t.port, '127.0.0.1', '/api/v1/stream/signals?topic=steam');
+      assert.equal(signals.status, 429, signals.body);
+      assert.equal(JSON.parse(signals.body).code, 'too_many_connections');
       // an SSE stream that ends frees its place for either kind
       open[1]!.close();
       await eventually(() => t.app.stream.stats().clients === 5, 10_000);
-      const again = await openSocket(t.port);
-      assert.equal(again.status, 101, again.body);
+      const again = await openSse(t.port, '127.0.0.1', '/api/v1/stream/signals?topic=steam');
+      assert.equal(again.status, 200, again.body);
       open.push(again);
+      // and an open signal stream holds its place: the next connection is refused
+      const after = await openSocket(t.port);
+      assert.equal(after.status, 429, after.body);
     } finally {
       for (const opened of open) opened.close();
     }
