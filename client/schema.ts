@@ -415,6 +415,7 @@ export interface paths {
          *     Example:
          *
          *     ```sh
+         *     EVENT=$(curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/odds?market=moneyline&limit=1' | jq -r '.data[0].eventId')
          *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/history/closing?event_id=$EVENT&market_subtype=MONEYLINE&devig=power"
          *     ```
          */
@@ -441,6 +442,7 @@ export interface paths {
          *     Example:
          *
          *     ```sh
+         *     ID=$(curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/odds?market=moneyline&limit=1' | jq -r '.data[0].id')
          *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/history/clv?id=$ID&price=-105&closing_book=pinnacle&devig=shin"
          *     ```
          */
@@ -467,7 +469,7 @@ export interface paths {
          *     Example:
          *
          *     ```sh
-         *     curl -s -H "X-Api-Key: $API_KEY" -o day.parquet "http://localhost:8080/api/v1/history/export?day=$(date -u +%Y-%m-%d)&league=nfl"
+         *     curl -s -H "X-Api-Key: $API_KEY" -o day.parquet -w '%{http_code}: %{size_download} bytes in day.parquet\n' "http://localhost:8080/api/v1/history/export?day=$(date -u +%Y-%m-%d)&league=nfl"
          *     ```
          */
         get: operations["historyExport"];
@@ -493,6 +495,7 @@ export interface paths {
          *     Example:
          *
          *     ```sh
+         *     EVENT=$(curl -s -H "X-Api-Key: $API_KEY" 'http://localhost:8080/api/v1/odds?market=total&limit=1' | jq -r '.data[0].eventId')
          *     curl -s -H "X-Api-Key: $API_KEY" "http://localhost:8080/api/v1/history/market?event_id=$EVENT&market_subtype=TOTAL&sportsbook=pinnacle,draftkings"
          *     ```
          */

@@ -166,7 +166,7 @@ export function historyRoutes(ctx: Services): AnyRoute[] {
     description:
       'Every change of every row of the event\'s market subtype (optionally only some books) between from and to, in log order (seq, pos), each point the row as it stood after the change. Paged with a keyset cursor on (seq, pos) bound to the filters. ' +
       `${ARCHIVE_RULES} ${CURSOR_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
-      curlExample(`curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/history/market?event_id=$EVENT&market_subtype=TOTAL&sportsbook=pinnacle,draftkings"`),
+      curlExample(`EVENT=$(curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/odds?market=total&limit=1' | jq -r '.data[0].eventId')`, `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/history/market?event_id=$EVENT&market_subtype=TOTAL&sportsbook=pinnacle,draftkings"`),
     handle: (req) => {
       const archive = archiveOf();
       const q = req.query;
@@ -197,7 +197,7 @@ export function historyRoutes(ctx: Services): AnyRoute[] {
     description:
       "Per odds row of the event's market subtype: opening (the first price the archive holds), closing (the price in force just before the event's start: the last change strictly before it; null when the row was removed or unpriced then), and the no-vig closing probability: the closing prices of the row's market group at its book (the same selection id without its side, e.g. OVER/UNDER of one line) devigged with devig, when the group has 2 or 3 outcomes all priced at the close. Rows by sportsbook, then selection id; not paginated. " +
       `${ARCHIVE_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
-      curlExample(`curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/history/closing?event_id=$EVENT&market_subtype=MONEYLINE&devig=power"`),
+      curlExample(`EVENT=$(curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/odds?market=moneyline&limit=1' | jq -r '.data[0].eventId')`, `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/history/closing?event_id=$EVENT&market_subtype=MONEYLINE&devig=power"`),
     handle: (req) => {
       const archive = archiveOf();
       const q = req.query;
@@ -222,7 +222,7 @@ export function historyRoutes(ctx: Services): AnyRoute[] {
     description:
       "CLV of the price taken on the odds row id at taken_at (the price given, or the one in force then): raw clv = taken decimal / closing decimal - 1, against the same selection's close at closing_book (default the row's own book); clvNoVig = taken decimal x no-vig closing probability - 1 (= taken / no-vig closing decimal - 1), the close devigged with devig over the selection's market group at that book. Closing: the price in force just before the event's start. Fields are null when the close (or a complete market group) is missing. One item. " +
       `${ARCHIVE_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
-      curlExample(`curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/history/clv?id=$ID&price=-105&closing_book=pinnacle&devig=shin"`),
+      curlExample(`ID=$(curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/odds?market=moneyline&limit=1' | jq -r '.data[0].id')`, `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/history/clv?id=$ID&price=-105&closing_book=pinnacle&devig=shin"`),
     handle: (req) => {
       const archive = archiveOf();
       const q = req.query;
@@ -279,7 +279,7 @@ export function historyRoutes(ctx: Services): AnyRoute[] {
     description:
       'The archive rows of the day in log order (seq, pos), with the schema of docs/archive.md, as application/vnd.apache.parquet. Only changes already written to the archive (today: up to ARCHIVE_INTERVAL_MS behind). A day the archive holds nothing for: 404 not_found. ' +
       `Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. ${PARAMETER_ERRORS} ${KEY_RULES}` +
-      curlExample(`curl -s ${KEY_HEADER} -o day.parquet "${BASE_URL}/api/v1/history/export?day=$(date -u +%Y-%m-%d)&league=nfl"`),
+      curlExample(`curl -s ${KEY_HEADER} -o day.parquet -w '%{http_code}: %{size_download} bytes in day.parquet\\n' "${BASE_URL}/api/v1/history/export?day=$(date -u +%Y-%m-%d)&league=nfl"`),
     handle: (req) => {
       const archive = archiveOf();
       const q = req.query;

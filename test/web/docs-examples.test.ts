@@ -40,8 +40,14 @@ describe('curl examples of the API reference', () => {
   let t: TestApp;
   let dir: string;
   before(async () => {
-    t = await startTestApp({ env: { REQUIRE_KEY: '1' }, simulatorRate: 20 });
+    // durable with a tick archive, on today's date: the history examples (a day's export
+    // named by `date -u`) read what the write path archived
     dir = mkdtempSync(join(tmpdir(), 'odds-curl-'));
+    t = await startTestApp({ env: { REQUIRE_KEY: '1', ARCHIVE_DIR: join(dir, 'archive') }, simulatorRate: 20, dataDir: true, now: Date.now() });
+    const { key } = t.app.persistence.apiKeys.create({ plan: 'ENTERPRISE', label: 'archive seed', now: t.clock.now() });
+    const odds = JSON.parse((await t.request('/api/v1/odds?league=nfl&limit=2', { headers: { 'X-Api-Key': key } })).body.toString()) as { data: { id: string; priceAmerican: number | null }[] };
+    await t.app.durable!.durable.ingest.submit(odds.data.map((row) => ({ op: 'price', id: row.id, priceAmerican: row.priceAmerican === 150 ? 155 : 150 })));
+    await t.app.durable!.archive!.flush();
   });
   after(async () => {
     await t?.close();
