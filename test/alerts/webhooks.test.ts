@@ -183,10 +183,11 @@ describe('webhook alerts', () => {
 describe('webhook alerts: dead letters and replay', () => {
   it('dead-letters a batch still failing after the retry period, lists it, and a replay of its time range delivers it again with the same id', async () => {
     const t = await startTestApp({ dataDir: true, env: { ...ENV, ALERTS_RETRY_FOR_MS: '250' } });
+    // closed in finally: a failed assertion must not leave its port open (the file then never ends)
+    const receiver = await downReceiver();
     try {
       const token = t.app.durable!.token.token;
       const port = t.app.durable!.listener.port;
-      const receiver = await downReceiver();
       const events = scheduledEvents(t.app.engine, 2);
       const created = await admin(port, token, 'POST', '/alerts/v1/subscriptions/create', { url: receiver.url, filters: [{ type: 'event_status' }] });
       const id = created.body.data[0].id as string;
@@ -208,6 +209,9 @@ describe('webhook alerts: dead letters and replay', () => {
       assert.equal((await postBatch(port, token, ndjson([{ op: 'status', eventId: events[1], status: 'in_progress' }]))).status, 200);
       assert.ok(await eventually(() => receiver.firstSeen.length === 1, 5000));
       assert.equal(receiver.firstSeen[0]!.data.eventId, events[1]);
+      // a replay queues the range's events up to the subscription's cursor (later ones are
+      // still pending and go out anyway): wait until the delivery is recorded
+      assert.ok(await eventually(async () => (await admin(port, token, 'GET', `/alerts/v1/subscriptions/${id}`)).body.data[0].delivery.pending === 0, 5000), 'the delivery is recorded');
 
       const bad = await admin(port, token, 'POST', `/alerts/v1/subscriptions/${id}/replay`, { from: 'yesterday', to: 0 });
       assert.equal(bad.status, 400);
@@ -220,8 +224,8 @@ describe('webhook alerts: dead letters and replay', () => {
       assert.ok(await eventually(() => receiver.firstSeen.length === 2 && receiver.duplicates === 1, 5000));
       assert.equal(receiver.firstSeen[1]!.id, letter.eventId);
       assert.equal(receiver.badSignatures, 0);
-      await receiver.down();
     } finally {
+      await receiver.down();
       await t.close();
     }
   });
