@@ -69,12 +69,11 @@ export function signalStreamRoute(topics: SignalTopics, anonymous: AnonymousConn
         open(stream) {
           let closed = false;
           let quietSince = Date.now();
-          let held = anonymous.opened(address);
+          const release = anonymous.hold(address);
           const end = () => {
             if (closed) return;
             closed = true;
-            if (held !== null) anonymous.closed(held);
-            held = null;
+            release();
             clearInterval(timer);
             unsubscribe();
           };

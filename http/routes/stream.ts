@@ -81,6 +81,15 @@ export class AnonymousConnections {
     if (left <= 0) this.open.delete(address);
     else this.open.set(address, left);
   }
+
+  /** opened() for a stream that ends once: the returned release may be called any number of times. */
+  hold(address: string): () => void {
+    let held = this.opened(address);
+    return () => {
+      if (held !== null) this.closed(held);
+      held = null;
+    };
+  }
 }
 
 export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
@@ -199,7 +208,7 @@ export function streamSseRoute(options: StreamRouteOptions): AnyRoute {
         contentType: 'text/event-stream; charset=utf-8',
         open(stream) {
           let closed = false;
-          let held = anonymous.opened(address);
+          const release = anonymous.hold(address);
           const client = hub.connect({
             send(message: OutgoingMessage) {
               if (closed) return 'dropped';
@@ -218,8 +227,7 @@ export function streamSseRoute(options: StreamRouteOptions): AnyRoute {
             drained: () => client.drained(),
             closed: () => {
               closed = true;
-              if (held !== null) anonymous.closed(held);
-              held = null;
+              release();
               client.disconnected();
             },
           };
