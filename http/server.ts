@@ -7,6 +7,7 @@
 // the unexpected ones become 500 internal_error with a request id, logged, and the
 // process keeps serving.
 import { STATUS_CODES } from 'node:http';
+import { ClientAddresses } from './clientAddress.ts';
 import { SystemClock, type Clock } from '../engine/clock.ts';
 import { anonymousAuthenticator, apiKeyFrom, keyFromQuery, type Authenticator } from './auth.ts';
 import { envelopeFromData, envelopeFromRows } from './envelope.ts';
@@ -70,6 +71,11 @@ export interface ServerOptions {
   reusePort?: boolean;
   /** uWS listens on the port itself, without the front (UWS_DIRECT=1): see ListenOptions.uwsDirect. */
   uwsDirect?: boolean;
+  /**
+   * Reverse proxies whose X-Forwarded-For names the client for the routes that ask for the
+   * client's address (clientAddress.ts); default none: the TCP peer is the client.
+   */
+  trustedProxies?: readonly string[];
 }
 
 /** A boolean setting from the environment, read as service/config.ts reads flags (for servers built without the service's config). */
@@ -134,6 +140,8 @@ interface Exchange {
   acceptEncoding: string;
   ifNoneMatch: string;
   lastEventId: string;
+  /** X-Forwarded-For, read only when TRUSTED_PROXIES names a proxy (else ''). */
+  forwardedFor: string;
   apiKey: string | null;
   now: number;
   authHeaders: [string, string][];
@@ -206,6 +214,7 @@ class Facade {
   private readonly observer: RequestObserver | null;
   private readonly requestIds: RequestIds;
   private readonly boardSeq: (() => number) | null;
+  private readonly clientAddresses: ClientAddresses;
   /** X-Board-Seq's text for lastSeq: made once per board change, not per answer. */
   private lastSeq = -1;
   private lastSeqText = '';
@@ -221,6 +230,7 @@ class Facade {
     this.cacheableBlock = transport.headerBlock(CACHEABLE_HEADERS);
     this.observer = options.observer ?? null;
     this.boardSeq = options.boardSeq ?? null;
+    this.clientAddresses = new ClientAddresses(options.trustedProxies ?? []);
   }
 
   /** X-Board-Seq's text now, or null when the server does not know the board. */
@@ -268,6 +278,8 @@ class Facade {
       acceptEncoding: req.getHeader('accept-encoding'),
       ifNoneMatch: req.getHeader('if-none-match'),
       lastEventId: req.getHeader('last-event-id'),
+      // read only when some proxy is trusted: most deployments never pay for the header
+      forwardedFor: this.clientAddresses.none ? '' : req.getHeader('x-forwarded-for'),
       apiKey: apiKeyFrom(req.getHeader('x-api-key'), req.getHeader('authorization')),
       now: 0,
       authHeaders: NO_HEADERS,
@@ -365,8 +377,9 @@ class Facade {
     };
   }
 
-  private upgrade(def: AnySocketRoute, req: TransportRequest, remoteAddress: string): UpgradeDecision {
+  private upgrade(def: AnySocketRoute, req: TransportRequest, peerAddress: string): UpgradeDecision {
     const path = req.getUrl();
+    const remoteAddress = this.clientAddresses.none ? peerAddress : this.clientAddresses.resolve(peerAddress, req.getHeader('x-forwarded-for'));
     const query = req.getQuery() ?? '';
     // Browsers cannot set headers on a WebSocket: the key may come as the `key` parameter.
     const apiKey = apiKeyFrom(req.getHeader('x-api-key'), req.getHeader('authorization')) ?? keyFromQuery(query);
@@ -466,7 +479,7 @@ class Facade {
   private parse(x: Exchange, route: CompiledRoute, params: Record<string, string>): RouteRequest & { canonical: string } {
     const parsed = route.parser.parse(x.rawQuery);
     const request: RouteRequest & { canonical: string } = { path: x.url, params, query: parsed.values, warnings: parsed.warnings, apiKey: x.apiKey, now: x.now, lastEventId: x.lastEventId, canonical: parsed.canonical };
-    if (route.def.peerAddress === true) request.remoteAddress = this.transport.peerAddress(x.res);
+    if (route.def.peerAddress === true) request.remoteAddress = this.clientAddresses.resolve(this.transport.peerAddress(x.res), x.forwardedFor);
     return request;
   }
 

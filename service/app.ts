@@ -276,6 +276,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     boardSeq: () => engine.seq,
     reusePort: config.reusePort,
     uwsDirect: config.uwsDirect,
+    trustedProxies: config.trustedProxies,
   });
   publicPort = server.port;
   operations.readiness.pass('board');

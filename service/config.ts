@@ -14,6 +14,7 @@ import type { BoardSize } from '../engine/model.ts';
 import { DEFAULT_DB_PATH } from '../persistence/database.ts';
 import { ODDS_API_SETTINGS, type FeedSetting } from '../feeds/feedSettings.ts';
 import type { FeedConfig } from '../feeds/startFeed.ts';
+import { parseTrustedProxies } from '../http/clientAddress.ts';
 import type { SingleThreadedGcSetting } from './singleThreadedGc.ts';
 import { parseSteamThreshold, parseWeightedBooks, type WeightedBook } from '../engine/signals/screenRecords.ts';
 
@@ -60,6 +61,8 @@ export interface Config extends FeedConfig {
   streamMaxSubscriptions: number;
   /** Push-stream WebSocket connections without an API key per client address. */
   streamMaxAnonymousConnections: number;
+  /** Reverse proxies (addresses and CIDR blocks) whose X-Forwarded-For names the client (http/clientAddress.ts). */
+  trustedProxies: string[];
   /** The snapshot's freshness bound: no answer misses a change older than this (ms). */
   snapshotMaxAgeMs: number;
   /** Worker threads compressing snapshot pieces; null: one per core, at most 8. */
@@ -236,6 +239,14 @@ export const SETTINGS = [
     allowed: 'an integer from 1 to 100000',
     help: 'push-stream connections without an API key one client address may hold at once, WebSocket and SSE counted together; the handshake or SSE request past it answers 429 too_many_connections',
     parse: (t) => intIn(1, 100_000)(t, 32),
+  }),
+  setting({
+    key: 'trustedProxies',
+    name: 'TRUSTED_PROXIES',
+    fallback: '',
+    allowed: "comma-separated IP addresses and CIDR blocks (e.g. 127.0.0.1,::1,10.0.0.0/8); '' for none",
+    help: "reverse proxies whose X-Forwarded-For is believed: a request from one of them counts as the address it forwarded for (walking the header from the right past every trusted proxy) in the per-address limits; none by default, so every client is its TCP peer",
+    parse: (t) => parseTrustedProxies(t ?? '') ?? undefined,
   }),
   setting({
     key: 'streamResumeWaitMs',

@@ -83,6 +83,7 @@ function badValues(): Record<string, string> {
     FAIR_LINE_BOOKS: 'Pinnacle!!',
     STEAM_THRESHOLD: '2',
     STEAM_WINDOW_MS: '999',
+    TRUSTED_PROXIES: '127.0.0.1,nginx',
   };
 }
 

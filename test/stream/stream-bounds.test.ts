@@ -8,54 +8,16 @@
 // the uWS front too: a client on 127.0.0.2 is not counted with 127.0.0.1), and a closed
 // one frees its place.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { eventually } from '../../fixtures/harness/eventually.ts';
 import { StreamTestClient } from './streamClient.ts';
+import { openSocket, openSse, type Opened } from './openStreams.ts';
 
 const CAP = 256 * 1024;
 /** An image segment (at most 1,000 rows) may sit past the cap once: its own length. */
 const SEGMENT_ALLOWANCE = 1024 * 1024;
-
-interface Opened {
-  status: number;
-  body: string;
-  close(): void;
-}
-
-/** A WebSocket handshake to the stream from `localAddress`: open (101), or the refusal's status and body. */
-function openSocket(port: number, localAddress = '127.0.0.1'): Promise<Opened> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/v1/stream`, { perMessageDeflate: false, localAddress });
-    ws.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, close: () => undefined }));
-    });
-    ws.once('open', () => resolve({ status: 101, body: '', close: () => ws.terminate() }));
-    ws.once('error', (error) => (ws.readyState === WebSocket.CONNECTING ? reject(error) : undefined));
-  });
-}
-
-/** An SSE request to the stream from `localAddress`: open (200, the stream left running), or the refusal's status and body. */
-function openSse(port: number, localAddress = '127.0.0.1', path = '/api/v1/stream/sse?league=nba'): Promise<Opened> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path, localAddress, agent: false }, (res) => {
-      if (res.statusCode === 200) {
-        res.on('data', () => undefined);
-        res.on('error', () => undefined);
-        resolve({ status: 200, body: '', close: () => req.destroy() });
-        return;
-      }
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, close: () => undefined }));
-    });
-    req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
-  });
-}
 
 describe('push-stream bounds per connection', () => {
   let t: TestApp;
