@@ -91,7 +91,8 @@ function runJob(job: Job): Promise<JobResult> {
       clearTimeout(timer);
       running.delete(child.pid!);
       const output = Buffer.concat(chunks).toString();
-      const count = (label: string): number => Number(new RegExp(`^# ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? 0);
+      // the totals' lines: '# tests 8' (Node 20's TAP reporter) or 'ℹ tests 8' (Node 24's spec reporter)
+      const count = (label: string): number => Number(new RegExp(`^(?:#|\u2139) ${label} (\\d+)$`, 'm').exec(output)?.[1] ?? 0);
       const seconds = (Date.now() - started) / 1000;
       const ok = code === 0 && note === '';
       if (!ok && note === '') note = signal !== null ? `ended by ${signal}` : `exit ${code}`;
