@@ -5,6 +5,7 @@
 // read what is built (http/routes/services.ts). main.ts starts it from the
 // environment; tests start it on an ephemeral port over a small board. The settings it
 // reads from `env` are parsed by service/config.ts, like main's.
+import { ReplayWindow } from '../ingest/replayWindow.ts';
 import { BoardMembership } from '../engine/boardMembership.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
@@ -203,7 +204,10 @@ export async function startApp(options: AppOptions): Promise<App> {
   const authenticator = new KeyAuthenticator(keyChecker, { requireKey: config.requireKey });
   // The push stream (WebSocket and SSE) first: its deltas leave at the end of an apply,
   // before the other listeners' work (signal books, snapshot), none of which it reads.
+  // the replay window (docs/archive.md): the delta feed and stream resumes past the board's tombstones, from the archive
+  const replay = durable?.archive != null && config.replayWindowHours > 0 ? new ReplayWindow(engine, durable.archive, config.replayWindowHours * 3_600_000, () => clock.now()) : null;
   const stream = buildStream(engine, {
+    replay,
     bufferCapBytes: config.streamBufferBytes,
     secret: config.cursorSecret || 'odds-stream-clock',
     resumeWaitMs: config.streamResumeWaitMs,
@@ -260,6 +264,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
     archive: durable?.archive ?? null,
+    replay,
   };
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;

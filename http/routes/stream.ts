@@ -7,6 +7,7 @@
 // The messages are described in the AsyncAPI document (http/asyncapi.ts).
 import type { Authenticator } from '../auth.ts';
 import type { Clock } from '../../engine/clock.ts';
+import type { ReplaySource } from '../../engine/archivedTombstones.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { ClockTokens } from '../../engine/stream/streamClock.ts';
 import { StreamHub } from '../../engine/stream/streamHub.ts';
@@ -276,11 +277,13 @@ export interface StreamSettings {
   maxAnonymousPerAddress: number;
   authenticator: Authenticator;
   clock: Clock;
+  /** The replay window over the tick archive (REPLAY_WINDOW_HOURS): resumes past the delta feed's horizon. */
+  replay?: ReplaySource | null;
 }
 
 export function buildStream(engine: OddsEngine, options: StreamSettings): StreamSetup {
   const epoch = engine.historyId;
-  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs, maxSubscriptions: options.maxSubscriptions });
+  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs, maxSubscriptions: options.maxSubscriptions, replay: options.replay ?? null });
   const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock, anonymous: new AnonymousConnections(options.maxAnonymousPerAddress) };
   return { hub, anonymous: routeOptions.anonymous, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
 }

@@ -419,25 +419,55 @@ export class TickArchive {
     return this.rowsWhere(where, (row) => row.event_id === eventId && row.time_ms <= toMs);
   }
 
-  private rowsWhere(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+  /**
+   * The removals (remove rows, and the status rows that ended an event) with time_ms >=
+   * fromMs, oldest first, and the first record the archive holds with its time: every
+   * record after it is in the archive or pending (when `complete`), none before it is.
+   */
+  removalsSince(fromMs: number): Promise<ArchiveRows & { firstRecord: number; firstRecordTime: number }> {
+    const removal = `(kind = 'remove' OR (kind = 'status' AND event_status IN ('final', 'cancelled')))`;
+    const from = Math.floor(fromMs);
     return this.exclusive(async () => {
-      const files = listArchiveFiles(this.options.dir).map((f) => f.path);
-      const rows: ArchiveRow[] = [];
+      const found = await this.rowsWhereNow(`${removal} AND time_ms >= ${from}`, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
+      let firstRecord = this.through + 1;
+      let firstRecordTime = Infinity;
+      const files = listArchiveFiles(this.options.dir);
       if (files.length > 0) {
-        const reader = await this.connection.runAndReadAll(`SELECT ${READ_SELECT} FROM ${readParquetSql(files)} WHERE ${where} ORDER BY seq, pos`);
-        for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
+        const first = files.reduce((a, b) => (b.first < a.first ? b : a));
+        const row = (await this.connection.runAndReadAll(`SELECT CAST(max(time_ms) AS DOUBLE) AS t FROM read_parquet(${sqlString(first.path)}) WHERE seq = ${first.first}`)).getRowObjects()[0];
+        firstRecord = first.first;
+        firstRecordTime = Number(row?.t ?? Infinity);
+      } else if (!this.behind && this.pendingIndex.length > 0) {
+        firstRecord = this.pendingIndex[0];
+        const scratch: ArchiveRow[] = [];
+        this.options.source.rowsOf(this.pendingIndex[0], this.pendingPayload[0], scratch);
+        firstRecordTime = scratch.length > 0 ? scratch[0].time_ms : Infinity;
       }
-      // the records not written yet, from their copies
-      const scratch: ArchiveRow[] = [];
-      if (!this.behind) {
-        for (let i = 0; i < this.pendingIndex.length; i++) {
-          scratch.length = 0;
-          this.options.source.rowsOf(this.pendingIndex[i], this.pendingPayload[i], scratch);
-          for (const row of scratch) if (keep(row)) rows.push(row);
-        }
-      }
-      return { rows, complete: !this.behind, archivedThrough: this.through };
+      return { ...found, firstRecord, firstRecordTime };
     });
+  }
+
+  private rowsWhere(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+    return this.exclusive(() => this.rowsWhereNow(where, keep));
+  }
+
+  private async rowsWhereNow(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+    const files = listArchiveFiles(this.options.dir).map((f) => f.path);
+    const rows: ArchiveRow[] = [];
+    if (files.length > 0) {
+      const reader = await this.connection.runAndReadAll(`SELECT ${READ_SELECT} FROM ${readParquetSql(files)} WHERE ${where} ORDER BY seq, pos`);
+      for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
+    }
+    // the records not written yet, from their copies
+    const scratch: ArchiveRow[] = [];
+    if (!this.behind) {
+      for (let i = 0; i < this.pendingIndex.length; i++) {
+        scratch.length = 0;
+        this.options.source.rowsOf(this.pendingIndex[i], this.pendingPayload[i], scratch);
+        for (const row of scratch) if (keep(row)) rows.push(row);
+      }
+    }
+    return { rows, complete: !this.behind, archivedThrough: this.through };
   }
 
   /**
@@ -506,6 +536,7 @@ function appendRow(appender: DuckDBAppender, row: ArchiveRow): void {
   else appender.appendBoolean(row.suspended);
   appendText(appender, row.event_status);
   appendNumber(appender, row.event_start_ms);
+  appendText(appender, row.removed_rows);
   appender.endRow();
 }
 
