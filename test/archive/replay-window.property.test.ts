@@ -116,7 +116,7 @@ async function walk(since: number, limit: number): Promise<{ rows: Record<string
   for (let page = 0; page < 100; page++) {
     const path = `/api/v1/odds/updated?since=${since}&limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}`;
     const { reply, body } = await t.call('/api/v1/odds/updated', path);
-    assert.equal(reply.status, 200, reply.text);
+    assert.equal(reply.status, 200, JSON.stringify(body));
     if (body.meta?.note) notes.push(body.meta.note);
     rows.push(...body.data);
     cursor = body.nextCursor;
