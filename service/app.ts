@@ -6,6 +6,7 @@
 // environment; tests start it on an ephemeral port over a small board. The settings it
 // reads from `env` are parsed by service/config.ts, like main's.
 import { ReplayWindow } from '../ingest/replayWindow.ts';
+import { registerArchiveMetrics } from './archiveMetrics.ts';
 import { BoardMembership } from '../engine/boardMembership.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
@@ -218,6 +219,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   });
   listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
   registerStreamMetrics(operations.registry, stream.hub);
+  if (durable?.archive != null) registerArchiveMetrics(operations.registry, durable.archive);
   stream.hub.onSlowConsumer = (queuedBytes, subscriptions) =>
     logger.warn({ event: 'stream_slow_consumer', queuedBytes, subscriptions, capBytes: config.streamBufferBytes }, 'a push-stream client left too much unread and was disconnected (slow_consumer)');
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
