@@ -172,6 +172,48 @@ test('/odds/updated?since= up to 24 h back through the archive equals a replay o
   assert.ok(pastHorizon >= 5, `${pastHorizon} of 10 cases asked past the board's tombstone horizon`);
 });
 
+test("an event's final status removes its rows: past the tombstones, they come back from the archive as tombstones", async () => {
+  const engine = t.app.engine;
+  const archive = t.app.durable!.archive!;
+  const followed = new Set(ids.map((id) => id.split(':')[0]));
+  // an event none of the followed rows belongs to, with rows on the board
+  const s = engine.store;
+  let eventId: string | undefined;
+  for (let slot = 0; slot < s.size && eventId === undefined; slot++) {
+    if (!s.isLive(slot)) continue;
+    const ev = engine.idOf(slot).split(':')[0]!;
+    if (!followed.has(ev) && !engine.event(ev)!.isFutures && engine.event(ev)!.status === 'scheduled') eventId = ev;
+  }
+  assert.ok(eventId !== undefined);
+  const before = (await t.call('/api/v1/events/:eventId/odds', `/api/v1/events/${eventId}/odds`)).body.data as Record<string, unknown>[];
+  assert.ok(before.length > 0);
+  t.clock.advance(MINUTE);
+  const since = t.clock.now();
+  await t.app.durable!.durable.ingest.submit([
+    { op: 'status', eventId, status: 'in_progress' },
+    { op: 'status', eventId, status: 'final' },
+  ]);
+  const endedAt = t.clock.now();
+  await archive.flush();
+  t.clock.advance(11 * MINUTE);
+  const other = ids.find((id) => !model.get(id)!.removed)!;
+  await t.app.durable!.durable.ingest.submit([{ op: 'price', id: other, priceAmerican: 222 }]);
+  const state = model.get(other)!;
+  state.row.priceAmerican = 222;
+  state.row.priceDecimal = americanToDecimal(222);
+  state.updated = t.clock.now();
+  await archive.flush();
+  assert.ok(since < engine.deltaHorizon(), "the event's tombstones were recycled");
+  assert.equal(engine.slotOf(before[0]!.id as string), -1);
+  const got = await walk(since, 4);
+  assert.deepEqual(got.notes, []);
+  const expectedRows = [
+    ...before.map((row): Record<string, unknown> => ({ ...row, updated: new Date(endedAt).toISOString(), removed: true })),
+    ...expected(since),
+  ].sort((a, b) => compareStrings(a.sportsbook as string, b.sportsbook as string) || compareStrings(a.id as string, b.id as string));
+  assert.deepEqual(got.rows, expectedRows);
+});
+
 test('past REPLAY_WINDOW_HOURS (24) the same since gets the re-bootstrap note again', async () => {
   const engine = t.app.engine;
   const archive = t.app.durable!.archive!;
