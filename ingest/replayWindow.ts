@@ -41,7 +41,12 @@ export class ReplayWindow implements ReplaySource {
     const memo = this.memo;
     if (memo !== null && memo.since === since && memo.horizon === horizon) return memo.answer;
     const answer = this.query(since).catch(() => null);
-    this.memo = { since, horizon, answer };
+    const entry = { since, horizon, answer };
+    this.memo = entry;
+    // a refusal (the archive behind after a failed flush, say) is not kept: the next request asks again
+    void answer.then((found) => {
+      if (found === null && this.memo === entry) this.memo = null;
+    });
     return answer;
   }
 
