@@ -1028,7 +1028,7 @@ export interface paths {
          *
          *     Events: `image` (the rows as /odds serves them at the image's clk, in segments of at most 1,000 rows built one at a time, so a later segment's rows may already be newer, and the deltas that follow bring every row up to date; only the last segment, `"segment": "end"`, carries an id), `delta` (every row of the subscription changed since the previous event, tombstones `"removed": true` included, with `clk` and `prev`), `heartbeat` (after heartbeat_ms without other traffic) and `status` (resync, slow_consumer).
          *
-         *     Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed's 10 minutes and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.
+         *     Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed's 10 minutes (with a tick archive, up to REPLAY_WINDOW_HOURS, default 24) and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.
          *
          *     The WebSocket stream at /api/v1/stream carries the same messages for many subscriptions per connection (JSON or MessagePack); both are described in the AsyncAPI document at /api/v1/asyncapi.json.
          *
