@@ -130,6 +130,7 @@ async function generateArchive(dir: string): Promise<{ ids: string[]; seconds: n
       suspended: 'CAST(NULL AS BOOLEAN)',
       event_status: 'CAST(NULL AS VARCHAR)',
       event_start_ms: `CAST(${NOW + 86_400_000} AS BIGINT)`,
+      removed_rows: 'CAST(NULL AS VARCHAR)',
     };
     const select = columns.map((name) => `${values[name]} AS ${name}`).join(', ');
     const path = join(dayDir, archiveFileName(first, last));

@@ -728,6 +728,11 @@ export class OddsEngine {
     return this.horizon;
   }
 
+  /** Clock time of the board's first load (-Infinity before it): no delta feed reaches before it. */
+  firstLoadTime(): number {
+    return this.firstLoadedAt;
+  }
+
   /**
    * The oldest since the delta feed answers completely: not before the newest recycled
    * tombstone (tombstoneHorizon), nor before the board's first load (the as-of of the

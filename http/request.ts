@@ -84,7 +84,7 @@ export interface LargeBodyResult {
 export interface PendingLargeBodyResult {
   kind: 'pending';
   /** A small complete JSON body (a POST's answer once its work is done) is written like any document; a DataResult (a query answered off the event loop, such as the tick archive's) in the envelope. */
-  body: Promise<LargeBodyResult | DocumentResult | DataResult | StreamResult>;
+  body: Promise<LargeBodyResult | DocumentResult | DataResult | RowsResult | StreamResult>;
 }
 
 /**

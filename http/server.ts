@@ -567,7 +567,7 @@ class Facade {
           if (!aborted) this.writeStream(x, result);
           return;
         }
-        settle(() => (result.kind === 'document' ? this.writeEntry(x, null, newEntry(request, 0, result.body)) : result.kind === 'data' ? this.writeEntry(x, null, newEntry(request, 0, bodyOf(result, request.warnings))) : this.writeLarge(x, result)));
+        settle(() => (result.kind === 'document' ? this.writeEntry(x, null, newEntry(request, 0, result.body)) : result.kind === 'data' || result.kind === 'rows' ? this.writeEntry(x, null, newEntry(request, 0, bodyOf(result, request.warnings))) : this.writeLarge(x, result)));
       },
       (error: unknown) =>
         settle(() => {

@@ -7,6 +7,7 @@
 // record are skipped, so a row's pos is always its change's place in the record.
 
 import type { OddsEngine } from '../engine/engine.ts';
+import { NONE, SLOT_TOMBSTONE } from '../engine/oddsStore.ts';
 import type { ArchiveRow } from '../persistence/archive/archiveSchema.ts';
 import { TickArchive, type ArchiveSource } from '../persistence/archive/tickArchive.ts';
 import type { Storage } from '../persistence/log/storage.ts';
@@ -30,9 +31,12 @@ export class RecordArchiveSource implements ArchiveSource {
           out.push(row);
           break;
         }
-        case 'remove':
-          out.push(this.rowOf(index, pos, record.time, 'remove', change.id));
+        case 'remove': {
+          const row = this.rowOf(index, pos, record.time, 'remove', change.id);
+          row.removed_rows = this.removedRow(change.id, record.time);
+          out.push(row);
           break;
+        }
         case 'upsert': {
           const r = change.row;
           out.push({
@@ -54,6 +58,7 @@ export class RecordArchiveSource implements ArchiveSource {
             suspended: r.suspended,
             event_status: null,
             event_start_ms: r.eventStartTime,
+            removed_rows: null,
           });
           break;
         }
@@ -78,6 +83,7 @@ export class RecordArchiveSource implements ArchiveSource {
             suspended: null,
             event_status: change.status,
             event_start_ms: event?.startTime ?? null,
+            removed_rows: change.status === 'final' || change.status === 'cancelled' ? this.droppedRows(change.eventId, record.time) : null,
           });
           break;
         }
@@ -85,6 +91,32 @@ export class RecordArchiveSource implements ArchiveSource {
           break;
       }
     }
+  }
+
+  private removedRow(id: string, time: number): string | null {
+    const engine = this.engine;
+    const slot = engine.slotOf(id);
+    if (slot < 0) return engine.tombstoneHorizon() > time ? null : '[]';
+    // a tombstone of this removal or of a later one (the later one is what the window answers with)
+    if (engine.store.state[slot] === SLOT_TOMBSTONE && engine.store.updated[slot] >= time) return `[${tombstoneJson(engine, slot)}]`;
+    // live again (revived since): the revival is a later change of the row
+    return '[]';
+  }
+
+  /** The rows an event's final or cancelled status dropped: its tombstones removed at or after the record's time. */
+  private droppedRows(eventId: string, time: number): string | null {
+    const engine = this.engine;
+    if (engine.tombstoneHorizon() > time) return null;
+    const store = engine.store;
+    const event = store.events.lookup(eventId);
+    if (event === NONE) return '[]';
+    const parts: string[] = [];
+    const tombstones = engine.indexes.tombstones;
+    for (let i = 0; i < tombstones.length; i++) {
+      const slot = tombstones.items[i];
+      if (store.event[slot] === event && store.updated[slot] >= time) parts.push(tombstoneJson(engine, slot));
+    }
+    return `[${parts.join(',')}]`;
   }
 
   /** A row about odds id `id`, its descriptive fields read from the board (the row, a tombstone, or only its event). */
@@ -112,6 +144,7 @@ export class RecordArchiveSource implements ArchiveSource {
       suspended: null,
       event_status: null,
       event_start_ms: null,
+      removed_rows: null,
     };
     const engine = this.engine;
     const slot = engine.slotOf(id);
@@ -132,6 +165,19 @@ export class RecordArchiveSource implements ArchiveSource {
     }
     return row;
   }
+}
+
+/**
+ * What a removal took off the board, for the replay window (ingest/replayWindow.ts): the
+ * tombstone's row as the board holds it when the record is archived, seconds after
+ * the removal (a tombstone stays at least 10 minutes). '[]' when the removal took
+ * nothing (the id was not live) and null when the board may have forgotten it: it no
+ * longer holds the id and has recycled tombstones removed at or after the record's time
+ * (an archive catching up on an old log); the replay window answers nothing across a null.
+ */
+function tombstoneJson(engine: OddsEngine, slot: number): string {
+  // rowInput carries every input field, `updated` (the removal time) included
+  return JSON.stringify(engine.store.rowInput(slot));
 }
 
 /** The tick archive's settings (ARCHIVE_DIR, ARCHIVE_RETENTION_DAYS, ARCHIVE_INTERVAL_MS). */

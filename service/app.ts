@@ -5,6 +5,8 @@
 // read what is built (http/routes/services.ts). main.ts starts it from the
 // environment; tests start it on an ephemeral port over a small board. The settings it
 // reads from `env` are parsed by service/config.ts, like main's.
+import { ReplayWindow } from '../ingest/replayWindow.ts';
+import { registerArchiveMetrics } from './archiveMetrics.ts';
 import { BoardMembership } from '../engine/boardMembership.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
@@ -203,7 +205,10 @@ export async function startApp(options: AppOptions): Promise<App> {
   const authenticator = new KeyAuthenticator(keyChecker, { requireKey: config.requireKey });
   // The push stream (WebSocket and SSE) first: its deltas leave at the end of an apply,
   // before the other listeners' work (signal books, snapshot), none of which it reads.
+  // the replay window (docs/archive.md): the delta feed and stream resumes past the board's tombstones, from the archive
+  const replay = durable?.archive != null && config.replayWindowHours > 0 ? new ReplayWindow(engine, durable.archive, config.replayWindowHours * 3_600_000, () => clock.now()) : null;
   const stream = buildStream(engine, {
+    replay,
     bufferCapBytes: config.streamBufferBytes,
     secret: config.cursorSecret || 'odds-stream-clock',
     resumeWaitMs: config.streamResumeWaitMs,
@@ -214,6 +219,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   });
   listeners.subscribe('push stream', stream.hub, (hub) => hub.close());
   registerStreamMetrics(operations.registry, stream.hub);
+  if (durable?.archive != null) registerArchiveMetrics(operations.registry, durable.archive);
   stream.hub.onSlowConsumer = (queuedBytes, subscriptions) =>
     logger.warn({ event: 'stream_slow_consumer', queuedBytes, subscriptions, capBytes: config.streamBufferBytes }, 'a push-stream client left too much unread and was disconnected (slow_consumer)');
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
@@ -260,6 +266,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     signals,
     syncEvents: () => statusWriter.flush(),
     archive: durable?.archive ?? null,
+    replay,
   };
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;

@@ -107,6 +107,8 @@ export interface Config extends FeedConfig {
   archiveDir: string | null;
   archiveRetentionDays: number;
   archiveIntervalMs: number;
+  /** How far back /odds/updated?since= and a stream resume reach through the tick archive. */
+  replayWindowHours: number;
   // the trader screens (engine/signals/screenBook.ts, steamDetector.ts; docs/signals.md)
   /** The books the fair line is formed from, with their weights. */
   fairLineBooks: WeightedBook[];
@@ -335,6 +337,7 @@ export const SETTINGS = [
   setting({ key: 'archiveDir', name: 'ARCHIVE_DIR', fallback: '', allowed: 'a directory path (created if missing; not a file)', help: 'the tick archive: every accepted change, moved from the batch log into one Parquet file per UTC day here (needs DATA_DIR and LOG=file); unset: no archive, and the log is deleted at checkpoints as before', parse: (t) => (t === null ? null : !existsSync(t) || isDirectory(t) ? t : undefined) }),
   setting({ key: 'archiveRetentionDays', name: 'ARCHIVE_RETENTION_DAYS', fallback: '30', allowed: 'an integer from 1 to 36500', help: 'days of the tick archive kept, today included; older day directories are deleted', parse: (t) => intIn(1, 36_500)(t, 30) }),
   setting({ key: 'archiveIntervalMs', name: 'ARCHIVE_INTERVAL_MS', fallback: '10000', allowed: 'an integer from 100 to 3600000', help: 'how often acknowledged changes are written to the tick archive (the batch log keeps them until then); history routes also read the changes not written yet', parse: (t) => intIn(100, 3_600_000)(t, 10_000) }),
+  setting({ key: 'replayWindowHours', name: 'REPLAY_WINDOW_HOURS', fallback: '24', allowed: 'an integer from 0 to 8760', help: "with ARCHIVE_DIR, how far back /odds/updated?since= and a stream resume (an old clk) are answered exactly, from the archive past the board's 10 minutes of tombstones; older, or 0: the re-bootstrap note and the stream's resync, as without an archive", parse: (t) => intIn(0, 8760)(t, 24) }),
   // the trader screens: kept together
   setting({
     key: 'fairLineBooks',

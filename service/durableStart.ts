@@ -50,7 +50,7 @@ export interface DurableStartOptions extends BoardStartOptions {
   lock?: DataDirLock;
   /** Called once the ingest listener listens, before the board is restored or loaded; the start waits for it. */
   listening?: (port: number) => void | Promise<void>;
-  /** Where the log and the checkpoints write (default node:fs): the tests' fault seam (persistence/log/storageFaults.ts). */
+  /** Where the log, the checkpoints and the tick archive write (default node:fs): the tests' fault seam (persistence/log/storageFaults.ts). */
   storage?: Storage;
 }
 
@@ -139,7 +139,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   let archive: TickArchive | null = null;
   if (options.archive !== undefined) {
     try {
-      archive = await attachTickArchive(durable, options.archive, { now: () => clock.now(), warn: options.log, fsync: env.WAL_FSYNC !== '0' });
+      archive = await attachTickArchive(durable, options.archive, { now: () => clock.now(), warn: options.log, fsync: env.WAL_FSYNC !== '0', storage: options.storage });
     } catch (error) {
       try {
         await durable.close();

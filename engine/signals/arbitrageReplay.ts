@@ -11,6 +11,8 @@
 // historized).
 
 import type { OddsEngine } from '../engine.ts';
+import { HISTORY_CAPACITY, NO_RING } from '../historyRing.ts';
+import { pointAt, type PricePoint } from './tickHistory.ts';
 import { NO_PRICE, SIDES, SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
 import { americanToDecimal } from '../model.ts';
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage } from './arbitrage.ts';
@@ -30,6 +32,27 @@ export interface LiveGroups {
   sourceOfSlot(slot: number): number;
 }
 
+/** True when the ring of `slot` may have dropped the entry in force at `to`: it is full and its oldest entry was first seen after `to`. */
+export function ringShortOf(engine: OddsEngine, slot: number, to: number): boolean {
+  const handle = engine.store.ring[slot];
+  if (handle === NO_RING) return false;
+  const rings = engine.rings;
+  return rings.length(handle) >= HISTORY_CAPACITY && rings.fs(handle, 0) > Math.floor(to / 1000);
+}
+
+/** Ids of the rows a replay at `to` would read (live, or removed after `to`; not DFS) whose ring does not reach back to it. */
+export function idsShortOf(engine: OddsEngine, to: number): string[] {
+  const s = engine.store;
+  const ids: string[] = [];
+  for (let slot = 0; slot < s.size; slot++) {
+    const state = s.state[slot];
+    if (!(state === SLOT_LIVE || (state === SLOT_TOMBSTONE && s.updated[slot] > to))) continue;
+    if (!Number.isNaN(s.dfsMultiplier[slot]) || !ringShortOf(engine, slot, to)) continue;
+    ids.push(s.idOf(slot));
+  }
+  return ids;
+}
+
 export class ArbitrageReplay {
   private readonly batch: QuoteBatch;
   private readonly scratch = new ArbitrageScratch();
@@ -43,10 +66,16 @@ export class ArbitrageReplay {
     this.batch = new QuoteBatch(live.sources);
   }
 
-  at(query: HistoricalArbitrageQuery): ArbitrageRecord[] {
+  /**
+   * archived: price paths from the tick archive (tickHistory.ts pricePaths, by odds id)
+   * of rows whose ring does not reach back to `to` (ringsShortOf): their leg comes from
+   * the archived point in force at `to` instead.
+   */
+  at(query: HistoricalArbitrageQuery, archived?: ReadonlyMap<string, PricePoint[]>): ArbitrageRecord[] {
     const { groups } = this.live;
     const fromSecond = Math.floor(query.from / 1000);
     this.findLegs(query.to, fromSecond);
+    if (archived !== undefined) this.archivedLegs(archived, query.to, fromSecond);
     const extra = this.removedWithLegs();
     const found: ArbitrageRecord[] = [];
     for (let g = 0; g < groups.capacity; g++) {
@@ -104,6 +133,28 @@ export class ArbitrageReplay {
       legPrice[slot] = rings.pa(handle, i);
       const lastSeen = ls * 1000;
       legSeen[slot] = lastSeen < to ? lastSeen : to;
+    }
+  }
+
+  /**
+   * The legs of rows whose ring does not reach back to `to`, from their archived price
+   * paths: the point in force at `to` (the last change at or before it) is a leg when it
+   * is a price, not suspended, not a removal, and was seen (its change's time) since the
+   * window opened; seen at most `to`, as a ring leg.
+   */
+  private archivedLegs(archived: ReadonlyMap<string, PricePoint[]>, to: number, fromSecond: number): void {
+    const s = this.engine.store;
+    for (const [id, path] of archived) {
+      const slot = this.engine.slotOf(id);
+      if (slot < 0 || !ringShortOf(this.engine, slot, to)) continue;
+      const state = s.state[slot];
+      if (!(state === SLOT_LIVE || (state === SLOT_TOMBSTONE && s.updated[slot] > to))) continue;
+      if (!Number.isNaN(s.dfsMultiplier[slot])) continue;
+      this.legPrice[slot] = NO_PRICE;
+      const point = pointAt(path, to);
+      if (point === null || point.removed || point.suspended || point.priceAmerican === null || Math.floor(point.time / 1000) < fromSecond) continue;
+      this.legPrice[slot] = point.priceAmerican;
+      this.legSeen[slot] = point.time < to ? point.time : to;
     }
   }
 

@@ -26,6 +26,7 @@ import type { DevigMethod } from './devig.ts';
 import type { EdgeQuery } from './edgeBook.ts';
 import type { ArbitrageQuery, FlaggedQuote } from './arbitrageBook.ts';
 import { ArbitrageReplay, type LiveGroups } from './arbitrageReplay.ts';
+import type { PricePoint } from './tickHistory.ts';
 import type { HistoricalArbitrageQuery } from './historicalReplay.ts';
 import type { GroupRowInput, MarketGroups } from './marketGroups.ts';
 import type { SourceTable } from './sourceTable.ts';
@@ -233,10 +234,10 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     return { bySportsbook: this.books.arbitrage.flaggedCounts(), events: this.books.arbitrage.flagEvents };
   }
 
-  /** Arbitrage as it stood at query.to with staleness window to - from, replayed from the rings. */
-  arbitrageAt(query: HistoricalArbitrageQuery): ArbitrageRecord[] {
+  /** Arbitrage as it stood at query.to with staleness window to - from, replayed from the rings (and, for rows whose ring does not reach back, from `archived` price paths by id). */
+  arbitrageAt(query: HistoricalArbitrageQuery, archived?: ReadonlyMap<string, PricePoint[]>): ArbitrageRecord[] {
     this.changesApplied();
-    return this.replay.at(query);
+    return this.replay.at(query, archived);
   }
 
   /** Cache validity of an /arbitrage answer (arbitrage does not depend on the clock). */

@@ -27,6 +27,7 @@
 // conflated the same way (at most one delta a second) until it drains; if its queued
 // bytes still pass the cap, it is told slow_consumer and disconnected. Nothing is ever
 // silently skipped: a message the transport would drop ends the connection instead.
+import type { ArchivedTombstones, ReplaySource } from '../archivedTombstones.ts';
 import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
 import { ODDS_FORMATS, type OddsFormat } from '../rowJson.ts';
 import { SLOT_LIVE, SLOT_TOMBSTONE } from '../oddsStore.ts';
@@ -65,6 +66,12 @@ export interface StreamHubOptions {
   aheadWaitMs?: number;
   /** Open subscriptions a connection may hold; a subscribe past it is answered with status too_many_subscriptions (default 100). */
   maxSubscriptions?: number;
+  /**
+   * The replay window over the tick archive (REPLAY_WINDOW_HOURS): a clk past the delta
+   * feed's horizon but inside it resumes with the rows removed since, from the archive.
+   * Absent: such a clk gets a resync, as any clk past the horizon.
+   */
+  replay?: ReplaySource | null;
 }
 
 export interface StreamStats {
@@ -107,6 +114,7 @@ export class StreamHub implements ChangeListener, ClientHub {
   private readonly behind = new Set<Sub>();
   /** Resumes waiting for the board to reach their clk (see aheadWaitMs). */
   private readonly awaiting = new Set<Sub>();
+  private readonly replay: ReplaySource | null;
   private readonly aheadWaitMs: number;
   private readonly maxSubscriptions: number;
   private readonly clients = new Set<StreamClient>();
@@ -141,6 +149,7 @@ export class StreamHub implements ChangeListener, ClientHub {
     this.wallNow = options.wallNow ?? (() => performance.now());
     this.aheadWaitMs = options.aheadWaitMs ?? 5000;
     this.maxSubscriptions = options.maxSubscriptions ?? 100;
+    this.replay = options.replay ?? null;
     this.timer = setInterval(() => this.tick(), options.tickMs ?? 50);
     this.timer.unref();
   }
@@ -360,6 +369,11 @@ export class StreamHub implements ChangeListener, ClientHub {
         this.catchUp(sub);
         return;
       }
+      const old = this.replayable(request.clk);
+      if (old !== null) {
+        this.resumeFromArchive(sub, old, request.clk);
+        return;
+      }
       this.counters.resyncs++;
       this.sendStatus(client, 'resync', 'the clk cannot be resumed from (too old for the changes this service still holds, or not issued by this board): a fresh image follows', request.id);
       if (client.closed) return;
@@ -437,6 +451,89 @@ export class StreamHub implements ChangeListener, ClientHub {
     return point;
   }
 
+  /** A point past the delta feed's horizon that the replay window covers, or null. */
+  private replayable(clk: string): ClockPoint | null {
+    if (this.replay === null) return null;
+    const point = this.tokens.read(clk);
+    if (point === null || point.seq > this.engine.seq) return null;
+    if (point.time >= this.engine.deltaHorizon() || !this.replay.covers(point.time)) return null;
+    return point;
+  }
+
+  /**
+   * A resume from the archive: the subscription waits (the fan-out marks it dirty, as
+   * an awaiting one) while the archive is asked for the rows removed since `point`,
+   * then catches up with them and the board's rows; a null answer (the archive cannot
+   * vouch for it) gets a resync and an image, as without an archive.
+   */
+  private resumeFromArchive(sub: Sub, point: ClockPoint, clk: string): void {
+    const waiting = { point, clk, until: Infinity };
+    sub.awaiting = waiting;
+    const settle = (archived: ArchivedTombstones | null): void => {
+      // left (unsubscribed, disconnected) meanwhile
+      if (sub.awaiting !== waiting || sub.client.closed) return;
+      sub.awaiting = null;
+      if (archived === null) {
+        this.counters.resyncs++;
+        this.sendStatus(sub.client, 'resync', 'the clk cannot be resumed from (the tick archive cannot vouch for the changes since): a fresh image follows', sub.id);
+        if (!sub.client.closed) this.sendImage(sub, true);
+        return;
+      }
+      this.counters.resumes++;
+      sub.moveTo(point, clk);
+      this.catchUpWithArchived(sub, archived);
+    };
+    this.replay!.tombstonesSince(point.time).then(settle, () => settle(null));
+  }
+
+  /**
+   * A catch-up that also brings the archived rows removed since the subscription's
+   * point that the board no longer holds: every row in the order of its last change
+   * (an archived removal before a board row of the same time), in segments whose clk
+   * each resumes after what was sent.
+   */
+  private catchUpWithArchived(sub: Sub, archived: ArchivedTombstones): void {
+    const from = sub.point();
+    const matcher = archived.matcher(sub.group.compiled.filter);
+    const extra: number[] = [];
+    for (const slot of archived.slots) {
+      if (archived.updatedOf(slot) >= from.time && matcher.matches(slot) && this.engine.slotOf(archived.idOf(slot)) < 0) extra.push(slot);
+    }
+    if (extra.length === 0) return this.catchUp(sub);
+    extra.sort((a, b) => archived.updatedOf(a) - archived.updatedOf(b));
+    const board = this.changedSince(sub.group, from);
+    const s = this.engine.store;
+    const now = this.point();
+    const code = sub.formatCode;
+    sub.dirty = false;
+    this.behind.delete(sub);
+    sub.lastFlushAt = this.wallNow();
+    let b = 0;
+    let e = 0;
+    let lastSeq = from.seq;
+    while (b < board.length || e < extra.length) {
+      const parts: Buffer[] = [];
+      let point: ClockPoint = now;
+      while (parts.length < SEGMENT_ROWS && (b < board.length || e < extra.length)) {
+        if (e < extra.length && (b === board.length || archived.updatedOf(extra[e]!) <= s.updated[board[b]!]!)) {
+          const slot = extra[e++]!;
+          parts.push(Buffer.from(archived.json(slot, code)));
+          point = { seq: lastSeq, time: Math.floor(archived.updatedOf(slot)) };
+        } else {
+          const slot = board[b++]!;
+          parts.push(this.engine.fragments.join(Int32Array.of(slot), 1, code));
+          lastSeq = s.seq[slot]!;
+          point = { seq: lastSeq, time: Math.floor(s.updated[slot]!) };
+        }
+      }
+      if (b === board.length && e === extra.length) point = now;
+      const json = Buffer.from(parts.map((part) => part.toString()).join(','));
+      const rows = sub.request.format === 'json' ? json : rowsMsgpack(json);
+      const clk = this.tokens.issue(point);
+      if (!this.sendRows(sub, 'delta', { op: 'delta', id: sub.id, clk, prev: sub.clk }, rows, clk, point)) return;
+    }
+  }
+
   /**
    * Resumes the waiting subscriptions the board has reached (with the changes after
    * their clk, as any resume); after `now` passes their wait, a resync and an image.
@@ -454,6 +551,11 @@ export class StreamHub implements ChangeListener, ClientHub {
         this.counters.resumes++;
         sub.moveTo(from, waiting.clk);
         this.catchUp(sub);
+        continue;
+      }
+      const old = reached ? this.replayable(waiting.clk) : null;
+      if (old !== null) {
+        this.resumeFromArchive(sub, old, waiting.clk);
         continue;
       }
       this.counters.resyncs++;

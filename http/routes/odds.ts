@@ -117,7 +117,7 @@ export function oddsRoutes(ctx: Services): AnyRoute[] {
       [
         ORDER_TEXT,
         'Tombstones (selections that left the board) are the row\'s last state plus "removed": true and stay for at least 10 minutes. meta.updated is the board\'s as-of time when the walk\'s first page was read; every page of the walk repeats it (it rides in the cursor) and the next poll passes it as since.',
-        'since: ISO-8601 instant or epoch milliseconds; missing: 400 missing_parameter. Sync: load /api/v1/snapshot, then poll with since = its syncToken, then each walk\'s meta.updated, upserting rows by id and deleting tombstones. A since older than the tombstone horizon answers 200 with a meta.note: re-bootstrap from the snapshot.',
+        'since: ISO-8601 instant or epoch milliseconds; missing: 400 missing_parameter. Sync: load /api/v1/snapshot, then poll with since = its syncToken, then each walk\'s meta.updated, upserting rows by id and deleting tombstones. A since older than the tombstone horizon answers 200 with a meta.note: re-bootstrap from the snapshot; with a tick archive (ARCHIVE_DIR) a since up to REPLAY_WINDOW_HOURS (default 24) old is answered exactly instead, the rows removed since included (docs/archive.md).',
         CURSOR_RULES, ODDS_FORMAT_RULES, ETAG_RULES, PARAMETER_ERRORS, KEY_RULES,
       ],
       curlExample(
@@ -128,7 +128,7 @@ export function oddsRoutes(ctx: Services): AnyRoute[] {
     cache: {
       validity: (req, now) => deltaToken(engine, updatedPlans.of(req.query, req.query, now)),
     },
-    handle: (req) => deltaPage(engine, updatedPlans.of(req.query, req.query, req.now)),
+    handle: (req) => deltaPage(engine, updatedPlans.of(req.query, req.query, req.now), ctx.replay),
   });
 
   const eventOdds = defineRoute({

@@ -9,6 +9,7 @@ import type { EngineSignals } from '../../engine/signals/engineSignals.ts';
 import type { BoardSnapshot } from '../../engine/snapshot/boardSnapshot.ts';
 import type { KeyChecker } from '../../persistence/keyCheck.ts';
 import type { Persistence } from '../../persistence/persistence.ts';
+import type { ReplaySource } from '../../engine/archivedTombstones.ts';
 import type { TickArchive } from '../../persistence/archive/tickArchive.ts';
 import type { CursorCodec } from '../cursor.ts';
 
@@ -34,4 +35,6 @@ export interface Services {
   syncEvents(): void;
   /** The tick archive (ARCHIVE_DIR), or null without one: its routes answer 503 archive_unavailable. */
   archive: TickArchive | null;
+  /** The replay window over the archive (REPLAY_WINDOW_HOURS), or null: /odds/updated answers a since past the tombstone horizon with the re-bootstrap note. */
+  replay: ReplaySource | null;
 }

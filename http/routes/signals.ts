@@ -11,7 +11,8 @@
 // so its token moves exactly when either does.
 // The historical routes replay the price rings per request and are not cached.
 import { historicalOdds, withArchivedPrices } from '../../engine/signals/historicalReplay.ts';
-import { pricePaths } from '../../engine/signals/tickHistory.ts';
+import { pricePaths, type PricePoint } from '../../engine/signals/tickHistory.ts';
+import { idsShortOf } from '../../engine/signals/arbitrageReplay.ts';
 import { oddsIdParts, selectionHistory } from '../../engine/signals/selectionHistory.ts';
 import { DEVIG_METHODS } from '../../engine/signals/devig.ts';
 import type { RankCursor } from '../../engine/signals/rankedSet.ts';
@@ -256,10 +257,10 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
     query: HISTORICAL_ARBITRAGE_QUERY,
     summary: 'Arbitrage as it stood at to, replayed from price history.',
     description:
-      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. from after to: 400 invalid_parameter. ' +
+      'Each selection\'s price in force at to, counted only if that price was last seen at or after from (staleness window to - from), grouped and evaluated like /arbitrage. Times resolve to the second. With from = to (the default when only one is given) the answer is a snapshot: every price in force at to counts, whenever it was last seen (a single to gives a snapshot); an earlier from applies the staleness window. A leg\'s updated is its last-seen time capped at to. Sorted by profit descending, then id; at most limit records (default 500, 1..1000), not paginated. With the tick archive (ARCHIVE_DIR, docs/archive.md), a selection whose last 50 changes all came after to gets its leg from the archive (the archived change in force at to, seen at its time). from after to: 400 invalid_parameter. ' +
       `${ETAG_RULES} ${PARAMETER_ERRORS} ${KEY_RULES}` +
       curlExample('# the board as it stood at one instant (to alone: every price in force then counts)', `curl -s ${KEY_HEADER} "${BASE_URL}/api/v1/historical/arbitrage?to=$(date -u +%Y-%m-%dT%H:%M:%SZ)&min_profit=0.001&limit=10"`),
-    handle: (req): DataResult => {
+    handle: (req): RouteResult => {
       const q = req.query;
       const from = q.from ?? q.to ?? req.now;
       const to = q.to ?? from;
@@ -267,8 +268,27 @@ export function signalRoutes(ctx: Services): AnyRoute[] {
       // A single `to` gives a snapshot (OpenAPI description of /historical/arbitrage): a zero-width window is the board
       // as it stood at `to` (every price in force), not only prices confirmed in that second.
       const windowStart = from === to ? -Infinity : from;
-      const records = signals.arbitrageAt({ from: windowStart, to, minProfit: q.min_profit, limit: q.limit });
-      return { kind: 'data', data: records, updated: latestUpdated(records, to) };
+      const query = { from: windowStart, to, minProfit: q.min_profit, limit: q.limit };
+      const archive = ctx.archive;
+      // rows whose last 50 changes all came after `to`: their leg then, from the tick archive
+      const short = archive === null ? [] : idsShortOf(engine, to);
+      if (archive === null || short.length === 0) {
+        const records = signals.arbitrageAt(query);
+        return { kind: 'data', data: records, updated: latestUpdated(records, to) };
+      }
+      return {
+        kind: 'pending',
+        body: archive.rowsOfIds(short, to).then((archived): DataResult => {
+          const paths = new Map<string, PricePoint[]>();
+          for (const point of pricePaths(archived.rows)) {
+            let path = paths.get(point.id);
+            if (path === undefined) paths.set(point.id, (path = []));
+            path.push(point);
+          }
+          const records = signals.arbitrageAt(query, paths);
+          return { kind: 'data', data: records, updated: latestUpdated(records, to) };
+        }),
+      };
     },
   });
 

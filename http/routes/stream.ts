@@ -7,6 +7,7 @@
 // The messages are described in the AsyncAPI document (http/asyncapi.ts).
 import type { Authenticator } from '../auth.ts';
 import type { Clock } from '../../engine/clock.ts';
+import type { ReplaySource } from '../../engine/archivedTombstones.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
 import { ClockTokens } from '../../engine/stream/streamClock.ts';
 import { StreamHub } from '../../engine/stream/streamHub.ts';
@@ -176,7 +177,7 @@ function socketSink(ws: SocketConnection<SocketData>): StreamSink {
 const SSE_DESCRIPTION = [
   'Server-Sent Events for one subscription to the push stream; its filter is the query string (the same parameters, meanings and limits as /odds).',
   'Events: `image` (the rows as /odds serves them at the image\'s clk, in segments of at most 1,000 rows built one at a time, so a later segment\'s rows may already be newer, and the deltas that follow bring every row up to date; only the last segment, `"segment": "end"`, carries an id), `delta` (every row of the subscription changed since the previous event, tombstones `"removed": true` included, with `clk` and `prev`), `heartbeat` (after heartbeat_ms without other traffic) and `status` (resync, slow_consumer).',
-  'Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed\'s 10 minutes and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.',
+  'Each image end and delta has `id: <clk>`: a reconnecting EventSource sends it back as Last-Event-ID and gets only the changes after it, for at least the delta feed\'s 10 minutes (with a tick archive, up to REPLAY_WINDOW_HOURS, default 24) and across restarts of a service that keeps its data directory; otherwise a status resync and a fresh image marked `"resync": true`.',
   'The WebSocket stream at /api/v1/stream carries the same messages for many subscriptions per connection (JSON or MessagePack); both are described in the AsyncAPI document at /api/v1/asyncapi.json.',
   `A bad filter answers 400 invalid_parameter before the stream opens. Without a key, one client address holds at most STREAM_MAX_ANONYMOUS_CONNECTIONS (32) push-stream connections, WebSocket and SSE together; past it 429 too_many_connections. ${KEY_RULES} A browser's EventSource cannot set headers: pass the key as the key parameter instead.`,
 ].join('\n\n') +
@@ -276,11 +277,13 @@ export interface StreamSettings {
   maxAnonymousPerAddress: number;
   authenticator: Authenticator;
   clock: Clock;
+  /** The replay window over the tick archive (REPLAY_WINDOW_HOURS): resumes past the delta feed's horizon. */
+  replay?: ReplaySource | null;
 }
 
 export function buildStream(engine: OddsEngine, options: StreamSettings): StreamSetup {
   const epoch = engine.historyId;
-  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs, maxSubscriptions: options.maxSubscriptions });
+  const hub = new StreamHub(engine, { tokens: new ClockTokens(epoch, options.secret), bufferCapBytes: options.bufferCapBytes, aheadWaitMs: options.resumeWaitMs, maxSubscriptions: options.maxSubscriptions, replay: options.replay ?? null });
   const routeOptions = { hub, authenticator: options.authenticator, clock: options.clock, anonymous: new AnonymousConnections(options.maxAnonymousPerAddress) };
   return { hub, anonymous: routeOptions.anonymous, routes: [streamSseRoute(routeOptions), asyncApiRoute()], sockets: [streamSocketRoute(routeOptions)] };
 }

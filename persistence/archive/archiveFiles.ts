@@ -107,5 +107,6 @@ export function sqlString(text: string): string {
 
 /** read_parquet over files, as SQL (a list that is never empty: callers check). */
 export function readParquetSql(files: readonly string[]): string {
-  return `read_parquet([${files.map(sqlString).join(', ')}])`;
+  // by name: files written before a column was added read it as null
+  return `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true)`;
 }

@@ -39,6 +39,13 @@ export interface ArchiveRow {
   suspended: boolean | null;
   event_status: string | null;
   event_start_ms: number | null;
+  /**
+   * The rows the change removed, as the board held them (a JSON array of OddsInput
+   * objects, each with its `updated`): one on a remove, every row an event's final or
+   * cancelled status dropped. Null on other changes, and where the board no longer
+   * held them when archived (the replay window then does not answer across it).
+   */
+  removed_rows: string | null;
 }
 
 export const ARCHIVE_COLUMNS: readonly ArchiveColumn[] = [
@@ -60,6 +67,7 @@ export const ARCHIVE_COLUMNS: readonly ArchiveColumn[] = [
   { name: 'suspended', type: 'BOOLEAN', doc: 'suspension the change set; null: not set by this change' },
   { name: 'event_status', type: 'VARCHAR', doc: 'the new event status (status rows only)' },
   { name: 'event_start_ms', type: 'BIGINT', doc: "the event's start, epoch ms, as the board held it when the change was archived" },
+  { name: 'removed_rows', type: 'VARCHAR', doc: 'remove rows, and status rows that ended an event: the removed rows as the board held them (JSON array of odds rows with their updated time); the delta feed answers from it past the tombstones it still holds' },
 ];
 
 /** The staging table's CREATE statement. */

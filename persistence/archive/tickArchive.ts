@@ -29,7 +29,7 @@
 // the merged file is written like any other before its inputs are deleted.
 
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeStorage, type Storage } from '../log/storage.ts';
 import { ARCHIVE_COLUMNS, COLUMN_LIST, type ArchiveRow } from './archiveSchema.ts';
@@ -121,6 +121,10 @@ export class TickArchive {
   private readonly maxPendingBytes: number;
   failures = 0;
   lastError: string | null = null;
+  /** Wall-clock ms since which records have waited for a file (the oldest waiting record's arrival, at most), null when none waits: the lag metric. */
+  private waitingSince: number | null = null;
+  /** Files and bytes under the archive directory, read at most once a second (the metrics scrape). */
+  private sizeMemo: { at: number; files: number; bytes: number } | null = null;
   lastFlush: FlushReport | null = null;
   /** Told of each written flush (metrics, tests). */
   onFlush: ((report: FlushReport) => void) | null = null;
@@ -135,6 +139,7 @@ export class TickArchive {
     this.fsync = options.fsync ?? true;
     this.maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
     this.through = archivedThrough;
+    if (options.log.lastIndex > archivedThrough) this.waitingSince = Date.now();
   }
 
   /**
@@ -177,6 +182,28 @@ export class TickArchive {
     return this.through;
   }
 
+  /** Seconds the oldest record not yet in a file has waited (0 when none waits). */
+  lagSeconds(now = Date.now()): number {
+    return this.waitingSince === null || this.pendingRecords === 0 ? 0 : Math.max(0, now - this.waitingSince) / 1000;
+  }
+
+  /** Parquet files under the archive directory and their bytes (read at most once a second). */
+  size(): { files: number; bytes: number } {
+    const now = Date.now();
+    if (this.sizeMemo !== null && now - this.sizeMemo.at < 1000) return this.sizeMemo;
+    let bytes = 0;
+    const files = listArchiveFiles(this.options.dir);
+    for (const file of files) {
+      try {
+        bytes += statSync(file.path).size;
+      } catch {
+        // deleted since it was listed (a merge or the retention)
+      }
+    }
+    this.sizeMemo = { at: now, files: files.length, bytes };
+    return this.sizeMemo;
+  }
+
   /** Records acknowledged but not yet in a file. */
   get pendingRecords(): number {
     return this.behind ? this.options.log.lastIndex - this.through : this.pendingIndex.length;
@@ -184,7 +211,9 @@ export class TickArchive {
 
   /** A durable log record (the log calls this in index order); its bytes are copied. */
   take(index: number, payload: Uint8Array): void {
-    if (this.closed || this.behind) return;
+    if (this.closed) return;
+    this.waitingSince ??= Date.now();
+    if (this.behind) return;
     if (index !== this.next) {
       this.dropPending(`record ${index} came where ${this.next} was expected`);
       return;
@@ -243,6 +272,7 @@ export class TickArchive {
   private async flushNow(): Promise<FlushReport | null> {
     if (this.closed) return null;
     const started = performance.now();
+    const flushStartedAt = Date.now();
     try {
       if (this.behind) this.catchUp();
     } catch (error) {
@@ -275,6 +305,8 @@ export class TickArchive {
     }
     this.through = indexes[indexes.length - 1];
     this.options.log.archived(this.through);
+    // records that came during the flush have waited since it started, at most
+    this.waitingSince = this.options.log.lastIndex > this.through ? flushStartedAt : null;
     // a catch-up that stopped at maxPendingBytes goes on at once
     if (this.behind && !this.closed) setImmediate(() => void this.flush().catch(() => {}));
     const report: FlushReport = { records: indexes.length, rows, files: written, archivedThrough: this.through, ms: performance.now() - started };
@@ -419,25 +451,55 @@ export class TickArchive {
     return this.rowsWhere(where, (row) => row.event_id === eventId && row.time_ms <= toMs);
   }
 
-  private rowsWhere(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+  /**
+   * The removals (remove rows, and the status rows that ended an event) with time_ms >=
+   * fromMs, oldest first, and the first record the archive holds with its time: every
+   * record after it is in the archive or pending (when `complete`), none before it is.
+   */
+  removalsSince(fromMs: number): Promise<ArchiveRows & { firstRecord: number; firstRecordTime: number }> {
+    const removal = `(kind = 'remove' OR (kind = 'status' AND event_status IN ('final', 'cancelled')))`;
+    const from = Math.floor(fromMs);
     return this.exclusive(async () => {
-      const files = listArchiveFiles(this.options.dir).map((f) => f.path);
-      const rows: ArchiveRow[] = [];
+      const found = await this.rowsWhereNow(`${removal} AND time_ms >= ${from}`, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
+      let firstRecord = this.through + 1;
+      let firstRecordTime = Infinity;
+      const files = listArchiveFiles(this.options.dir);
       if (files.length > 0) {
-        const reader = await this.connection.runAndReadAll(`SELECT ${READ_SELECT} FROM ${readParquetSql(files)} WHERE ${where} ORDER BY seq, pos`);
-        for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
+        const first = files.reduce((a, b) => (b.first < a.first ? b : a));
+        const row = (await this.connection.runAndReadAll(`SELECT CAST(max(time_ms) AS DOUBLE) AS t FROM read_parquet(${sqlString(first.path)}) WHERE seq = ${first.first}`)).getRowObjects()[0];
+        firstRecord = first.first;
+        firstRecordTime = Number(row?.t ?? Infinity);
+      } else if (!this.behind && this.pendingIndex.length > 0) {
+        firstRecord = this.pendingIndex[0];
+        const scratch: ArchiveRow[] = [];
+        this.options.source.rowsOf(this.pendingIndex[0], this.pendingPayload[0], scratch);
+        firstRecordTime = scratch.length > 0 ? scratch[0].time_ms : Infinity;
       }
-      // the records not written yet, from their copies
-      const scratch: ArchiveRow[] = [];
-      if (!this.behind) {
-        for (let i = 0; i < this.pendingIndex.length; i++) {
-          scratch.length = 0;
-          this.options.source.rowsOf(this.pendingIndex[i], this.pendingPayload[i], scratch);
-          for (const row of scratch) if (keep(row)) rows.push(row);
-        }
-      }
-      return { rows, complete: !this.behind, archivedThrough: this.through };
+      return { ...found, firstRecord, firstRecordTime };
     });
+  }
+
+  private rowsWhere(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+    return this.exclusive(() => this.rowsWhereNow(where, keep));
+  }
+
+  private async rowsWhereNow(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+    const files = listArchiveFiles(this.options.dir).map((f) => f.path);
+    const rows: ArchiveRow[] = [];
+    if (files.length > 0) {
+      const reader = await this.connection.runAndReadAll(`SELECT ${READ_SELECT} FROM ${readParquetSql(files)} WHERE ${where} ORDER BY seq, pos`);
+      for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
+    }
+    // the records not written yet, from their copies
+    const scratch: ArchiveRow[] = [];
+    if (!this.behind) {
+      for (let i = 0; i < this.pendingIndex.length; i++) {
+        scratch.length = 0;
+        this.options.source.rowsOf(this.pendingIndex[i], this.pendingPayload[i], scratch);
+        for (const row of scratch) if (keep(row)) rows.push(row);
+      }
+    }
+    return { rows, complete: !this.behind, archivedThrough: this.through };
   }
 
   /**
@@ -506,6 +568,7 @@ function appendRow(appender: DuckDBAppender, row: ArchiveRow): void {
   else appender.appendBoolean(row.suspended);
   appendText(appender, row.event_status);
   appendNumber(appender, row.event_start_ms);
+  appendText(appender, row.removed_rows);
   appender.endRow();
 }
 

@@ -9,6 +9,7 @@
 //   t.app.engine / t.app.simulator / t.clock        // the real parts, for oracles
 //   await t.close();                                // server, DB, temp dir
 //   await startTestApp({ dataDir: true });          // durable (log, checkpoints) in a temp DATA_DIR, ingest listener on an ephemeral port
+import type { Storage } from '../../persistence/log/storage.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +44,8 @@ export interface TestAppOptions {
    * ephemeral port. Default: no data dir, the board as before (no log, no ingest listener).
    */
   dataDir?: string | true;
+  /** Where the log, the checkpoints and the tick archive write (default node:fs): a fault seam (persistence/log/storageFaults.ts). */
+  storage?: Storage;
 }
 
 export interface TestApp {
@@ -94,6 +97,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       simulatorSeed: options.simulatorSeed,
       env: options.env ?? {},
       log: (line) => logs.push(line),
+      storage: options.storage,
     });
   } catch (error) {
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
