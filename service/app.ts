@@ -272,9 +272,11 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // the signal stream's topics follow the signal books (steam moves, changed screens)
   const signalTopics = new SignalTopics(signals, () => engine.asOf());
-  // Webhook alerts, with a durable board (the outbox lives in its data dir): the
-  // producer follows the engine after the signal books, which it reads on its tick.
-  const alertsConfig = durable !== null && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
+  // Webhook alerts, with a durable board or on a LOG=nats writer (the outbox lives in
+  // its data dir; replicas apply the same changes and send none): the producer follows
+  // the engine after the signal books, which it reads on its tick.
+  const writes = durable !== null || replicated?.role === 'writer';
+  const alertsConfig = writes && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
   let alerts: Alerts | null = null;
   if (alertsConfig?.enabled === true) {
     const alertsLogger = logger.child({ part: 'alerts' });
@@ -282,7 +284,7 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
     listeners.subscribe('alert producer', alerts.producer);
     registerAlertsMetrics(operations.registry, alerts);
     opened.add('webhook alerts', () => alerts?.close());
-  } else alertsGate.shut(alertsConfig === null ? 'the service runs without DATA_DIR' : 'ALERTS=0');
+  } else alertsGate.shut(alertsConfig !== null ? 'ALERTS=0' : replicated !== null ? 'webhooks run on the LOG=nats writer, not on a replica' : 'the service runs without DATA_DIR');
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
   const httpMetrics = new HttpMetrics(operations.registry, {
