@@ -61,6 +61,11 @@ export class Alerts {
   /** Times the delivery thread was started again after it died. */
   restarts = 0;
 
+  /** The delivery thread while one runs (tests end it to check the restart: test/alerts/thread-crash.test.ts). */
+  get deliveryThread(): Worker | null {
+    return this.thread;
+  }
+
   constructor(
     engine: OddsEngine,
     signals: EngineSignals,

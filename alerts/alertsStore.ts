@@ -12,6 +12,7 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
 import type { AlertsDb } from './alertsDatabase.ts';
 import type { AlertEvent } from './alertEvent.ts';
 import { parseFilters, type AlertFilter } from './filters.ts';
+import { OutboxReadBack } from './outboxReadBack.ts';
 
 /** How many of the newest events are kept in memory for the workers' reads. */
 const RECENT_EVENTS = 20_000;
@@ -141,12 +142,16 @@ export class AlertsStore {
   syncs = 0;
   /** Called with the error of a failed fdatasync (not retried: the file's state is unknown). */
   onSyncError: (error: Error) => void = () => {};
+  /** The outbox's newest seq (0: none yet). */
+  private newest: number;
+  /** Events beyond the memory of recent ones, read once for every endpoint behind (outboxReadBack.ts). */
+  readonly readBack: OutboxReadBack;
 
   constructor(readonly db: AlertsDb) {
     this.statements = {
       insertEvent: db.prepare('INSERT INTO alert_events (id, type, created_at, body) VALUES (?, ?, ?, ?)'),
       eventsAfter: db.prepare('SELECT seq, id, type, created_at AS createdAt, body FROM alert_events WHERE seq > ? ORDER BY seq LIMIT ?'),
-      eventsIn: db.prepare('SELECT seq, id, type, created_at AS createdAt, body FROM alert_events WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq'),
+      eventsRange: db.prepare('SELECT seq, id, type, created_at AS createdAt, body FROM alert_events WHERE seq > ? AND seq <= ? ORDER BY seq'),
       eventsBetween: db.prepare('SELECT seq, id, type, created_at AS createdAt, body FROM alert_events WHERE seq <= ? AND created_at >= ? AND created_at <= ? ORDER BY seq'),
       maxSeq: db.prepare('SELECT max(seq) AS seq FROM alert_events'),
       progress: db.prepare(
@@ -162,6 +167,11 @@ export class AlertsStore {
       deleteReplay: db.prepare('DELETE FROM replays WHERE subscription_id = ? AND pos = ?'),
       maxReplayPos: db.prepare('SELECT max(pos) AS pos FROM replays'),
     };
+    this.newest = (this.statements.maxSeq.get() as { seq: number | null }).seq ?? 0;
+    this.readBack = new OutboxReadBack(
+      (from, to) => this.statements.eventsRange.all(from, to) as StoredEvent[],
+      () => this.newest,
+    );
   }
 
   // -- subscriptions ----------------------------------------------------------
@@ -210,6 +220,7 @@ export class AlertsStore {
       for (const { event, body } of batch) seqs.push(Number(insertEvent.run(event.id, event.type, event.createdAt, body).lastInsertRowid));
     }).immediate();
     this.sync();
+    if (seqs.length > 0) this.newest = seqs[seqs.length - 1]!;
     const receivedAt = Date.now();
     for (let i = 0; i < batch.length; i++) {
       const { event, body, bytes } = batch[i]!;
@@ -239,16 +250,12 @@ export class AlertsStore {
     return this.statements.eventsAfter.all(after, limit) as StoredEvent[];
   }
 
-  /** The events of these seqs (ascending), in seq order (pruned ones are absent). */
+  /** The events of these seqs (ascending), in seq order (pruned ones are absent): the recent ones from memory, the others read back. */
   events(seqs: readonly number[]): StoredEvent[] {
-    const out: StoredEvent[] = [];
-    for (const seq of seqs) {
-      const event = this.recent.get(seq);
-      if (event === undefined) return this.statements.eventsIn.all(JSON.stringify(seqs)) as StoredEvent[];
-      out.push(event);
-    }
-    return out;
+    return this.readBack.events(seqs, this.recentLookup);
   }
+
+  private readonly recentLookup = (seq: number): StoredEvent | undefined => this.recent.get(seq);
 
   /** Events up to seq `through` created in [from, to], in order. */
   eventsBetween(through: number, from: number, to: number): StoredEvent[] {
@@ -257,7 +264,7 @@ export class AlertsStore {
 
   /** The newest event's seq (0: none): a new subscription starts after it. */
   lastSeq(): number {
-    return (this.statements.maxSeq.get() as { seq: number | null }).seq ?? 0;
+    return this.newest;
   }
 
   // -- replays ------------------------------------------------------------------
@@ -363,9 +370,13 @@ export class AlertsStore {
 
   /**
    * Drops events older than cutoff (engine clock ms) that every subscription is done
-   * with (seq <= through) and no replay or dead letter refers to.
+   * with (seq <= through) and no replay or dead letter refers to. The newest event
+   * stays whatever its age: SQLite numbers a new row max(seq) + 1, so deleting the
+   * newest would give its seq again to a later event, which the subscriptions' cursors
+   * (already past it) would skip.
    */
   prune(cutoff: number, through: number): number {
+    through = Math.min(through, this.newest - 1);
     let removed = 0;
     this.db.transaction(() => {
       removed = this.db
@@ -377,6 +388,7 @@ export class AlertsStore {
         .run(cutoff, through).changes;
     }).immediate();
     for (const [seq, event] of this.recent) if (event.createdAt < cutoff && seq <= through) this.recent.delete(seq);
+    if (removed > 0) this.readBack.clear();
     this.sync();
     return removed;
   }

@@ -5,10 +5,12 @@
 // is rebuilt from the outbox after a restart, and when it would grow past LANE_CAP (an
 // endpoint down for hours) it stops taking events ("spilled") and reads them back from
 // the outbox, LANE_CAP at a time, once it has drained: memory stays bounded whatever the
-// backlog.
+// backlog. The read-back goes through the store's shared blocks (outboxReadBack.ts):
+// endpoints behind together read and parse each stretch of the outbox once between them.
 import type { AlertEvent } from './alertEvent.ts';
 import type { AlertsStore, ReplayEntry, Subscription } from './alertsStore.ts';
 import { anyMatches } from './filters.ts';
+import { BLOCK_EVENTS, blockOf } from './outboxReadBack.ts';
 
 export const LANE_CAP = 10_000;
 const SCAN = 1000;
@@ -123,20 +125,26 @@ export class DeliveryQueue {
     return anyMatches(this.subscription.filters, JSON.parse(body) as AlertEvent);
   }
 
-  /** Reads the lane on from the outbox: up to LANE_CAP matches; complete again once the outbox's end is reached. */
+  /**
+   * Reads the lane on from the outbox, a whole block at a time, until it holds at least
+   * LANE_CAP matches; complete again once the outbox's newest event is examined.
+   */
   private refill(): void {
     this.live = [];
     this.head = 0;
+    const { filters } = this.subscription;
+    const newest = this.store.lastSeq();
     while (this.live.length < LANE_CAP) {
-      const rows = this.store.eventsAfter(this.examined, SCAN);
-      for (const row of rows) {
-        if (this.matches(row.body)) this.live.push(row.seq);
-        this.examined = row.seq;
-      }
-      if (rows.length < SCAN) {
+      if (this.examined >= newest) {
+        this.examined = newest;
         this.spilled = false;
         return;
       }
+      const k = blockOf(this.examined + 1);
+      for (const row of this.store.readBack.block(k)) {
+        if (row.seq > this.examined && anyMatches(filters, row.event)) this.live.push(row.seq);
+      }
+      this.examined = Math.min(newest, (k + 1) * BLOCK_EVENTS);
     }
   }
 }

@@ -37,13 +37,14 @@ const ROUNDS = Number(process.env.ALERTS_BENCH_ROUNDS ?? 3);
 const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** places;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
-interface Receivers {
+export interface Receivers {
   ports: number[];
   stats(): Promise<{ events: number; requests: number }>;
   stop(): void;
 }
 
-async function startReceivers(): Promise<Receivers> {
+/** The bench's webhook endpoints: a child process (webhookReceivers.ts) listening on PORTS loopback ports. */
+export async function startReceivers(): Promise<Receivers> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./webhookReceivers.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const next = () => new Promise<string>((resolve) => lines.once('line', resolve));

@@ -27,6 +27,7 @@ const SECTIONS: Section[] = [
   { name: 'ingest', load: async () => (await import('./ingest.bench.ts')).benchIngest },
   { name: 'replicas', load: async () => (await import('./replicas.bench.ts')).benchReplicas },
   { name: 'alerts', load: async () => (await import('./alerts.bench.ts')).benchAlerts },
+  { name: 'alerts-catchup', load: async () => (await import('./alertsCatchUp.bench.ts')).benchAlertsCatchUp },
   { name: 'archive', load: async () => (await import('./archive.bench.ts')).benchArchive },
 ];
 

@@ -176,10 +176,47 @@ function watchWritePath(durable: DurableStart, operations: Operations, logger: L
   };
 }
 
+/**
+ * What a start has opened so far, in order. A step that fails part way (a stray
+ * directory where the ingest address file goes, a feed that cannot start) closes them
+ * in reverse, so the failed start leaves no listener, delivery thread, timer or open
+ * file behind and the process can exit with its error.
+ */
+class OpenedParts {
+  private readonly parts: { name: string; close: () => unknown }[] = [];
+  /** Told of a part that failed to close (the others are still closed). */
+  failed: (name: string, error: unknown) => void = () => {};
+
+  add(name: string, close: () => unknown): void {
+    this.parts.push({ name, close });
+  }
+
+  async closeAll(): Promise<void> {
+    for (const part of this.parts.reverse()) {
+      try {
+        await part.close();
+      } catch (error) {
+        this.failed(part.name, error);
+      }
+    }
+  }
+}
+
 export async function startApp(options: AppOptions): Promise<App> {
+  const opened = new OpenedParts();
+  try {
+    return await openApp(options, opened);
+  } catch (error) {
+    await opened.closeAll();
+    throw error;
+  }
+}
+
+async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   const config = readConfig(options.env ?? process.env);
   const clock = options.clock;
   const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
+  opened.failed = (part, error) => logger.error({ event: 'start_cleanup_failed', part, detail: String(error) }, 'closing a part of a failed start failed');
   const log = options.log ?? ((line: string, fields?: { requestId: string }) => logger.error(fields ?? {}, line));
   const operations = options.operations ?? new Operations();
   operations.readiness.expect('board', 'loading the board');
@@ -194,6 +231,10 @@ export async function startApp(options: AppOptions): Promise<App> {
     adminRoutes: alertsAdminRoutes(alertsGate),
     listening: options.ingestListening,
   });
+  opened.add('persistence', () => persistence.close());
+  // no last checkpoint for a start that failed: the log holds what the board has
+  opened.add('durable board', () => durable?.abandon());
+  opened.add('replicated board', () => replicated?.close());
   if (durable !== null) watchWritePath(durable, operations, logger);
   if (replicated !== null) operations.readiness.probe(replicated.role, replicated.readiness);
   if (replicated?.role === 'writer') replicated.onWritePathStopped(new WritePathHealth(operations, logger).failed);
@@ -202,6 +243,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   // stops them in reverse. The root subscribes the small ones; the snapshot and the
   // signal books subscribe themselves when built, and the list owns their close().
   const listeners = new EngineListeners(engine);
+  opened.add('engine listeners', () => listeners.close());
   const authenticator = new KeyAuthenticator(keyChecker, { requireKey: config.requireKey });
   // The push stream (WebSocket and SSE) first: its deltas leave at the end of an apply,
   // before the other listeners' work (signal books, snapshot), none of which it reads.
@@ -236,16 +278,19 @@ export async function startApp(options: AppOptions): Promise<App> {
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // the signal stream's topics follow the signal books (steam moves, changed screens)
   const signalTopics = new SignalTopics(signals, () => engine.asOf());
-  // Webhook alerts, with a durable board (the outbox lives in its data dir): the
-  // producer follows the engine after the signal books, which it reads on its tick.
-  const alertsConfig = durable !== null && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
+  // Webhook alerts, with a durable board or on a LOG=nats writer (the outbox lives in
+  // its data dir; replicas apply the same changes and send none): the producer follows
+  // the engine after the signal books, which it reads on its tick.
+  const writes = durable !== null || replicated?.role === 'writer';
+  const alertsConfig = writes && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
   let alerts: Alerts | null = null;
   if (alertsConfig?.enabled === true) {
     const alertsLogger = logger.child({ part: 'alerts' });
     alerts = new Alerts(engine, signals, clock, alertsConfig, (level, fields, line) => alertsLogger[level](fields, line));
     listeners.subscribe('alert producer', alerts.producer);
     registerAlertsMetrics(operations.registry, alerts);
-  } else alertsGate.shut(alertsConfig === null ? 'the service runs without DATA_DIR' : 'ALERTS=0');
+    opened.add('webhook alerts', () => alerts?.close());
+  } else alertsGate.shut(alertsConfig !== null ? 'ALERTS=0' : replicated !== null ? 'webhooks run on the LOG=nats writer, not on a replica' : 'the service runs without DATA_DIR');
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
   const httpMetrics = new HttpMetrics(operations.registry, {
@@ -286,6 +331,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     trustedProxies: config.trustedProxies,
   });
   publicPort = server.port;
+  opened.add('public server', () => server.close());
   operations.readiness.pass('board');
 
   if (alerts !== null) {
@@ -305,6 +351,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     submit: writePath === null ? undefined : (batch) => writePath.submit(feedChanges(engine, batch)).then((result) => result.applied),
     warn: log,
   });
+  opened.add('simulator', () => simulator.stop());
   // a replica's board moves only with the stream
   if ((options.simulatorRate ?? 0) > 0 && replicated?.role !== 'replica') simulator.start();
   // a feed in the process (FEED=the-odds-api) submits through the durable board's write path

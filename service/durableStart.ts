@@ -187,10 +187,12 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     listener,
     async listen() {
       if (!closed) {
+        // `npm run feed` with this DATA_DIR finds this listener here; written first, so a
+        // listen that cannot write it (a directory in the way, a full disk) takes no
+        // batches and leaves no file for close() to remove
+        writeIngestAddress(dataDir, host, listener.port);
         gate.open(durable.ingest);
         accepting = true;
-        // `npm run feed` with this DATA_DIR finds this listener here
-        writeIngestAddress(dataDir, host, listener.port);
       }
       return listener;
     },

@@ -240,7 +240,7 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
         // a replicated node opens its ingest port once restored (it has no batches to refuse before)
         const gate = new IngestGate();
         gate.open(node.writer.ingest);
-        listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, token: token!.token, host, port, maxBatchBytes, transport: options.transport, log: warn });
+        listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, adminRoutes: options.adminRoutes, token: token!.token, host, port, maxBatchBytes, transport: options.transport, log: warn });
       } else {
         listener = await startReadOnlyListener({ host, port, transport: options.transport, log: warn, operationsRoutes: options.operationsRoutes });
       }
