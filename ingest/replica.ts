@@ -40,6 +40,14 @@ export interface ReplicaOptions {
   warn?: (line: string) => void;
   /** Called after each applied record. */
   afterApply?: (index: number) => void;
+  /**
+   * Called with the engine once it holds a restored board (a checkpoint, or a log to
+   * replay onto an empty one), before the log after it replays: what follows the engine
+   * and keeps state the board does not determine (the steam detector) subscribes here,
+   * so it sees every replayed batch as the writer did. Not called for a fresh start
+   * (nothing restored: the caller builds such listeners once the board is loaded).
+   */
+  restored?: (engine: OddsEngine) => void;
 }
 
 /** The stream no longer holds records this replica has not applied: only a checkpoint newer than them lets it go on. */

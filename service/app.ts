@@ -183,8 +183,20 @@ export async function startApp(options: AppOptions): Promise<App> {
   operations.readiness.expect('board', 'loading the board');
   // the webhook admin API is on the ingest listener, which opens before the board loads
   const alertsGate = new AlertsGate();
+  // The signal books: built on a restored engine before the log after its checkpoint
+  // replays (the steam detector takes its saved state and follows every replayed batch,
+  // so /steam is what the writer listed at the same board seq), else on the loaded board.
+  const buildSignals = (on: OddsEngine) =>
+    new EngineSignals(on, {}, {
+      sharpBooks: config.fairLineBooks,
+      steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
+    });
+  let restoredSignals: EngineSignals | null = null;
   const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({
     ...options,
+    restored: (restoredEngine) => {
+      restoredSignals = buildSignals(restoredEngine);
+    },
     env: options.env ?? process.env,
     log,
     config,
@@ -223,10 +235,8 @@ export async function startApp(options: AppOptions): Promise<App> {
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);
-  const signals = listeners.own('signal books', new EngineSignals(engine, {}, {
-    sharpBooks: config.fairLineBooks,
-    steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
-  }));
+  // (a restored start's books move behind the listeners subscribed above)
+  const signals = listeners.own('signal books', (restoredSignals as EngineSignals | null)?.resubscribed() ?? buildSignals(engine));
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // the signal stream's topics follow the signal books (steam moves, changed screens)
   const signalTopics = new SignalTopics(signals, () => engine.asOf());

@@ -20,6 +20,25 @@ import { americanCents, type ScreenMarket, type StaleBook, type SteamConfig, typ
 /** Price changes kept per sharp row. */
 export const STEAM_RING = 8;
 
+/** The version of SteamState (a checkpoint holding another one is refused with a clear error). */
+const STEAM_STATE_VERSION = 1;
+
+/** The detector as a checkpoint keeps it (SteamDetector.saveState). */
+export interface SteamState {
+  version: number;
+  /** STEAM_RING when saved. */
+  ring: number;
+  /** Per followed row: its ref, its kept changes (count, oldest first in times/prices at i * ring), the start of its last fired move (NaN: none). */
+  refs: Int32Array;
+  counts: Uint8Array;
+  firedFrom: Float64Array;
+  times: Float64Array;
+  prices: Float64Array;
+  /** The reported moves, oldest first. */
+  moves: SteamRecord[];
+  count: number;
+}
+
 export class SteamDetector {
   /** ref -> ring index (-1: not a sharp row). */
   private ringOf = new Int32Array(1024).fill(-1);
@@ -130,6 +149,77 @@ export class SteamDetector {
     this.count++;
     this.onMove?.(record);
     return record;
+  }
+
+  /**
+   * What a checkpoint keeps of the detector (its own copy): each followed row's price
+   * changes and last fired start, the reported moves and their count. The board alone
+   * does not determine them (they are the prices the rows had before), so a restart, or
+   * a replica bootstrapped from the checkpoint, takes them from here and then follows
+   * the log replayed after it: it lists what the writer listed at the same board seq.
+   */
+  saveState(): SteamState {
+    let followed = 0;
+    for (let ref = 0; ref < this.ringOf.length; ref++) if (this.ringOf[ref] >= 0) followed++;
+    const refs = new Int32Array(followed);
+    const counts = new Uint8Array(followed);
+    const firedFrom = new Float64Array(followed);
+    const times = new Float64Array(followed * STEAM_RING);
+    const prices = new Float64Array(followed * STEAM_RING);
+    let i = 0;
+    for (let ref = 0; ref < this.ringOf.length; ref++) {
+      const r = this.ringOf[ref];
+      if (r < 0) continue;
+      refs[i] = ref;
+      const count = this.counts[r];
+      counts[i] = count;
+      firedFrom[i] = this.firedFrom[r];
+      // oldest first, so the restore needs no head
+      for (let j = 0; j < count; j++) {
+        const at = r * STEAM_RING + ((this.heads[r] - (count - 1 - j) + STEAM_RING) % STEAM_RING);
+        times[i * STEAM_RING + j] = this.times[at];
+        prices[i * STEAM_RING + j] = this.prices[at];
+      }
+      i++;
+    }
+    return { version: STEAM_STATE_VERSION, ring: STEAM_RING, refs, counts, firedFrom, times, prices, moves: this.moves.slice(), count: this.count };
+  }
+
+  /**
+   * Takes a saved state (saveState) into a detector that follows no row yet (before the
+   * first full read of the restored board: register() then finds each row's history
+   * and adds nothing, its price being the last one kept). Throws on a state this
+   * version cannot read.
+   */
+  restoreState(state: unknown): void {
+    const saved = state as SteamState;
+    const n = saved?.refs?.length;
+    if (
+      saved === null || typeof saved !== 'object' || saved.version !== STEAM_STATE_VERSION || saved.ring !== STEAM_RING || !(saved.refs instanceof Int32Array) ||
+      !(saved.counts instanceof Uint8Array) || saved.counts.length !== n || !(saved.firedFrom instanceof Float64Array) || saved.firedFrom.length !== n ||
+      !(saved.times instanceof Float64Array) || saved.times.length !== n * STEAM_RING || !(saved.prices instanceof Float64Array) || saved.prices.length !== n * STEAM_RING ||
+      !Array.isArray(saved.moves) || typeof saved.count !== 'number'
+    ) {
+      throw new Error(`the checkpoint's steam state is not one this version reads (version ${String(saved?.version)}, ring ${String(saved?.ring)})`);
+    }
+    if (this.rings > 0) throw new Error('steam state restored into a detector that already follows rows');
+    for (let i = 0; i < n; i++) {
+      const ref = saved.refs[i];
+      if (ref >= this.ringOf.length) this.ringOf = grown(this.ringOf, ref + 1, -1);
+      const r = this.allocate();
+      this.ringOf[ref] = r;
+      const count = Math.min(saved.counts[i], STEAM_RING);
+      this.counts[r] = count;
+      this.heads[r] = count === 0 ? 0 : count - 1;
+      this.firedFrom[r] = saved.firedFrom[i];
+      for (let j = 0; j < count; j++) {
+        this.times[r * STEAM_RING + j] = saved.times[i * STEAM_RING + j];
+        this.prices[r * STEAM_RING + j] = saved.prices[i * STEAM_RING + j];
+      }
+    }
+    this.moves.length = 0;
+    for (const move of saved.moves.slice(-this.config.keep)) this.moves.push(move as SteamRecord);
+    this.count = saved.count;
   }
 
   /** Reported moves matching a query, newest first. */
