@@ -65,7 +65,10 @@ export class SteamDetector {
     readonly config: SteamConfig,
   ) {
     this.batch = new QuoteBatch(sources);
+    this.pointsUnit = config.unit === 'points';
   }
+
+  private readonly pointsUnit: boolean;
 
   /**
    * ref is (true) or is not a sharp book's row (called on every full read of its group);
@@ -136,11 +139,12 @@ export class SteamDetector {
     this.append(r, updated, price);
     const points = (1 / price - 1 / fromPrice) * 100;
     if (!(points > 0)) return null;
+    // the threshold in points needs no American prices: most ticks end here
+    if (this.pointsUnit && points < this.config.threshold - 1e-9) return null;
     const fromAmerican = decimalToAmerican(fromPrice);
     const toAmerican = decimalToAmerican(price);
     const cents = americanCents(fromAmerican, toAmerican);
-    const size = this.config.unit === 'points' ? points : cents;
-    if (size < this.config.threshold - 1e-9) return null;
+    if (!this.pointsUnit && cents < this.config.threshold - 1e-9) return null;
     if (this.firedFrom[r] === fromTime) return null;
     this.firedFrom[r] = fromTime;
     const record = this.record(ref, g, k, fromPrice, fromAmerican, price, toAmerican, points, cents, fromTime, updated, source);
