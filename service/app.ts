@@ -106,6 +106,8 @@ export interface App {
   replicated: ReplicatedStart | null;
   /** Webhook alerts (alerts/): with a data dir unless ALERTS=0; else null. */
   alerts: Alerts | null;
+  /** The signal books (edges, arbitrage, the trader screens, steam) the routes and streams read. */
+  signals: EngineSignals;
   close(): Promise<void>;
 }
 
@@ -330,6 +332,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     durable,
     replicated,
     alerts,
+    signals,
     async close() {
       if (closed) return;
       closed = true;
