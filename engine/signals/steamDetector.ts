@@ -42,8 +42,12 @@ export interface SteamState {
 export class SteamDetector {
   /** ref -> ring index (-1: not a sharp row). */
   private ringOf = new Int32Array(1024).fill(-1);
-  private times = new Float64Array(64 * STEAM_RING);
-  private prices = new Float64Array(64 * STEAM_RING);
+  /**
+   * Per ring, its STEAM_RING changes as (time, decimal price) pairs side by side: ring r's
+   * entry j is at [2 * (r * STEAM_RING + j)] (time) and the double after it (price), so a
+   * tick's window search reads one ring's 128 bytes and nothing else of the board.
+   */
+  private entries = new Float64Array(64 * STEAM_RING * 2);
   /** Per ring: entries kept, position of the newest. */
   private counts = new Uint8Array(64);
   private heads = new Uint8Array(64);
@@ -66,9 +70,19 @@ export class SteamDetector {
   ) {
     this.batch = new QuoteBatch(sources);
     this.pointsUnit = config.unit === 'points';
+    this.threshold = config.threshold - 1e-9;
+    this.windowMs = config.windowMs;
   }
 
+  /** The config as the tick reads it: the unit, the threshold less a rounding allowance, the window. */
   private readonly pointsUnit: boolean;
+  private readonly threshold: number;
+  private readonly windowMs: number;
+
+  /** Reads ring r's newest entry (SignalBooks.warm, before a batch's ticks are settled, so their misses overlap). */
+  warm(r: number): number {
+    return this.heads[r] + this.entries[2 * r * STEAM_RING + 1];
+  }
 
   /**
    * ref is (true) or is not a sharp book's row (called on every full read of its group);
@@ -83,7 +97,7 @@ export class SteamDetector {
     }
     if (ring >= 0) {
       // a full read of a row already followed: a price it had not heard as a tick joins the history, as no move
-      const last = this.counts[ring] === 0 ? 0 : this.prices[ring * STEAM_RING + this.heads[ring]];
+      const last = this.counts[ring] === 0 ? 0 : this.entries[2 * (ring * STEAM_RING + this.heads[ring]) + 1];
       if (!suspended && price > 1 && price !== last) this.append(ring, updated, price);
       return ring;
     }
@@ -119,32 +133,30 @@ export class SteamDetector {
   tickRing(r: number, ref: number, g: number, k: number, price: number, suspended: boolean, updated: number, source: QuoteSource): SteamRecord | null {
     if (r < 0 || suspended || !(price > 1)) return null;
     const count = this.counts[r];
-    if (count > 0 && this.prices[r * STEAM_RING + this.heads[r]] === price) return null; // not a price change
+    const head = this.heads[r];
+    const entries = this.entries;
+    const base = r * STEAM_RING;
+    if (count > 0 && entries[2 * (base + head) + 1] === price) return null; // not a price change
     if (count === 0) {
       this.append(r, updated, price);
       return null;
     }
-    // the change in force at updated - window: the newest kept at or before it, else the oldest kept
-    const start = updated - this.config.windowMs;
-    let from = -1;
-    let oldest = -1;
-    for (let j = 0; j < count; j++) {
-      const at = r * STEAM_RING + ((this.heads[r] - j + STEAM_RING) % STEAM_RING);
-      oldest = at;
-      if (this.times[at] <= start) { from = at; break; }
-    }
-    if (from < 0) from = oldest;
-    const fromPrice = this.prices[from];
-    const fromTime = this.times[from];
+    // the change in force at updated - window: the newest kept at or before it, else the
+    // oldest kept (entries newest first: head, head - 1, ... wrapping within the ring)
+    const start = updated - this.windowMs;
+    let at = head;
+    for (let j = 1; j < count && entries[2 * (base + at)] > start; j++) at = at === 0 ? STEAM_RING - 1 : at - 1;
+    const fromTime = entries[2 * (base + at)];
+    const fromPrice = entries[2 * (base + at) + 1];
     this.append(r, updated, price);
     const points = (1 / price - 1 / fromPrice) * 100;
     if (!(points > 0)) return null;
     // the threshold in points needs no American prices: most ticks end here
-    if (this.pointsUnit && points < this.config.threshold - 1e-9) return null;
+    if (this.pointsUnit && points < this.threshold) return null;
     const fromAmerican = decimalToAmerican(fromPrice);
     const toAmerican = decimalToAmerican(price);
     const cents = americanCents(fromAmerican, toAmerican);
-    if (!this.pointsUnit && cents < this.config.threshold - 1e-9) return null;
+    if (!this.pointsUnit && cents < this.threshold) return null;
     if (this.firedFrom[r] === fromTime) return null;
     this.firedFrom[r] = fromTime;
     const record = this.record(ref, g, k, fromPrice, fromAmerican, price, toAmerican, points, cents, fromTime, updated, source);
@@ -181,8 +193,8 @@ export class SteamDetector {
       // oldest first, so the restore needs no head
       for (let j = 0; j < count; j++) {
         const at = r * STEAM_RING + ((this.heads[r] - (count - 1 - j) + STEAM_RING) % STEAM_RING);
-        times[i * STEAM_RING + j] = this.times[at];
-        prices[i * STEAM_RING + j] = this.prices[at];
+        times[i * STEAM_RING + j] = this.entries[2 * at];
+        prices[i * STEAM_RING + j] = this.entries[2 * at + 1];
       }
       i++;
     }
@@ -217,8 +229,8 @@ export class SteamDetector {
       this.heads[r] = count === 0 ? 0 : count - 1;
       this.firedFrom[r] = saved.firedFrom[i];
       for (let j = 0; j < count; j++) {
-        this.times[r * STEAM_RING + j] = saved.times[i * STEAM_RING + j];
-        this.prices[r * STEAM_RING + j] = saved.prices[i * STEAM_RING + j];
+        this.entries[2 * (r * STEAM_RING + j)] = saved.times[i * STEAM_RING + j];
+        this.entries[2 * (r * STEAM_RING + j) + 1] = saved.prices[i * STEAM_RING + j];
       }
     }
     this.moves.length = 0;
@@ -282,8 +294,8 @@ export class SteamDetector {
   private append(r: number, time: number, price: number): void {
     const head = this.counts[r] === 0 ? 0 : (this.heads[r] + 1) % STEAM_RING;
     this.heads[r] = head;
-    this.times[r * STEAM_RING + head] = time;
-    this.prices[r * STEAM_RING + head] = price;
+    this.entries[2 * (r * STEAM_RING + head)] = time;
+    this.entries[2 * (r * STEAM_RING + head) + 1] = price;
     if (this.counts[r] < STEAM_RING) this.counts[r]++;
   }
 
@@ -293,8 +305,7 @@ export class SteamDetector {
       this.counts = grown(this.counts, r + 1);
       this.heads = grown(this.heads, r + 1);
       this.firedFrom = grown(this.firedFrom, r + 1, NaN);
-      this.times = grown(this.times, (r + 1) * STEAM_RING);
-      this.prices = grown(this.prices, (r + 1) * STEAM_RING);
+      this.entries = grown(this.entries, (r + 1) * STEAM_RING * 2);
     }
     return r;
   }
