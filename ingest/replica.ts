@@ -92,7 +92,12 @@ export class Replica {
 
   /** Restores the board (checkpoint + the stream up to its current end); call follow() to keep up. */
   static async open(options: ReplicaOptions): Promise<Replica> {
-    const restore = await restoreReplicated(options);
+    let attached = false;
+    const restored = options.restored;
+    const restore = await restoreReplicated({ ...options, restored: restored === undefined ? undefined : (engine) => ((attached = true), restored(engine)) });
+    // a replica never loads a board of its own: what follows the engine attaches before
+    // the stream is followed even when nothing was restored (an empty board)
+    if (!attached) restored?.(restore.engine);
     return new Replica(options, restore);
   }
 
