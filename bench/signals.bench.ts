@@ -19,6 +19,7 @@ import type { QuoteSource } from '../engine/signals/quoteBatch.ts';
 import { sideCode } from '../engine/signals/sides.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import { benchSignalsOnEngine } from './signalsEngine.bench.ts';
+import { benchTickToSteam } from './steamLatency.bench.ts';
 import { mulberry32 } from '../engine/random.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
@@ -217,6 +218,8 @@ export async function benchSignals(): Promise<Record<string, number | string>> {
   benchRankedSets(rand, draws, out);
   // on the real engine (large board): apply throughput with signals on/off, reads, history replay
   Object.assign(out, await benchSignalsOnEngine());
+  // tick to steam event end to end: ingest POST -> SSE event on the signal stream (same board size)
+  Object.assign(out, await benchTickToSteam());
   return out;
 }
 

@@ -1,12 +1,16 @@
 // Signals on the real engine, large board by default
-// (SIGNALS_BENCH_SIZE=small|medium|large):
+// (SIGNALS_BENCH_SIZE=small|medium|large; SIGNALS_BENCH_PART=every-signal runs only the last part):
 //   - apply throughput with and without EngineSignals subscribed (price ticks in
 //     batches of 100 as the simulator sends them, and the simulator's own mix), so
 //     the cost per applied update of keeping edges and arbitrage current is the
 //     difference (target: throughput drops by no more than 30%);
 //   - the first /edges page read after a burst of ticks (the deferred re-pricing);
 //   - /historical/arbitrage for a 10-minute window after 10 simulated minutes of ticks.
-// The route requests/s against hello world are in the HTTP bench (bench/scenarios/signals.ts).
+//   - every signal on (benchEverySignal): apply throughput off and on interleaved (per
+//     CPU-second and per wall second), one group-topic push, the screen reads, and tick
+//     to steam message in process.
+// The route requests/s against hello world are in the HTTP bench (bench/scenarios/signals.ts);
+// tick to steam event end to end (ingest POST -> SSE) in bench/steamLatency.bench.ts.
 import { ManualClock } from '../engine/clock.ts';
 import { OddsEngine, type Change } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
@@ -96,6 +100,143 @@ function simulatorRate(engine: OddsEngine, simulator: Simulator, clock: ManualCl
     time += performance.now() - start;
   }
   return applied / (time / 1000);
+}
+
+/** A measure of applying fresh batches: updates per second of wall time, and per second of this process's CPU time. */
+interface Rate {
+  wall: number;
+  cpu: number;
+}
+
+/**
+ * applyRate's batches timed both ways. On a shared machine the wall rate mostly
+ * measures the other processes (the scheduler hands this one a slice of a core); CPU
+ * time (process.cpuUsage, user + system) is what the apply itself took. `after` runs
+ * inside the timing, after the last batch.
+ */
+function applyRates(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, count: number, rand: () => number, after?: () => void): Rate {
+  const batches = priceBatches(engine, loaded, count, rand);
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  let applied = 0;
+  for (const batch of batches) {
+    clock.advance(10);
+    applied += engine.apply(batch).applied;
+  }
+  after?.();
+  const wall = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { wall: applied / wall, cpu: applied / ((used.user + used.system) / 1e6) };
+}
+
+/** The served process's signals: the books plus a subscriber on every signal-stream topic (sinks that only count bytes). */
+function everySignal(engine: OddsEngine, clock: ManualClock, onSteam: () => void = () => {}): { signals: EngineSignals; topics: SignalTopics; bytes: Record<string, number>; close(): void } {
+  const signals = new EngineSignals(engine);
+  const topics = new SignalTopics(signals, () => clock.now());
+  const bytes: Record<string, number> = {};
+  const sink = (topic: SignalTopic) => ({
+    send(_: SignalTopic, message: Buffer) {
+      if (topic === 'steam') onSteam();
+      bytes[topic] = (bytes[topic] ?? 0) + message.length;
+      return true;
+    },
+  });
+  const all = { leagues: null, eventIds: null };
+  topics.subscribe({ topic: 'steam', query: { ...all, sportsbooks: null, minPoints: 0, minCents: 0, since: 0 } }, sink('steam'));
+  topics.subscribe({ topic: 'fair_line', query: { ...all, devig: 'multiplicative' } }, sink('fair_line'));
+  topics.subscribe({ topic: 'best_price', query: { ...all, maxHold: 0.02 } }, sink('best_price'));
+  topics.subscribe({ topic: 'ev', query: { ...all, devig: 'multiplicative', minEv: 0.02, sportsbooks: null } }, sink('ev'));
+  topics.subscribe({ topic: 'middle', query: { ...all, minWidth: 0.5, maxCost: 0.05 } }, sink('middle'));
+  return { signals, topics, bytes, close: () => { topics.close(); signals.close(); } };
+}
+
+/** CPU time of this process so far, seconds. */
+function cpuSeconds(): number {
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1e6;
+}
+
+/**
+ * Every signal on as a served process runs it, with the group topics' once-a-second
+ * push: batches applied back to back, and a push each time a second of this process's
+ * CPU time has gone into applying since the last one (its cost counted), until `seconds`
+ * of CPU time (building the batches not counted: that is the feed's work).
+ * Clocked on CPU time, so the figure is that of a core of its own however loaded the
+ * machine is. Returns updates per CPU-second and the pushes' mean cost.
+ */
+function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, every: { topics: SignalTopics; signals: EngineSignals }, seconds: number): { rate: number; pushMs: number; groups: number } {
+  // CPU time spent on the apply and the pushes only: building the batches (the feed's work) is left out
+  let busy = 0;
+  let sincePush = 0;
+  let applied = 0;
+  let pushes = 0;
+  let pushTime = 0;
+  let groups = 0;
+  while (busy < seconds) {
+    const batches = priceBatches(engine, loaded, 100, rand);
+    const start = cpuSeconds();
+    for (const batch of batches) {
+      clock.advance(10);
+      applied += engine.apply(batch).applied;
+    }
+    const applying = cpuSeconds() - start;
+    busy += applying;
+    sincePush += applying;
+    if (sincePush >= 1) {
+      groups += every.signals.books.screens.pendingGroups;
+      const pushStart = cpuSeconds();
+      every.topics.flush();
+      const pushing = cpuSeconds() - pushStart;
+      busy += pushing;
+      pushTime += pushing;
+      sincePush = 0;
+      pushes++;
+    }
+  }
+  return { rate: applied / busy, pushMs: pushes === 0 ? NaN : (pushTime / pushes) * 1000, groups: pushes === 0 ? 0 : groups / pushes };
+}
+
+/**
+ * Apply rate with signals off and with every signal on (everySignal: the books plus a
+ * subscriber on every signal-stream topic), interleaved in one run: three rounds of off
+ * then on, each side its best of 2 measures of `count` batches of 100 price ticks, so
+ * drift of a shared machine hits both alike; the median round is reported, with every
+ * round. A tick only marks its group and checks steam; the group topics' pushes are
+ * work of their own (at most once a second, re-reading the groups marked since the last
+ * one, like a read), so they are timed apart: the push after the apply measure, and the
+ * sustained rate with a push every CPU-second (sustainedWithPushes) in each on round.
+ * The books are built for each on round (untimed: a closed EngineSignals no longer
+ * follows the board).
+ */
+export function applyOffAndOn(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, count: number): Record<string, number | string> {
+  const off: Rate[] = [];
+  const on: Rate[] = [];
+  const sustained: { rate: number; pushMs: number; groups: number }[] = [];
+  const bestOf = (runs: Rate[]): Rate => runs.reduce((a, b) => (b.cpu > a.cpu ? b : a));
+  const seconds = Number(process.env.SIGNALS_BENCH_SUSTAINED_SECONDS ?? 3);
+  applyRates(engine, loaded, clock, 50, rand);
+  for (let round = 0; round < 3; round++) {
+    off.push(bestOf([0, 1].map(() => applyRates(engine, loaded, clock, count, rand))));
+    const every = everySignal(engine, clock);
+    applyRates(engine, loaded, clock, 50, rand);
+    every.topics.flush();
+    on.push(bestOf([0, 1].map(() => applyRates(engine, loaded, clock, count, rand))));
+    every.topics.flush();
+    sustained.push(sustainedWithPushes(engine, loaded, clock, rand, every, seconds));
+    every.close();
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[1]!;
+  const rounds = (values: number[]): string => values.map(Math.round).join(' / ');
+  const out: Record<string, number | string> = {};
+  out['apply price ticks, signals off, updates per CPU-second (median round)'] = Math.round(median(off.map((r) => r.cpu)));
+  out['apply price ticks, every signal on, updates per CPU-second (median round)'] = Math.round(median(on.map((r) => r.cpu)));
+  out['apply price ticks, signals off | every signal on, updates per CPU-second (rounds)'] = `${rounds(off.map((r) => r.cpu))}  |  ${rounds(on.map((r) => r.cpu))}`;
+  out['apply price ticks, signals off / every signal on, updates/s wall (median round)'] = `${Math.round(median(off.map((r) => r.wall)))} / ${Math.round(median(on.map((r) => r.wall)))}`;
+  out['apply price ticks, signals off | every signal on, updates/s wall (rounds)'] = `${rounds(off.map((r) => r.wall))}  |  ${rounds(on.map((r) => r.wall))}`;
+  out['apply price ticks: every signal on costs per update (median rounds, CPU), ns'] = Math.round(1e9 / median(on.map((r) => r.cpu)) - 1e9 / median(off.map((r) => r.cpu)));
+  out['every signal on with a group-topic push every CPU-second, updates per CPU-second (rounds)'] = rounds(sustained.map((r) => r.rate));
+  out['  its pushes: CPU ms each / market groups re-read each (rounds)'] = sustained.map((r) => `${Math.round(r.pushMs)} / ${Math.round(r.groups)}`).join(', ');
+  return out;
 }
 
 function best(runs: number, measure: () => number): number {
@@ -206,43 +347,26 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
 }
 
 /**
- * Every signal on: the books (edges, arbitrage, the screens' marks, steam detection)
- * plus a subscriber on each signal-stream topic, so every apply re-reads the groups it
- * marked and evaluates each topic for them (what a served process with such clients
- * does; the group topics push at most once a second, so an apply only marks, and one
- * push after a burst is timed apart). Then the screen reads, and the time from a sharp tick's apply to its steam
- * message reaching the stream's sink (in process: the hand-off to the transport, before
- * socket writes), p50 / p99 over 2,000 moves each in a batch of 100 ticks.
+ * Every signal on: first the interleaved off/on apply rates (applyOffAndOn), then, with
+ * the books and a subscriber on each signal-stream topic (everySignal): one group-topic
+ * push after a burst of ticks, the screen reads, and the time from a sharp tick's apply
+ * to its steam message reaching the stream's sink (in process: the hand-off to the
+ * transport, before socket writes), p50 / p99 over 2,000 moves each in a batch of 100
+ * ticks. The end-to-end figure (ingest POST to SSE event) is bench/steamLatency.bench.ts.
  */
 export function benchEverySignal(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, count: number): Record<string, number | string> {
-  const out: Record<string, number | string> = {};
-  const signals = new EngineSignals(engine);
-  const topics = new SignalTopics(signals, () => clock.now());
+  const out: Record<string, number | string> = applyOffAndOn(engine, loaded, clock, rand, count);
   let steamAt = 0;
-  const bytes: Record<string, number> = {};
-  const sink = (topic: SignalTopic) => ({
-    send(_: SignalTopic, message: Buffer) {
-      if (topic === 'steam') steamAt = performance.now();
-      bytes[topic] = (bytes[topic] ?? 0) + message.length;
-      return true;
-    },
-  });
+  const every = everySignal(engine, clock, () => (steamAt = performance.now()));
+  const { signals, topics, bytes } = every;
   const all = { leagues: null, eventIds: null };
-  topics.subscribe({ topic: 'steam', query: { ...all, sportsbooks: null, minPoints: 0, minCents: 0, since: 0 } }, sink('steam'));
-  topics.subscribe({ topic: 'fair_line', query: { ...all, devig: 'multiplicative' } }, sink('fair_line'));
-  topics.subscribe({ topic: 'best_price', query: { ...all, maxHold: 0.02 } }, sink('best_price'));
-  topics.subscribe({ topic: 'ev', query: { ...all, devig: 'multiplicative', minEv: 0.02, sportsbooks: null } }, sink('ev'));
-  topics.subscribe({ topic: 'middle', query: { ...all, minWidth: 0.5, maxCost: 0.05 } }, sink('middle'));
   applyRate(engine, loaded, clock, 50, rand);
-  const rates = [0, 1, 2].map(() => best(2, () => applyRate(engine, loaded, clock, count, rand)));
-  out['apply price ticks, every signal on + a subscriber per topic, updates/s (rounds)'] = rates.map(Math.round).join(' / ');
-  out['apply price ticks, every signal on + a subscriber per topic, updates/s'] = Math.round(rates.reduce((a, b) => a + b) / rates.length);
   // the group topics push at most once a second: one push after a burst of ticks
   topics.flush();
   for (const batch of priceBatches(engine, loaded, 100, rand)) { clock.advance(10); engine.apply(batch); }
   const pushStart = performance.now();
   topics.flush();
-  out['one group-topic push after 10,000 ticks (4 topics, whole board), ms'] = round(performance.now() - pushStart, 1);
+  out['one group-topic push after 10,000 ticks (4 topics), ms'] = round(performance.now() - pushStart, 1);
   out['topic bytes pushed (steam / fair_line / best_price / ev / middle)'] = ['steam', 'fair_line', 'best_price', 'ev', 'middle'].map((t) => bytes[t] ?? 0).join(' / ');
   const now = clock.now();
   out['/fair-lines whole board (limit 100), ms'] = round(meanMs(5, () => signals.fairLines({ ...all, devig: 'multiplicative' }, now, 100)), 2);
@@ -278,30 +402,19 @@ export function benchEverySignal(engine: OddsEngine, loaded: LoadedPrices, clock
   out['tick to steam message (batch of 100 applied, in process), p50 ms'] = round(pct(0.5), 3);
   out['tick to steam message (batch of 100 applied, in process), p99 ms'] = round(pct(0.99), 3);
   out['tick to steam message: samples / without a move'] = `${latencies.length} / ${missed}`;
-  topics.close();
-  signals.close();
+  every.close();
   return out;
 }
 
 if (import.meta.url === `file://${process.argv[1]}` && process.env.SIGNALS_BENCH_PART === 'every-signal') {
-  // the every-signal part alone: SIGNALS_BENCH_PART=every-signal node --import tsx bench/signalsEngine.bench.ts
+  // the every-signal part alone (interleaved off/on apply rates, one push, the screen reads, tick to steam in process):
+  // SIGNALS_BENCH_PART=every-signal SIGNALS_BENCH_SIZE=medium node --import tsx bench/signalsEngine.bench.ts
   const size = (process.env.SIGNALS_BENCH_SIZE ?? 'large') as BoardSize;
   const clock = new ManualClock(NOW);
   const engine = new OddsEngine(clock);
   loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
   console.log('board'.padEnd(64), size, engine.liveRows, 'live rows');
-  const rand = mulberry32(11);
-  const loaded = loadedPrices(engine);
-  applyRate(engine, loaded, clock, 50, rand);
-  const off = [0, 1, 2].map(() => best(2, () => applyRate(engine, loaded, clock, size === 'large' ? 2_000 : 500, rand)));
-  console.log('apply price ticks, signals off, updates/s'.padEnd(64), off.map(Math.round).join(' / '));
-  // edges + arbitrage + the screens' marks and steam, no topic subscriber: today's comparison
-  const plain = new EngineSignals(engine);
-  applyRate(engine, loaded, clock, 50, rand);
-  const rates = [0, 1, 2].map(() => best(2, () => applyRate(engine, loaded, clock, size === 'large' ? 2_000 : 500, rand)));
-  console.log('apply price ticks, signals on (no topic subscriber), updates/s'.padEnd(64), rates.map(Math.round).join(' / '));
-  plain.close();
-  const results = benchEverySignal(engine, loaded, clock, rand, size === 'large' ? 2_000 : 500);
+  const results = benchEverySignal(engine, loadedPrices(engine), clock, mulberry32(11), size === 'large' ? 2_000 : 500);
   for (const [key, value] of Object.entries(results)) console.log(key.padEnd(64), value);
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const results = await benchSignalsOnEngine();

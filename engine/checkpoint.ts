@@ -6,7 +6,9 @@
 // Derived state is rebuilt by restoreEngine: the id table, the posting lists (live rows
 // sorted once by the integer ranks of their id parts, as a board load does), live
 // counts; per-row fragments, is_main flags, signal books and snapshot pieces start
-// empty and fill on first use, as after a load.
+// empty and fill on first use, as after a load. Beside the board, the named parts the
+// engine's listeners keep that the board does not determine (the steam detector's
+// histories and moves; OddsEngine.saveWithCheckpoints), handed back after a restore.
 //
 // The document is versioned (CHECKPOINT_VERSION); a reader refuses another version.
 
@@ -47,6 +49,12 @@ export interface EngineState {
   events: Record<EventColumnName, NumericArray>;
   changeLog: ChangeLogState;
   tombstones: TombstoneQueueState;
+  /**
+   * What the engine's listeners saved beside the board (OddsEngine.saveWithCheckpoints),
+   * by name; absent in checkpoints written before there were any (a listener then starts
+   * from the board alone).
+   */
+  parts?: Record<string, unknown>;
 }
 
 /** How the state is packed (a packer in another thread uses the same options). moreTypes: typed arrays travel as one extension each (their bytes as they are). */
@@ -74,6 +82,7 @@ export function engineState(engine: OddsEngine): EngineState {
     events,
     changeLog: engine.changeLog.saveState(),
     tombstones: engine.tombstoneState(),
+    parts: engine.checkpointPartsState(),
   };
 }
 
@@ -248,5 +257,6 @@ export function restoreEngine(state: EngineState, clock: Clock, options: EngineO
   engine.rings.restoreState(state.rings.map(fullLastSlab));
   engine.changeLog.restoreState(state.changeLog);
   engine.restored(state.counters, state.tombstones, (slots, count) => sortByOrder(engine, slots, count));
+  if (state.parts !== undefined && state.parts !== null && typeof state.parts === 'object') engine.restoreCheckpointParts(state.parts);
   return engine;
 }

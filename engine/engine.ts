@@ -190,6 +190,9 @@ export class OddsEngine {
   private readonly tombstoneQueue = new TombstoneQueue();
   private readonly retentionMs: number;
   private listeners: ChangeListener[] = [];
+  /** Listener state saved with checkpoints (saveWithCheckpoints), and what a restored checkpoint held. */
+  private readonly checkpointParts = new Map<string, () => unknown>();
+  private restoredParts = new Map<string, unknown>();
   /** Live rows per (market, subtype) pair, keyed market * 2^20 + subtype. */
   private readonly pairCounts = new Map<number, number>();
   private dropScratch = new Int32Array(256);
@@ -231,6 +234,39 @@ export class OddsEngine {
     return () => {
       this.listeners = this.listeners.filter((l) => l !== listener);
     };
+  }
+
+  /**
+   * State a listener keeps that the board alone does not determine (the steam detector's
+   * price histories and reported moves): saved into every checkpoint under its name by
+   * `save` (called between two applies; it must return a copy that later applies do not
+   * change) and handed back once after a restore by takeRestoredPart. Returns the
+   * unregister.
+   */
+  saveWithCheckpoints(name: string, save: () => unknown): () => void {
+    this.checkpointParts.set(name, save);
+    return () => {
+      if (this.checkpointParts.get(name) === save) this.checkpointParts.delete(name);
+    };
+  }
+
+  /** Every registered part's saved state, by name (what a checkpoint holds beside the board). */
+  checkpointPartsState(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [name, save] of this.checkpointParts) out[name] = save();
+    return out;
+  }
+
+  /** The parts a restored checkpoint held (a restore sets them before anything is replayed). */
+  restoreCheckpointParts(parts: Record<string, unknown>): void {
+    this.restoredParts = new Map(Object.entries(parts));
+  }
+
+  /** A part the restored checkpoint held under `name`, once (undefined: none, or taken already). */
+  takeRestoredPart(name: string): unknown {
+    const part = this.restoredParts.get(name);
+    this.restoredParts.delete(name);
+    return part;
   }
 
   // ---- write side ----------------------------------------------------------------

@@ -65,6 +65,14 @@ export interface DurableBoardOptions {
   lock?: DataDirLock;
   /** Where the log's and the checkpoints' writes go (default node:fs; tests inject faults). */
   storage?: Storage;
+  /**
+   * Called with the engine once it holds a restored board (a checkpoint, or a log to
+   * replay onto an empty one), before the log after it replays: what follows the engine
+   * and keeps state the board does not determine (the steam detector) subscribes here,
+   * so it sees every replayed batch as the writer did. Not called for a fresh start
+   * (nothing restored: the caller builds such listeners once the board is loaded).
+   */
+  restored?: (engine: OddsEngine) => void;
 }
 
 /** A start that would not restore exactly what was acknowledged: what is wrong, and what repair would do. */
@@ -317,6 +325,14 @@ export class DurableBoard {
     // ticks replay (as the write path does; anything else clears them)
     const tickSlots = new TickSlots();
     const slots: number[] = [];
+    if (checkpoint !== null || log.lastIndex > 0) {
+      try {
+        options.restored?.(engine);
+      } catch (error) {
+        void log.close();
+        throw error;
+      }
+    }
     const replaying = log.lastIndex >= from ? options.progress?.('replaying the log', log.lastIndex - from + 1, 'records') : undefined;
     try {
       log.replay(from, ({ index, payload }) => {

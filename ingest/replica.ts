@@ -40,6 +40,14 @@ export interface ReplicaOptions {
   warn?: (line: string) => void;
   /** Called after each applied record. */
   afterApply?: (index: number) => void;
+  /**
+   * Called with the engine once it holds a restored board (a checkpoint, or a log to
+   * replay onto an empty one), before the log after it replays: what follows the engine
+   * and keeps state the board does not determine (the steam detector) subscribes here,
+   * so it sees every replayed batch as the writer did. Not called for a fresh start
+   * (nothing restored: the caller builds such listeners once the board is loaded).
+   */
+  restored?: (engine: OddsEngine) => void;
 }
 
 /** The stream no longer holds records this replica has not applied: only a checkpoint newer than them lets it go on. */
@@ -84,7 +92,12 @@ export class Replica {
 
   /** Restores the board (checkpoint + the stream up to its current end); call follow() to keep up. */
   static async open(options: ReplicaOptions): Promise<Replica> {
-    const restore = await restoreReplicated(options);
+    let attached = false;
+    const restored = options.restored;
+    const restore = await restoreReplicated({ ...options, restored: restored === undefined ? undefined : (engine) => ((attached = true), restored(engine)) });
+    // a replica never loads a board of its own: what follows the engine attaches before
+    // the stream is followed even when nothing was restored (an empty board)
+    if (!attached) restored?.(restore.engine);
     return new Replica(options, restore);
   }
 

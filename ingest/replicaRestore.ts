@@ -28,6 +28,14 @@ export interface ReplicatedRestoreOptions {
   engineOptions?: EngineOptions;
   fsync?: boolean;
   warn?: (line: string) => void;
+  /**
+   * Called with the engine once it holds a restored board (a checkpoint, or a log to
+   * replay onto an empty one), before the log after it replays: what follows the engine
+   * and keeps state the board does not determine (the steam detector) subscribes here,
+   * so it sees every replayed batch as the writer did. Not called for a fresh start
+   * (nothing restored: the caller builds such listeners once the board is loaded).
+   */
+  restored?: (engine: OddsEngine) => void;
 }
 
 export type CheckpointSource = 'local' | 'object store' | 'none';
@@ -111,6 +119,7 @@ export async function restoreReplicated(options: ReplicatedRestoreOptions): Prom
   const checkpointMs = performance.now() - started;
   const checkpointIndex = index;
   const target = engine;
+  if (source !== 'none' || last.index > index) options.restored?.(engine);
   let replayed = 0;
   await replayStream(
     options.board,

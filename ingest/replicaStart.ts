@@ -3,7 +3,7 @@
 // NATS_MAX_AGE_MS, NATS_MAX_BYTES, REPLICA_ID): what the start path calls when LOG=nats.
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../engine/clock.ts';
-import type { EngineOptions } from '../engine/engine.ts';
+import type { EngineOptions, OddsEngine } from '../engine/engine.ts';
 import { NatsBatchLog } from '../persistence/nats/natsBatchLog.ts';
 import { NatsCheckpointStore } from '../persistence/nats/natsCheckpoints.ts';
 import { natsConnectOptions } from '../persistence/nats/natsUrl.ts';
@@ -29,6 +29,14 @@ export interface ReplicatedStartOptions {
   engineOptions?: EngineOptions;
   fsync?: boolean;
   warn?: (line: string) => void;
+  /**
+   * Called with the engine once it holds a restored board (a checkpoint, or a log to
+   * replay onto an empty one), before the log after it replays: what follows the engine
+   * and keeps state the board does not determine (the steam detector) subscribes here,
+   * so it sees every replayed batch as the writer did. Not called for a fresh start
+   * (nothing restored: the caller builds such listeners once the board is loaded).
+   */
+  restored?: (engine: OddsEngine) => void;
 }
 
 export type ReplicatedNode =

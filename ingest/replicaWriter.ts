@@ -21,6 +21,14 @@ export interface ReplicaWriterOptions {
   engineOptions?: EngineOptions;
   fsync?: boolean;
   warn?: (line: string) => void;
+  /**
+   * Called with the engine once it holds a restored board (a checkpoint, or a log to
+   * replay onto an empty one), before the log after it replays: what follows the engine
+   * and keeps state the board does not determine (the steam detector) subscribes here,
+   * so it sees every replayed batch as the writer did. Not called for a fresh start
+   * (nothing restored: the caller builds such listeners once the board is loaded).
+   */
+  restored?: (engine: OddsEngine) => void;
 }
 
 export interface WriterCheckpoint {

@@ -108,6 +108,8 @@ export interface App {
   replicated: ReplicatedStart | null;
   /** Webhook alerts (alerts/): with a data dir unless ALERTS=0; else null. */
   alerts: Alerts | null;
+  /** The signal books (edges, arbitrage, the trader screens, steam) the routes and streams read. */
+  signals: EngineSignals;
   close(): Promise<void>;
 }
 
@@ -222,8 +224,20 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   operations.readiness.expect('board', 'loading the board');
   // the webhook admin API is on the ingest listener, which opens before the board loads
   const alertsGate = new AlertsGate();
+  // The signal books: built on a restored engine before the log after its checkpoint
+  // replays (the steam detector takes its saved state and follows every replayed batch,
+  // so /steam is what the writer listed at the same board seq), else on the loaded board.
+  const buildSignals = (on: OddsEngine) =>
+    new EngineSignals(on, {}, {
+      sharpBooks: config.fairLineBooks,
+      steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
+    });
+  let restoredSignals: EngineSignals | null = null;
   const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({
     ...options,
+    restored: (restoredEngine) => {
+      restoredSignals = buildSignals(restoredEngine);
+    },
     env: options.env ?? process.env,
     log,
     config,
@@ -271,10 +285,8 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   // The first build, before the server listens (large board: ~5 s): the first client
   // is answered at once and no build runs behind later traffic.
   snapshot.current(false);
-  const signals = listeners.own('signal books', new EngineSignals(engine, {}, {
-    sharpBooks: config.fairLineBooks,
-    steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
-  }));
+  // (a restored start's books move behind the listeners subscribed above)
+  const signals = listeners.own('signal books', (restoredSignals as EngineSignals | null)?.resubscribed() ?? buildSignals(engine));
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // the signal stream's topics follow the signal books (steam moves, changed screens)
   const signalTopics = new SignalTopics(signals, () => engine.asOf());
@@ -375,6 +387,7 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
     durable,
     replicated,
     alerts,
+    signals,
     async close() {
       if (closed) return;
       closed = true;

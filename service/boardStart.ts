@@ -38,6 +38,14 @@ export interface BoardStartOptions {
   progress?: boolean;
   /** The tick archive (docs/archive.md); absent: none. */
   archive?: ArchiveSettings;
+  /**
+   * Called with the engine once it holds a restored board (a checkpoint, or a log to
+   * replay onto an empty one), before the log after it replays: what follows the engine
+   * and keeps state the board does not determine (the steam detector) subscribes here,
+   * so it sees every replayed batch as the writer did. Not called for a fresh start
+   * (nothing restored: the caller builds such listeners once the board is loaded).
+   */
+  restored?: (engine: OddsEngine) => void;
 }
 export function isBoard(value: StartBoard): value is Board {
   return typeof value === 'object' && typeof (value as Board).forEachOdds === 'function';

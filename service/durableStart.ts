@@ -104,7 +104,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   try {
     await options.listening?.(listener.port);
     // a refused restore (RestoreRefusedError) names the file, offset and what repair would drop
-    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress), lock, storage: options.storage });
+    durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress), lock, storage: options.storage, restored: options.restored });
   } catch (error) {
     lock.release();
     await listener.close();

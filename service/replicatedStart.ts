@@ -124,7 +124,7 @@ export async function openReplicatedStart(options: ReplicatedStartOptions): Prom
   let node: ReplicatedNode | null = null;
   let fleet: FleetUsage | null = null;
   try {
-    node = await openReplicatedNode(settings, { dataDir, clock, cold: persistence, fsync: config.walFsync, warn: options.log });
+    node = await openReplicatedNode(settings, { dataDir, clock, cold: persistence, fsync: config.walFsync, warn: options.log, restored: options.restored });
     const engine = node.role === 'writer' ? node.writer.engine : node.replica.engine;
     const start = options.board;
     let mode: StartMode = 'restored';

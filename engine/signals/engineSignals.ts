@@ -16,6 +16,10 @@
 // Event moves: upsertEvent rewrites a moved event's rows (each heard as an 'update') and
 // then calls eventMoved, where the event's groups take the new start, so the records
 // echo the rows (as /odds does).
+// Steam: the detector's state is not a function of the board (it is the prices rows had
+// before), so it is saved with every checkpoint (part STEAM_PART) and taken back when
+// the books are built on a restored engine, before the log after the checkpoint replays
+// through them (service/app.ts builds them in the start's `restored` hook).
 // Reads go through edgesPage/arbitragePage; validity tokens for HTTP caching come
 // from edgesVersion/arbitrageVersion (see there for how the clock enters).
 
@@ -43,6 +47,9 @@ import type {
   ScreenConfig, SteamQuery, SteamRecord,
 } from './screenRecords.ts';
 
+/** The name of the steam detector's state in a checkpoint (OddsEngine.saveWithCheckpoints). */
+export const STEAM_PART = 'steam';
+
 export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   readonly books: SignalBooks;
   /** /historical/arbitrage over the live groups. */
@@ -50,7 +57,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   /** engine book pool index -> SourceTable index (-1 until first seen). */
   private sourceOfBook = new Int32Array(64).fill(-1);
   private sideCodes: Uint8Array;
-  private readonly unsubscribe: () => void;
+  private unsubscribe: () => void;
   /** Slots price-ticked in the current apply, not yet settled (see changesApplied). */
   private pending = new Int32Array(256);
   private pendingCount = 0;
@@ -60,6 +67,10 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   constructor(readonly engine: OddsEngine, config: Partial<SignalsConfig> = {}, screenConfig: Partial<ScreenConfig> = {}) {
     this.books = new SignalBooks(config, undefined, screenConfig);
     this.sideCodes = Uint8Array.from(SIDES, (side) => sideCode(side));
+    // the steam detector's histories and moves as the checkpoint this engine was restored
+    // from held them (before the first full read, which then finds each row's history)
+    const savedSteam = engine.takeRestoredPart(STEAM_PART);
+    if (savedSteam !== undefined) this.books.steam.restoreState(savedSteam);
     const s = engine.store;
     for (let slot = 0; slot < s.size; slot++) {
       if (!s.isLive(slot)) continue;
@@ -68,7 +79,10 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
     this.books.evaluateAll(this);
     this.replay = new ArbitrageReplay(engine, this);
     this.unsubscribe = engine.subscribe(this);
+    this.unsave = engine.saveWithCheckpoints(STEAM_PART, () => this.books.steam.saveState());
   }
+
+  private readonly unsave: () => void;
 
   get groups(): MarketGroups {
     return this.books.groups;
@@ -80,6 +94,19 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
 
   close(): void {
     this.unsubscribe();
+    this.unsave();
+  }
+
+  /**
+   * Subscribes again, now last among the engine's listeners. The composition root builds
+   * the books before a restore replays the log (so the steam detector follows every
+   * replayed tick, as the writer did), then moves them behind the listeners it
+   * subscribes afterwards (the push stream first).
+   */
+  resubscribed(): this {
+    this.unsubscribe();
+    this.unsubscribe = this.engine.subscribe(this);
+    return this;
   }
 
   // -- engine -> books ------------------------------------------------------

@@ -293,11 +293,27 @@ export class ScreenBook {
   bestPricesIn(gs: readonly number[], query: BestPriceQuery, source: QuoteSource): BestPriceRecord[] {
     const records: BestPriceRecord[] = [];
     for (const g of gs) {
-      if (!this.passes(g, query)) continue;
+      // the hold first, as bestPriceRecord sums it: most groups are left out before a string is built
+      if (!this.passes(g, query) || !(this.bestHold(g) <= query.maxHold)) continue;
       const record = this.bestPriceRecord(g, source);
       if (record !== null && record.hold <= query.maxHold) records.push(record);
     }
     return records.sort((a, b) => (a.hold - b.hold) || byId(a, b));
+  }
+
+  /** The hold of group g's best prices, summed as bestPriceRecord sums it; NaN when an outcome has no usable price. */
+  private bestHold(g: number): number {
+    const state = this.state[g]!;
+    const n = OUTCOME_COUNT[this.groups.outcomes[g]];
+    if (n === 0) return NaN;
+    let implied = 0;
+    for (let k = 0; k < n; k++) {
+      let best = 0;
+      for (let i = 0; i < state.count; i++) if (state.k[i] === k && state.price[i] > best) best = state.price[i];
+      if (best === 0) return NaN;
+      implied += 1 / best;
+    }
+    return implied - 1;
   }
 
   /** The best usable price per outcome of group g (every outcome must have one), or null. */
@@ -422,8 +438,10 @@ export class ScreenBook {
           // totals: OVER at a.line, UNDER at b.line > a.line; spreads: HOME at home line a.line, AWAY at b.line < a.line
           const width = total ? b.line - a.line : a.line - b.line;
           if (!(width > 0) || width < query.minWidth) continue;
-          const record = this.middleRecord(key, total, width, a.g, a.low, b.g, b.high, source);
-          if (record.worstCaseCost <= query.maxCost) records.push(record);
+          // the cost as middleRecord computes it, before any of the record's strings are built
+          const implied = 1 / this.state[a.g]!.price[a.low] + 1 / this.state[b.g]!.price[b.high];
+          if (!(1 - 1 / implied <= query.maxCost)) continue;
+          records.push(this.middleRecord(key, total, width, a.g, a.low, b.g, b.high, source));
         }
       }
     }

@@ -228,6 +228,10 @@ export function parseSteamThreshold(text: string): { unit: 'points' | 'cents'; t
 
 /** American cents between two American prices: the distance on the line that skips (-100, 100). */
 export function americanCents(from: number, to: number): number {
-  const scale = (a: number) => (a < 0 ? a + 100 : a - 100);
-  return Math.abs(scale(to) - scale(from));
+  return Math.abs(centsScale(to) - centsScale(from));
+}
+
+/** An American price on the cents line (-100 and +100 one point). A module function, not a closure: americanCents runs on the steam tick path. */
+function centsScale(american: number): number {
+  return american < 0 ? american + 100 : american - 100;
 }

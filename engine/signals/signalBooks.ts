@@ -249,7 +249,11 @@ export class SignalBooks {
       const role = gr[2 * i + 1];
       const k = role & ROLE_OUTCOME_MASK;
       if (g < 0 || k === ROLE_NO_OUTCOME) continue;
-      if ((role & ROLE_DFS) === 0) sink += this.arbitrage.warm(g, k);
+      if ((role & ROLE_DFS) === 0) {
+        sink += this.arbitrage.warm(g, k);
+        // a fair-line book's row: its steam ring (the tick's window search reads it)
+        if (role >= 1 << ROLE_RING_SHIFT) sink += this.steam.warm((role >> ROLE_RING_SHIFT) - 1);
+      }
       if ((role & (ROLE_DFS | ROLE_SLOT_MASK)) !== 0) sink += this.edges.warmGroup(g);
     }
     return sink;

@@ -20,11 +20,34 @@ import { americanCents, type ScreenMarket, type StaleBook, type SteamConfig, typ
 /** Price changes kept per sharp row. */
 export const STEAM_RING = 8;
 
+/** The version of SteamState (a checkpoint holding another one is refused with a clear error). */
+const STEAM_STATE_VERSION = 1;
+
+/** The detector as a checkpoint keeps it (SteamDetector.saveState). */
+export interface SteamState {
+  version: number;
+  /** STEAM_RING when saved. */
+  ring: number;
+  /** Per followed row: its ref, its kept changes (count, oldest first in times/prices at i * ring), the start of its last fired move (NaN: none). */
+  refs: Int32Array;
+  counts: Uint8Array;
+  firedFrom: Float64Array;
+  times: Float64Array;
+  prices: Float64Array;
+  /** The reported moves, oldest first. */
+  moves: SteamRecord[];
+  count: number;
+}
+
 export class SteamDetector {
   /** ref -> ring index (-1: not a sharp row). */
   private ringOf = new Int32Array(1024).fill(-1);
-  private times = new Float64Array(64 * STEAM_RING);
-  private prices = new Float64Array(64 * STEAM_RING);
+  /**
+   * Per ring, its STEAM_RING changes as (time, decimal price) pairs side by side: ring r's
+   * entry j is at [2 * (r * STEAM_RING + j)] (time) and the double after it (price), so a
+   * tick's window search reads one ring's 128 bytes and nothing else of the board.
+   */
+  private entries = new Float64Array(64 * STEAM_RING * 2);
   /** Per ring: entries kept, position of the newest. */
   private counts = new Uint8Array(64);
   private heads = new Uint8Array(64);
@@ -46,6 +69,19 @@ export class SteamDetector {
     readonly config: SteamConfig,
   ) {
     this.batch = new QuoteBatch(sources);
+    this.pointsUnit = config.unit === 'points';
+    this.threshold = config.threshold - 1e-9;
+    this.windowMs = config.windowMs;
+  }
+
+  /** The config as the tick reads it: the unit, the threshold less a rounding allowance, the window. */
+  private readonly pointsUnit: boolean;
+  private readonly threshold: number;
+  private readonly windowMs: number;
+
+  /** Reads ring r's newest entry (SignalBooks.warm, before a batch's ticks are settled, so their misses overlap). */
+  warm(r: number): number {
+    return this.heads[r] + this.entries[2 * r * STEAM_RING + 1];
   }
 
   /**
@@ -61,7 +97,7 @@ export class SteamDetector {
     }
     if (ring >= 0) {
       // a full read of a row already followed: a price it had not heard as a tick joins the history, as no move
-      const last = this.counts[ring] === 0 ? 0 : this.prices[ring * STEAM_RING + this.heads[ring]];
+      const last = this.counts[ring] === 0 ? 0 : this.entries[2 * (ring * STEAM_RING + this.heads[ring]) + 1];
       if (!suspended && price > 1 && price !== last) this.append(ring, updated, price);
       return ring;
     }
@@ -97,31 +133,30 @@ export class SteamDetector {
   tickRing(r: number, ref: number, g: number, k: number, price: number, suspended: boolean, updated: number, source: QuoteSource): SteamRecord | null {
     if (r < 0 || suspended || !(price > 1)) return null;
     const count = this.counts[r];
-    if (count > 0 && this.prices[r * STEAM_RING + this.heads[r]] === price) return null; // not a price change
+    const head = this.heads[r];
+    const entries = this.entries;
+    const base = r * STEAM_RING;
+    if (count > 0 && entries[2 * (base + head) + 1] === price) return null; // not a price change
     if (count === 0) {
       this.append(r, updated, price);
       return null;
     }
-    // the change in force at updated - window: the newest kept at or before it, else the oldest kept
-    const start = updated - this.config.windowMs;
-    let from = -1;
-    let oldest = -1;
-    for (let j = 0; j < count; j++) {
-      const at = r * STEAM_RING + ((this.heads[r] - j + STEAM_RING) % STEAM_RING);
-      oldest = at;
-      if (this.times[at] <= start) { from = at; break; }
-    }
-    if (from < 0) from = oldest;
-    const fromPrice = this.prices[from];
-    const fromTime = this.times[from];
+    // the change in force at updated - window: the newest kept at or before it, else the
+    // oldest kept (entries newest first: head, head - 1, ... wrapping within the ring)
+    const start = updated - this.windowMs;
+    let at = head;
+    for (let j = 1; j < count && entries[2 * (base + at)] > start; j++) at = at === 0 ? STEAM_RING - 1 : at - 1;
+    const fromTime = entries[2 * (base + at)];
+    const fromPrice = entries[2 * (base + at) + 1];
     this.append(r, updated, price);
     const points = (1 / price - 1 / fromPrice) * 100;
     if (!(points > 0)) return null;
+    // the threshold in points needs no American prices: most ticks end here
+    if (this.pointsUnit && points < this.threshold) return null;
     const fromAmerican = decimalToAmerican(fromPrice);
     const toAmerican = decimalToAmerican(price);
     const cents = americanCents(fromAmerican, toAmerican);
-    const size = this.config.unit === 'points' ? points : cents;
-    if (size < this.config.threshold - 1e-9) return null;
+    if (!this.pointsUnit && cents < this.threshold) return null;
     if (this.firedFrom[r] === fromTime) return null;
     this.firedFrom[r] = fromTime;
     const record = this.record(ref, g, k, fromPrice, fromAmerican, price, toAmerican, points, cents, fromTime, updated, source);
@@ -130,6 +165,77 @@ export class SteamDetector {
     this.count++;
     this.onMove?.(record);
     return record;
+  }
+
+  /**
+   * What a checkpoint keeps of the detector (its own copy): each followed row's price
+   * changes and last fired start, the reported moves and their count. The board alone
+   * does not determine them (they are the prices the rows had before), so a restart, or
+   * a replica bootstrapped from the checkpoint, takes them from here and then follows
+   * the log replayed after it: it lists what the writer listed at the same board seq.
+   */
+  saveState(): SteamState {
+    let followed = 0;
+    for (let ref = 0; ref < this.ringOf.length; ref++) if (this.ringOf[ref] >= 0) followed++;
+    const refs = new Int32Array(followed);
+    const counts = new Uint8Array(followed);
+    const firedFrom = new Float64Array(followed);
+    const times = new Float64Array(followed * STEAM_RING);
+    const prices = new Float64Array(followed * STEAM_RING);
+    let i = 0;
+    for (let ref = 0; ref < this.ringOf.length; ref++) {
+      const r = this.ringOf[ref];
+      if (r < 0) continue;
+      refs[i] = ref;
+      const count = this.counts[r];
+      counts[i] = count;
+      firedFrom[i] = this.firedFrom[r];
+      // oldest first, so the restore needs no head
+      for (let j = 0; j < count; j++) {
+        const at = r * STEAM_RING + ((this.heads[r] - (count - 1 - j) + STEAM_RING) % STEAM_RING);
+        times[i * STEAM_RING + j] = this.entries[2 * at];
+        prices[i * STEAM_RING + j] = this.entries[2 * at + 1];
+      }
+      i++;
+    }
+    return { version: STEAM_STATE_VERSION, ring: STEAM_RING, refs, counts, firedFrom, times, prices, moves: this.moves.slice(), count: this.count };
+  }
+
+  /**
+   * Takes a saved state (saveState) into a detector that follows no row yet (before the
+   * first full read of the restored board: register() then finds each row's history
+   * and adds nothing, its price being the last one kept). Throws on a state this
+   * version cannot read.
+   */
+  restoreState(state: unknown): void {
+    const saved = state as SteamState;
+    const n = saved?.refs?.length;
+    if (
+      saved === null || typeof saved !== 'object' || saved.version !== STEAM_STATE_VERSION || saved.ring !== STEAM_RING || !(saved.refs instanceof Int32Array) ||
+      !(saved.counts instanceof Uint8Array) || saved.counts.length !== n || !(saved.firedFrom instanceof Float64Array) || saved.firedFrom.length !== n ||
+      !(saved.times instanceof Float64Array) || saved.times.length !== n * STEAM_RING || !(saved.prices instanceof Float64Array) || saved.prices.length !== n * STEAM_RING ||
+      !Array.isArray(saved.moves) || typeof saved.count !== 'number'
+    ) {
+      throw new Error(`the checkpoint's steam state is not one this version reads (version ${String(saved?.version)}, ring ${String(saved?.ring)})`);
+    }
+    if (this.rings > 0) throw new Error('steam state restored into a detector that already follows rows');
+    for (let i = 0; i < n; i++) {
+      const ref = saved.refs[i];
+      if (ref >= this.ringOf.length) this.ringOf = grown(this.ringOf, ref + 1, -1);
+      const r = this.allocate();
+      this.ringOf[ref] = r;
+      const count = Math.min(saved.counts[i], STEAM_RING);
+      this.counts[r] = count;
+      this.heads[r] = count === 0 ? 0 : count - 1;
+      this.firedFrom[r] = saved.firedFrom[i];
+      for (let j = 0; j < count; j++) {
+        this.entries[2 * (r * STEAM_RING + j)] = saved.times[i * STEAM_RING + j];
+        this.entries[2 * (r * STEAM_RING + j) + 1] = saved.prices[i * STEAM_RING + j];
+      }
+    }
+    this.moves.length = 0;
+    for (const move of saved.moves.slice(-this.config.keep)) this.moves.push(move as SteamRecord);
+    this.count = saved.count;
   }
 
   /** Reported moves matching a query, newest first. */
@@ -188,8 +294,8 @@ export class SteamDetector {
   private append(r: number, time: number, price: number): void {
     const head = this.counts[r] === 0 ? 0 : (this.heads[r] + 1) % STEAM_RING;
     this.heads[r] = head;
-    this.times[r * STEAM_RING + head] = time;
-    this.prices[r * STEAM_RING + head] = price;
+    this.entries[2 * (r * STEAM_RING + head)] = time;
+    this.entries[2 * (r * STEAM_RING + head) + 1] = price;
     if (this.counts[r] < STEAM_RING) this.counts[r]++;
   }
 
@@ -199,8 +305,7 @@ export class SteamDetector {
       this.counts = grown(this.counts, r + 1);
       this.heads = grown(this.heads, r + 1);
       this.firedFrom = grown(this.firedFrom, r + 1, NaN);
-      this.times = grown(this.times, (r + 1) * STEAM_RING);
-      this.prices = grown(this.prices, (r + 1) * STEAM_RING);
+      this.entries = grown(this.entries, (r + 1) * STEAM_RING * 2);
     }
     return r;
   }

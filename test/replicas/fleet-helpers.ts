@@ -146,11 +146,6 @@ export async function everyPath(port: number): Promise<string[]> {
   for (const [template, item] of Object.entries(document.paths)) {
     const content = item.get?.responses?.['200']?.content ?? {};
     if ('text/event-stream' in content) continue;
-    // KNOWN GAP (issue 34, docs/signals.md "Steam moves"): the steam detector's recent
-    // prices and its list of moves live in each node's memory, not in checkpoints, so a
-    // node that restarted or re-bootstrapped lists a different /steam. Left out of the
-    // byte-identity check until the detector is rebuilt from the board at restore.
-    if (template === '/api/v1/steam') continue;
     let missing = false;
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = values[name];

@@ -89,6 +89,10 @@ describe('a writer and two replicas as processes over JetStream', { timeout: 150
     lastSeq = run.lastSeq;
     assert.ok(paths.length > 25, `only ${paths.length} paths`);
     await assertFleetAgrees(lastSeq);
+    // the sharp books' random ticks made steam moves, so /steam above compared moves, not empty lists
+    assert.ok(paths.includes('/api/v1/steam'));
+    const steam = JSON.parse((await httpRequest(writer.port, '/api/v1/steam?limit=500')).body.toString()) as { data: unknown[] };
+    assert.ok(steam.data.length > 0, 'no steam move on the writer');
     // the push stream starts with the same image and the same clk on every node
     const streamPath = '/api/v1/stream/sse?league=nba';
     const image = await firstStreamEvent(writer.port, streamPath);

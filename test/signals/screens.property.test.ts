@@ -76,12 +76,15 @@ test('property: fair lines, best prices, +EV, middles and steam equal the brute 
         assert.deepEqual(fair, referenceFairLines(json, board.now, method, SHARP, STALENESS_MS), `fair lines (${method}) at step ${step}`);
         const best = board.books.screens.bestPrices({ ...all, maxHold: Infinity }, 10_000, source);
         assert.deepEqual(best, referenceBestPrices(json), `best prices at step ${step}`);
+        // a low-hold screen: the brute force's records with the hold at most 0.05
+        assert.deepEqual(board.books.screens.bestPrices({ ...all, maxHold: 0.05 }, 10_000, source), referenceBestPrices(json).filter((r) => r.hold <= 0.05), `best prices, max_hold 0.05, at step ${step}`);
         const ev = board.books.screens.positiveEv({ ...all, devig: method, minEv: -1, sportsbooks: null }, board.now, 10_000, source);
         assert.deepEqual(ev, referencePositiveEv(json, board.now, method, -1, SHARP, STALENESS_MS), `+EV (${method}) at step ${step}`);
         const retail = ['draftkings', 'fanduel'];
         assert.deepEqual(board.books.screens.positiveEv({ ...all, devig: method, minEv: 0.01, sportsbooks: retail }, board.now, 10_000, source), referencePositiveEv(json, board.now, method, 0.01, SHARP, STALENESS_MS, retail), `+EV filtered at step ${step}`);
         const middles = board.books.screens.middles({ ...all, minWidth: 0, maxCost: Infinity }, 10_000, source);
         assert.deepEqual(middles, referenceMiddles(json), `middles at step ${step}`);
+        assert.deepEqual(board.books.screens.middles({ ...all, minWidth: 0, maxCost: 0.05 }, 10_000, source), referenceMiddles(json).filter((m) => m.worstCaseCost <= 0.05), `middles, max_cost 0.05, at step ${step}`);
         assert.deepEqual(moves, expectedMoves, `steam moves at step ${step}`);
         seen = { fair: seen.fair + fair.length, best: seen.best + best.length, ev: seen.ev + ev.filter((e) => e.ev > 0).length, middles: seen.middles + middles.filter((m) => m.worstCaseCost < 0.1).length, steam: seen.steam + moves.length, stale: seen.stale };
       };

@@ -1,7 +1,10 @@
 // Steam moves by hand: the window's starting price, one move per starting price, the
-// cents unit, and the books that have not followed.
+// cents unit, and the books that have not followed; the detector's state through a
+// checkpoint's encoding and back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Packr } from 'msgpackr';
+import { CHECKPOINT_PACK_OPTIONS } from '../../engine/checkpoint.ts';
 import { oddsId } from '../../engine/model.ts';
 import type { SteamRecord } from '../../engine/signals/screenRecords.ts';
 import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
@@ -56,4 +59,39 @@ test('cents: -105 -> +105 is 10 cents, not 210; non-sharp books never steam', ()
   b.change(away, { priceAmerican: -120, updated: NOW + 3000 }); // 10 cents from -110
   assert.equal(moves.length, 1);
   assert.equal(moves[0]!.moveCents, 10);
+});
+
+test('saved with a checkpoint and restored, the detector lists the same moves and goes on as the original does', () => {
+  const packr = new Packr(CHECKPOINT_PACK_OPTIONS);
+  const all = { leagues: null, eventIds: null, sportsbooks: null, minPoints: 0, minCents: 0, since: 0 };
+  const original = board('points', 2).board;
+  const away = oddsId(row({ sportsbook: 'pinnacle', side: 'AWAY' }));
+  // more changes than a ring keeps (it wraps), some of them moves
+  const prices = [-112, -118, -130, -125, -140, -135, -150, -145, -160, -155, -170];
+  prices.forEach((price, i) => original.change(PIN_HOME, { priceAmerican: price, updated: NOW + 7_000 * (i + 1) }));
+  original.change(away, { priceAmerican: -125, updated: NOW + 20_000 });
+  const saved = packr.unpack(packr.pack(original.books.steam.saveState()));
+
+  // a new board: the state first, then the rows as they stand (as the restored engine's first full read)
+  const restored = new SignalBoard({}, { steam: { unit: 'points', threshold: 2, windowMs: 60_000, keep: 100 } });
+  restored.books.steam.restoreState(saved);
+  for (const input of original.rows()) restored.upsert(input);
+  const list = (b: SignalBoard) => JSON.stringify(b.books.steam.list(all, 100));
+  assert.ok(original.books.steam.count >= 3, `only ${original.books.steam.count} moves`);
+  assert.equal(list(restored), list(original));
+  assert.equal(restored.books.steam.count, original.books.steam.count);
+  // the same ticks after the restore make the same moves: each row's history came back
+  for (const b of [original, restored]) {
+    b.change(PIN_HOME, { priceAmerican: -185, updated: NOW + 90_000 });
+    b.change(away, { priceAmerican: -128, updated: NOW + 95_000 }); // 0.6 points from -125: no move
+    b.change(away, { priceAmerican: -140, updated: NOW + 100_000 }); // 2.9 points from -125 at the window's start
+  }
+  assert.equal(list(restored), list(original));
+  assert.equal(restored.books.steam.list(all, 1)[0]!.fromPriceAmerican, -125);
+});
+
+test('a saved steam state this version cannot read is refused with a clear error', () => {
+  const b = new SignalBoard();
+  assert.throws(() => b.books.steam.restoreState({ version: 99 }), /steam state is not one this version reads \(version 99/);
+  assert.throws(() => b.books.steam.restoreState(null), /steam state is not one this version reads/);
 });
