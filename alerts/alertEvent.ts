@@ -73,3 +73,21 @@ export interface AlertEvent {
   createdAt: number;
   data: AlertData;
 }
+
+/** One event of the outbox as read back. */
+export interface StoredEvent {
+  seq: number;
+  id: string;
+  type: string;
+  createdAt: number;
+  body: string;
+  /**
+   * The body's UTF-8 bytes: a view of its tick's buffer (the tick's events joined by
+   * commas, as the delivery thread received them), or made at the first delivery that
+   * sends it (deliveryWorker.ts). Kept with the event: a thousand endpoints sending it
+   * send these bytes, none encodes the string again.
+   */
+  bytes?: Buffer;
+  /** Wall-clock ms this process wrote it to the outbox (in memory only: for the oldest-pending metric). */
+  receivedAt?: number;
+}

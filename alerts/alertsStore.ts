@@ -10,7 +10,7 @@
 // it; a power loss too once the sync that follows has completed).
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import type { AlertsDb } from './alertsDatabase.ts';
-import type { AlertEvent } from './alertEvent.ts';
+import type { AlertEvent, StoredEvent } from './alertEvent.ts';
 import { parseFilters, type AlertFilter } from './filters.ts';
 import { OutboxReadBack } from './outboxReadBack.ts';
 
@@ -39,23 +39,6 @@ export interface Subscription {
   deliveredEvents: number;
 }
 
-/** One event of the outbox as read back. */
-export interface StoredEvent {
-  seq: number;
-  id: string;
-  type: string;
-  createdAt: number;
-  body: string;
-  /**
-   * The body's UTF-8 bytes: a view of its tick's buffer (the tick's events joined by
-   * commas, as the delivery thread received them), or made at the first delivery that
-   * sends it (deliveryWorker.ts). Kept with the event: a thousand endpoints sending it
-   * send these bytes, none encodes the string again.
-   */
-  bytes?: Buffer;
-  /** Wall-clock ms this process wrote it to the outbox (in memory only: for the oldest-pending metric). */
-  receivedAt?: number;
-}
 
 /** A replay queued: its position in the subscription's replay lane and the event. */
 export interface ReplayEntry {

@@ -12,7 +12,8 @@
 //
 // Timers here run on the wall clock (Date.now), not the engine clock: a frozen engine
 // clock (NOW in tests and benches) must not freeze retries.
-import type { AlertsStore, StoredEvent, Subscription } from './alertsStore.ts';
+import type { StoredEvent } from './alertEvent.ts';
+import type { AlertsStore, Subscription } from './alertsStore.ts';
 import { retryDelay, type RetryPolicy } from './backoff.ts';
 import type { Batch, DeliveryQueue } from './deliveryQueue.ts';
 import type { SendResult, WebhookSender } from './webhookSender.ts';

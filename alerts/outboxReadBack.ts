@@ -13,7 +13,7 @@
 // (seqs are given in increasing order and never again, alertsStore.ts, so the rows read
 // stay right). A prune drops what it deleted, so it empties the blocks.
 import type { AlertEvent } from './alertEvent.ts';
-import type { StoredEvent } from './alertsStore.ts';
+import type { StoredEvent } from './alertEvent.ts';
 
 export const BLOCK_EVENTS = 1024;
 /** 16 blocks of 1,024 events of ~0.5 KB (body, bytes, parsed): ~25 MB at most. */

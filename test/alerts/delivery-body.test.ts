@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { AlertEvent } from '../../alerts/alertEvent.ts';
-import type { StoredEvent } from '../../alerts/alertsStore.ts';
+import type { StoredEvent } from '../../alerts/alertEvent.ts';
 import { deliveryBody } from '../../alerts/deliveryWorker.ts';
 import { anyMatches, parseFilters, watchedOddsIds } from '../../alerts/filters.ts';
 import { signatureHeader } from '../../alerts/signing.ts';

@@ -84,6 +84,7 @@ function badValues(): Record<string, string> {
     STEAM_THRESHOLD: '2',
     STEAM_WINDOW_MS: '999',
     TRUSTED_PROXIES: '127.0.0.1,nginx',
+    REPLAY_WINDOW_HOURS: '1d',
   };
 }
 
