@@ -46,6 +46,7 @@ import { readAlertsConfig } from '../alerts/alertsConfig.ts';
 import { registerAlertsMetrics } from '../alerts/alertsMetrics.ts';
 import { mcpRoute } from '../mcp/httpRoute.ts';
 import { WritePathHealth } from './writePathHealth.ts';
+import { StartTimeline } from './startTimeline.ts';
 import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
 export interface AppOptions {
@@ -106,6 +107,8 @@ export interface App {
   replicated: ReplicatedStart | null;
   /** Webhook alerts (alerts/): with a data dir unless ALERTS=0; else null. */
   alerts: Alerts | null;
+  /** The start's phases and how long each took (the ready line's `phases`). */
+  startTimeline: StartTimeline;
   close(): Promise<void>;
 }
 
@@ -175,6 +178,7 @@ function watchWritePath(durable: DurableStart, operations: Operations, logger: L
 }
 
 export async function startApp(options: AppOptions): Promise<App> {
+  const timeline = new StartTimeline();
   const config = readConfig(options.env ?? process.env);
   const clock = options.clock;
   const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
@@ -191,7 +195,9 @@ export async function startApp(options: AppOptions): Promise<App> {
     operationsRoutes: operations.ingestPortRoutes(),
     adminRoutes: alertsAdminRoutes(alertsGate),
     listening: options.ingestListening,
+    timeline,
   });
+  if (replicated !== null) timeline.mark('replicated start');
   if (durable !== null) watchWritePath(durable, operations, logger);
   if (replicated !== null) operations.readiness.probe(replicated.role, replicated.readiness);
   if (replicated?.role === 'writer') replicated.onWritePathStopped(new WritePathHealth(operations, logger).failed);
@@ -218,15 +224,14 @@ export async function startApp(options: AppOptions): Promise<App> {
     logger.warn({ event: 'stream_slow_consumer', queuedBytes, subscriptions, capBytes: config.streamBufferBytes }, 'a push-stream client left too much unread and was disconnected (slow_consumer)');
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
   const membership = listeners.subscribe('board membership', new BoardMembership(engine));
+  timeline.mark('listeners');
   if (config.snapshotCompressionThreads !== null) setCompressionThreads(config.snapshotCompressionThreads);
   const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock, maxAgeMs: config.snapshotMaxAgeMs }));
-  // The first build, before the server listens (large board: ~5 s): the first client
-  // is answered at once and no build runs behind later traffic.
-  snapshot.current(false);
   const signals = listeners.own('signal books', new EngineSignals(engine, {}, {
     sharpBooks: config.fairLineBooks,
     steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
   }));
+  timeline.mark('signal books');
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // the signal stream's topics follow the signal books (steam moves, changed screens)
   const signalTopics = new SignalTopics(signals, () => engine.asOf());
@@ -234,11 +239,15 @@ export async function startApp(options: AppOptions): Promise<App> {
   // producer follows the engine after the signal books, which it reads on its tick.
   const alertsConfig = durable !== null && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
   let alerts: Alerts | null = null;
+  // the delivery thread starts now, booting on another core while this thread goes on (it
+  // took 2.4-2.9 s before the ready line on the loaded 2-core machine when awaited here)
+  let alertsStarting: Promise<unknown> = Promise.resolve(null);
   if (alertsConfig?.enabled === true) {
     const alertsLogger = logger.child({ part: 'alerts' });
     alerts = new Alerts(engine, signals, clock, alertsConfig, (level, fields, line) => alertsLogger[level](fields, line));
     listeners.subscribe('alert producer', alerts.producer);
     registerAlertsMetrics(operations.registry, alerts);
+    alertsStarting = alerts.start().then(() => null, (error: unknown) => error ?? new Error('the webhook delivery thread failed to start'));
   } else alertsGate.shut(alertsConfig === null ? 'the service runs without DATA_DIR' : 'ALERTS=0');
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
@@ -261,6 +270,21 @@ export async function startApp(options: AppOptions): Promise<App> {
     syncEvents: () => statusWriter.flush(),
     archive: durable?.archive ?? null,
   };
+  // The snapshot's first version is built in the background, in steps between the
+  // requests (compression on the worker threads), starting while the server begins to
+  // listen: it held the start for the whole build before (large board: ~5 s; medium on
+  // the loaded 2-core machine: 6-7 s). A /snapshot request that arrives before it is
+  // published waits for it (http/routes/snapshot.ts), so even the first one is answered
+  // with the whole board as it is then; every other route answers at once.
+  const firstSnapshotStarted = performance.now();
+  snapshot.whenCurrent(false).then(
+    (body) =>
+      logger.info(
+        { event: 'snapshot_built', rows: body.count, bytes: body.byteLength, ms: Math.round(performance.now() - firstSnapshotStarted) },
+        `the snapshot's first version is built in the background (${body.count.toLocaleString('en-US')} rows, ${(body.byteLength / 1048576).toFixed(1)} MiB gzip, ${((performance.now() - firstSnapshotStarted) / 1000).toFixed(1)}s)`,
+      ),
+    (error: unknown) => logger.error({ event: 'snapshot_build_failed', err: error }, "building the snapshot's first version failed: the next /snapshot request starts it again"),
+  );
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;
   const server = await createServer({
@@ -278,15 +302,19 @@ export async function startApp(options: AppOptions): Promise<App> {
     uwsDirect: config.uwsDirect,
   });
   publicPort = server.port;
+  timeline.mark('public listener');
   operations.readiness.pass('board');
 
   if (alerts !== null) {
     // the delivery thread opens alerts.db and reports the subscriptions the producer follows
-    await alerts.start();
+    const failed = await alertsStarting;
+    if (failed !== null) throw failed;
     alertsGate.open(alerts);
+    timeline.mark('alerts thread');
   }
   if (durable !== null) await durable.listen();
   if (replicated !== null) await replicated.listen();
+  timeline.mark('write path open');
   // the write path in this process: the durable board's, the replicated writer's; a replica has none
   const writePath = durable?.durable.ingest ?? replicated?.ingest ?? null;
 
@@ -320,6 +348,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     durable,
     replicated,
     alerts,
+    startTimeline: timeline,
     async close() {
       if (closed) return;
       closed = true;
