@@ -94,6 +94,8 @@ export interface App {
   engine: OddsEngine;
   operations: Operations;
   httpMetrics: HttpMetrics;
+  /** /snapshot's bodies (its first version is built in the background once the server listens). */
+  snapshot: BoardSnapshot;
   /** The push stream's hub (its stats() for tests and health). */
   stream: StreamHub;
   persistence: Persistence;
@@ -339,6 +341,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     engine,
     operations,
     httpMetrics,
+    snapshot,
     stream: stream.hub,
     persistence,
     simulator,

@@ -186,7 +186,7 @@ function logReady(logger: Logger, config: Config, app: App, started: number): vo
   const urls = { boardUrl: `${origin}/`, docsUrl: `${origin}/docs`, apiUrl: `${origin}/api/v1` };
   logger.info(
     { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, phases: app.startTimeline.phases(), port: app.port, ingestPort: app.durable?.listener.port ?? app.replicated?.listenerPort() ?? null, transport: app.server.transport, ...urls },
-    `${what} ready in ${seconds.toFixed(1)}s (${app.startTimeline.describe()}): live board ${urls.boardUrl}, API reference ${urls.docsUrl}, API ${urls.apiUrl}; transport: ${app.server.transport}${durable}`,
+    `${what} ready in ${seconds.toFixed(1)}s: live board ${urls.boardUrl}, API reference ${urls.docsUrl}, API ${urls.apiUrl}; transport: ${app.server.transport}${durable}; start phases: ${app.startTimeline.describe()}`,
   );
 }
 
