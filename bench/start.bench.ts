@@ -32,7 +32,8 @@ interface ReadyLine {
   ingestPort: number;
   liveRows: number;
   seconds: number;
-  phases: Record<string, number>;
+  /** Absent from a ready line of code before the start phases were reported. */
+  phases?: Record<string, number>;
 }
 
 interface Service {
@@ -140,7 +141,7 @@ async function tickIds(port: number, count: number): Promise<string[]> {
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
-const phasesText = (phases: Record<string, number>) => Object.entries(phases).map(([phase, ms]) => `${phase} ${ms}`).join(', ');
+const phasesText = (phases: Record<string, number> | undefined) => (phases === undefined ? '(not reported)' : Object.entries(phases).map(([phase, ms]) => `${phase} ${ms}`).join(', '));
 
 export async function benchStart(): Promise<Measurements> {
   const size = process.env.BOARD ?? 'large';

@@ -290,20 +290,30 @@ export async function startApp(options: AppOptions): Promise<App> {
   );
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;
-  const server = await createServer({
-    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, signalStreamRoute(signalTopics, stream.anonymous), mcpRoute(() => publicPort, options.env ?? process.env)],
-    sockets: stream.sockets,
-    openapi: { schemas: { ...STREAM_OPENAPI_SCHEMAS, ...SIGNAL_STREAM_SCHEMAS } },
-    host: options.host ?? '127.0.0.1',
-    port: options.port ?? 0,
-    authenticator,
-    clock,
-    log,
-    observer: httpMetrics,
-    boardSeq: () => engine.seq,
-    reusePort: config.reusePort,
-    uwsDirect: config.uwsDirect,
-  });
+  let server: RunningServer;
+  try {
+    server = await createServer({
+      routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, signalStreamRoute(signalTopics, stream.anonymous), mcpRoute(() => publicPort, options.env ?? process.env)],
+      sockets: stream.sockets,
+      openapi: { schemas: { ...STREAM_OPENAPI_SCHEMAS, ...SIGNAL_STREAM_SCHEMAS } },
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 0,
+      authenticator,
+      clock,
+      log,
+      observer: httpMetrics,
+      boardSeq: () => engine.seq,
+      reusePort: config.reusePort,
+      uwsDirect: config.uwsDirect,
+    });
+  } catch (error) {
+    // the delivery thread, started above, would keep the process alive
+    if (alerts !== null) {
+      await alertsStarting;
+      await alerts.close();
+    }
+    throw error;
+  }
   publicPort = server.port;
   timeline.mark('public listener');
   operations.readiness.pass('board');
