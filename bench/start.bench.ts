@@ -11,7 +11,8 @@
 //   checked against the board's live rows), /arbitrage and /edges are answered;
 // - resident memory (VmRSS) per live row, all in: with the plain snapshot polled every
 //   100 ms and the history variant idle, then with the history variant polled every second
-//   as well (START_MEMORY_SECONDS each, default 20).
+//   as well (START_MEMORY_SECONDS each, default 20; the median of one VmRSS sample a
+//   second over the second half of each window).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -113,6 +114,19 @@ function residentBytes(pid: number): number {
   return match === null ? NaN : Number(match[1]) * 1024;
 }
 
+/** The median of the process's resident bytes sampled every second over the second half of the time until `until`. */
+async function sampleResident(pid: number, until: number): Promise<number> {
+  const samples: number[] = [];
+  const from = performance.now() + (until - performance.now()) / 2;
+  while (performance.now() < until) {
+    if (performance.now() >= from) samples.push(residentBytes(pid));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  if (samples.length === 0) samples.push(residentBytes(pid));
+  samples.sort((a, b) => a - b);
+  return samples[samples.length >> 1]!;
+}
+
 /** Polls /snapshot every `everyMs` until `until` (timer ms), reading each body to its end. */
 async function poll(port: number, withHistory: boolean, everyMs: number, until: number): Promise<void> {
   let etag = '';
@@ -178,14 +192,17 @@ export async function benchStart(): Promise<Measurements> {
     out['restart: until /arbitrage is answered (s)'] = seconds(await answeredAt(service, ready.port, '/api/v1/arbitrage?limit=10'));
     out['restart: until /edges is answered (s)'] = seconds(await answeredAt(service, ready.port, '/api/v1/edges?limit=10'));
 
+    // resident memory moves with the collector's rounds: the median of one sample a second
+    // over the second half of each window
     const pid = service.child.pid!;
-    await poll(ready.port, false, 100, performance.now() + memorySeconds * 1000);
-    out['resident bytes per live row, plain snapshot polled every 100 ms, history idle'] = Math.round(residentBytes(pid) / ready.liveRows);
-    out['resident MB, plain polled, history idle'] = Math.round(residentBytes(pid) / 1e6);
-    const until = performance.now() + memorySeconds * 1000;
-    await Promise.all([poll(ready.port, false, 100, until), poll(ready.port, true, 1000, until)]);
-    out['resident bytes per live row, plain polled every 100 ms, history every 1 s'] = Math.round(residentBytes(pid) / ready.liveRows);
-    out['resident MB, plain and history polled'] = Math.round(residentBytes(pid) / 1e6);
+    let until = performance.now() + memorySeconds * 1000;
+    let resident = await Promise.all([sampleResident(pid, until), poll(ready.port, false, 100, until)]).then(([median]) => median);
+    out['resident bytes per live row, plain snapshot polled every 100 ms, history idle'] = Math.round(resident / ready.liveRows);
+    out['resident MB, plain polled, history idle'] = Math.round(resident / 1e6);
+    until = performance.now() + memorySeconds * 1000;
+    resident = await Promise.all([sampleResident(pid, until), poll(ready.port, false, 100, until), poll(ready.port, true, 1000, until)]).then(([median]) => median);
+    out['resident bytes per live row, plain polled every 100 ms, history every 1 s'] = Math.round(resident / ready.liveRows);
+    out['resident MB, plain and history polled'] = Math.round(resident / 1e6);
     await stop(service.child, 'SIGTERM');
   } finally {
     if (service !== null) await stop(service.child, 'SIGKILL');
