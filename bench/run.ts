@@ -25,6 +25,7 @@ const SECTIONS: Section[] = [
   { name: 'transports', load: async () => (await import('./http-transports.bench.ts')).benchTransports },
   { name: 'feeds', load: async () => (await import('./feeds.bench.ts')).benchFeeds },
   { name: 'ingest', load: async () => (await import('./ingest.bench.ts')).benchIngest },
+  { name: 'start', load: async () => (await import('./start.bench.ts')).benchStart },
   { name: 'replicas', load: async () => (await import('./replicas.bench.ts')).benchReplicas },
   { name: 'alerts', load: async () => (await import('./alerts.bench.ts')).benchAlerts },
   { name: 'alerts-catchup', load: async () => (await import('./alertsCatchUp.bench.ts')).benchAlertsCatchUp },

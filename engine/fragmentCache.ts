@@ -91,6 +91,22 @@ export class FragmentCache {
     return at - offset;
   }
 
+  /**
+   * Copies the slot's fragment for format `code` into `target` at `offset` (without its
+   * trailing ',') if one is cached and current, returning its length; -1 otherwise,
+   * and nothing is rendered or cached then: for a reader that holds the rows' bytes
+   * itself (the snapshot keeps its rendered pieces, keptPieceRows.ts) and would only
+   * fill the arena with a second copy of them.
+   */
+  copyIfCurrent(slot: number, code: number, target: Buffer, offset: number): number {
+    const arena = this.arenas[code];
+    if (arena === undefined || slot >= arena.builtAt.length || arena.builtAt[slot] !== this.store.seq[slot]) return -1;
+    const start = arena.offset[slot];
+    const length = arena.length[slot] - 1;
+    if (offset + length > target.length) return -1;
+    return arena.buffer.copy(target, offset, start, start + length);
+  }
+
   /** Bytes held by the arenas and their per-row tables. */
   bytes(): number {
     let total = 0;

@@ -103,6 +103,8 @@ export interface RestoreReport {
   coveredDamage: string[];
   replayedRecords: number;
   replayedChanges: number;
+  /** Reading and decoding the checkpoint and opening the log after it (0 without a checkpoint); the rest of ms is the replay. */
+  checkpointMs: number;
   ms: number;
 }
 
@@ -315,6 +317,7 @@ export class DurableBoard {
       }
     }
     const log = opened!.log;
+    const checkpointMs = performance.now() - started;
     engine ??= new OddsEngine(options.clock, options.engineOptions);
     const from = (checkpoint?.logIndex ?? 0) + 1;
     let records = 0;
@@ -392,6 +395,7 @@ export class DurableBoard {
       coveredDamage: opened!.coveredDamage,
       replayedRecords: records,
       replayedChanges: changes,
+      checkpointMs: checkpoint === null ? 0 : checkpointMs,
       ms: performance.now() - started,
     };
     return new DurableBoard(options, engine, log, applied, report, fresh, lock, { ...meta, boardId: typeof meta?.boardId === 'string' ? meta.boardId : randomUUID() });

@@ -48,6 +48,7 @@ import { readAlertsConfig } from '../alerts/alertsConfig.ts';
 import { registerAlertsMetrics } from '../alerts/alertsMetrics.ts';
 import { mcpRoute } from '../mcp/httpRoute.ts';
 import { WritePathHealth } from './writePathHealth.ts';
+import { StartTimeline } from './startTimeline.ts';
 import { registerBoardMetrics, registerStreamMetrics, UpdateCounter, WritePathMetrics } from './serviceMetrics.ts';
 
 export interface AppOptions {
@@ -95,6 +96,8 @@ export interface App {
   engine: OddsEngine;
   operations: Operations;
   httpMetrics: HttpMetrics;
+  /** /snapshot's bodies (its first version is built in the background once the server listens). */
+  snapshot: BoardSnapshot;
   /** The push stream's hub (its stats() for tests and health). */
   stream: StreamHub;
   persistence: Persistence;
@@ -110,6 +113,8 @@ export interface App {
   alerts: Alerts | null;
   /** The signal books (edges, arbitrage, the trader screens, steam) the routes and streams read. */
   signals: EngineSignals;
+  /** The start's phases and how long each took (the ready line's `phases`). */
+  startTimeline: StartTimeline;
   close(): Promise<void>;
 }
 
@@ -215,6 +220,7 @@ export async function startApp(options: AppOptions): Promise<App> {
 }
 
 async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
+  const timeline = new StartTimeline();
   const config = readConfig(options.env ?? process.env);
   const clock = options.clock;
   const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
@@ -244,11 +250,13 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
     operationsRoutes: operations.ingestPortRoutes(),
     adminRoutes: alertsAdminRoutes(alertsGate),
     listening: options.ingestListening,
+    timeline,
   });
   opened.add('persistence', () => persistence.close());
   // no last checkpoint for a start that failed: the log holds what the board has
   opened.add('durable board', () => durable?.abandon());
   opened.add('replicated board', () => replicated?.close());
+  if (replicated !== null) timeline.mark('replicated start');
   if (durable !== null) watchWritePath(durable, operations, logger);
   if (replicated !== null) operations.readiness.probe(replicated.role, replicated.readiness);
   if (replicated?.role === 'writer') replicated.onWritePathStopped(new WritePathHealth(operations, logger).failed);
@@ -280,13 +288,12 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
     logger.warn({ event: 'stream_slow_consumer', queuedBytes, subscriptions, capBytes: config.streamBufferBytes }, 'a push-stream client left too much unread and was disconnected (slow_consumer)');
   const statusWriter = listeners.subscribe('event status writer', new EventStatusWriter(engine, persistence, clock), (writer) => writer.close());
   const membership = listeners.subscribe('board membership', new BoardMembership(engine));
+  timeline.mark('listeners');
   if (config.snapshotCompressionThreads !== null) setCompressionThreads(config.snapshotCompressionThreads);
   const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock, maxAgeMs: config.snapshotMaxAgeMs }));
-  // The first build, before the server listens (large board: ~5 s): the first client
-  // is answered at once and no build runs behind later traffic.
-  snapshot.current(false);
   // (a restored start's books move behind the listeners subscribed above)
   const signals = listeners.own('signal books', (restoredSignals as EngineSignals | null)?.resubscribed() ?? buildSignals(engine));
+  timeline.mark('signal books');
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // the signal stream's topics follow the signal books (steam moves, changed screens)
   const signalTopics = new SignalTopics(signals, () => engine.asOf());
@@ -296,12 +303,21 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   const writes = durable !== null || replicated?.role === 'writer';
   const alertsConfig = writes && options.dataDir !== undefined ? readAlertsConfig(options.env ?? process.env, options.dataDir) : null;
   let alerts: Alerts | null = null;
+  // the delivery thread starts now and boots on another core while the public listener
+  // starts (awaited after the listener instead, it took 2.4-2.9 s of the start on the
+  // loaded 2-core machine); the start waits for it below
+  let alertsStarting: Promise<unknown> = Promise.resolve(null);
   if (alertsConfig?.enabled === true) {
     const alertsLogger = logger.child({ part: 'alerts' });
     alerts = new Alerts(engine, signals, clock, alertsConfig, (level, fields, line) => alertsLogger[level](fields, line));
     listeners.subscribe('alert producer', alerts.producer);
     registerAlertsMetrics(operations.registry, alerts);
-    opened.add('webhook alerts', () => alerts?.close());
+    alertsStarting = alerts.start().then(() => null, (error: unknown) => error ?? new Error('the webhook delivery thread failed to start'));
+    // closed on a failed start once its start has settled (a thread left booting would keep the process alive)
+    opened.add('webhook alerts', async () => {
+      await alertsStarting;
+      await alerts?.close();
+    });
   } else alertsGate.shut(alertsConfig !== null ? 'ALERTS=0' : replicated !== null ? 'webhooks run on the LOG=nats writer, not on a replica' : 'the service runs without DATA_DIR');
   const updates = listeners.subscribe('update counter', new UpdateCounter());
   registerBoardMetrics(operations.registry, engine, updates, snapshot);
@@ -325,6 +341,21 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
     archive: durable?.archive ?? null,
     replay,
   };
+  // The snapshot's first version is built in the background, in steps between the
+  // requests (compression on the worker threads), starting while the server begins to
+  // listen: it held the start for the whole build before (large board: ~5 s; medium on
+  // the loaded 2-core machine: 6-7 s). A /snapshot request that arrives before it is
+  // published waits for it (http/routes/snapshot.ts), so even the first one is answered
+  // with the whole board as it is then; every other route answers at once.
+  const firstSnapshotStarted = performance.now();
+  snapshot.whenCurrent(false).then(
+    (body) =>
+      logger.info(
+        { event: 'snapshot_built', rows: body.count, bytes: body.byteLength, ms: Math.round(performance.now() - firstSnapshotStarted) },
+        `the snapshot's first version is built in the background (${body.count.toLocaleString('en-US')} rows, ${(body.byteLength / 1048576).toFixed(1)} MiB gzip, ${((performance.now() - firstSnapshotStarted) / 1000).toFixed(1)}s)`,
+      ),
+    (error: unknown) => logger.error({ event: 'snapshot_build_failed', err: error }, "building the snapshot's first version failed: the next /snapshot request starts it again"),
+  );
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;
   const server = await createServer({
@@ -344,15 +375,19 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   });
   publicPort = server.port;
   opened.add('public server', () => server.close());
+  timeline.mark('public listener');
   operations.readiness.pass('board');
 
   if (alerts !== null) {
     // the delivery thread opens alerts.db and reports the subscriptions the producer follows
-    await alerts.start();
+    const failed = await alertsStarting;
+    if (failed !== null) throw failed;
     alertsGate.open(alerts);
+    timeline.mark('alerts thread');
   }
   if (durable !== null) await durable.listen();
   if (replicated !== null) await replicated.listen();
+  timeline.mark('write path open');
   // the write path in this process: the durable board's, the replicated writer's; a replica has none
   const writePath = durable?.durable.ingest ?? replicated?.ingest ?? null;
 
@@ -378,6 +413,7 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
     engine,
     operations,
     httpMetrics,
+    snapshot,
     stream: stream.hub,
     persistence,
     simulator,
@@ -388,6 +424,7 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
     replicated,
     alerts,
     signals,
+    startTimeline: timeline,
     async close() {
       if (closed) return;
       closed = true;

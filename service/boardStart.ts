@@ -13,6 +13,7 @@ import type { AnyRoute } from '../http/router.ts';
 import type { TransportChoice } from '../http/transport/transport.ts';
 import type { StepProgress } from '../ingest/durableBoard.ts';
 import { startProgress } from './progress.ts';
+import type { StartTimeline } from './startTimeline.ts';
 
 /** What to load when DATA_DIR is empty: fixture board options, a generated board, or 'none'. */
 export type StartBoard = BoardOptions | Board | 'none';
@@ -46,6 +47,8 @@ export interface BoardStartOptions {
    * (nothing restored: the caller builds such listeners once the board is loaded).
    */
   restored?: (engine: OddsEngine) => void;
+  /** Where the start's phases are timed (the ready line's `phases`); absent: not timed. */
+  timeline?: StartTimeline;
 }
 export function isBoard(value: StartBoard): value is Board {
   return typeof value === 'object' && typeof (value as Board).forEachOdds === 'function';

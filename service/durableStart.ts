@@ -83,7 +83,7 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   return Number(text);
 }
 export async function openDurableStart(options: DurableStartOptions): Promise<DurableStart> {
-  const { env, clock, persistence, dataDir } = options;
+  const { env, clock, persistence, dataDir, timeline } = options;
   mkdirSync(dataDir, { recursive: true });
   // one writer per DATA_DIR, before anything in it is read (a second process stops here, naming the first)
   const lock = options.lock ?? DataDirLock.acquire(dataDir);
@@ -97,14 +97,22 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
     const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
     listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, adminRoutes: options.adminRoutes, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
+    timeline?.mark('ingest listener');
   } catch (error) {
     lock.release();
     throw error;
   }
   try {
     await options.listening?.(listener.port);
+    timeline?.skip();
     // a refused restore (RestoreRefusedError) names the file, offset and what repair would drop
     durable = DurableBoard.open({ dataDir, clock, cold: persistence, env, warn: options.log, progress: stepProgress(options.progress), lock, storage: options.storage, restored: options.restored });
+    if (timeline !== undefined) {
+      const restore = durable.restore;
+      if (restore.checkpoint !== null) timeline.add('checkpoint', restore.checkpointMs);
+      timeline.add('replay', restore.ms - restore.checkpointMs);
+      timeline.skip();
+    }
   } catch (error) {
     lock.release();
     await listener.close();
@@ -118,10 +126,14 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
     if (durable.fresh) {
       const start = options.board;
       board = fixtureBoard(start, clock.now(), options.progress);
+      timeline?.mark('generate');
       mode = start === 'none' ? 'empty' : 'fixture';
       loadWithProgress(engine, board, options.progress);
+      timeline?.mark('load');
       persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+      timeline?.mark('cold data');
       firstCheckpoint = await durable.checkpointNow();
+      timeline?.mark('first checkpoint');
     } else {
       board = referenceBoard(clock.now());
     }
@@ -140,6 +152,7 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
   if (options.archive !== undefined) {
     try {
       archive = await attachTickArchive(durable, options.archive, { now: () => clock.now(), warn: options.log, fsync: env.WAL_FSYNC !== '0', storage: options.storage });
+      timeline?.mark('tick archive');
     } catch (error) {
       try {
         await durable.close();

@@ -92,7 +92,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  logReady(logger, config, app, started);
+  // ms from the process's start to here: node itself and loading the modules
+  logReady(logger, config, app, started, started);
 
   // A replica that fell behind the stream's retention cannot catch up from the stream:
   // the app is closed (listeners and servers, in reverse; /readyz says 503 during the
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
       }
     }
-    logReady(logger, config, app, begun);
+    logReady(logger, config, app, begun, null);
     watchRetention(app);
   };
   watchRetention(app);
@@ -174,8 +175,14 @@ function browsableOrigin(host: string, port: number): string {
   return `http://${name}:${port}`;
 }
 
-/** The ready line: what was loaded, how long it took, and where to look: the live board, the API reference, the API. */
-function logReady(logger: Logger, config: Config, app: App, started: number): void {
+/**
+ * The ready line: what was loaded, how long it took and in which phases (with `modulesMs`,
+ * the process's start-up before main ran: node and loading the modules, which the
+ * line's seconds do not include), and where to look: the live board, the API reference, the API.
+ */
+function logReady(logger: Logger, config: Config, app: App, started: number, modulesMs: number | null): void {
+  const phases = modulesMs === null ? app.startTimeline.phases() : { modules: Math.round(modulesMs), ...app.startTimeline.phases() };
+  const phasesText = Object.entries(phases).map(([phase, ms]) => `${phase} ${ms} ms`).join(', ');
   const seconds = (performance.now() - started) / 1000;
   const rows = `${app.engine.liveRows.toLocaleString('en-US')} live rows`;
   const startedFrom = app.durable ?? app.replicated;
@@ -185,8 +192,8 @@ function logReady(logger: Logger, config: Config, app: App, started: number): vo
   const origin = browsableOrigin(config.host, app.port);
   const urls = { boardUrl: `${origin}/`, docsUrl: `${origin}/docs`, apiUrl: `${origin}/api/v1` };
   logger.info(
-    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, port: app.port, ingestPort: app.durable?.listener.port ?? app.replicated?.listenerPort() ?? null, transport: app.server.transport, ...urls },
-    `${what} ready in ${seconds.toFixed(1)}s: live board ${urls.boardUrl}, API reference ${urls.docsUrl}, API ${urls.apiUrl}; transport: ${app.server.transport}${durable}`,
+    { event: 'ready', board: config.board, seed: config.seed, mode, role: app.replicated?.role ?? null, seq: app.engine.seq, liveRows: app.engine.liveRows, seconds: Math.round(seconds * 10) / 10, phases, port: app.port, ingestPort: app.durable?.listener.port ?? app.replicated?.listenerPort() ?? null, transport: app.server.transport, ...urls },
+    `${what} ready in ${seconds.toFixed(1)}s: live board ${urls.boardUrl}, API reference ${urls.docsUrl}, API ${urls.apiUrl}; transport: ${app.server.transport}${durable}; start phases: ${phasesText}`,
   );
 }
 

@@ -59,6 +59,7 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
     let persistence: Persistence;
     try {
       persistence = openPersistence({ path: options.dbPath ?? (env.DB_PATH || join(options.dataDir, 'odds.db')), env });
+      options.timeline?.mark('database');
     } catch (error) {
       lock.release();
       throw error;
@@ -72,10 +73,14 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
       throw error;
     }
   }
+  const { timeline } = options;
   const board = fixtureBoard(options.board, clock.now(), options.progress);
+  timeline?.mark('generate');
   const engine = options.engine ?? new OddsEngine(clock);
   if (options.engine === undefined) loadWithProgress(engine, board, options.progress);
+  timeline?.mark('load');
   const persistence = openPersistence({ path: options.dbPath, env });
   if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
+  timeline?.mark('cold data');
   return { engine, board, persistence, durable: null, replicated: null, keyChecker: persistence.keyChecker };
 }

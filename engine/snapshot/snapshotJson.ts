@@ -9,7 +9,7 @@
 import type { OddsEngine } from '../engine.ts';
 import { americanToDecimal, createHistoryBuffer, EVENT_STATUSES } from '../model.ts';
 import { NONE } from '../oddsStore.ts';
-import { FORMAT_ALL } from '../rowJson.ts';
+import { FORMAT_ALL, rowJsonText } from '../rowJson.ts';
 import { isoMillis, isoMinutes } from '../timeFormat.ts';
 import type { ByteSink } from './byteSink.ts';
 
@@ -47,6 +47,8 @@ export function writeEventOpen(sink: ByteSink, engine: OddsEngine, ev: number): 
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
 const NULL_HISTORY = ascii(',"priceHistory":null}');
+/** Room reserved for a cached row's copy (a longer one, if any, is rendered instead). */
+const MAX_CACHED_COPY = 4096;
 const HISTORY_OPEN = ascii(',"priceHistory":[');
 const ENTRY_FS = ascii('{"fs":');
 const ENTRY_FS_NEXT = ascii(',{"fs":');
@@ -56,7 +58,6 @@ const BRACKET_BRACE = ascii(']}');
 
 /** Writes snapshot rows: the cached /odds fragment plus priceHistory, straight into bytes. */
 export class SnapshotRowWriter {
-  private readonly one = new Int32Array(1);
   private readonly history = createHistoryBuffer(64);
   /** ',"pa":-110,"pd":1.9091' per American price, ',"dm":1.25' per multiplier. */
   private readonly priceBytes = new Map<number, Uint8Array>();
@@ -68,13 +69,20 @@ export class SnapshotRowWriter {
   ) {}
 
   write(sink: ByteSink, slot: number): void {
-    const fragments = this.engine.fragments;
-    const one = this.one;
-    one[0] = slot;
-    sink.reserve(fragments.joinedLength(one, 1, FORMAT_ALL));
-    const written = fragments.joinInto(one, 1, FORMAT_ALL, sink.buffer, sink.length);
-    if (sink.buffer[sink.length + written - 1] !== CLOSE_BRACE) throw new Error(`row fragment of slot ${slot} does not end with '}'`);
-    sink.length += written - 1;
+    // The row's /odds JSON (odds_format=all): copied from the engine's fragment cache
+    // when /odds or a stream cached it, else rendered here without caching it. The
+    // snapshot keeps the bytes it rendered itself (keptPieceRows.ts): caching them too
+    // held a second copy of every row (the large board: 256 MiB, the arena's cap).
+    const start = sink.length;
+    sink.reserve(MAX_CACHED_COPY);
+    let written = this.engine.fragments.copyIfCurrent(slot, FORMAT_ALL, sink.buffer, start);
+    if (written >= 0) sink.length += written;
+    else {
+      sink.utf8(rowJsonText(this.engine.store, slot, FORMAT_ALL));
+      written = sink.length - start;
+    }
+    if (sink.buffer[start + written - 1] !== CLOSE_BRACE) throw new Error(`row fragment of slot ${slot} does not end with '}'`);
+    sink.length = start + written - 1;
     if (this.withHistory) this.writeHistory(sink, slot);
     else sink.bytes(NULL_HISTORY);
   }
