@@ -24,7 +24,14 @@ test('a start failing after the delivery thread started leaves nothing running: 
     const deadline = setTimeout(() => child.kill('SIGKILL'), 120_000);
     const code = await exited;
     clearTimeout(deadline);
-    const lines = out.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // the child's own lines (the app's log lines, such as snapshot_built, share its stdout)
+    const OWN = ['refused', 'started', 'restarted', 'stillOpen'];
+    const lines = out
+      .trim()
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => OWN.some((key) => key in l));
     assert.equal(code, 0, `the child did not exit by itself (code ${code}): ${out} ${err.slice(-2000)}`);
     assert.match(String(lines[0]?.refused), /EISDIR/, `the start was refused for the directory: ${out}`);
     // a stillOpen line (printed if the process lived 5 s past its last close) only says what held it up
