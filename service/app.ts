@@ -30,7 +30,7 @@ import { feedChanges } from '../ingest/engineFeed.ts';
 import type { Persistence } from '../persistence/persistence.ts';
 import type { StartBoard } from './boardStart.ts';
 import type { DurableStart } from './durableStart.ts';
-import { openServedBoard } from './servedBoard.ts';
+import { openServedBoard, type ServedBoard } from './servedBoard.ts';
 import type { Storage } from '../persistence/log/storage.ts';
 import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
@@ -183,7 +183,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   operations.readiness.expect('board', 'loading the board');
   // the webhook admin API is on the ingest listener, which opens before the board loads
   const alertsGate = new AlertsGate();
-  const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({
+  const served = await openServedBoard({
     ...options,
     env: options.env ?? process.env,
     log,
@@ -192,6 +192,39 @@ export async function startApp(options: AppOptions): Promise<App> {
     adminRoutes: alertsAdminRoutes(alertsGate),
     listening: options.ingestListening,
   });
+  // what serveBoard opened, closed in reverse if it fails (then the board, its SQLite file, and the DATA_DIR lock last)
+  const opened: (() => unknown)[] = [];
+  try {
+    return await serveBoard(options, { config, clock, logger, log, operations, alertsGate, served, opened });
+  } catch (error) {
+    try {
+      for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => {});
+      await served.durable?.abandon().catch(() => {});
+      await served.replicated?.close().catch(() => {});
+      served.persistence.close();
+    } finally {
+      served.releaseDataDir();
+    }
+    throw error;
+  }
+}
+
+interface ServeParts {
+  config: Config;
+  clock: AppOptions['clock'];
+  logger: Logger;
+  log: (line: string, fields?: { requestId: string }) => void;
+  operations: Operations;
+  alertsGate: AlertsGate;
+  served: ServedBoard;
+  /** Closers of what is opened here, for a start that fails half-way. */
+  opened: (() => unknown)[];
+}
+
+/** The app around a board that is open: listeners, the public server, alerts, the simulator, a feed. */
+async function serveBoard(options: AppOptions, parts: ServeParts): Promise<App> {
+  const { config, clock, logger, log, operations, alertsGate, served, opened } = parts;
+  const { engine, board, persistence, durable, replicated, keyChecker } = served;
   if (durable !== null) watchWritePath(durable, operations, logger);
   if (replicated !== null) operations.readiness.probe(replicated.role, replicated.readiness);
   if (replicated?.role === 'writer') replicated.onWritePathStopped(new WritePathHealth(operations, logger).failed);
@@ -200,6 +233,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   // stops them in reverse. The root subscribes the small ones; the snapshot and the
   // signal books subscribe themselves when built, and the list owns their close().
   const listeners = new EngineListeners(engine);
+  opened.push(() => listeners.close());
   const authenticator = new KeyAuthenticator(keyChecker, { requireKey: config.requireKey });
   // The push stream (WebSocket and SSE) first: its deltas leave at the end of an apply,
   // before the other listeners' work (signal books, snapshot), none of which it reads.
@@ -278,10 +312,13 @@ export async function startApp(options: AppOptions): Promise<App> {
     uwsDirect: config.uwsDirect,
   });
   publicPort = server.port;
+  opened.push(() => server.close());
   operations.readiness.pass('board');
 
   if (alerts !== null) {
     // the delivery thread opens alerts.db and reports the subscriptions the producer follows
+    const starting = alerts;
+    opened.push(() => starting.close());
     await alerts.start();
     alertsGate.open(alerts);
   }
@@ -342,7 +379,12 @@ export async function startApp(options: AppOptions): Promise<App> {
         try {
           listeners.close();
         } finally {
-          persistence.close();
+          try {
+            persistence.close();
+          } finally {
+            // last, once every file in DATA_DIR is closed (log, checkpoints, alerts.db, odds.db)
+            served.releaseDataDir();
+          }
         }
       }
     },
