@@ -5,10 +5,16 @@
 // whichever comes first; prints the outcome counts every 10,000 cases and the first
 // failures in full (each with its case, to replay it with FAULT_CASE='<json>').
 //
+// The faults come from the storage seam (persistence/log/storageFaults.ts) and from
+// bytes damaged in files at rest, never from the disk: the cases' DATA_DIRs are on a
+// RAM file system when there is one (/dev/shm; FAULT_SCRATCH=<dir> puts them
+// elsewhere), where an fsync is real but syncs nothing to a device, and the seam's
+// operations are done synchronously under FaultyStorage (FAULT_STORAGE=node runs them
+// through node:fs's promises as the service does). What a real disk and a real crash
+// do is storage-process.test.ts's.
+//
 // SOAK_WORKERS=N (default 1) runs the cases in N child processes, each taking every
-// Nth block of 1,000 (the same cases as one process would run for the seed, split):
-// a case spends about a quarter of its time waiting on file I/O (open, fsync, rename
-// on the thread pool), which another process fills.
+// Nth block of 1,000 (the same cases as one process would run for the seed, split).
 //   node --import tsx bench/durability-soak.ts [CASES] [SEED]
 import { fork } from 'node:child_process';
 import fc from 'fast-check';

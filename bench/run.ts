@@ -1,7 +1,11 @@
 // `npm run bench [section ...]`: runs each benchmark section in turn and prints one
 // table per section. Sections are modules exporting one async function that returns
 // named measurements; a section that fails is reported and the rest still run.
-import { mkdirSync, writeFileSync } from 'node:fs';
+//
+// BENCH_BASELINE=<file>: a bench/results/latest.json kept from an earlier run (another
+// commit, or the same one before a change); each measurement that file also has, for
+// the same section and name, is printed with the baseline's value beside it.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { startProgress } from '../service/progress.ts';
 
 type Measurements = Record<string, number | string>;
@@ -38,7 +42,19 @@ function formatValue(value: number | string): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: 3 });
 }
 
+/** The results of an earlier run (BENCH_BASELINE), by section; empty without one. */
+function readBaseline(): Record<string, Measurements> {
+  const file = process.env.BENCH_BASELINE;
+  if (file === undefined || file === '') return {};
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, Measurements>;
+  } catch (error) {
+    throw new Error(`BENCH_BASELINE=${file} is not a results file of npm run bench (${(error as Error).message})`);
+  }
+}
+
 async function main(): Promise<void> {
+  const baseline = readBaseline();
   const wanted = new Set(process.argv.slice(2));
   const results: Record<string, Measurements | { error: string }> = {};
   const chosen = SECTIONS.filter((section) => wanted.size === 0 || wanted.has(section.name));
@@ -51,8 +67,10 @@ async function main(): Promise<void> {
       const run = await section.load();
       const measured = await run();
       results[section.name] = measured;
+      const before = baseline[section.name] ?? {};
       for (const [key, value] of Object.entries(measured)) {
-        process.stdout.write(`${key.padEnd(56)} ${formatValue(value)}\n`);
+        const then = key in before ? `   (baseline: ${formatValue(before[key]!)})` : '';
+        process.stdout.write(`${key.padEnd(56)} ${formatValue(value)}${then}\n`);
       }
     } catch (error) {
       const message = error instanceof Error ? error.stack ?? error.message : String(error);

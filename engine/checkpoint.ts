@@ -16,7 +16,7 @@ import { Packr } from 'msgpackr';
 import type { Clock } from './clock.ts';
 import type { ChangeLogState, TombstoneQueueState } from './changeLog.ts';
 import { OddsEngine, type EngineCounters, type EngineOptions } from './engine.ts';
-import type { RingPoolState } from './historyRing.ts';
+import { RINGS_PER_SLAB, type RingPoolState } from './historyRing.ts';
 import type { StringPool } from './intern.ts';
 import { sortByOrder } from './loadBoard.ts';
 import type { SourceRecord } from './model.ts';
@@ -190,11 +190,15 @@ function trimLastSlab(ring: RingPoolState): SavedRingPool {
   if (last < 0) return ring;
   const words = ring.words[last]!;
   const dm = ring.dm[last]!;
-  let w = words.length;
+  // rings are handed out from the front and none past ring.rings was ever written, so
+  // the scan for the last non-zero word starts at the end of the last ring handed out,
+  // not at the end of the slab (on a small board, a scan of ~1 MB of zeros each time)
+  const ringsInLast = Math.min(RINGS_PER_SLAB, Math.max(0, ring.rings - last * RINGS_PER_SLAB));
+  let w = (words.length / RINGS_PER_SLAB) * ringsInLast;
   while (w > 0 && words[w - 1] === 0) w--;
   // dm compared by its bits: -0 is not zero bytes
   const dmBits = new Uint32Array(dm.buffer, dm.byteOffset, dm.length * 2);
-  let d = dmBits.length;
+  let d = ((dm.length * 2) / RINGS_PER_SLAB) * ringsInLast;
   while (d > 0 && dmBits[d - 1] === 0) d--;
   const trimmedWords = ring.words.slice();
   const trimmedDm = ring.dm.slice();

@@ -17,7 +17,8 @@ import { grown } from './columns.ts';
 export const HISTORY_CAPACITY = 50;
 const CLASS_CAPACITIES = [4, 16, HISTORY_CAPACITY] as const;
 const SLAB_SHIFT = 10;
-const RINGS_PER_SLAB = 1 << SLAB_SHIFT;
+/** Rings a slab holds (a slab is allocated whole, its rings handed out from the front). */
+export const RINGS_PER_SLAB = 1 << SLAB_SHIFT;
 const CLASS_SHIFT = 27;
 const RING_MASK = (1 << CLASS_SHIFT) - 1;
 /** No ring allocated. */

@@ -61,7 +61,12 @@ export interface DurableBoardOptions {
   warn?: (line: string) => void;
   /** Reports the restore's two long steps (reading the checkpoint, replaying the log); default: silent. */
   progress?: StepProgress;
-  /** The DATA_DIR lock, taken already (service/durableStart.ts takes it before anything else reads DATA_DIR); default: taken here. Released by close(). */
+  /**
+   * The DATA_DIR lock, taken already by the caller (service/servedBoard.ts takes it
+   * before anything reads DATA_DIR), who releases it once every file it opened there is
+   * closed (its SQLite file too). Default: taken here, and released by close() after the
+   * log is closed.
+   */
   lock?: DataDirLock;
   /** Where the log's and the checkpoints' writes go (default node:fs; tests inject faults). */
   storage?: Storage;
@@ -250,7 +255,7 @@ export class DurableBoard {
     try {
       return DurableBoard.restoreLocked(options, lock);
     } catch (error) {
-      lock.release();
+      if (options.lock === undefined) lock.release(); // a caller's lock is the caller's to release
       throw error;
     }
   }
@@ -472,7 +477,7 @@ export class DurableBoard {
     return this.checkpointing;
   }
 
-  /** Stops the timer, closes the log (after its queued appends) and releases the DATA_DIR lock. No checkpoint: call checkpointNow first for one. */
+  /** Stops the timer, closes the log (after its queued appends) and releases the DATA_DIR lock if it took it (options.lock absent). No checkpoint: call checkpointNow first for one. */
   async close(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
@@ -480,7 +485,7 @@ export class DurableBoard {
     try {
       await this.log.close();
     } finally {
-      this.lock.release();
+      if (this.options.lock === undefined) this.lock.release();
     }
   }
 }

@@ -32,7 +32,7 @@ import { feedChanges } from '../ingest/engineFeed.ts';
 import type { Persistence } from '../persistence/persistence.ts';
 import type { StartBoard } from './boardStart.ts';
 import type { DurableStart } from './durableStart.ts';
-import { openServedBoard } from './servedBoard.ts';
+import { openServedBoard, type ServedBoard } from './servedBoard.ts';
 import type { Storage } from '../persistence/log/storage.ts';
 import type { ReplicatedStart } from './replicatedStart.ts';
 import { EngineListeners } from './engineListeners.ts';
@@ -239,7 +239,7 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
       steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
     });
   let restoredSignals: EngineSignals | null = null;
-  const { engine, board, persistence, durable, replicated, keyChecker } = await openServedBoard({
+  const served = await openServedBoard({
     ...options,
     restored: (restoredEngine) => {
       restoredSignals = buildSignals(restoredEngine);
@@ -252,6 +252,10 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
     listening: options.ingestListening,
     timeline,
   });
+  const { engine, board, persistence, durable, replicated, keyChecker } = served;
+  // first in, so given back last: a second process may take the DATA_DIR lock the moment it is
+  // released, so every file in DATA_DIR (log, checkpoints, alerts.db, odds.db) is closed before
+  opened.add('data dir lock', () => served.releaseDataDir());
   opened.add('persistence', () => persistence.close());
   // no last checkpoint for a start that failed: the log holds what the board has
   opened.add('durable board', () => durable?.abandon());
@@ -447,7 +451,12 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
         try {
           listeners.close();
         } finally {
-          persistence.close();
+          try {
+            persistence.close();
+          } finally {
+            // last, once every file in DATA_DIR is closed (log, checkpoints, alerts.db, odds.db)
+            served.releaseDataDir();
+          }
         }
       }
     },

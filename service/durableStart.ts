@@ -32,7 +32,7 @@ import type { RunningServer } from '../http/server.ts';
 import { DurableBoard, type CheckpointReport } from '../ingest/durableBoard.ts';
 import { DEFAULT_MAX_BATCH_BYTES, IngestGate, startIngestListener } from '../ingest/listener.ts';
 import { resolveIngestToken, type IngestToken } from '../ingest/token.ts';
-import { DataDirLock } from '../persistence/log/dataDirLock.ts';
+import type { DataDirLock } from '../persistence/log/dataDirLock.ts';
 import type { Storage } from '../persistence/log/storage.ts';
 import type { Persistence } from '../persistence/persistence.ts';
 import type { KeyChecker } from '../persistence/keyCheck.ts';
@@ -46,8 +46,12 @@ export interface DurableStartOptions extends BoardStartOptions {
   /** The tick archive (docs/archive.md); absent: none. */
   archive?: ArchiveSettings;
   persistence: Persistence;
-  /** The DATA_DIR lock, taken before anything in DATA_DIR was read (openServedBoard takes it); default: taken here. The durable board releases it when it closes. */
-  lock?: DataDirLock;
+  /**
+   * The DATA_DIR lock, taken before anything in DATA_DIR was read (openServedBoard takes
+   * it). Never released here, not even when the start fails: its holder releases it last,
+   * once every file in DATA_DIR is closed (the SQLite file outlives this start's close).
+   */
+  lock: DataDirLock;
   /** Called once the ingest listener listens, before the board is restored or loaded; the start waits for it. */
   listening?: (port: number) => void | Promise<void>;
   /** Where the log, the checkpoints and the tick archive write (default node:fs): the tests' fault seam (persistence/log/storageFaults.ts). */
@@ -85,23 +89,18 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number
 export async function openDurableStart(options: DurableStartOptions): Promise<DurableStart> {
   const { env, clock, persistence, dataDir, timeline } = options;
   mkdirSync(dataDir, { recursive: true });
-  // one writer per DATA_DIR, before anything in it is read (a second process stops here, naming the first)
-  const lock = options.lock ?? DataDirLock.acquire(dataDir);
+  const lock = options.lock;
   let durable: DurableBoard;
   let listener: RunningServer;
   let token: IngestToken;
   const host = options.ingestHost ?? env.INGEST_HOST ?? '127.0.0.1';
   const gate = new IngestGate();
-  try {
-    token = resolveIngestToken(dataDir, env);
-    const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
-    const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
-    listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, adminRoutes: options.adminRoutes, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
-    timeline?.mark('ingest listener');
-  } catch (error) {
-    lock.release();
-    throw error;
-  }
+  // a failure from here on leaves the lock to its holder (see DurableStartOptions.lock)
+  token = resolveIngestToken(dataDir, env);
+  const port = options.ingestPort ?? intFrom(env, 'INGEST_PORT', 8081);
+  const maxBatchBytes = intFrom(env, 'INGEST_MAX_BATCH_BYTES', DEFAULT_MAX_BATCH_BYTES);
+  listener = await startIngestListener({ gate, operationsRoutes: options.operationsRoutes, adminRoutes: options.adminRoutes, token: token.token, host, port, maxBatchBytes, transport: options.transport, log: options.log });
+  timeline?.mark('ingest listener');
   try {
     await options.listening?.(listener.port);
     timeline?.skip();
@@ -114,7 +113,6 @@ export async function openDurableStart(options: DurableStartOptions): Promise<Du
       timeline.skip();
     }
   } catch (error) {
-    lock.release();
     await listener.close();
     throw error;
   }

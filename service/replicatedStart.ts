@@ -98,8 +98,10 @@ export interface ReplicatedStart {
   onFellBehind(listener: (error: Error) => void): void;
   /** Calls `listener` once if the writer's log stops taking appends (a failed publish); never on a replica. */
   onWritePathStopped(listener: (failure: WritePathFailure) => void): void;
-  /** Stops the listener, takes a last checkpoint, closes the node. */
+  /** Stops the listener, takes a last checkpoint, closes the node (the lock stays held: see `lock`). */
   close(): Promise<void>;
+  /** The DATA_DIR lock, taken before anything in DATA_DIR was read; its holder (openServedBoard's caller) releases it after close() and after closing `persistence`, the last file in DATA_DIR. */
+  lock: DataDirLock;
 }
 
 /** How often a replica reads the stream's end for its lag, and checkpoints what it applied. */
@@ -231,6 +233,7 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
     replica: node.role === 'replica' ? node.replica : null,
     keyChecker: new FleetKeyChecker(persistence.apiKeys, persistence.usage, fleet),
     token,
+    lock,
     readiness,
     listenerPort: () => listener?.port ?? null,
     async listen() {
@@ -277,12 +280,7 @@ function running(options: ReplicatedStartOptions, node: ReplicatedNode, fleet: F
         }
         await fleet.close();
       } finally {
-        try {
-          await node.close();
-        } finally {
-          // given back with the node, as DurableBoard gives it back with its log
-          lock.release();
-        }
+        await node.close();
       }
     },
   };

@@ -38,6 +38,13 @@ export interface ServedBoard {
   replicated: ReplicatedStart | null;
   /** Counts API keys (the fleet's counts on a replicated node); default persistence.keyChecker. */
   keyChecker: KeyChecker;
+  /**
+   * Gives back the DATA_DIR lock (nothing without a data dir). Called last, once every
+   * file in DATA_DIR is closed: the log and the checkpoints (durable, replicated), the
+   * SQLite files (persistence, the alert outbox); a second process may take the lock
+   * the moment it is given back. Idempotent.
+   */
+  releaseDataDir(): void;
 }
 
 /**
@@ -50,7 +57,7 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
   const nats = options.config === undefined ? null : natsSettingsFromConfig(options.config);
   if (nats !== null && options.dataDir !== undefined && options.engine === undefined) {
     const replicated = await openReplicatedStart({ ...options, settings: nats, config: options.config!, dataDir: options.dataDir });
-    return { engine: replicated.engine, board: replicated.board, persistence: replicated.persistence, durable: null, replicated, keyChecker: replicated.keyChecker };
+    return { engine: replicated.engine, board: replicated.board, persistence: replicated.persistence, durable: null, replicated, keyChecker: replicated.keyChecker, releaseDataDir: () => replicated.lock.release() };
   }
   if (options.dataDir !== undefined && options.engine === undefined) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -67,9 +74,13 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
     try {
       const archive = options.config?.archiveDir == null ? undefined : { dir: options.config.archiveDir, retentionDays: options.config.archiveRetentionDays, intervalMs: options.config.archiveIntervalMs };
       const durable = await openDurableStart({ ...options, dataDir: options.dataDir, persistence, lock, archive });
-      return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker };
+      return { engine: durable.engine, board: durable.board, persistence, durable, replicated: null, keyChecker: persistence.keyChecker, releaseDataDir: () => lock.release() };
     } catch (error) {
-      persistence.close();
+      try {
+        persistence.close();
+      } finally {
+        lock.release(); // last: the SQLite file is closed
+      }
       throw error;
     }
   }
@@ -82,5 +93,5 @@ export async function openServedBoard(options: ServedBoardOptions): Promise<Serv
   const persistence = openPersistence({ path: options.dbPath, env });
   if (options.engine === undefined) persistence.loadCold(board, { eventsWithOdds: new Set(engine.eventIdsWithLiveRows()) });
   timeline?.mark('cold data');
-  return { engine, board, persistence, durable: null, replicated: null, keyChecker: persistence.keyChecker };
+  return { engine, board, persistence, durable: null, replicated: null, keyChecker: persistence.keyChecker, releaseDataDir: () => {} };
 }
