@@ -104,14 +104,32 @@ test('If-None-Match: 304 without a body per variant; the other variant\'s tag or
   assert.equal((await get(`${PATH}?include_history=true`, { 'If-None-Match': etag })).reply.status, 200);
   assert.equal((await get(PATH, { 'If-None-Match': `W/${etag}` })).reply.status, 304, 'weak comparison (RFC 9110)');
   changeOnePrice();
-  const changed = await get(PATH, { 'If-None-Match': etag });
-  assert.equal(changed.reply.status, 200);
+  // A poll gets the newest complete version at once, so right after the change it may
+  // still be the old one (304); the route promises the change within SNAPSHOT_MAX_AGE_MS.
+  // Each variant is polled until its tag moves: the old tag must keep answering 304
+  // until then, and the new body must be the board as it is now.
+  const changed = await pollUntilChanged(PATH, etag);
   assert.notEqual(changed.reply.headers.etag, etag);
   assert.equal(gunzipSync(changed.reply.body).toString('utf8'), referenceText(app.engine, false));
-  const changedHistory = await get(`${PATH}?include_history=true`, { 'If-None-Match': historyTag });
-  assert.equal(changedHistory.reply.status, 200);
+  const changedHistory = await pollUntilChanged(`${PATH}?include_history=true`, historyTag);
   assert.equal(gunzipSync(changedHistory.reply.body).toString('utf8'), referenceText(app.engine, true));
 });
+
+/** Conditional GETs with `etag` until one answers 200 (within the default 2 s freshness bound, plus slack for a loaded machine). */
+async function pollUntilChanged(path: string, etag: string): Promise<Awaited<ReturnType<typeof get>>> {
+  let last: Awaited<ReturnType<typeof get>> | null = null;
+  const moved = await eventually(async () => {
+    last = await get(path, { 'If-None-Match': etag });
+    if (last.reply.status === 304) {
+      assert.equal(last.reply.headers.etag, etag, 'a 304 carries the tag it matched');
+      return false;
+    }
+    assert.equal(last.reply.status, 200);
+    return true;
+  }, 4000, 20);
+  assert.ok(moved, `${path} still answered 304 for ${etag} 4 s after a change`);
+  return last!;
+}
 
 test('HEAD: the same headers and Content-Length, no body', async () => {
   const full = await get(PATH);
