@@ -167,13 +167,20 @@ const FINAL_RENDER_MS = 20;
  */
 const FINAL_RENDER_SHARE = 0.05;
 /** Longest step a refresh that fell behind its final render's bound takes (a read waits at most about this). */
-const MAX_STEP_MS = 50;
+const MAX_STEP_MS = 10;
 /** What a backlog item (a listed row or event, a dirty piece) is taken to cost before any step was measured, in ms. */
 const FIRST_ITEM_MS = 0.05;
 /** Recent steps whose cost per item the estimate is the median of. */
 const COST_SAMPLES = 31;
 /** After a version's moment was put off this long, its final render may take MAX_STEP_MS. */
 const MAX_PUT_OFF_MS = 500;
+/**
+ * Longest step while the write path has a batch logged and waiting to apply (urgent):
+ * its apply, and the steam events and stream messages it makes, wait at most about this.
+ */
+const URGENT_STEP_MS = 1;
+/** Longest a version's final render is held back, in all, for batches waiting to apply. */
+const URGENT_PUT_OFF_MS = 50;
 
 interface Waiter {
   resolve: (body: SnapshotBody) => void;
@@ -279,6 +286,13 @@ export type RefreshHook = (withHistory: boolean, seconds: number) => void;
 export class BoardSnapshot implements ChangeListener {
   /** Set by whoever reports on refreshes (the service's metrics); null: nobody. */
   onRefresh: RefreshHook | null = null;
+  /**
+   * Whether work more urgent than a refresh is due on the event loop: the write path
+   * has a batch logged (or being logged) and not yet applied (set by the composition
+   * root; null: never). While it is, background steps last at most URGENT_STEP_MS and
+   * a version's final render waits (URGENT_PUT_OFF_MS at most).
+   */
+  urgent: (() => boolean) | null = null;
   private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
   /**
    * Whether every kept variant refreshes unpolled (a finite maxAgeMs): the plain one for
@@ -305,7 +319,7 @@ export class BoardSnapshot implements ChangeListener {
       level: options.level ?? 1,
       historyIdleMs: options.historyIdleMs ?? 5 * 60 * 1000,
       watchMs: options.watchMs ?? 30_000,
-      stepMs: options.stepMs ?? 10,
+      stepMs: options.stepMs ?? 2,
       renderedBytes: options.renderedBytes,
       catchUpMs: options.catchUpMs ?? MAX_CATCH_UP_MS,
       finalRenderMs: options.finalRenderMs ?? FINAL_RENDER_MS,
@@ -536,21 +550,44 @@ export class BoardSnapshot implements ChangeListener {
       const timer = this.timer;
       const catchUpEnd = timer() + catchUpMs;
       let step = stepMs;
+      // When a write-path batch first held off this version's final render (-1: none has).
+      let yieldedSince = -1;
       for (;;) {
+        const urgent = this.urgent !== null && this.urgent();
+        let final = false;
         if (variant.isBuilt) {
-          if (variant.backlog <= FINAL_BACKLOG) break;
-          const now = timer();
-          if (now >= catchUpEnd) {
-            // Put off long enough: the final render may hold the loop as long as a step does.
-            const bound = now - catchUpEnd >= maxPutOffMs ? Math.max(finalRenderMs, MAX_STEP_MS) : finalRenderMs;
-            if (state.finalFits(now, bound, finalRenderShare)) break;
-            state.finalsDeferred++;
-            // Falling behind: longer steps (up to MAX_STEP_MS), so the other work of each
-            // turn takes a smaller share of the loop from the refresh.
-            step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
+          if (variant.backlog <= FINAL_BACKLOG) final = true;
+          else {
+            const now = timer();
+            if (now >= catchUpEnd) {
+              // Put off long enough: the final render may hold the loop as long as a step does.
+              const bound = now - catchUpEnd >= maxPutOffMs ? Math.max(finalRenderMs, MAX_STEP_MS) : finalRenderMs;
+              if (state.finalFits(now, bound, finalRenderShare)) final = true;
+              else {
+                state.finalsDeferred++;
+                // Falling behind: longer steps (up to MAX_STEP_MS), so the other work of each
+                // turn takes a smaller share of the loop from the refresh.
+                step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
+              }
+            }
           }
         }
-        state.step(timer() + step, true);
+        if (final) {
+          // The final render holds the loop in one go: not while a logged batch waits to
+          // apply (its fsync is on a thread; its apply, and the stream events it makes,
+          // run as soon as the loop is free), for at most URGENT_PUT_OFF_MS per version.
+          if (!urgent) break;
+          const now = timer();
+          if (yieldedSince < 0) yieldedSince = now;
+          if (now - yieldedSince >= URGENT_PUT_OFF_MS) break;
+          if (variant.backlog === 0) {
+            await pause(URGENT_STEP_MS); // nothing to slice: let the loop idle until the batch applies
+            if (this.closed || !this.isKept(state) || state.variant !== variant) return;
+            continue;
+          }
+        }
+        // A logged batch waiting for its apply waits at most one short step.
+        state.step(timer() + (urgent ? Math.min(step, URGENT_STEP_MS) : step), true);
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
@@ -701,6 +738,10 @@ function defaultTimer(): number {
 
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** "snap-<n|h>-<crc32 hex>-<raw length hex>": strong, quoted. */
