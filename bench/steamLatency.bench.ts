@@ -196,7 +196,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
     // Where the time goes, per sample: the write path's own timestamps (chained onto the
     // hooks the composition root set for its metrics) and the steam listener's.
     const board = app.durable!.durable;
-    const stage = { received: NaN, fsynced: NaN, steam: NaN };
+    const stage = { received: NaN, fsynced: NaN, fsyncMs: NaN, steam: NaN };
     const onBatch = board.ingest.onBatch;
     board.ingest.onBatch = (via, outcome, seconds, changes, error) => {
       stage.received = instant() - seconds * 1000;
@@ -205,6 +205,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
     const onFsync = board.log.onFsync;
     board.log.onFsync = (seconds, records) => {
       stage.fsynced = instant();
+      stage.fsyncMs = seconds * 1000;
       onFsync?.(seconds, records);
     };
     // registered after the signal stream's: called once the event is written to the socket
@@ -213,6 +214,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
     const acks: number[] = [];
     const toReceived: number[] = [];
     const toDurable: number[] = [];
+    const fsyncs: number[] = [];
     const toWritten: number[] = [];
     const toClient: number[] = [];
     let missed = 0;
@@ -238,7 +240,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
       const implied = 1 / americanToDecimal(s.priceAmerican[slot]);
       lines.push(JSON.stringify({ op: 'price', id, priceAmerican: decimalToAmerican(1 / Math.min(0.97, implied + 0.03)) }));
       clock.advance(61_000); // past the window: the move starts from the row's previous price
-      stage.received = stage.fsynced = stage.steam = NaN;
+      stage.received = stage.fsynced = stage.fsyncMs = stage.steam = NaN;
       client.send({ op: 'sample', id, body: `${lines.join('\n')}\n` });
       const sample = await client.next('sampled');
       if (sample.status !== 200) throw new Error(`ingest answered ${sample.status}`);
@@ -251,6 +253,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
       latencies.push(sample.at - sample.start);
       toReceived.push(stage.received - sample.start);
       toDurable.push(stage.fsynced - stage.received);
+      if (!Number.isNaN(stage.fsyncMs)) fsyncs.push(stage.fsyncMs);
       toWritten.push(stage.steam - (Number.isNaN(stage.fsynced) ? stage.received : stage.fsynced));
       toClient.push(sample.at - stage.steam);
     }
@@ -260,7 +263,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
     const plain = app.snapshot.stats()[0]!;
     client.send({ op: 'close' });
     const group = await client.next('groupMessages');
-    for (const list of [latencies, acks, toReceived, toDurable, toWritten, toClient]) list.sort((a, b) => a - b);
+    for (const list of [latencies, acks, toReceived, toDurable, fsyncs, toWritten, toClient]) list.sort((a, b) => a - b);
     const p5099 = (list: number[]) => `${round(percentile(list, 0.5))} / ${round(percentile(list, 0.99))}`;
     out['tick to steam SSE event (ingest POST -> event), p50 ms'] = round(percentile(latencies, 0.5));
     out['tick to steam SSE event (ingest POST -> event), p99 ms'] = round(percentile(latencies, 0.99));
@@ -268,6 +271,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
     out['ingest acknowledgement of the same batches, p50 / p99 ms'] = p5099(acks);
     out['  stage POST sent -> the write path has the body, p50 / p99 ms'] = p5099(toReceived);
     out["  stage body -> log record fsync'd (WAL_FSYNC=0: written), p50 / p99 ms"] = p5099(toDurable);
+    out['    of which the fsync itself (the disk), p50 / p99 ms'] = fsyncs.length === 0 ? 'none' : p5099(fsyncs);
     out['  stage durable -> applied, steam event on its socket, p50 / p99 ms'] = p5099(toWritten);
     out['  stage on its socket -> read by the subscriber, p50 / p99 ms'] = p5099(toClient);
     out['event loop delay during the samples, p50 / p99 / max ms'] = `${round(loop.percentile(50) / 1e6)} / ${round(loop.percentile(99) / 1e6)} / ${round(loop.max / 1e6)}`;
