@@ -27,6 +27,10 @@
 // rates the steps keep up with, a version is at most about MAX_CATCH_UP_MS +
 // MAX_PUT_OFF_MS + one refresh old. (A final render cannot itself be cut into
 // slices: the board keeps moving between slices, and the body must show one moment.)
+// The write path comes first: while it holds a logged batch waiting for its fsync
+// (urgent), a step lasts at most URGENT_STEP_MS and the final render waits until the
+// batch applied (URGENT_PUT_OFF_MS at most per version), so a batch's apply and the
+// stream events it makes (a steam move) wait for at most one short step.
 // Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
