@@ -16,7 +16,8 @@
 // A push of many groups (the first after subscribing may hold every group the load
 // marked; a busy board marks thousands a second) is cut into messages of at most
 // MESSAGE_GROUPS of a subscription's groups, each self-contained (its groups and their
-// records), built and sent a slice of SLICE_MS at a time with the event loop free in
+// records; built once for every subscription asking the same), sent a slice of
+// SLICE_MS at a time, one subscription's next message in turn, with the event loop free in
 // between: a steam move, an ingest batch or a read waits for at most one slice, not for
 // the whole push (6,792 groups re-read and serialised held the loop ~270 ms on the
 // medium board). Which groups a message lists depends only on the push's groups and the
@@ -54,13 +55,17 @@ export interface TopicSink {
 interface Subscription {
   request: TopicQuery;
   sink: TopicSink;
+  /** The request as text: subscriptions asking the same share each message's bytes. */
+  key: string;
 }
 
 /** A group-topic push under way: its groups, and how far each subscription got through them. */
 interface Push {
   groups: number[];
-  /** Per subscription: the index in `groups` its next message starts from. */
+  /** Per subscription waiting for its next message: the index in `groups` it starts from (in turn order: served, a subscription goes to the back). */
   next: Map<Subscription, number>;
+  /** The messages built so far, by request and starting index: serialised once for every subscription asking the same. */
+  built: Map<string, { bytes: Buffer | null; end: number }>;
 }
 
 export class SignalTopics {
@@ -82,23 +87,25 @@ export class SignalTopics {
    * intervalMs: the group topics push at most this often (the changed groups conflate:
    * a burst of ticks on one market is one re-read and one record); 0: after every apply,
    * in one go. sliceMs: how long one slice of a push may hold the event loop (0: one
-   * message per subscription per slice).
+   * message per slice).
    */
   constructor(private readonly signals: EngineSignals, private readonly now: () => number, private readonly intervalMs = 1000, private readonly sliceMs = SLICE_MS) {
     this.unsubscribeSteam = signals.onSteam((move) => this.steam(move));
   }
 
   subscribe(request: TopicQuery, sink: TopicSink): () => void {
-    const sub: Subscription = { request, sink };
+    const sub: Subscription = { request, sink, key: JSON.stringify(request) };
     this.subs.add(sub);
     if (request.topic !== 'steam' && this.groupSubscribers++ === 0) {
       this.signals.books.screens.collecting = true;
       this.signals.appliedListener = () => this.schedule();
     }
-    return () => {
-      if (!this.subs.delete(sub)) return;
-      if (request.topic !== 'steam' && --this.groupSubscribers === 0) this.stopGroups();
-    };
+    return () => this.remove(sub);
+  }
+
+  private remove(sub: Subscription): void {
+    if (!this.subs.delete(sub)) return;
+    if (sub.request.topic !== 'steam' && --this.groupSubscribers === 0) this.stopGroups();
   }
 
   /** Pushes the group topics now, in one go (the push under way included): tests, and the bench's measure of one push. */
@@ -164,7 +171,7 @@ export class SignalTopics {
     if (groups.length === 0) return;
     const next = new Map<Subscription, number>();
     for (const sub of this.subs) if (sub.request.topic !== 'steam') next.set(sub, 0);
-    this.push = { groups, next };
+    this.push = { groups, next, built: new Map() };
   }
 
   /** Sends the push under way a slice at a time, each on its own turn of the event loop. */
@@ -179,8 +186,8 @@ export class SignalTopics {
   }
 
   /**
-   * Sends messages of the push under way, round-robin over its subscriptions (one
-   * message each per round), until `deadline` (performance.now()); ends the push when
+   * Sends messages of the push under way, one subscription's next message at a time in
+   * turn, until `deadline` (performance.now(); at least one message); ends the push when
    * every subscription has had all of its groups.
    */
   private slice(deadline: number): void {
@@ -188,15 +195,17 @@ export class SignalTopics {
     const started = performance.now();
     const now = this.now();
     for (;;) {
-      let sent = false;
-      for (const [sub, from] of push.next) {
-        if (!this.subs.has(sub)) { push.next.delete(sub); continue; }
-        const at = this.message(sub, push.groups, from, now);
-        if (at >= push.groups.length) push.next.delete(sub);
-        else push.next.set(sub, at);
-        sent = true;
+      const first = push.next.entries().next();
+      if (first.done === true) {
+        this.push = null;
+        break;
       }
-      if (!sent) { this.push = null; break; }
+      const [sub, from] = first.value;
+      push.next.delete(sub);
+      if (this.subs.has(sub)) {
+        const end = this.message(push, sub, from, now);
+        if (end < push.groups.length) push.next.set(sub, end); // to the back: the others' turn first
+      }
       if (performance.now() >= deadline) break;
     }
     const ms = performance.now() - started;
@@ -209,31 +218,42 @@ export class SignalTopics {
    * (those passing its filter, from index `from`); returns the index after the last
    * group it looked at. Nothing is sent when no group from `from` on passes.
    */
-  private message(sub: Subscription, groups: readonly number[], from: number, now: number): number {
+  private message(push: Push, sub: Subscription, from: number, now: number): number {
+    const key = `${from}:${sub.key}`;
+    let message = push.built.get(key);
+    if (message === undefined) {
+      message = this.build(sub.request, push.groups, from, now);
+      push.built.set(key, message);
+    }
+    if (message.bytes !== null) this.deliver(sub, message.bytes);
+    return message.end;
+  }
+
+  /** The message of a request's next MESSAGE_GROUPS groups from `from` (bytes null: none from there on passes its filter). */
+  private build(r: TopicQuery, groups: readonly number[], from: number, now: number): { bytes: Buffer | null; end: number } {
     const screens = this.signals.books.screens;
-    const r = sub.request;
     const mine: number[] = [];
     let i = from;
     while (i < groups.length && mine.length < MESSAGE_GROUPS) {
       const g = groups[i++]!;
       if (r.topic !== 'steam' && screens.passes(g, r.query)) mine.push(g);
     }
-    if (mine.length === 0) return i;
+    if (mine.length === 0) return { bytes: null, end: i };
     const ids = mine.map((g) => this.signals.groups.id[g]);
     let body: unknown;
     switch (r.topic) {
-      case 'steam': return i;
+      case 'steam': return { bytes: null, end: i };
       case 'fair_line': body = { topic: r.topic, groups: ids, records: screens.fairLinesIn(mine, r.query, now) }; break;
       case 'best_price': body = { topic: r.topic, groups: ids, records: screens.bestPricesIn(mine, r.query, this.signals) }; break;
       case 'ev': body = { topic: r.topic, groups: ids, records: screens.positiveEvIn(mine, r.query, now, this.signals) }; break;
       case 'middle': body = { topic: r.topic, groups: ids, records: screens.middlesIn(mine, r.query, this.signals) }; break;
     }
-    this.deliver(sub, Buffer.from(JSON.stringify(body)));
-    return i;
+    return { bytes: Buffer.from(JSON.stringify(body)), end: i };
   }
 
   private deliver(sub: Subscription, bytes: Buffer): void {
     this.messages++;
-    if (!sub.sink.send(sub.request.topic, bytes)) this.subs.delete(sub);
+    // too far behind: the sink ends its connection, whose unsubscribe then finds it gone
+    if (!sub.sink.send(sub.request.topic, bytes)) this.remove(sub);
   }
 }

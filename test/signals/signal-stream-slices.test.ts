@@ -25,7 +25,10 @@ function setup(sliceMs: number) {
   const topics = new SignalTopics(signals, () => engine.asOf(), 1, sliceMs);
   const log: { topic: SignalTopic; data: { groups?: string[]; records?: { id: string }[]; move?: { oddsId: string } } }[] = [];
   const sink = { send: (topic: SignalTopic, bytes: Buffer) => { log.push({ topic, data: JSON.parse(bytes.toString('utf8')) }); return true; } };
-  return { clock, engine, signals, topics, log, sink };
+  /** A second subscriber's messages, as the Buffers it was handed. */
+  const twin: Buffer[] = [];
+  const twinSink = { send: (_topic: SignalTopic, bytes: Buffer) => { twin.push(bytes); return true; } };
+  return { clock, engine, signals, topics, log, sink, twin, twinSink };
 }
 
 async function pushed(topics: SignalTopics): Promise<void> {
@@ -37,8 +40,11 @@ async function pushed(topics: SignalTopics): Promise<void> {
 const rows = (engine: OddsEngine) => boardRows(engine, 'all') as OddsRowJson[];
 
 test('a push of many groups comes as messages of at most MESSAGE_GROUPS groups: every changed group once, each with its current records', async () => {
-  const { clock, engine, signals, topics, log, sink } = setup(2);
+  const { clock, engine, signals, topics, log, sink, twin, twinSink } = setup(2);
   topics.subscribe({ topic: 'fair_line', query: { ...ALL, devig: 'multiplicative' } }, sink);
+  const seen: Buffer[] = [];
+  topics.subscribe({ topic: 'fair_line', query: { ...ALL, devig: 'multiplicative' } }, { send: (_topic, bytes) => { seen.push(bytes); return true; } });
+  topics.subscribe({ topic: 'fair_line', query: { ...ALL, devig: 'multiplicative' } }, twinSink);
   const event = rows(engine).find((r) => r.market === 'TOTAL')!.eventId;
   topics.subscribe({ topic: 'best_price', query: { leagues: null, eventIds: [event], maxHold: Infinity } }, sink);
   // the board's load marked every group: a tick makes the first push carry them all
@@ -62,6 +68,9 @@ test('a push of many groups comes as messages of at most MESSAGE_GROUPS groups: 
     assert.equal(new Set(listed).size, listed.length, `${topic}: no group twice`);
     assert.deepEqual([...listed].sort(), [...expected].sort(), `${topic}: every changed group passing the filter`);
   }
+  // the same request: the same messages, serialised once
+  assert.equal(twin.length, seen.length);
+  assert.ok(twin.length > 1 && twin.every((bytes, i) => bytes === seen[i]), 'the same Buffers');
   // the records of each message: the screen route's for its groups (the board has not moved since)
   const now = engine.asOf();
   const fair = screens.fairLines({ ...ALL, devig: 'multiplicative' }, now, Infinity, signals);
