@@ -611,6 +611,13 @@ export class BoardSnapshot implements ChangeListener {
       variant.setHead(snapshotHead(asOf, count));
       await variant.settle(); // compression on the worker threads
       if (state.variant !== variant) return;
+      // Assembling the member (a CRC-32 combine over every piece) is another stretch on
+      // the loop: it too waits for a batch about to apply, within the same bound.
+      if (yieldedSince < 0 && this.urgent !== null && this.urgent()) yieldedSince = timer();
+      while (this.urgent !== null && this.urgent() && timer() - yieldedSince < URGENT_PUT_OFF_MS) {
+        await pause(URGENT_STEP_MS);
+        if (this.closed || !this.isKept(state) || state.variant !== variant) return;
+      }
       // A synchronous current() may have published this moment or a later one meanwhile.
       if (state.seq < seq) this.publish(state, seq, asOf, count, momentAt);
       if (variant.current) this.answerWaiters(state);
