@@ -20,6 +20,8 @@
 //
 //   STEAM_BENCH_SIZE=small|medium|large (default large), STEAM_BENCH_SAMPLES (default 500),
 //   STEAM_BENCH_BATCH (default 100), STEAM_BENCH_FSYNC=0|1 (default 1),
+//   STEAM_BENCH_RATE batches a second (default 10: 1,000 ticks a second, the rate the
+//   snapshot's targets are stated at; 0: each batch as soon as the last one's event came),
 //   STEAM_BENCH_GROUP_TOPIC=fair_line|best_price|ev|middle (default none): one more
 //   subscriber, on that group topic (its pushes re-read every market group the ticks marked)
 import { fork } from 'node:child_process';
@@ -158,6 +160,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
   const batchSize = Math.max(1, Number(process.env.STEAM_BENCH_BATCH ?? 100));
   const fsync = process.env.STEAM_BENCH_FSYNC ?? '1';
   const groupTopic = process.env.STEAM_BENCH_GROUP_TOPIC ?? null;
+  const rate = Number(process.env.STEAM_BENCH_RATE ?? 10);
   const dir = mkdtempSync(join(tmpdir(), 'steam-bench-'));
   const clock = new ManualClock(NOW);
   const app = await startApp({
@@ -171,7 +174,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
   });
   const out: Measurements = {
     'steam latency board': size,
-    'steam latency: batch / samples / WAL_FSYNC / group-topic subscriber': `${batchSize} / ${samples} / ${fsync} / ${groupTopic ?? 'none'}`,
+    'steam latency: batch / samples / batches a second / WAL_FSYNC / group topic': `${batchSize} / ${samples} / ${rate > 0 ? rate : 'back to back'} / ${fsync} / ${groupTopic ?? 'none'}`,
   };
   const client = startClient();
   try {
@@ -223,7 +226,12 @@ export async function benchTickToSteam(): Promise<Measurements> {
     const gcPauses: number[] = [];
     const gc = new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcPauses.push(entry.duration); });
     let snapshotBefore = { refreshes: 0, refreshMs: 0, finalsDeferred: 0 };
+    const firstAt = performance.now();
     for (let i = 0; i < warmUp + samples; i++) {
+      if (rate > 0) {
+        const wait = firstAt + (i * 1000) / rate - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      }
       if (i === warmUp) {
         loop.enable();
         gc.observe({ entryTypes: ['gc'] });

@@ -30,7 +30,8 @@
 // The write path comes first: while it holds a logged batch waiting for its fsync
 // (urgent), a step lasts at most URGENT_STEP_MS and the final render waits until the
 // batch applied (URGENT_PUT_OFF_MS at most per version), so a batch's apply and the
-// stream events it makes (a steam move) wait for at most one short step.
+// stream events it makes (a steam move) wait for at most one short step; while it is
+// taking batches, steps last at most WRITING_STEP_MS, so an arriving batch waits little.
 // Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
@@ -171,7 +172,7 @@ const FINAL_RENDER_MS = 20;
  */
 const FINAL_RENDER_SHARE = 0.05;
 /** Longest step a refresh that fell behind its final render's bound takes (a read waits at most about this). */
-const MAX_STEP_MS = 10;
+const MAX_STEP_MS = 50;
 /** What a backlog item (a listed row or event, a dirty piece) is taken to cost before any step was measured, in ms. */
 const FIRST_ITEM_MS = 0.05;
 /** Recent steps whose cost per item the estimate is the median of. */
@@ -183,6 +184,15 @@ const MAX_PUT_OFF_MS = 500;
  * its apply, and the steam events and stream messages it makes, wait at most about this.
  */
 const URGENT_STEP_MS = 1;
+/**
+ * Longest step while the write path is taking batches (one was seen waiting to apply
+ * within WRITING_RECENT_MS), falling behind or not: a batch arriving then waits at most
+ * about this before the loop reads it. (Without a write path, or while it is idle, the
+ * steps are stepMs, growing to MAX_STEP_MS while the refresh falls behind.)
+ */
+const WRITING_STEP_MS = 2;
+/** The write path counts as taking batches this long after one was last seen waiting to apply. */
+const WRITING_RECENT_MS = 1000;
 /** Longest a version's final render is held back, in all, for batches waiting to apply. */
 const URGENT_PUT_OFF_MS = 50;
 
@@ -297,6 +307,8 @@ export class BoardSnapshot implements ChangeListener {
    * a version's final render waits (URGENT_PUT_OFF_MS at most).
    */
   urgent: (() => boolean) | null = null;
+  /** timer() when urgent() was last found true. */
+  private lastUrgentAt = -Infinity;
   private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
   /**
    * Whether every kept variant refreshes unpolled (a finite maxAgeMs): the plain one for
@@ -323,7 +335,7 @@ export class BoardSnapshot implements ChangeListener {
       level: options.level ?? 1,
       historyIdleMs: options.historyIdleMs ?? 5 * 60 * 1000,
       watchMs: options.watchMs ?? 30_000,
-      stepMs: options.stepMs ?? 2,
+      stepMs: options.stepMs ?? 10,
       renderedBytes: options.renderedBytes,
       catchUpMs: options.catchUpMs ?? MAX_CATCH_UP_MS,
       finalRenderMs: options.finalRenderMs ?? FINAL_RENDER_MS,
@@ -558,6 +570,7 @@ export class BoardSnapshot implements ChangeListener {
       let yieldedSince = -1;
       for (;;) {
         const urgent = this.urgent !== null && this.urgent();
+        if (urgent) this.lastUrgentAt = timer();
         let final = false;
         if (variant.isBuilt) {
           if (variant.backlog <= FINAL_BACKLOG) final = true;
@@ -590,8 +603,10 @@ export class BoardSnapshot implements ChangeListener {
             continue;
           }
         }
-        // A logged batch waiting for its apply waits at most one short step.
-        state.step(timer() + (urgent ? Math.min(step, URGENT_STEP_MS) : step), true);
+        // A logged batch waiting for its apply waits at most one short step, and so does
+        // a batch arriving while the write path is busy.
+        const cap = urgent ? URGENT_STEP_MS : timer() - this.lastUrgentAt < WRITING_RECENT_MS ? WRITING_STEP_MS : Infinity;
+        state.step(timer() + Math.min(step, cap), true);
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
