@@ -224,7 +224,18 @@ export async function benchTickToSteam(): Promise<Measurements> {
     const warmUp = Math.min(20, Math.floor(samples / 10));
     const loop = monitorEventLoopDelay({ resolution: 1 });
     const gcPauses: number[] = [];
-    const gc = new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcPauses.push(entry.duration); });
+    let fullCollections = 0;
+    let fullPauseMax = 0;
+    const gc = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        gcPauses.push(entry.duration);
+        // NODE_PERFORMANCE_GC_MAJOR (4): a full mark-sweep-compact
+        if (((entry as { detail?: unknown }).detail as { kind?: number } | undefined)?.kind === 4) {
+          fullCollections++;
+          fullPauseMax = Math.max(fullPauseMax, entry.duration);
+        }
+      }
+    });
     let snapshotBefore = { refreshes: 0, refreshMs: 0, finalsDeferred: 0 };
     const firstAt = performance.now();
     for (let i = 0; i < warmUp + samples; i++) {
@@ -284,7 +295,7 @@ export async function benchTickToSteam(): Promise<Measurements> {
     out['  stage on its socket -> read by the subscriber, p50 / p99 ms'] = p5099(toClient);
     out['event loop delay during the samples, p50 / p99 / max ms'] = `${round(loop.percentile(50) / 1e6)} / ${round(loop.percentile(99) / 1e6)} / ${round(loop.max / 1e6)}`;
     gcPauses.sort((a, b) => a - b);
-    out['GC pauses during the samples: count / p99 / max ms'] = `${gcPauses.length} / ${round(percentile(gcPauses, 0.99))} / ${round(gcPauses[gcPauses.length - 1] ?? 0)}`;
+    out['GC pauses during the samples: count / p99 / max ms (of them full: count / max ms)'] = `${gcPauses.length} / ${round(percentile(gcPauses, 0.99))} / ${round(gcPauses[gcPauses.length - 1] ?? 0)} (${fullCollections} / ${round(fullPauseMax)})`;
     out['snapshot versions / main-thread ms / moments put off, during the samples'] = `${plain.refreshes - snapshotBefore.refreshes} / ${round(plain.refreshMs - snapshotBefore.refreshMs, 1)} / ${plain.finalsDeferred - snapshotBefore.finalsDeferred}`;
     if (groupTopic !== null) out[`${groupTopic} messages / MiB read by its subscriber`] = `${group.count} / ${round(group.bytes / 1048576, 1)}`;
     out['steam samples / without an event in 2 s'] = `${latencies.length} / ${missed}`;
