@@ -997,7 +997,7 @@ export interface paths {
         };
         /**
          * The trader screens as Server-Sent Events: steam moves as they happen, fair lines, best prices, +EV and middles as they change.
-         * @description One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} at most once a second, when markets passing the filter changed, where groups are the market group ids re-read and records their current records (a group listed without records has none now); for middle, records are the middles of the listed groups' families (the same market at other lines). A client more than 8 MiB behind gets `event: status` slow_consumer and is disconnected. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter.
+         * @description One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} at most once a second, when markets passing the filter changed, where groups are the market group ids re-read and records their current records (a group listed without records has none now); for middle, records are the middles of the listed groups' families (the same market at other lines). A message lists at most 64 groups: more changed groups come as several messages, back to back, each complete for its groups (steam events may come between them). A client more than 8 MiB behind gets `event: status` slow_consumer and is disconnected. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter.
          *
          *     Example:
          *
@@ -4153,7 +4153,7 @@ export interface operations {
                 min_width?: number;
                 /** @description Comma-separated sportsbook ids, any-of (at most 20). sportsbook accepts at most 20 comma-separated values. */
                 sportsbook?: string[];
-                /** @description steam (each move as it is seen), fair_line, best_price, ev or middle (at most once a second, when markets changed: the market groups re-read and their current records). topic must be one of steam, fair_line, best_price, ev, middle. */
+                /** @description steam (each move as it is seen), fair_line, best_price, ev or middle (at most once a second, when markets changed: the market groups re-read and their current records, at most 64 groups a message). topic must be one of steam, fair_line, best_price, ev, middle. */
                 topic: "steam" | "fair_line" | "best_price" | "ev" | "middle";
             };
             header?: {

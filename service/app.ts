@@ -394,6 +394,8 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   timeline.mark('write path open');
   // the write path in this process: the durable board's, the replicated writer's; a replica has none
   const writePath = durable?.durable.ingest ?? replicated?.ingest ?? null;
+  // a logged batch's apply (and its steam events) waits for at most one short snapshot step
+  if (writePath !== null) snapshot.urgent = () => writePath.inFlightCount > 0;
 
   // on a durable board the simulator's batches go through the write path like a feed's
   const simulator = new Simulator(engine, clock, {

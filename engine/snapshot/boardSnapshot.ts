@@ -27,6 +27,11 @@
 // rates the steps keep up with, a version is at most about MAX_CATCH_UP_MS +
 // MAX_PUT_OFF_MS + one refresh old. (A final render cannot itself be cut into
 // slices: the board keeps moving between slices, and the body must show one moment.)
+// The write path comes first: while it holds a logged batch waiting for its fsync
+// (urgent), a step lasts at most URGENT_STEP_MS and the final render waits until the
+// batch applied (URGENT_PUT_OFF_MS at most per version), so a batch's apply and the
+// stream events it makes (a steam move) wait for at most one short step; while it is
+// taking batches, steps last at most WRITING_STEP_MS, so an arriving batch waits little.
 // Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
@@ -174,6 +179,22 @@ const FIRST_ITEM_MS = 0.05;
 const COST_SAMPLES = 31;
 /** After a version's moment was put off this long, its final render may take MAX_STEP_MS. */
 const MAX_PUT_OFF_MS = 500;
+/**
+ * Longest step while the write path has a batch logged and waiting to apply (urgent):
+ * its apply, and the steam events and stream messages it makes, wait at most about this.
+ */
+const URGENT_STEP_MS = 1;
+/**
+ * Longest step while the write path is taking batches (one was seen waiting to apply
+ * within WRITING_RECENT_MS), falling behind or not: a batch arriving then waits at most
+ * about this before the loop reads it. (Without a write path, or while it is idle, the
+ * steps are stepMs, growing to MAX_STEP_MS while the refresh falls behind.)
+ */
+const WRITING_STEP_MS = 2;
+/** The write path counts as taking batches this long after one was last seen waiting to apply. */
+const WRITING_RECENT_MS = 1000;
+/** Longest a version's final render is held back, in all, for batches waiting to apply. */
+const URGENT_PUT_OFF_MS = 50;
 
 interface Waiter {
   resolve: (body: SnapshotBody) => void;
@@ -279,6 +300,15 @@ export type RefreshHook = (withHistory: boolean, seconds: number) => void;
 export class BoardSnapshot implements ChangeListener {
   /** Set by whoever reports on refreshes (the service's metrics); null: nobody. */
   onRefresh: RefreshHook | null = null;
+  /**
+   * Whether work more urgent than a refresh is due on the event loop: the write path
+   * has a batch logged (or being logged) and not yet applied (set by the composition
+   * root; null: never). While it is, background steps last at most URGENT_STEP_MS and
+   * a version's final render waits (URGENT_PUT_OFF_MS at most).
+   */
+  urgent: (() => boolean) | null = null;
+  /** timer() when urgent() was last found true. */
+  private lastUrgentAt = -Infinity;
   private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
   /**
    * Whether every kept variant refreshes unpolled (a finite maxAgeMs): the plain one for
@@ -536,21 +566,47 @@ export class BoardSnapshot implements ChangeListener {
       const timer = this.timer;
       const catchUpEnd = timer() + catchUpMs;
       let step = stepMs;
+      // When a write-path batch first held off this version's final render (-1: none has).
+      let yieldedSince = -1;
       for (;;) {
+        const urgent = this.urgent !== null && this.urgent();
+        if (urgent) this.lastUrgentAt = timer();
+        let final = false;
         if (variant.isBuilt) {
-          if (variant.backlog <= FINAL_BACKLOG) break;
-          const now = timer();
-          if (now >= catchUpEnd) {
-            // Put off long enough: the final render may hold the loop as long as a step does.
-            const bound = now - catchUpEnd >= maxPutOffMs ? Math.max(finalRenderMs, MAX_STEP_MS) : finalRenderMs;
-            if (state.finalFits(now, bound, finalRenderShare)) break;
-            state.finalsDeferred++;
-            // Falling behind: longer steps (up to MAX_STEP_MS), so the other work of each
-            // turn takes a smaller share of the loop from the refresh.
-            step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
+          if (variant.backlog <= FINAL_BACKLOG) final = true;
+          else {
+            const now = timer();
+            if (now >= catchUpEnd) {
+              // Put off long enough: the final render may hold the loop as long as a step does.
+              const bound = now - catchUpEnd >= maxPutOffMs ? Math.max(finalRenderMs, MAX_STEP_MS) : finalRenderMs;
+              if (state.finalFits(now, bound, finalRenderShare)) final = true;
+              else {
+                state.finalsDeferred++;
+                // Falling behind: longer steps (up to MAX_STEP_MS), so the other work of each
+                // turn takes a smaller share of the loop from the refresh.
+                step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
+              }
+            }
           }
         }
-        state.step(timer() + step, true);
+        if (final) {
+          // The final render holds the loop in one go: not while a logged batch waits to
+          // apply (its fsync is on a thread; its apply, and the stream events it makes,
+          // run as soon as the loop is free), for at most URGENT_PUT_OFF_MS per version.
+          if (!urgent) break;
+          const now = timer();
+          if (yieldedSince < 0) yieldedSince = now;
+          if (now - yieldedSince >= URGENT_PUT_OFF_MS) break;
+          if (variant.backlog === 0) {
+            await pause(URGENT_STEP_MS); // nothing to slice: let the loop idle until the batch applies
+            if (this.closed || !this.isKept(state) || state.variant !== variant) return;
+            continue;
+          }
+        }
+        // A logged batch waiting for its apply waits at most one short step, and so does
+        // a batch arriving while the write path is busy.
+        const cap = urgent ? URGENT_STEP_MS : timer() - this.lastUrgentAt < WRITING_RECENT_MS ? WRITING_STEP_MS : Infinity;
+        state.step(timer() + Math.min(step, cap), true);
         await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
@@ -570,6 +626,13 @@ export class BoardSnapshot implements ChangeListener {
       variant.setHead(snapshotHead(asOf, count));
       await variant.settle(); // compression on the worker threads
       if (state.variant !== variant) return;
+      // Assembling the member (a CRC-32 combine over every piece) is another stretch on
+      // the loop: it too waits for a batch about to apply, within the same bound.
+      if (yieldedSince < 0 && this.urgent !== null && this.urgent()) yieldedSince = timer();
+      while (this.urgent !== null && this.urgent() && timer() - yieldedSince < URGENT_PUT_OFF_MS) {
+        await pause(URGENT_STEP_MS);
+        if (this.closed || !this.isKept(state) || state.variant !== variant) return;
+      }
       // A synchronous current() may have published this moment or a later one meanwhile.
       if (state.seq < seq) this.publish(state, seq, asOf, count, momentAt);
       if (variant.current) this.answerWaiters(state);
@@ -701,6 +764,10 @@ function defaultTimer(): number {
 
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** "snap-<n|h>-<crc32 hex>-<raw length hex>": strong, quoted. */

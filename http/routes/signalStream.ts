@@ -21,7 +21,7 @@ const TOPIC = {
   kind: 'enum',
   values: SIGNAL_TOPICS,
   required: true,
-  description: 'steam (each move as it is seen), fair_line, best_price, ev or middle (at most once a second, when markets changed: the market groups re-read and their current records).',
+  description: 'steam (each move as it is seen), fair_line, best_price, ev or middle (at most once a second, when markets changed: the market groups re-read and their current records, at most 64 groups a message).',
 } as const satisfies ParamDef;
 
 const HEARTBEAT = { name: 'heartbeat_ms', kind: 'integer', minimum: 500, maximum: 30_000, default: 15_000, description: 'A comment line after this long without other traffic (500..30000, default 15000).' } as const satisfies ParamDef;
@@ -54,7 +54,7 @@ export function signalStreamRoute(topics: SignalTopics, anonymous: AnonymousConn
     responseKind: 'event-stream',
     summary: 'The trader screens as Server-Sent Events: steam moves as they happen, fair lines, best prices, +EV and middles as they change.',
     description:
-      'One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} at most once a second, when markets passing the filter changed, where groups are the market group ids re-read and records their current records (a group listed without records has none now); for middle, records are the middles of the listed groups\' families (the same market at other lines). ' +
+      'One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} at most once a second, when markets passing the filter changed, where groups are the market group ids re-read and records their current records (a group listed without records has none now); for middle, records are the middles of the listed groups\' families (the same market at other lines). A message lists at most 64 groups: more changed groups come as several messages, back to back, each complete for its groups (steam events may come between them). ' +
       `A client more than 8 MiB behind gets \`event: status\` slow_consumer and is disconnected. ${KEY_RULES} A browser's EventSource cannot set headers: pass the key as the key parameter.` +
       curlExample('# -N: print events as they arrive; --max-time ends the example after 3 s', `curl -sN --max-time 3 ${KEY_HEADER} '${BASE_URL}/api/v1/stream/signals?topic=best_price&max_hold=0.03&heartbeat_ms=1000'`),
     handle(req): StreamResult {

@@ -126,3 +126,37 @@ test('HTTP: after an idle spell of 11 minutes both variants answer the board as 
     await t.close();
   }
 });
+
+test('a version is not fixed while the write path has a logged batch to apply (urgent), and is once it applied, or after at most 50 ms of waiting', async () => {
+  const { engine, clock } = fixtureEngine(3);
+  let now = 0;
+  const snapshot = new BoardSnapshot(engine, { clock, timer: () => now, maxAgeMs: 2000 });
+  const first = snapshot.current(false);
+  let urgent = true;
+  snapshot.urgent = () => urgent;
+  // the same refreshes without a write path: how long a version takes here
+  const control = new BoardSnapshot(engine, { clock, timer: () => now, maxAgeMs: 2000 });
+  control.current(false);
+  const sim = new Simulator(engine, clock, { ratePerSecond: 1000, seed: 8 });
+  for (const wait of ['applied', 'bounded'] as const) {
+    const before = snapshot.stats()[0].refreshes;
+    const controlBefore = control.stats()[0].refreshes;
+    urgent = true;
+    sim.step(300);
+    // its final render would hold the event loop in one go: it waits (the timer stands still)
+    assert.ok(await eventually(() => control.stats()[0].refreshes > controlBefore && !control.isRefreshing(false), 10_000), `${wait}: the control's version is out`);
+    assert.ok(await eventually(() => !snapshot.isBehind(false, 0), 10_000), `${wait}: every change rendered`);
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setTimeout(resolve, 1));
+    assert.equal(snapshot.stats()[0].refreshes, before, `${wait}: no version while a batch waits to apply`);
+    assert.equal(snapshot.isRefreshing(false), true);
+    if (wait === 'applied') urgent = false;
+    else now += 50; // URGENT_PUT_OFF_MS
+    assert.ok(await eventually(() => snapshot.stats()[0].refreshes > before && !snapshot.isRefreshing(false), 10_000), `${wait}: the version is out`);
+    const body = snapshot.latest(false)!;
+    assert.notEqual(body, first);
+    assert.equal(body.seq, engine.seq);
+    assert.equal(rawBody(body).toString('utf8'), referenceText(engine, false));
+  }
+  control.close();
+  snapshot.close();
+});

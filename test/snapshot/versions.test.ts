@@ -355,3 +355,27 @@ test('property: re-splitting never loses or repeats a row, and the bytes equal a
   );
   assert.ok(Object.values(seen).every((n) => n > 0), JSON.stringify(seen));
 });
+
+test('while the write path takes batches, background steps are short (1 ms with a batch waiting to apply, 2 ms for a second after); without it they are stepMs', async () => {
+  // Two snapshots of one board refresh the same backlog, timed by driven timers (every
+  // reading 0.01 ms on): one with no write path, one whose write path had a batch waiting
+  // on the first step only. Each turn is one step; what a step renders is bounded by its length.
+  const { engine, clock } = fixtureEngine(4, 3 * 3600_000);
+  const plain = new BoardSnapshot(engine, { pieceBytes: 2 * 1024, stepMs: 10, maxAgeMs: 2000, timer: drivenTimer(0.01) });
+  const writing = new BoardSnapshot(engine, { pieceBytes: 2 * 1024, stepMs: 10, maxAgeMs: 2000, timer: drivenTimer(0.01) });
+  plain.current(false);
+  writing.current(false);
+  let checks = 0;
+  writing.urgent = () => checks++ === 0;
+  const sim = new Simulator(engine, clock, { ratePerSecond: 2000, seed: 23 });
+  sim.step(20_000);
+  const rendered = (snapshot: BoardSnapshot) => snapshot.stats()[0].rendered.piecesRendered;
+  const before = [rendered(plain), rendered(writing)];
+  for (let turn = 0; turn < 4; turn++) await nextTurn(); // the kick, then three steps each
+  const plainPieces = rendered(plain) - before[0];
+  const writingPieces = rendered(writing) - before[1];
+  assert.ok(writingPieces > 0, 'the refresh goes on while the write path takes batches');
+  assert.ok(writingPieces * 2 < plainPieces, `steps of 1 + 2 + 2 ms rendered ${writingPieces} pieces, steps of 10 ms ${plainPieces}`);
+  plain.close();
+  writing.close();
+});
