@@ -93,6 +93,10 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   }
 
   close(): void {
+    // the board as the books last heard it: deferred arbitrage re-reads happen now, not
+    // at a later read that would see changes made after the books stopped listening
+    this.changesApplied();
+    this.books.settleArbitrage();
     this.unsubscribe();
     this.unsave();
   }
