@@ -59,6 +59,10 @@ const ROLE_PICK_SHIFT = 8;
  * lookup.
  */
 const ROLE_RING_SHIFT = ROLE_PICK_SHIFT;
+// A ref's record in refInts (see there): its group + 1 at 4 * ref, then these.
+const REF_ROLE = 1;
+const REF_NEXT = 2;
+const REF_FLAG = 3;
 
 export class SignalBooks {
   readonly config: SignalsConfig;
@@ -72,27 +76,25 @@ export class SignalBooks {
   /** The one changed quote on the hot path. */
   private readonly single: QuoteBatch;
   /**
-   * Per ref, 8 bytes that the tick path reads (one random cache line per tick on a
-   * large board, so kept small), set on each full read: [2 * ref] its group + 1 (0:
-   * none), [2 * ref + 1] its role (outcome index, 2 bits, 3 = none; DFS bit; sharp
-   * slot + 1, 5 bits, 0 in groups without DFS rows; above them a DFS row's pick index
-   * in the edge book).
+   * Per ref, 16 bytes that the tick path reads (one random cache line per tick on a
+   * large board, and 16-byte aligned, so never two), set on each full read:
+   *   [4 * ref]            its group + 1 (0: none)
+   *   [4 * ref + REF_ROLE] its role (outcome index, 2 bits, 3 = none; DFS bit; sharp
+   *                        slot + 1, 5 bits, 0 in groups without DFS rows; above them a
+   *                        DFS row's pick index in the edge book, or a sharp row's steam ring + 1)
+   *   [4 * ref + REF_NEXT] the next row of the same book in the same group (a ring; a
+   *                        DFS row, or a row alone, points to itself): the rows
+   *                        trackFlag sums for the book's own margin (book rows sit in
+   *                        neighbouring slots, so their records share the line)
+   *   [4 * ref + REF_FLAG] 1 while its book is flagged in its group (its own prices sum
+   *                        below 1), equal across the book's ring: the state a flag
+   *                        event is a change of
    */
-  private refInts = new Int32Array(2 * 1024);
+  private refInts = new Int32Array(4 * 1024);
   /** Per ref, the line its quote had at the last full read (an upsert on another line must re-place the row). */
   private refLines = new Float64Array(1024);
-  /**
-   * Per ref, the next row of the same book in the same group (a ring; a DFS row, or a
-   * row alone, points to itself): the rows trackFlag sums for the book's own margin.
-   */
-  private bookNext = new Int32Array(1024);
   /** Per ref, its source index (SourceTable) as the last full read or join saw it. */
   private refBook = new Int32Array(1024);
-  /**
-   * Per ref, 1 while its book is flagged in its group (its own prices sum below 1), equal
-   * across the book's ring: the state a flag event is a change of.
-   */
-  private refFlag = new Uint8Array(1024);
   /** Per group, its position in dirtyGroups + 1 (0: its arbitrage is up to date). */
   private dirtyAt = new Int32Array(64);
   /** Groups whose arbitrage waits for the next read (deferArbitrage), dirtyCount of them. */
@@ -177,8 +179,8 @@ export class SignalBooks {
     this.steam.release(ref);
     this.groups.detach(ref);
     this.unlinkBookRing(ref);
-    const role = this.refInts[2 * ref + 1];
-    this.refInts[2 * ref] = 0;
+    const role = this.refInts[REF_ROLE + 4 * ref];
+    this.refInts[4 * ref] = 0;
     if (this.groups.memberCount(g) === 0 || (role & (ROLE_DFS | ROLE_SLOT_MASK)) !== 0 || this.isDeferred(g)) this.refreshGroup(g, source);
     else this.pricedIn(g, ref, role, NaN, true, 0, NaN, source, false);
   }
@@ -210,10 +212,10 @@ export class SignalBooks {
    * re-read in full.
    */
   priced(ref: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
-    if (2 * ref >= this.refInts.length) return;
-    const g = this.refInts[2 * ref] - 1;
+    if (4 * ref >= this.refInts.length) return;
+    const g = this.refInts[4 * ref] - 1;
     if (g < 0) return;
-    this.pricedIn(g, ref, this.refInts[2 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source, true);
+    this.pricedIn(g, ref, this.refInts[REF_ROLE + 4 * ref], priceDecimal, suspended, updated, dfsMultiplier, source, true);
   }
 
   /**
@@ -222,12 +224,12 @@ export class SignalBooks {
    * caller re-places the row (inserted). Rows in no group are ignored whatever their line.
    */
   pricedAtLine(ref: number, line: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): boolean {
-    if (2 * ref >= this.refInts.length) return true;
-    const g = this.refInts[2 * ref] - 1;
+    if (4 * ref >= this.refInts.length) return true;
+    const g = this.refInts[4 * ref] - 1;
     if (g < 0) return true;
     const kept = this.refLines[ref];
     if (!(line === kept || (line !== line && kept !== kept))) return false;
-    this.pricedIn(g, ref, this.refInts[2 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source, true);
+    this.pricedIn(g, ref, this.refInts[REF_ROLE + 4 * ref], priceDecimal, suspended, updated, dfsMultiplier, source, true);
     return true;
   }
 
@@ -320,7 +322,7 @@ export class SignalBooks {
   /**
    * The tick of ref (usable price `price`, 0: none) in deferred group g: its book's own
    * prices in the group summed from the book's ring, and a flag event when that makes
-   * the book flagged (its rows' refFlag say whether it was). Settled ticks need none:
+   * the book flagged (its rows' flag words say whether it was). Settled ticks need none:
    * a group whose bests do not arb has no flagged book, and a listed group's settled
    * tick (legRequoted) is a leg that got no better in a group without flags.
    */
@@ -330,47 +332,47 @@ export class SignalBooks {
     best[0] = best[1] = best[2] = 0;
     let r = ref;
     do {
-      const k = this.refInts[2 * r + 1] & ROLE_OUTCOME_MASK;
+      const k = this.refInts[REF_ROLE + 4 * r] & ROLE_OUTCOME_MASK;
       if (k < n) {
         const p = r === ref ? price : source.usablePrice!(r);
         if (p > 1 && p > best[k]) best[k] = p;
       }
-      r = this.bookNext[r];
+      r = this.refInts[REF_NEXT + 4 * r];
     } while (r !== ref);
     let own = 0;
     for (let k = 0; k < n; k++) own += best[k] > 0 ? 1 / best[k] : Infinity;
     const flagged = n > 0 && own < 1 ? 1 : 0;
-    if (flagged === this.refFlag[ref]) return;
+    if (flagged === this.refInts[REF_FLAG + 4 * ref]) return;
     if (flagged === 1) this.arbitrage.flagEvents++;
     r = ref;
     do {
-      this.refFlag[r] = flagged;
-      r = this.bookNext[r];
+      this.refInts[REF_FLAG + 4 * r] = flagged;
+      r = this.refInts[REF_NEXT + 4 * r];
     } while (r !== ref);
   }
 
   /** Puts retail row ref (book `book`) of group g into its book's ring, taking the book's flag. */
   private linkBookRing(g: number, ref: number, book: number): void {
     this.refBook[ref] = book;
-    this.bookNext[ref] = ref;
-    this.refFlag[ref] = 0;
+    this.refInts[REF_NEXT + 4 * ref] = ref;
+    this.refInts[REF_FLAG + 4 * ref] = 0;
     for (let r = this.groups.firstMember(g); r !== NONE; r = this.groups.nextMember(r)) {
-      if (r === ref || this.refBook[r] !== book || (this.refInts[2 * r + 1] & ROLE_DFS) !== 0) continue;
-      this.bookNext[ref] = this.bookNext[r];
-      this.bookNext[r] = ref;
-      this.refFlag[ref] = this.refFlag[r];
+      if (r === ref || this.refBook[r] !== book || (this.refInts[REF_ROLE + 4 * r] & ROLE_DFS) !== 0) continue;
+      this.refInts[REF_NEXT + 4 * ref] = this.refInts[REF_NEXT + 4 * r];
+      this.refInts[REF_NEXT + 4 * r] = ref;
+      this.refInts[REF_FLAG + 4 * ref] = this.refInts[REF_FLAG + 4 * r];
       return;
     }
   }
 
   /** Takes ref out of its book's ring (it left its group). */
   private unlinkBookRing(ref: number): void {
-    if (ref >= this.bookNext.length) return;
+    if (4 * ref >= this.refInts.length) return;
     let r = ref;
-    while (this.bookNext[r] !== ref) r = this.bookNext[r];
-    this.bookNext[r] = this.bookNext[ref];
-    this.bookNext[ref] = ref;
-    this.refFlag[ref] = 0;
+    while (this.refInts[REF_NEXT + 4 * r] !== ref) r = this.refInts[REF_NEXT + 4 * r];
+    this.refInts[REF_NEXT + 4 * r] = this.refInts[REF_NEXT + 4 * ref];
+    this.refInts[REF_NEXT + 4 * ref] = ref;
+    this.refInts[REF_FLAG + 4 * ref] = 0;
   }
 
   /**
@@ -380,7 +382,7 @@ export class SignalBooks {
    */
   noteTick(i: number, ref: number): void {
     if (2 * i + 1 >= this.warmRoles.length) this.warmRoles = grown(this.warmRoles, 2 * i + 2);
-    const at = 2 * ref;
+    const at = 4 * ref;
     const inside = at < this.refInts.length;
     this.warmRoles[2 * i] = inside ? this.refInts[at] - 1 : -1;
     this.warmRoles[2 * i + 1] = inside ? this.refInts[at + 1] : ROLE_NO_OUTCOME;
@@ -497,7 +499,7 @@ export class SignalBooks {
     let bestPrice = 0;
     let runnerUp = 0;
     for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
-      const role = this.refInts[2 * ref + 1];
+      const role = this.refInts[REF_ROLE + 4 * ref];
       if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME_MASK) !== k) continue;
       const price = source.usablePrice!(ref);
       if (price > bestPrice) {
@@ -536,7 +538,7 @@ export class SignalBooks {
       this.arbitrage.drop(g);
       this.edges.drop(g);
       // the dropped flags are flags no more: the re-read finds (and counts) them anew
-      for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) this.refFlag[ref] = 0;
+      for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) this.refInts[REF_FLAG + 4 * ref] = 0;
       this.refreshGroup(g, source);
     }
   }
@@ -557,16 +559,14 @@ export class SignalBooks {
   }
 
   private setRef(ref: number, g: number, role: number, line: number): void {
-    if (2 * ref >= this.refInts.length) {
-      // all double from 1024 lines and 2048 ints, so refInts stays twice refLines
-      this.refInts = grown(this.refInts, 2 * ref + 2);
+    if (4 * ref >= this.refInts.length) {
+      // all double from 1024 refs (4096 ints), so refInts stays four times refLines
+      this.refInts = grown(this.refInts, 4 * ref + 4);
       this.refLines = grown(this.refLines, ref + 1);
-      this.bookNext = grown(this.bookNext, ref + 1);
       this.refBook = grown(this.refBook, ref + 1);
-      this.refFlag = grown(this.refFlag, ref + 1);
     }
-    this.refInts[2 * ref] = g + 1;
-    this.refInts[2 * ref + 1] = role;
+    this.refInts[4 * ref] = g + 1;
+    this.refInts[REF_ROLE + 4 * ref] = role;
     this.refLines[ref] = line;
   }
 
@@ -581,11 +581,11 @@ export class SignalBooks {
     const noPicks = batch.dfsCount === 0;
     for (let i = 0; i < batch.length; i++) {
       const ref = batch.ref[i];
-      if (ref < 0 || 2 * ref >= this.refInts.length) continue;
+      if (ref < 0 || 4 * ref >= this.refInts.length) continue;
       if (batch.dfs[i] === 1) {
-        this.refInts[2 * ref + 1] = (this.refInts[2 * ref + 1] & ROLE_BITS) | (this.edges.pickIndexOf(ref) << ROLE_PICK_SHIFT);
+        this.refInts[REF_ROLE + 4 * ref] = (this.refInts[REF_ROLE + 4 * ref] & ROLE_BITS) | (this.edges.pickIndexOf(ref) << ROLE_PICK_SHIFT);
       } else if (noPicks) {
-        this.refInts[2 * ref + 1] &= ~ROLE_SLOT_MASK;
+        this.refInts[REF_ROLE + 4 * ref] &= ~ROLE_SLOT_MASK;
       }
     }
     if (batch.length === 0) this.groups.releaseIfEmpty(g);
@@ -606,17 +606,17 @@ export class SignalBooks {
     was.fill(0, 0, flagged);
     for (let i = 0; i < batch.length; i++) {
       const ref = batch.ref[i];
-      if (ref < 0 || ref >= this.refFlag.length) continue;
+      if (ref < 0 || 4 * ref >= this.refInts.length) continue;
       let bit = 0;
       if (batch.dfs[i] === 0) {
         for (let f = 0; f < flagged; f++) {
           if (arbitrage.lastFlaggedBook(f) !== batch.book[i]) continue;
-          was[f] |= this.refFlag[ref];
+          was[f] |= this.refInts[REF_FLAG + 4 * ref];
           bit = 1;
           break;
         }
       }
-      this.refFlag[ref] = bit;
+      this.refInts[REF_FLAG + 4 * ref] = bit;
     }
     for (let f = 0; f < flagged; f++) if (was[f] === 0) arbitrage.flagEvents++;
   }
@@ -631,21 +631,21 @@ export class SignalBooks {
     const first = this.ringFirst;
     for (let i = 0; i < batch.length; i++) {
       const ref = batch.ref[i];
-      if (ref < 0 || ref >= this.bookNext.length) continue;
+      if (ref < 0 || 4 * ref >= this.refInts.length) continue;
       const book = batch.book[i];
       this.refBook[ref] = book;
-      this.bookNext[ref] = ref;
+      this.refInts[REF_NEXT + 4 * ref] = ref;
       if (batch.dfs[i] === 1) continue;
       if (last[book] < 0) first[book] = ref;
-      else this.bookNext[last[book]] = ref;
+      else this.refInts[REF_NEXT + 4 * last[book]] = ref;
       last[book] = ref;
     }
     for (let i = 0; i < batch.length; i++) {
       const ref = batch.ref[i];
-      if (ref < 0 || ref >= this.bookNext.length || batch.dfs[i] === 1) continue;
+      if (ref < 0 || 4 * ref >= this.refInts.length || batch.dfs[i] === 1) continue;
       const book = batch.book[i];
       if (last[book] < 0) continue;
-      this.bookNext[last[book]] = first[book];
+      this.refInts[REF_NEXT + 4 * last[book]] = first[book];
       last[book] = -1;
       first[book] = -1;
     }
