@@ -98,25 +98,9 @@ export class ArbitrageBook {
 
   constructor(readonly groups: MarketGroups) {}
 
-  /**
-   * Cache validity of the book's answers: moves whenever a record changed, and whenever
-   * a group's re-read was deferred (noteDeferred). The second makes whether it moved
-   * between two reads a function of the ticks in between alone, as it was when every
-   * tick was read at once: not of when other readers (the alerts' poll, /readyz)
-   * settled the book, so a replica reading at the writer's board seqs sees it move
-   * exactly when the writer does (the routes date an empty page by it).
-   */
   get version(): number {
     this.settler?.();
-    return this.set.version + this.deferrals;
-  }
-
-  /** Group re-reads deferred to the next read so far (SignalBooks.deferArbitrage). */
-  private deferrals = 0;
-
-  /** A group's re-read was deferred to the next read (its answer may change there). */
-  noteDeferred(): void {
-    this.deferrals++;
+    return this.set.version;
   }
 
   get size(): number {

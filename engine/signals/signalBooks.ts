@@ -280,7 +280,6 @@ export class SignalBooks {
     this.dirtyGroups[this.dirtyCount++] = g;
     this.dirtyAt[g] = this.dirtyCount;
     this.dirtySource = source;
-    this.arbitrage.noteDeferred();
   }
 
   /** Group g's arbitrage is up to date (a full read evaluated it): off the deferred list. */
