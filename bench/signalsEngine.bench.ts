@@ -7,7 +7,10 @@
 //   - the first /edges page read after a burst of ticks (the deferred re-pricing);
 //   - /historical/arbitrage for a 10-minute window after 10 simulated minutes of ticks.
 //   - every signal on (benchEverySignal): apply throughput off and on interleaved (per
-//     CPU-second and per wall second), one group-topic push, the screen reads, and tick
+//     CPU-second and per wall second; SIGNALS_BENCH_BATCHES batches of 100 per measure),
+//     the sustained rate with a group-topic push and an /arbitrage read every CPU-second,
+//     one group-topic push, the first /arbitrage page after a burst of ticks (the
+//     arbitrage re-reads ticks deferred to the next read), the screen reads, and tick
 //     to steam message in process.
 // The route requests/s against hello world are in the HTTP bench (bench/scenarios/signals.ts);
 // tick to steam event end to end (ingest POST -> SSE) in bench/steamLatency.bench.ts.
@@ -164,7 +167,7 @@ function cpuSeconds(): number {
  * Clocked on CPU time, so the figure is that of a core of its own however loaded the
  * machine is. Returns updates per CPU-second and the pushes' mean cost.
  */
-function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, every: { topics: SignalTopics; signals: EngineSignals }, seconds: number): { rate: number; pushMs: number; groups: number } {
+function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, every: { topics: SignalTopics; signals: EngineSignals }, seconds: number): { rate: number; pushMs: number; groups: number; arbitrageGroups: number } {
   // CPU time spent on the apply and the pushes only: building the batches (the feed's work) is left out
   let busy = 0;
   let sincePush = 0;
@@ -172,6 +175,7 @@ function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: Ma
   let pushes = 0;
   let pushTime = 0;
   let groups = 0;
+  let arbitrageGroups = 0;
   while (busy < seconds) {
     const batches = priceBatches(engine, loaded, 100, rand);
     const start = cpuSeconds();
@@ -184,8 +188,11 @@ function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: Ma
     sincePush += applying;
     if (sincePush >= 1) {
       groups += every.signals.books.screens.pendingGroups;
+      arbitrageGroups += every.signals.books.deferredGroups;
       const pushStart = cpuSeconds();
       every.topics.flush();
+      // and an /arbitrage read (as the alerts' poll makes one): the arbitrage re-reads a tick deferred happen here
+      every.signals.arbitragePage(ARBITRAGE_QUERY, null, 100);
       const pushing = cpuSeconds() - pushStart;
       busy += pushing;
       pushTime += pushing;
@@ -193,7 +200,18 @@ function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: Ma
       pushes++;
     }
   }
-  return { rate: applied / busy, pushMs: pushes === 0 ? NaN : (pushTime / pushes) * 1000, groups: pushes === 0 ? 0 : groups / pushes };
+  return { rate: applied / busy, pushMs: pushes === 0 ? NaN : (pushTime / pushes) * 1000, groups: pushes === 0 ? 0 : groups / pushes, arbitrageGroups: pushes === 0 ? 0 : arbitrageGroups / pushes };
+}
+
+const ARBITRAGE_QUERY = { types: null, leagues: null, eventIds: null, minProfit: 0.001 };
+
+/**
+ * Price-tick batches of 100 per apply-rate measure: 2,000 (200k updates, ~0.1-0.3 s of
+ * CPU) on every board; SIGNALS_BENCH_BATCHES overrides. (Until issue 34's second pass
+ * the medium board measured 500, ~25-50 ms, where one GC or JIT tier-up decided a round.)
+ */
+function measureBatches(): number {
+  return Number(process.env.SIGNALS_BENCH_BATCHES ?? 2_000);
 }
 
 /**
@@ -211,7 +229,7 @@ function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: Ma
 export function applyOffAndOn(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, count: number): Record<string, number | string> {
   const off: Rate[] = [];
   const on: Rate[] = [];
-  const sustained: { rate: number; pushMs: number; groups: number }[] = [];
+  const sustained: { rate: number; pushMs: number; groups: number; arbitrageGroups: number }[] = [];
   const bestOf = (runs: Rate[]): Rate => runs.reduce((a, b) => (b.cpu > a.cpu ? b : a));
   const seconds = Number(process.env.SIGNALS_BENCH_SUSTAINED_SECONDS ?? 3);
   applyRates(engine, loaded, clock, 50, rand);
@@ -234,8 +252,8 @@ export function applyOffAndOn(engine: OddsEngine, loaded: LoadedPrices, clock: M
   out['apply price ticks, signals off / every signal on, updates/s wall (median round)'] = `${Math.round(median(off.map((r) => r.wall)))} / ${Math.round(median(on.map((r) => r.wall)))}`;
   out['apply price ticks, signals off | every signal on, updates/s wall (rounds)'] = `${rounds(off.map((r) => r.wall))}  |  ${rounds(on.map((r) => r.wall))}`;
   out['apply price ticks: every signal on costs per update (median rounds, CPU), ns'] = Math.round(1e9 / median(on.map((r) => r.cpu)) - 1e9 / median(off.map((r) => r.cpu)));
-  out['every signal on with a group-topic push every CPU-second, updates per CPU-second (rounds)'] = rounds(sustained.map((r) => r.rate));
-  out['  its pushes: CPU ms each / market groups re-read each (rounds)'] = sustained.map((r) => `${Math.round(r.pushMs)} / ${Math.round(r.groups)}`).join(', ');
+  out['every signal on with a group-topic push and an /arbitrage read every CPU-second, updates per CPU-second (rounds)'] = rounds(sustained.map((r) => r.rate));
+  out['  its pushes + reads: CPU ms each / screen groups re-read / arbitrage groups re-read, each (rounds)'] = sustained.map((r) => `${Math.round(r.pushMs)} / ${Math.round(r.groups)} / ${Math.round(r.arbitrageGroups)}`).join(', ');
   return out;
 }
 
@@ -263,7 +281,7 @@ export async function benchSignalsOnEngine(): Promise<Record<string, number | st
   out['engine: live rows'] = engine.liveRows;
   const loaded = loadedPrices(engine);
   const rand = mulberry32(11);
-  const count = size === 'large' ? 2_000 : 500;
+  const count = measureBatches();
   const simulator = new Simulator(engine, clock, { ratePerSecond: 0, seed: 5 });
 
   // Off and on alternate (three rounds of off then on; the books rebuilt for each on round,
@@ -367,6 +385,16 @@ export function benchEverySignal(engine: OddsEngine, loaded: LoadedPrices, clock
   const pushStart = performance.now();
   topics.flush();
   out['one group-topic push after 10,000 ticks (4 topics), ms'] = round(performance.now() - pushStart, 1);
+  // the arbitrage re-reads the ticks deferred to the next read (each deferred group once)
+  for (const burst of [100, 10_000, 100_000]) {
+    signals.arbitragePage(ARBITRAGE_QUERY, null, 100);
+    for (const batch of priceBatches(engine, loaded, burst / BATCH, rand)) { clock.advance(10); engine.apply(batch); }
+    const deferred = signals.books.deferredGroups;
+    const readStart = performance.now();
+    signals.arbitragePage(ARBITRAGE_QUERY, null, 100);
+    out[`first /arbitrage page after ${burst} ticks, ms / groups re-read`] = `${round(performance.now() - readStart, 3)} / ${deferred}`;
+  }
+  out['/arbitrage page (limit 100), ms / records'] = `${round(meanMs(50, () => signals.arbitragePage(ARBITRAGE_QUERY, null, 100)), 4)} / ${signals.books.arbitrage.size}`;
   out['topic bytes pushed (steam / fair_line / best_price / ev / middle)'] = ['steam', 'fair_line', 'best_price', 'ev', 'middle'].map((t) => bytes[t] ?? 0).join(' / ');
   const now = clock.now();
   out['/fair-lines whole board (limit 100), ms'] = round(meanMs(5, () => signals.fairLines({ ...all, devig: 'multiplicative' }, now, 100)), 2);
@@ -414,7 +442,7 @@ if (import.meta.url === `file://${process.argv[1]}` && process.env.SIGNALS_BENCH
   const engine = new OddsEngine(clock);
   loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
   console.log('board'.padEnd(64), size, engine.liveRows, 'live rows');
-  const results = benchEverySignal(engine, loadedPrices(engine), clock, mulberry32(11), size === 'large' ? 2_000 : 500);
+  const results = benchEverySignal(engine, loadedPrices(engine), clock, mulberry32(11), measureBatches());
   for (const [key, value] of Object.entries(results)) console.log(key.padEnd(64), value);
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const results = await benchSignalsOnEngine();

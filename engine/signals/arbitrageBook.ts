@@ -18,6 +18,14 @@
 // its legs or its flags goes to the full read, which is rare (arbs and flagged books are).
 // The flagged books of every group are kept here too: flaggedBooks() is the operator's
 // list, flaggedCounts() the metric's per-book counts.
+//
+// A tick the fast paths cannot settle (most of them in listed groups) is not read in
+// full on the tick path: SignalBooks marks the group and re-reads it at the next read
+// of this book (settler, called first by every read below: page, all, size, version,
+// flaggedBooks, flaggedCounts). A record, a flag and the version are functions of the
+// group's current quotes, so a read finds what a re-read after every tick would have
+// kept; flagEvents, which counts transitions, is counted per tick by SignalBooks
+// (SignalBooks.trackFlag), not here.
 
 import { arbitrageRecord, ArbitrageScratch, evaluateArbitrage, flaggedBooksOf, keepLegTimes, requotedRecord, sameArbitrage } from './arbitrage.ts';
 import { grown } from '../columns.ts';
@@ -62,8 +70,14 @@ export class ArbitrageBook {
   private readonly flagged = new Map<string, FlaggedQuote[]>();
   /** Flagged groups per sportsbook. */
   private readonly flaggedByBook = new Map<string, number>();
-  /** Times a book became flagged in a group (a counter for the metric). */
+  /**
+   * Times a book became flagged in a group (a counter for the metric), counted by
+   * SignalBooks per tick and per full read (its flag bits per row), since a deferred
+   * re-read would miss a flag that came and went between two reads.
+   */
   flagEvents = 0;
+  /** Re-reads the groups whose ticks were deferred (SignalBooks); every read calls it first. */
+  settler: (() => void) | null = null;
   private readonly scratch = new ArbitrageScratch();
   /** Leg update times of the listed record, [g * 3 + leg]: tells an unchanged arb from a refreshed one. */
   private legUpdated = new Float64Array(64 * LEGS);
@@ -85,11 +99,22 @@ export class ArbitrageBook {
   constructor(readonly groups: MarketGroups) {}
 
   get version(): number {
+    this.settler?.();
     return this.set.version;
   }
 
   get size(): number {
+    this.settler?.();
     return this.set.size;
+  }
+
+  /** The books updateGroup just found flagged (SourceTable indices): count and index f. */
+  get lastFlaggedCount(): number {
+    return this.scratch.flaggedCount;
+  }
+
+  lastFlaggedBook(f: number): number {
+    return this.scratch.flaggedBook[f];
   }
 
   /** Re-evaluates group g from all of its current quotes (an empty batch clears it). */
@@ -118,6 +143,7 @@ export class ArbitrageBook {
 
   /** Every flagged book of every group, lowest own implied sum first (the operator's list). */
   flaggedBooks(): FlaggedQuote[] {
+    this.settler?.();
     const out: FlaggedQuote[] = [];
     for (const list of this.flagged.values()) out.push(...list);
     return out.sort((a, b) => a.impliedSum - b.impliedSum || (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : a.sportsbook < b.sportsbook ? -1 : 1));
@@ -125,14 +151,14 @@ export class ArbitrageBook {
 
   /** Flagged market groups per sportsbook. */
   flaggedCounts(): ReadonlyMap<string, number> {
+    this.settler?.();
     return this.flaggedByBook;
   }
 
   private setFlags(g: number, id: string, books: FlaggedBook[] | null): void {
     const before = this.flagged.get(id);
     if (before === undefined && books === null) return;
-    const had = new Set(before?.map((f) => f.sportsbook));
-    for (const f of before ?? []) this.countBook(f.sportsbook, -1);
+    if (before !== undefined) for (const f of before) this.countBook(f.sportsbook, -1);
     if (books === null) {
       this.flagged.delete(id);
       return;
@@ -148,10 +174,7 @@ export class ArbitrageBook {
       period: groups.period[g],
       line: groups.lineOf(g),
     }));
-    for (const f of list) {
-      this.countBook(f.sportsbook, 1);
-      if (!had.has(f.sportsbook)) this.flagEvents++;
-    }
+    for (const f of list) this.countBook(f.sportsbook, 1);
     this.flagged.set(id, list);
   }
 
@@ -336,6 +359,7 @@ export class ArbitrageBook {
   }
 
   page(query: ArbitrageQuery, after: RankCursor | null, limit: number): RankedPage<ArbitrageRecord> {
+    this.settler?.();
     return this.set.page(
       { leagues: query.leagues, eventIds: query.eventIds, tags: query.types, minScore: query.minProfit },
       after,
@@ -345,6 +369,7 @@ export class ArbitrageBook {
 
   /** Every record in serving order (tests, brute-force comparison). */
   all(): ArbitrageRecord[] {
+    this.settler?.();
     const out: ArbitrageRecord[] = [];
     for (let rank = 0; rank < this.set.size; rank++) out.push(this.set.valueAt(rank));
     return out;

@@ -93,6 +93,10 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   }
 
   close(): void {
+    // the board as the books last heard it: deferred arbitrage re-reads happen now, not
+    // at a later read that would see changes made after the books stopped listening
+    this.settleTicks();
+    this.books.settleArbitrage();
     this.unsubscribe();
     this.unsave();
   }
@@ -135,6 +139,12 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
 
   /** Settles the price ticks collected since the last call (the engine calls it at the end of apply). */
   changesApplied(): void {
+    this.settleTicks();
+    if (this.appliedListener !== null && this.books.screens.pendingGroups > 0) this.appliedListener();
+  }
+
+  /** Prices the ticks collected since the last call. */
+  private settleTicks(): void {
     const count = this.pendingCount;
     if (count > 0) {
       this.pendingCount = 0;
@@ -142,7 +152,6 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       this.books.warm(count);
       for (let i = 0; i < count; i++) this.priced(pending[i]);
     }
-    if (this.appliedListener !== null && this.books.screens.pendingGroups > 0) this.appliedListener();
   }
 
   /**

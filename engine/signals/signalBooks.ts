@@ -15,9 +15,14 @@
 // group for re-pricing at the next read). A batch of ticks can be noted (noteTick) and
 // warmed (warm) before it is priced, so their cache misses overlap. A retail row
 // joining or leaving a group settles like a tick (from or to an unusable quote).
-// Other inserts and removals, and the few ticks that need it (the legs of an arb
-// change), refill the whole group from its members through the QuoteSource and
-// re-evaluate it.
+// Other inserts and removals refill the whole group from its members through the
+// QuoteSource and re-evaluate it. A tick the arbitrage fast paths cannot settle (a
+// quote of a listed group, one that makes a group arb) is not re-read on the tick path:
+// the group is marked (deferArbitrage) and its arbitrage re-read once at the next read
+// of the arbitrage book (settleArbitrage), so a tick costs O(1) in the group's size
+// whichever path it takes. Until then the group's ticks skip the arbitrage fast paths;
+// only the flag of the ticked row's own book is followed per tick (trackFlag, through
+// the book's rows in the group: a ring per book), for the flag counter.
 
 import { ArbitrageBook } from './arbitrageBook.ts';
 import { EdgeBook } from './edgeBook.ts';
@@ -54,6 +59,10 @@ const ROLE_PICK_SHIFT = 8;
  * lookup.
  */
 const ROLE_RING_SHIFT = ROLE_PICK_SHIFT;
+// A ref's record in refInts (see there): its group + 1 at 4 * ref, then these.
+const REF_ROLE = 1;
+const REF_NEXT = 2;
+const REF_FLAG = 3;
 
 export class SignalBooks {
   readonly config: SignalsConfig;
@@ -67,15 +76,41 @@ export class SignalBooks {
   /** The one changed quote on the hot path. */
   private readonly single: QuoteBatch;
   /**
-   * Per ref, 8 bytes that the tick path reads (one random cache line per tick on a
-   * large board, so kept small), set on each full read: [2 * ref] its group + 1 (0:
-   * none), [2 * ref + 1] its role (outcome index, 2 bits, 3 = none; DFS bit; sharp
-   * slot + 1, 5 bits, 0 in groups without DFS rows; above them a DFS row's pick index
-   * in the edge book).
+   * Per ref, 16 bytes that the tick path reads (one random cache line per tick on a
+   * large board, and 16-byte aligned, so never two), set on each full read:
+   *   [4 * ref]            its group + 1 (0: none)
+   *   [4 * ref + REF_ROLE] its role (outcome index, 2 bits, 3 = none; DFS bit; sharp
+   *                        slot + 1, 5 bits, 0 in groups without DFS rows; above them a
+   *                        DFS row's pick index in the edge book, or a sharp row's steam ring + 1)
+   *   [4 * ref + REF_NEXT] the next row of the same book in the same group (a ring; a
+   *                        DFS row, or a row alone, points to itself): the rows
+   *                        trackFlag sums for the book's own margin (book rows sit in
+   *                        neighbouring slots, so their records share the line)
+   *   [4 * ref + REF_FLAG] 1 while its book is flagged in its group (its own prices sum
+   *                        below 1), equal across the book's ring: the state a flag
+   *                        event is a change of
    */
-  private refInts = new Int32Array(2 * 1024);
+  private refInts = new Int32Array(4 * 1024);
   /** Per ref, the line its quote had at the last full read (an upsert on another line must re-place the row). */
   private refLines = new Float64Array(1024);
+  /** Per ref, its source index (SourceTable) as the last full read or join saw it. */
+  private refBook = new Int32Array(1024);
+  /** Per group, its position in dirtyGroups + 1 (0: its arbitrage is up to date). */
+  private dirtyAt = new Int32Array(64);
+  /** Groups whose arbitrage waits for the next read (deferArbitrage), dirtyCount of them. */
+  private dirtyGroups = new Int32Array(64);
+  private dirtyCount = 0;
+  /** The source the deferred groups are re-read through (the one their ticks came from). */
+  private dirtySource: QuoteSource | null = null;
+  /** Group arbitrage re-reads done at reads for deferred ticks (settleArbitrage). */
+  settledReads = 0;
+  /** Per source index, a ring's last ref while a full read links its rows (-1 between reads). */
+  private ringLast = new Int32Array(64).fill(-1);
+  private ringFirst = new Int32Array(64).fill(-1);
+  /** Per flagged book of an evaluation, whether one of its rows was flagged before it. */
+  private wasFlagged = new Uint8Array(8);
+  /** Best usable price per outcome of the book trackFlag sums. */
+  private readonly ownBest = new Float64Array(3);
   readonly arbitrage: ArbitrageBook;
   readonly edges: EdgeBook;
   /** Fair line, best prices, +EV, middles: groups marked per tick, re-read at the next read. */
@@ -87,6 +122,7 @@ export class SignalBooks {
     this.batch = new QuoteBatch(sources);
     this.single = new QuoteBatch(sources, 1);
     this.arbitrage = new ArbitrageBook(this.groups);
+    this.arbitrage.settler = () => this.settleArbitrage();
     this.edges = new EdgeBook(this.groups, sources, this.config);
     const screens: ScreenConfig = {
       sharpBooks: this.config.sharpBooks.map((sportsbook) => ({ sportsbook, weight: 1 })),
@@ -142,10 +178,11 @@ export class SignalBooks {
     this.screens.touch(g);
     this.steam.release(ref);
     this.groups.detach(ref);
-    const role = this.refInts[2 * ref + 1];
-    this.refInts[2 * ref] = 0;
-    if (this.groups.memberCount(g) === 0 || (role & (ROLE_DFS | ROLE_SLOT_MASK)) !== 0) this.refreshGroup(g, source);
-    else this.pricedIn(g, ref, role, NaN, true, 0, NaN, source);
+    this.unlinkBookRing(ref);
+    const role = this.refInts[REF_ROLE + 4 * ref];
+    this.refInts[4 * ref] = 0;
+    if (this.groups.memberCount(g) === 0 || (role & (ROLE_DFS | ROLE_SLOT_MASK)) !== 0 || this.isDeferred(g)) this.refreshGroup(g, source);
+    else this.pricedIn(g, ref, role, NaN, true, 0, NaN, source, false);
   }
 
   /**
@@ -156,7 +193,7 @@ export class SignalBooks {
    */
   private joined(g: number, ref: number, source: QuoteSource): void {
     const one = this.quoteOf(ref, source);
-    if (this.groups.memberCount(g) === 1 || one.dfs[0] === 1 || (this.edges.hasPicks(g) && this.edges.sharpSlotOf(one.book[0]) >= 0)) {
+    if (this.groups.memberCount(g) === 1 || one.dfs[0] === 1 || (this.edges.hasPicks(g) && this.edges.sharpSlotOf(one.book[0]) >= 0) || this.isDeferred(g)) {
       this.refreshGroup(g, source);
       return;
     }
@@ -164,6 +201,7 @@ export class SignalBooks {
     this.screens.touch(g);
     // no sharp slot: without DFS rows in the group a sharp row's ticks skip the edge book (see evaluate)
     this.setRef(ref, g, (k < 0 ? ROLE_NO_OUTCOME : k) | this.steamRole(one, 0, ref), one.line[0]);
+    this.linkBookRing(g, ref, one.book[0]);
     if (k >= 0 && !this.arbitrage.priceChanged(g, k, ref, one.priceDecimal[0], one.suspended[0] === 1)) this.refreshGroup(g, source);
   }
 
@@ -174,10 +212,10 @@ export class SignalBooks {
    * re-read in full.
    */
   priced(ref: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
-    if (2 * ref >= this.refInts.length) return;
-    const g = this.refInts[2 * ref] - 1;
+    if (4 * ref >= this.refInts.length) return;
+    const g = this.refInts[4 * ref] - 1;
     if (g < 0) return;
-    this.pricedIn(g, ref, this.refInts[2 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source);
+    this.pricedIn(g, ref, this.refInts[REF_ROLE + 4 * ref], priceDecimal, suspended, updated, dfsMultiplier, source, true);
   }
 
   /**
@@ -186,31 +224,155 @@ export class SignalBooks {
    * caller re-places the row (inserted). Rows in no group are ignored whatever their line.
    */
   pricedAtLine(ref: number, line: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): boolean {
-    if (2 * ref >= this.refInts.length) return true;
-    const g = this.refInts[2 * ref] - 1;
+    if (4 * ref >= this.refInts.length) return true;
+    const g = this.refInts[4 * ref] - 1;
     if (g < 0) return true;
     const kept = this.refLines[ref];
     if (!(line === kept || (line !== line && kept !== kept))) return false;
-    this.pricedIn(g, ref, this.refInts[2 * ref + 1], priceDecimal, suspended, updated, dfsMultiplier, source);
+    this.pricedIn(g, ref, this.refInts[REF_ROLE + 4 * ref], priceDecimal, suspended, updated, dfsMultiplier, source, true);
     return true;
   }
 
-  private pricedIn(g: number, ref: number, role: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource): void {
+  /**
+   * A tick (tick: true) or a retail row leaving a group that is not deferred (tick:
+   * false, its quote given as unusable) on outcome k of its role. A tick the arbitrage
+   * fast paths cannot settle defers the group's arbitrage to the next read (with a
+   * source that can report prices, which trackFlag needs); the leaving row re-reads it.
+   */
+  private pricedIn(g: number, ref: number, role: number, priceDecimal: number, suspended: boolean, updated: number, dfsMultiplier: number, source: QuoteSource, tick: boolean): void {
     this.screens.touch(g);
     const k = role & ROLE_OUTCOME_MASK;
     if (k === ROLE_NO_OUTCOME) return;
-    if ((role & ROLE_DFS) === 0 && role >= 1 << ROLE_RING_SHIFT) this.steam.tickRing((role >> ROLE_RING_SHIFT) - 1, ref, g, k, priceDecimal, suspended, updated, source);
-    let settled: boolean;
-    if ((role & ROLE_DFS) === 0) {
-      settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
+    if ((role & ROLE_DFS) !== 0) {
+      if (!this.edges.pickChanged(g, role >> ROLE_PICK_SHIFT, suspended, dfsMultiplier, updated)) this.refreshGroup(g, source);
+      return;
+    }
+    if (role >= 1 << ROLE_RING_SHIFT) this.steam.tickRing((role >> ROLE_RING_SHIFT) - 1, ref, g, k, priceDecimal, suspended, updated, source);
+    let deferred = g < this.dirtyAt.length && this.dirtyAt[g] !== 0;
+    if (!deferred) {
+      let settled = this.arbitrage.priceChanged(g, k, ref, priceDecimal, suspended);
       if (!settled && this.arbitrage.legStaysBest(g, k, ref, priceDecimal, suspended)) settled = this.legRequoted(g, k, ref, source);
       if (!settled && source.usablePrice !== undefined) settled = this.arbitrage.loosen(g, k, ref, priceDecimal, suspended) || this.resolve(g, source);
-      const slot = ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1;
-      if (settled && slot >= 0) settled = this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated);
-    } else {
-      settled = this.edges.pickChanged(g, role >> ROLE_PICK_SHIFT, suspended, dfsMultiplier, updated);
+      if (!settled) {
+        if (!tick || source.usablePrice === undefined) {
+          this.refreshGroup(g, source);
+          return;
+        }
+        this.deferArbitrage(g, source);
+        deferred = true;
+      }
     }
-    if (!settled) this.refreshGroup(g, source);
+    // the book's flag as a re-read after this tick would find it (a settled tick moves no flag)
+    if (deferred) this.trackFlag(ref, g, !suspended && priceDecimal > 1 ? priceDecimal : 0, source);
+    const slot = ((role & ROLE_BITS) >> ROLE_SLOT_SHIFT) - 1;
+    if (slot >= 0 && !this.edges.sharpChanged(g, slot, k, priceDecimal, suspended, updated)) this.refreshGroup(g, source);
+  }
+
+  /** Whether group g's arbitrage waits for the next read (deferArbitrage). */
+  private isDeferred(g: number): boolean {
+    return g < this.dirtyAt.length && this.dirtyAt[g] !== 0;
+  }
+
+  /** Marks group g's arbitrage for a re-read at the next read of the arbitrage book. */
+  private deferArbitrage(g: number, source: QuoteSource): void {
+    if (g >= this.dirtyAt.length) this.dirtyAt = grown(this.dirtyAt, g + 1);
+    if (this.dirtyCount === this.dirtyGroups.length) this.dirtyGroups = grown(this.dirtyGroups, this.dirtyCount + 1);
+    this.dirtyGroups[this.dirtyCount++] = g;
+    this.dirtyAt[g] = this.dirtyCount;
+    this.dirtySource = source;
+  }
+
+  /** Group g's arbitrage is up to date (a full read evaluated it): off the deferred list. */
+  private undefer(g: number): void {
+    const at = this.dirtyAt[g] - 1;
+    this.dirtyAt[g] = 0;
+    const last = this.dirtyGroups[--this.dirtyCount];
+    if (last !== g) {
+      this.dirtyGroups[at] = last;
+      this.dirtyAt[last] = at + 1;
+    }
+  }
+
+  /** Groups whose arbitrage waits for the next read. */
+  get deferredGroups(): number {
+    return this.dirtyCount;
+  }
+
+  /**
+   * Re-reads the arbitrage of every deferred group (the arbitrage book calls it before
+   * each of its reads): each once, whatever number of ticks it took since the last read.
+   */
+  settleArbitrage(): void {
+    const source = this.dirtySource;
+    if (this.dirtyCount === 0 || source === null) return;
+    const batch = this.batch;
+    while (this.dirtyCount > 0) {
+      const g = this.dirtyGroups[this.dirtyCount - 1];
+      batch.clear();
+      for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
+        source.pushQuote(ref, batch);
+        batch.ref[batch.length - 1] = ref;
+      }
+      this.settledReads++;
+      this.evaluateArbitrage(g, batch);
+    }
+    this.dirtySource = null;
+  }
+
+  /**
+   * The tick of ref (usable price `price`, 0: none) in deferred group g: its book's own
+   * prices in the group summed from the book's ring, and a flag event when that makes
+   * the book flagged (its rows' flag words say whether it was). Settled ticks need none:
+   * a group whose bests do not arb has no flagged book, and a listed group's settled
+   * tick (legRequoted) is a leg that got no better in a group without flags.
+   */
+  private trackFlag(ref: number, g: number, price: number, source: QuoteSource): void {
+    const n = this.arbitrage.outcomeCount(g);
+    const best = this.ownBest;
+    best[0] = best[1] = best[2] = 0;
+    let r = ref;
+    do {
+      const k = this.refInts[REF_ROLE + 4 * r] & ROLE_OUTCOME_MASK;
+      if (k < n) {
+        const p = r === ref ? price : source.usablePrice!(r);
+        if (p > 1 && p > best[k]) best[k] = p;
+      }
+      r = this.refInts[REF_NEXT + 4 * r];
+    } while (r !== ref);
+    let own = 0;
+    for (let k = 0; k < n; k++) own += best[k] > 0 ? 1 / best[k] : Infinity;
+    const flagged = n > 0 && own < 1 ? 1 : 0;
+    if (flagged === this.refInts[REF_FLAG + 4 * ref]) return;
+    if (flagged === 1) this.arbitrage.flagEvents++;
+    r = ref;
+    do {
+      this.refInts[REF_FLAG + 4 * r] = flagged;
+      r = this.refInts[REF_NEXT + 4 * r];
+    } while (r !== ref);
+  }
+
+  /** Puts retail row ref (book `book`) of group g into its book's ring, taking the book's flag. */
+  private linkBookRing(g: number, ref: number, book: number): void {
+    this.refBook[ref] = book;
+    this.refInts[REF_NEXT + 4 * ref] = ref;
+    this.refInts[REF_FLAG + 4 * ref] = 0;
+    for (let r = this.groups.firstMember(g); r !== NONE; r = this.groups.nextMember(r)) {
+      if (r === ref || this.refBook[r] !== book || (this.refInts[REF_ROLE + 4 * r] & ROLE_DFS) !== 0) continue;
+      this.refInts[REF_NEXT + 4 * ref] = this.refInts[REF_NEXT + 4 * r];
+      this.refInts[REF_NEXT + 4 * r] = ref;
+      this.refInts[REF_FLAG + 4 * ref] = this.refInts[REF_FLAG + 4 * r];
+      return;
+    }
+  }
+
+  /** Takes ref out of its book's ring (it left its group). */
+  private unlinkBookRing(ref: number): void {
+    if (4 * ref >= this.refInts.length) return;
+    let r = ref;
+    while (this.refInts[REF_NEXT + 4 * r] !== ref) r = this.refInts[REF_NEXT + 4 * r];
+    this.refInts[REF_NEXT + 4 * r] = this.refInts[REF_NEXT + 4 * ref];
+    this.refInts[REF_NEXT + 4 * ref] = ref;
+    this.refInts[REF_FLAG + 4 * ref] = 0;
   }
 
   /**
@@ -220,7 +382,7 @@ export class SignalBooks {
    */
   noteTick(i: number, ref: number): void {
     if (2 * i + 1 >= this.warmRoles.length) this.warmRoles = grown(this.warmRoles, 2 * i + 2);
-    const at = 2 * ref;
+    const at = 4 * ref;
     const inside = at < this.refInts.length;
     this.warmRoles[2 * i] = inside ? this.refInts[at] - 1 : -1;
     this.warmRoles[2 * i + 1] = inside ? this.refInts[at + 1] : ROLE_NO_OUTCOME;
@@ -279,6 +441,15 @@ export class SignalBooks {
     if (g < 0) return;
     const one = this.quoteOf(ref, source);
     this.screens.touch(g);
+    if (this.isDeferred(g)) {
+      // the fast paths would read the group's stale bests: read it in full, as ticks once did
+      if (this.steam.isSharp(ref)) {
+        const k = outcomeIndex(this.groups.outcomes[g], one.side[0]);
+        if (k >= 0) this.steam.tick(ref, g, k, one.priceDecimal[0], one.suspended[0] === 1, one.updated[0], source);
+      }
+      this.refreshGroup(g, source);
+      return;
+    }
     if (this.steam.isSharp(ref)) {
       const k = outcomeIndex(this.groups.outcomes[g], one.side[0]);
       if (k >= 0) this.steam.tick(ref, g, k, one.priceDecimal[0], one.suspended[0] === 1, one.updated[0], source);
@@ -328,7 +499,7 @@ export class SignalBooks {
     let bestPrice = 0;
     let runnerUp = 0;
     for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
-      const role = this.refInts[2 * ref + 1];
+      const role = this.refInts[REF_ROLE + 4 * ref];
       if ((role & ROLE_DFS) !== 0 || (role & ROLE_OUTCOME_MASK) !== k) continue;
       const price = source.usablePrice!(ref);
       if (price > bestPrice) {
@@ -366,6 +537,8 @@ export class SignalBooks {
       this.groups.setEventStart(g, eventStartTime);
       this.arbitrage.drop(g);
       this.edges.drop(g);
+      // the dropped flags are flags no more: the re-read finds (and counts) them anew
+      for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) this.refInts[REF_FLAG + 4 * ref] = 0;
       this.refreshGroup(g, source);
     }
   }
@@ -386,19 +559,21 @@ export class SignalBooks {
   }
 
   private setRef(ref: number, g: number, role: number, line: number): void {
-    if (2 * ref >= this.refInts.length) {
-      // both double from 1024 lines and 2048 ints, so refInts stays twice refLines
-      this.refInts = grown(this.refInts, 2 * ref + 2);
+    if (4 * ref >= this.refInts.length) {
+      // all double from 1024 refs (4096 ints), so refInts stays four times refLines
+      this.refInts = grown(this.refInts, 4 * ref + 4);
       this.refLines = grown(this.refLines, ref + 1);
+      this.refBook = grown(this.refBook, ref + 1);
     }
-    this.refInts[2 * ref] = g + 1;
-    this.refInts[2 * ref + 1] = role;
+    this.refInts[4 * ref] = g + 1;
+    this.refInts[REF_ROLE + 4 * ref] = role;
     this.refLines[ref] = line;
   }
 
   /** Both books on an already filled batch (with batch.ref set, so the fast paths can track it). */
   evaluate(g: number, batch: QuoteBatch): void {
-    this.arbitrage.updateGroup(g, batch);
+    this.linkBookRings(batch);
+    this.evaluateArbitrage(g, batch);
     this.edges.updateGroup(g, batch);
     // The DFS rows' pick indexes join the per-ref record (the edge book sets them on a
     // full read). Without DFS rows the edge book keeps nothing for the group, so its
@@ -406,13 +581,73 @@ export class SignalBooks {
     const noPicks = batch.dfsCount === 0;
     for (let i = 0; i < batch.length; i++) {
       const ref = batch.ref[i];
-      if (ref < 0 || 2 * ref >= this.refInts.length) continue;
+      if (ref < 0 || 4 * ref >= this.refInts.length) continue;
       if (batch.dfs[i] === 1) {
-        this.refInts[2 * ref + 1] = (this.refInts[2 * ref + 1] & ROLE_BITS) | (this.edges.pickIndexOf(ref) << ROLE_PICK_SHIFT);
+        this.refInts[REF_ROLE + 4 * ref] = (this.refInts[REF_ROLE + 4 * ref] & ROLE_BITS) | (this.edges.pickIndexOf(ref) << ROLE_PICK_SHIFT);
       } else if (noPicks) {
-        this.refInts[2 * ref + 1] &= ~ROLE_SLOT_MASK;
+        this.refInts[REF_ROLE + 4 * ref] &= ~ROLE_SLOT_MASK;
       }
     }
     if (batch.length === 0) this.groups.releaseIfEmpty(g);
+  }
+
+  /**
+   * The arbitrage book on group g's full batch, then each row's flag bit from what it
+   * found: a flagged book none of whose rows was flagged is a flag event. The group is
+   * no longer deferred.
+   */
+  private evaluateArbitrage(g: number, batch: QuoteBatch): void {
+    if (g < this.dirtyAt.length && this.dirtyAt[g] !== 0) this.undefer(g);
+    const arbitrage = this.arbitrage;
+    arbitrage.updateGroup(g, batch);
+    const flagged = arbitrage.lastFlaggedCount;
+    if (flagged > this.wasFlagged.length) this.wasFlagged = grown(this.wasFlagged, flagged);
+    const was = this.wasFlagged;
+    was.fill(0, 0, flagged);
+    for (let i = 0; i < batch.length; i++) {
+      const ref = batch.ref[i];
+      if (ref < 0 || 4 * ref >= this.refInts.length) continue;
+      let bit = 0;
+      if (batch.dfs[i] === 0) {
+        for (let f = 0; f < flagged; f++) {
+          if (arbitrage.lastFlaggedBook(f) !== batch.book[i]) continue;
+          was[f] |= this.refInts[REF_FLAG + 4 * ref];
+          bit = 1;
+          break;
+        }
+      }
+      this.refInts[REF_FLAG + 4 * ref] = bit;
+    }
+    for (let f = 0; f < flagged; f++) if (was[f] === 0) arbitrage.flagEvents++;
+  }
+
+  /** The book rings of a full batch's retail rows (each DFS row alone in its own). */
+  private linkBookRings(batch: QuoteBatch): void {
+    if (this.ringLast.length < batch.sources.count) {
+      this.ringLast = grown(this.ringLast, batch.sources.count, -1);
+      this.ringFirst = grown(this.ringFirst, batch.sources.count, -1);
+    }
+    const last = this.ringLast;
+    const first = this.ringFirst;
+    for (let i = 0; i < batch.length; i++) {
+      const ref = batch.ref[i];
+      if (ref < 0 || 4 * ref >= this.refInts.length) continue;
+      const book = batch.book[i];
+      this.refBook[ref] = book;
+      this.refInts[REF_NEXT + 4 * ref] = ref;
+      if (batch.dfs[i] === 1) continue;
+      if (last[book] < 0) first[book] = ref;
+      else this.refInts[REF_NEXT + 4 * last[book]] = ref;
+      last[book] = ref;
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const ref = batch.ref[i];
+      if (ref < 0 || 4 * ref >= this.refInts.length || batch.dfs[i] === 1) continue;
+      const book = batch.book[i];
+      if (last[book] < 0) continue;
+      this.refInts[REF_NEXT + 4 * last[book]] = first[book];
+      last[book] = -1;
+      first[book] = -1;
+    }
   }
 }

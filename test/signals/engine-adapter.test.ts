@@ -2,7 +2,8 @@
 // rarely takes: an upsert that moves a row to another line (re-grouped, not priced),
 // a removed row revived in its slot, tombstoned slots recycled for new rows after
 // the retention window, a finished event dropping its rows, and an unsubscribed
-// adapter hearing nothing. After each step both books equal the brute force.
+// adapter hearing nothing (arbitrage ticks deferred to the next read settled at the
+// close). After each step both books equal the brute force.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../engine/clock.ts';
@@ -110,4 +111,27 @@ test('one batch that prices, moves, removes and revives the same rows settles in
   engine.apply([tick(legSlot, -105), { op: 'upsert', row: { ...legInput, priceAmerican: -110, line: legInput.line === null ? null : legInput.line + 1 } }, tick(legSlot, 300)]);
   check('ticked, moved to another line, ticked');
   assert.equal(signals.arbitragePage({ types: null, leagues: null, eventIds: null, minProfit: 0 }, null, 1000).items.length, signals.books.arbitrage.size);
+});
+
+test('ticks deferred to the next read are settled on the board as it stood when the adapter closed', () => {
+  const { clock, engine, signals } = setup();
+  const arb = signals.books.arbitrage.all()[0];
+  assert.ok(arb, 'the test board has an arbitrage');
+  // a non-leg quote of the arbing group: a tick on it cannot settle on the tick path
+  const rows = boardRows(engine, 'all') as OddsRowJson[];
+  const legIds = new Set(arb.legs.map((leg) => leg.oddsId));
+  const other = rows.find((r) => signals.groups.groupOf(engine.slotOf(r.id)) === signals.groups.groupOf(engine.slotOf(arb.legs[0].oddsId))
+    && !legIds.has(r.id) && r.priceAmerican !== undefined && r.dfsMultiplier === undefined)!;
+  assert.ok(other, 'a non-leg book quote in the arbing group');
+  const leg = engine.slotOf(arb.legs[0].oddsId);
+  clock.advance(1000);
+  // the leg pulled (the arb may close) and another quote moved: deferred, not read yet
+  engine.apply([{ op: 'price', slot: engine.slotOf(other.id), priceAmerican: other.priceAmerican! > 0 ? other.priceAmerican! + 5 : other.priceAmerican! - 5, suspended: false }, { op: 'price', slot: leg, priceAmerican: -100000, suspended: false }]);
+  assert.ok(signals.books.deferredGroups > 0, 'the group waits for a read');
+  const atClose = boardRows(engine, 'all') as OddsRowJson[];
+  signals.close();
+  // the board moves on after the close: the books must not follow it
+  clock.advance(1000);
+  engine.apply([{ op: 'price', slot: leg, priceAmerican: 900, suspended: false }]);
+  assert.deepEqual(signals.books.arbitrage.all(), bruteForceArbitrage(atClose));
 });
