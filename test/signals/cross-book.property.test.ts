@@ -8,32 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { americanToDecimal, decimalToAmerican, oddsId, type OddsInput } from '../../engine/model.ts';
+import { americanToDecimal, oddsId } from '../../engine/model.ts';
 import { bruteForceArbitrage, bruteForceFlagged } from '../helpers/bruteForce.ts';
 import { evaluateAt } from '../../fixtures/harness/historicalArbitrage.ts';
-import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
-
-const BOOKS = ['betrivers', 'draftkings', 'fanduel', 'pinnacle'];
-const GROUPS: { market: string; sides: string[]; line: number | null }[] = [
-  { market: 'MONEYLINE', sides: ['HOME', 'AWAY'], line: null },
-  { market: 'TOTAL', sides: ['OVER', 'UNDER'], line: 220.5 },
-  { market: 'MONEYLINE_3_WAY', sides: ['HOME', 'DRAW', 'AWAY'], line: null },
-];
-
-/** Implied probability per quote: around fair with a margin from -12% (a book's own arb) to +10%. */
-const implied = fc.double({ min: 0.08, max: 0.9, noNaN: true });
-
-interface Quote {
-  group: number;
-  book: number;
-  side: number;
-}
-
-function inputOf(q: Quote, p: number, now: number): OddsInput {
-  const g = GROUPS[q.group];
-  const side = g.sides[q.side] as OddsInput['side'];
-  return row({ sportsbook: BOOKS[q.book], side, market: g.market, line: g.line, teamSide: side === 'HOME' || side === 'AWAY' ? side : 'NONE', priceAmerican: decimalToAmerican(1 / p), updated: now });
-}
+import { NOW, SignalBoard } from '../helpers/signals-harness.ts';
+import { BOOKS, GROUPS, groupQuoteRow, implied } from '../helpers/arbitrageGroups.ts';
 
 const quote = fc.record({ group: fc.integer({ min: 0, max: 2 }), book: fc.integer({ min: 0, max: BOOKS.length - 1 }), side: fc.integer({ min: 0, max: 2 }) }).map((q) => ({ ...q, side: q.side % GROUPS[q.group].sides.length }));
 const tick = fc.record({ quote, p: implied, kind: fc.constantFrom('price', 'price', 'price', 'suspend', 'remove') });
@@ -53,11 +32,11 @@ test('property: no arbitrage record has two legs on one book; flagged books are 
         arbs += live.length;
         flagged += board.books.arbitrage.flaggedBooks().length;
       };
-      for (const [q, p] of start) board.upsert(inputOf(q, p, board.now));
+      for (const [q, p] of start) board.upsert(groupQuoteRow(q, p, board.now));
       check(0);
       ticks.forEach((t, i) => {
         board.now += 1000;
-        const input = inputOf(t.quote, t.p, board.now);
+        const input = groupQuoteRow(t.quote, t.p, board.now);
         const id = oddsId(input);
         if (!board.has(id)) board.upsert(input);
         else if (t.kind === 'remove') board.remove(id);

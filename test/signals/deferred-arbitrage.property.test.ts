@@ -10,32 +10,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decimalToAmerican, oddsId, type OddsInput } from '../../engine/model.ts';
+import { oddsId, type OddsInput } from '../../engine/model.ts';
 import { bruteForceArbitrage, bruteForceFlagged } from '../helpers/bruteForce.ts';
-import { row, SignalBoard } from '../helpers/signals-harness.ts';
+import { SignalBoard } from '../helpers/signals-harness.ts';
+import { BOOKS, GROUPS, groupQuoteRow, implied, type GroupQuote } from '../helpers/arbitrageGroups.ts';
 
-const BOOKS = ['betrivers', 'draftkings', 'fanduel', 'pinnacle'];
-const GROUPS: { market: string; sides: string[]; line: number | null }[] = [
-  { market: 'MONEYLINE', sides: ['HOME', 'AWAY'], line: null },
-  { market: 'TOTAL', sides: ['OVER', 'UNDER'], line: 220.5 },
-  { market: 'MONEYLINE_3_WAY', sides: ['HOME', 'DRAW', 'AWAY'], line: null },
-];
-
-/** Implied probability per quote: from a book's own negative margin to a healthy one. */
-const implied = fc.double({ min: 0.08, max: 0.9, noNaN: true });
-
-interface Quote {
-  group: number;
-  book: number;
-  side: number;
+interface Quote extends GroupQuote {
   /** A second row of the same book and side (another selection label): a book's rows per outcome need not be one. */
   twin: boolean;
 }
 
 function inputOf(q: Quote, p: number, now: number): OddsInput {
-  const g = GROUPS[q.group];
-  const side = g.sides[q.side] as OddsInput['side'];
-  const input = row({ sportsbook: BOOKS[q.book], side, market: g.market, line: g.line, teamSide: side === 'HOME' || side === 'AWAY' ? side : 'NONE', priceAmerican: decimalToAmerican(1 / p), updated: now });
+  const input = groupQuoteRow(q, p, now);
   return q.twin ? { ...input, selectionId: `${input.selectionId}-alt`, selection: `${input.selection} (alt)` } : input;
 }
 
