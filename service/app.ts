@@ -294,7 +294,7 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   const membership = listeners.subscribe('board membership', new BoardMembership(engine));
   timeline.mark('listeners');
   if (config.snapshotCompressionThreads !== null) setCompressionThreads(config.snapshotCompressionThreads);
-  const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock, maxAgeMs: config.snapshotMaxAgeMs }));
+  const snapshot = listeners.own('board snapshot', new BoardSnapshot(engine, { clock, maxAgeMs: config.snapshotMaxAgeMs === 0 ? Infinity : config.snapshotMaxAgeMs }));
   // (a restored start's books move behind the listeners subscribed above)
   const signals = listeners.own('signal books', (restoredSignals as EngineSignals | null)?.resubscribed() ?? buildSignals(engine));
   timeline.mark('signal books');

@@ -63,7 +63,7 @@ export interface Config extends FeedConfig {
   streamMaxAnonymousConnections: number;
   /** Reverse proxies (addresses and CIDR blocks) whose X-Forwarded-For names the client (http/clientAddress.ts). */
   trustedProxies: string[];
-  /** The snapshot's freshness bound: no answer misses a change older than this (ms). */
+  /** The snapshot's freshness bound: no answer misses a change older than this (ms); 0: no bound (only polled bodies refresh). */
   snapshotMaxAgeMs: number;
   /** Worker threads compressing snapshot pieces; null: one per core, at most 8. */
   snapshotCompressionThreads: number | null;
@@ -262,9 +262,9 @@ export const SETTINGS = [
     key: 'snapshotMaxAgeMs',
     name: 'SNAPSHOT_MAX_AGE_MS',
     fallback: '2000',
-    allowed: 'an integer from 100 to 600000',
-    help: '/api/v1/snapshot freshness bound: the body without history, and the one with history while it is kept (5 minutes after its last request), is refreshed whenever the board moves, polled or not, and a poll whose newest version misses a change older than this (or whose syncToken /odds/updated would answer with the re-bootstrap note) waits for the next version',
-    parse: (t) => intIn(100, 600_000)(t, 2000),
+    allowed: '0 (no bound), or an integer from 100 to 600000',
+    help: '/api/v1/snapshot freshness bound: the body without history, and the one with history while it is kept (5 minutes after its last request), is refreshed whenever the board moves, polled or not, and a poll whose newest version misses a change older than this (or whose syncToken /odds/updated would answer with the re-bootstrap note) waits for the next version. 0: no bound, for a process that serves /snapshot rarely or never: a body refreshes only while it is polled (within 30 s), and a poll gets its newest version whatever its age',
+    parse: (t) => (t === '0' ? 0 : intIn(100, 600_000)(t, 2000)),
   }),
   setting({
     key: 'snapshotCompressionThreads',

@@ -61,6 +61,7 @@
 // is built on its first request and dropped after historyIdleMs (5 min) without one,
 // so a process nobody asks for history pays neither its memory nor its refreshes.
 
+import { setImmediate as nextTurn, setTimeout as pause } from 'node:timers/promises';
 import type { ChangeKind, ChangeListener, OddsEngine } from '../engine.ts';
 import type { Clock } from '../clock.ts';
 import { EVENT_HEAD } from './dirtyTracker.ts';
@@ -760,14 +761,6 @@ export class BoardSnapshot implements ChangeListener {
 
 function defaultTimer(): number {
   return performance.now();
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** "snap-<n|h>-<crc32 hex>-<raw length hex>": strong, quoted. */

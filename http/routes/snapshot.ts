@@ -30,7 +30,7 @@ const DESCRIPTION = [
   'count is the number of rows; updated is the board\'s as-of time (ISO-8601); syncToken is the same instant as epoch-millisecond digits: pass it as since to /odds/updated, then each response\'s meta.updated. A client that upserts those rows by id and deletes tombstones ("removed": true) holds what a fresh snapshot shows.',
   'ETag is strong and differs between the two variants; a matching If-None-Match answers 304 without a body.',
   'X-Board-Seq is the board sequence the body reflects (the seq an ingest acknowledgement reports): a poll gets the newest complete version at once, so just after a write it may still show an earlier sequence.',
-  'Freshness: no answer misses a change older than SNAPSHOT_MAX_AGE_MS (default 2 s), whatever the poll pattern: the variant without history is refreshed whenever the board moves, polled or not; a poll that finds its variant\'s newest version older than that (the with-history variant after an idle spell) waits for the next version. No answer carries a syncToken that /odds/updated would answer with the re-bootstrap note.',
+  'Freshness: no answer misses a change older than SNAPSHOT_MAX_AGE_MS (default 2 s; 0 turns the bound off: a body refreshes only while polled, and a poll gets its newest version whatever its age), whatever the poll pattern: the variant without history is refreshed whenever the board moves, polled or not; a poll that finds its variant\'s newest version older than that (the with-history variant after an idle spell) waits for the next version. No answer carries a syncToken that /odds/updated would answer with the re-bootstrap note.',
   'include_history accepts true/false/1/0; another value: 400 invalid_parameter.',
   KEY_RULES,
 ].join(' ') +

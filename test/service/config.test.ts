@@ -132,6 +132,9 @@ describe('readConfig', () => {
     assert.equal(config.ingestPort, 0);
     assert.equal(config.cursorSecret, 's');
     assert.equal(config.logLevel, 'warn');
+    assert.equal(readConfig({ SNAPSHOT_MAX_AGE_MS: '0' }).snapshotMaxAgeMs, 0, '0: no freshness bound');
+    assert.equal(readConfig({ SNAPSHOT_MAX_AGE_MS: '100' }).snapshotMaxAgeMs, 100);
+    assert.equal(readConfig({}).snapshotMaxAgeMs, 2000);
   });
 
   it('has a bad value for every variable that has one, and refuses each naming the variable, the value and what is allowed', () => {
