@@ -20,15 +20,25 @@ import { americanCents, type ScreenMarket, type StaleBook, type SteamConfig, typ
 /** Price changes kept per sharp row. */
 export const STEAM_RING = 8;
 
-/** The version of SteamState (a checkpoint holding another one is refused with a clear error). */
-const STEAM_STATE_VERSION = 1;
+/**
+ * The version of SteamState saved (a checkpoint holding one this version does not read
+ * is refused with a clear error). Version 1 kept STEAM_RING slots per followed row
+ * whatever it held (50 MB for the large board's sharp rows, most of them one price);
+ * version 2 keeps only the changes held. Both are read.
+ */
+const STEAM_STATE_VERSION = 2;
+const STEAM_STATE_V1 = 1;
 
 /** The detector as a checkpoint keeps it (SteamDetector.saveState). */
 export interface SteamState {
   version: number;
   /** STEAM_RING when saved. */
   ring: number;
-  /** Per followed row: its ref, its kept changes (count, oldest first in times/prices at i * ring), the start of its last fired move (NaN: none). */
+  /**
+   * Per followed row: its ref, how many changes it keeps (counts), the start of its last
+   * fired move (NaN: none). Its changes, oldest first, are in times/prices: version 2
+   * row after row (counts[i] each), version 1 at i * ring.
+   */
   refs: Int32Array;
   counts: Uint8Array;
   firedFrom: Float64Array;
@@ -54,6 +64,8 @@ export class SteamDetector {
   /** Per ring: the time of the starting price of its last reported move (NaN: none). */
   private firedFrom = new Float64Array(64).fill(NaN);
   private rings = 0;
+  /** Per ring: the ref it follows (-1: free), so a save walks the rings, not every ref of the board. */
+  private refOfRing = new Int32Array(64).fill(-1);
   private readonly freeRings: number[] = [];
   /** Reported moves, oldest first, at most config.keep. */
   private readonly moves: SteamRecord[] = [];
@@ -103,6 +115,7 @@ export class SteamDetector {
     }
     const r = this.freeRings.length > 0 ? this.freeRings.pop()! : this.allocate();
     this.ringOf[ref] = r;
+    this.refOfRing[r] = ref;
     this.counts[r] = 0;
     this.heads[r] = 0;
     this.firedFrom[r] = NaN;
@@ -116,6 +129,7 @@ export class SteamDetector {
     const r = this.ringOf[ref];
     if (r < 0) return;
     this.ringOf[ref] = -1;
+    this.refOfRing[r] = -1;
     this.freeRings.push(r);
   }
 
@@ -175,30 +189,50 @@ export class SteamDetector {
    * the log replayed after it: it lists what the writer listed at the same board seq.
    */
   saveState(): SteamState {
+    // the rings in use, not every ref of the board (2M on the large board): the save runs
+    // while the checkpoint's copy holds the write path, so it is kept to two short loops
+    const refOfRing = this.refOfRing;
+    const counts = this.counts;
+    const heads = this.heads;
+    const entries = this.entries;
+    const rings = this.rings;
     let followed = 0;
-    for (let ref = 0; ref < this.ringOf.length; ref++) if (this.ringOf[ref] >= 0) followed++;
+    let total = 0;
+    for (let r = 0; r < rings; r++) {
+      if (refOfRing[r] >= 0) {
+        followed++;
+        total += counts[r];
+      }
+    }
     const refs = new Int32Array(followed);
-    const counts = new Uint8Array(followed);
+    const kept = new Uint8Array(followed);
     const firedFrom = new Float64Array(followed);
-    const times = new Float64Array(followed * STEAM_RING);
-    const prices = new Float64Array(followed * STEAM_RING);
+    const times = new Float64Array(total);
+    const prices = new Float64Array(total);
     let i = 0;
-    for (let ref = 0; ref < this.ringOf.length; ref++) {
-      const r = this.ringOf[ref];
-      if (r < 0) continue;
+    let e = 0;
+    for (let r = 0; r < rings; r++) {
+      const ref = refOfRing[r];
+      if (ref < 0) continue;
+      const count = counts[r];
       refs[i] = ref;
-      const count = this.counts[r];
-      counts[i] = count;
+      kept[i] = count;
       firedFrom[i] = this.firedFrom[r];
-      // oldest first, so the restore needs no head
+      // oldest first, so the restore needs no head: the newest is at heads[r], the
+      // oldest count - 1 places before it, wrapping within the ring
+      let at = heads[r] - count + 1;
+      if (at < 0) at += STEAM_RING;
+      const base = r * STEAM_RING;
       for (let j = 0; j < count; j++) {
-        const at = r * STEAM_RING + ((this.heads[r] - (count - 1 - j) + STEAM_RING) % STEAM_RING);
-        times[i * STEAM_RING + j] = this.entries[2 * at];
-        prices[i * STEAM_RING + j] = this.entries[2 * at + 1];
+        const x = 2 * (base + at);
+        times[e] = entries[x];
+        prices[e] = entries[x + 1];
+        e++;
+        if (++at === STEAM_RING) at = 0;
       }
       i++;
     }
-    return { version: STEAM_STATE_VERSION, ring: STEAM_RING, refs, counts, firedFrom, times, prices, moves: this.moves.slice(), count: this.count };
+    return { version: STEAM_STATE_VERSION, ring: STEAM_RING, refs, counts: kept, firedFrom, times, prices, moves: this.moves.slice(), count: this.count };
   }
 
   /**
@@ -210,27 +244,32 @@ export class SteamDetector {
   restoreState(state: unknown): void {
     const saved = state as SteamState;
     const n = saved?.refs?.length;
+    const v1 = saved?.version === STEAM_STATE_V1;
     if (
-      saved === null || typeof saved !== 'object' || saved.version !== STEAM_STATE_VERSION || saved.ring !== STEAM_RING || !(saved.refs instanceof Int32Array) ||
+      saved === null || typeof saved !== 'object' || (saved.version !== STEAM_STATE_VERSION && !v1) || saved.ring !== STEAM_RING || !(saved.refs instanceof Int32Array) ||
       !(saved.counts instanceof Uint8Array) || saved.counts.length !== n || !(saved.firedFrom instanceof Float64Array) || saved.firedFrom.length !== n ||
-      !(saved.times instanceof Float64Array) || saved.times.length !== n * STEAM_RING || !(saved.prices instanceof Float64Array) || saved.prices.length !== n * STEAM_RING ||
-      !Array.isArray(saved.moves) || typeof saved.count !== 'number'
+      !(saved.times instanceof Float64Array) || !(saved.prices instanceof Float64Array) || saved.times.length !== (v1 ? n * STEAM_RING : keptChanges(saved.counts)) ||
+      saved.prices.length !== saved.times.length || !Array.isArray(saved.moves) || typeof saved.count !== 'number'
     ) {
       throw new Error(`the checkpoint's steam state is not one this version reads (version ${String(saved?.version)}, ring ${String(saved?.ring)})`);
     }
     if (this.rings > 0) throw new Error('steam state restored into a detector that already follows rows');
+    let e = 0; // version 2: where row i's changes start
     for (let i = 0; i < n; i++) {
       const ref = saved.refs[i];
       if (ref >= this.ringOf.length) this.ringOf = grown(this.ringOf, ref + 1, -1);
       const r = this.allocate();
       this.ringOf[ref] = r;
+      this.refOfRing[r] = ref;
       const count = Math.min(saved.counts[i], STEAM_RING);
+      const from = v1 ? i * STEAM_RING : e;
+      e += count;
       this.counts[r] = count;
       this.heads[r] = count === 0 ? 0 : count - 1;
       this.firedFrom[r] = saved.firedFrom[i];
       for (let j = 0; j < count; j++) {
-        this.entries[2 * (r * STEAM_RING + j)] = saved.times[i * STEAM_RING + j];
-        this.entries[2 * (r * STEAM_RING + j) + 1] = saved.prices[i * STEAM_RING + j];
+        this.entries[2 * (r * STEAM_RING + j)] = saved.times[from + j];
+        this.entries[2 * (r * STEAM_RING + j) + 1] = saved.prices[from + j];
       }
     }
     this.moves.length = 0;
@@ -305,6 +344,7 @@ export class SteamDetector {
       this.counts = grown(this.counts, r + 1);
       this.heads = grown(this.heads, r + 1);
       this.firedFrom = grown(this.firedFrom, r + 1, NaN);
+      this.refOfRing = grown(this.refOfRing, r + 1, -1);
       this.entries = grown(this.entries, (r + 1) * STEAM_RING * 2);
     }
     return r;
@@ -317,4 +357,14 @@ export function matchesSteam(m: SteamRecord, query: SteamQuery): boolean {
   if (query.sportsbooks !== null && !query.sportsbooks.includes(m.sportsbook)) return false;
   if (m.movePoints < query.minPoints || m.moveCents < query.minCents) return false;
   return Date.parse(m.at) >= query.since;
+}
+
+/** Changes a version-2 state holds: its rows' counts summed (each at most STEAM_RING; more is not a state this version wrote). */
+function keptChanges(counts: Uint8Array): number {
+  let total = 0;
+  for (let i = 0; i < counts.length; i++) {
+    if (counts[i] > STEAM_RING) return -1;
+    total += counts[i];
+  }
+  return total;
 }

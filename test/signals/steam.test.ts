@@ -7,6 +7,7 @@ import { Packr } from 'msgpackr';
 import { CHECKPOINT_PACK_OPTIONS } from '../../engine/checkpoint.ts';
 import { oddsId } from '../../engine/model.ts';
 import type { SteamRecord } from '../../engine/signals/screenRecords.ts';
+import { STEAM_RING } from '../../engine/signals/steamDetector.ts';
 import { NOW, row, SignalBoard } from '../helpers/signals-harness.ts';
 
 function board(unit: 'points' | 'cents', threshold: number): { board: SignalBoard; moves: SteamRecord[] } {
@@ -88,6 +89,45 @@ test('saved with a checkpoint and restored, the detector lists the same moves an
   }
   assert.equal(list(restored), list(original));
   assert.equal(restored.books.steam.list(all, 1)[0]!.fromPriceAmerican, -125);
+});
+
+test('a version-1 state (each row padded to the ring, as checkpoints before version 2 hold it) restores as the compact one does', () => {
+  const all = { leagues: null, eventIds: null, sportsbooks: null, minPoints: 0, minCents: 0, since: 0 };
+  const original = board('points', 2).board;
+  const away = oddsId(row({ sportsbook: 'pinnacle', side: 'AWAY' }));
+  [-112, -118, -130, -125, -140, -135, -150, -145, -160, -155, -170].forEach((price, i) => original.change(PIN_HOME, { priceAmerican: price, updated: NOW + 7_000 * (i + 1) }));
+  original.change(away, { priceAmerican: -125, updated: NOW + 20_000 });
+  const compact = original.books.steam.saveState();
+  const counts = [...compact.counts];
+  assert.equal(compact.version, 2);
+  assert.equal(compact.times.length, counts.reduce((a, b) => a + b, 0), 'version 2 keeps only the changes held');
+  assert.ok(counts.some((c) => c === STEAM_RING) && counts.some((c) => c < STEAM_RING), `counts ${counts}`);
+  const n = compact.refs.length;
+  const times = new Float64Array(n * STEAM_RING);
+  const prices = new Float64Array(n * STEAM_RING);
+  for (let i = 0, e = 0; i < n; i++) {
+    for (let j = 0; j < counts[i]!; j++, e++) {
+      times[i * STEAM_RING + j] = compact.times[e]!;
+      prices[i * STEAM_RING + j] = compact.prices[e]!;
+    }
+  }
+  const padded = { ...compact, version: 1, times, prices };
+  const restoredFrom = (state: unknown) => {
+    const b = new SignalBoard({}, { steam: { unit: 'points', threshold: 2, windowMs: 60_000, keep: 100 } });
+    b.books.steam.restoreState(state);
+    for (const input of original.rows()) b.upsert(input);
+    return b;
+  };
+  const boards = [original, restoredFrom(compact), restoredFrom(padded)];
+  for (const b of boards) {
+    b.change(PIN_HOME, { priceAmerican: -185, updated: NOW + 90_000 });
+    b.change(away, { priceAmerican: -140, updated: NOW + 100_000 });
+  }
+  const lists = boards.map((b) => JSON.stringify(b.books.steam.list(all, 100)));
+  assert.equal(lists[1], lists[0]);
+  assert.equal(lists[2], lists[0]);
+  // a version-2 state whose counts do not add up to its changes is not one this version wrote
+  assert.throws(() => restoredFrom({ ...compact, times: compact.times.subarray(1), prices: compact.prices.subarray(1) }), /steam state is not one this version reads \(version 2/);
 });
 
 test('a saved steam state this version cannot read is refused with a clear error', () => {
