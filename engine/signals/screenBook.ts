@@ -215,6 +215,11 @@ export class ScreenBook {
 
   private noteIdentity(g: number, live: boolean): void {
     if (g >= this.era.length) this.era = grown(this.era, g + 1);
+    // dense arrays (filled in order), not holey ones indexed at random
+    while (this.idSeen.length <= g) {
+      this.idSeen.push('');
+      this.startSeen.push('');
+    }
     const id = live ? this.groups.id[g] : '';
     const start = live ? this.groups.eventStartTime[g] : '';
     if (this.idSeen[g] === id && this.startSeen[g] === start) return;

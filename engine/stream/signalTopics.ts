@@ -27,8 +27,10 @@
 // pushed record's ages are those at the push that listed it.
 //
 // Subscriptions asking the same (the request as text) from the same push on share one
-// Channel: its fingerprints, and each message serialised once. One asking the same as a
-// channel already pushed to starts a channel of its own.
+// Channel: its fingerprints (GroupMarks: by group index, or hashed for a filtered one),
+// and each message serialised once. One asking the same as a channel already pushed to
+// starts a channel of its own (its full image), merged back into the other at the end
+// of a push once both hold the same fingerprints.
 //
 // A push of many groups (the first after subscribing may hold every group the load
 // marked; a busy board marks thousands a second) is cut into messages of at most
@@ -51,6 +53,7 @@ import type {
 } from '../signals/screenRecords.ts';
 import { matchesSteam } from '../signals/steamDetector.ts';
 import { grown } from '../columns.ts';
+import { GroupMarks } from './groupMarks.ts';
 
 export const SIGNAL_TOPICS = ['steam', 'fair_line', 'best_price', 'ev', 'middle'] as const;
 /** Most groups one group-topic message lists: a push of more is cut into several messages. */
@@ -88,8 +91,8 @@ interface Subscription {
 /** Group-topic subscriptions asking the same, pushed the same since their first push: what they were pushed, and each message built once. */
 class Channel {
   readonly subs = new Set<Subscription>();
-  /** Per group index: the fingerprint of the records last pushed for it (0: none yet). */
-  sent = new Float64Array(64);
+  /** Per group: the fingerprint of the records last pushed for it (0: none yet). */
+  readonly sent: GroupMarks;
   /** Whether a push has listed for it: a subscription asking the same then needs a channel of its own. */
   started = false;
   /** Its first push lists every group passing its filter (the full image), not only the push's groups. */
@@ -100,6 +103,7 @@ class Channel {
   readonly method: number;
 
   constructor(readonly request: GroupTopicQuery, readonly key: string) {
+    this.sent = new GroupMarks(request.query.leagues !== null || request.query.eventIds !== null);
     this.method = request.topic === 'fair_line' || request.topic === 'ev' ? devigMethodCode(request.query.devig) : -1;
   }
 }
@@ -306,6 +310,7 @@ export class SignalTopics {
         const first = push.next.entries().next();
         if (first.done === true) {
           this.push = null;
+          this.mergeChannels();
           break;
         }
         const [channel, from] = first.value;
@@ -324,6 +329,32 @@ export class SignalTopics {
     if (ms > this.pushStats.longestSliceMs) this.pushStats.longestSliceMs = ms;
   }
 
+  /**
+   * Channels asking the same that now hold the same marks (a later subscriber's channel,
+   * once its full image and the push after it caught it up) become one: one set of marks
+   * and one serialisation per message again. Compared only between channels of one request.
+   */
+  private mergeChannels(): void {
+    if (this.channels.length < 2) return;
+    const byKey = new Map<string, Channel>();
+    let merged = false;
+    for (const channel of this.channels) {
+      if (channel.fullImage) continue;
+      const kept = byKey.get(channel.key);
+      if (kept === undefined) {
+        byKey.set(channel.key, channel);
+      } else if (kept.sent.equals(channel.sent)) {
+        for (const sub of channel.subs) {
+          kept.subs.add(sub);
+          sub.channel = kept;
+        }
+        channel.subs.clear();
+        merged = true;
+      }
+    }
+    if (merged) this.channels = this.channels.filter((c) => c.subs.size > 0);
+  }
+
   /** What a channel goes through in a push: the push's groups, or for its full image every group index. */
   private listLength(channel: Channel, groups: readonly number[]): number {
     return channel.fullImage ? this.signals.groups.capacity : groups.length;
@@ -340,7 +371,6 @@ export class SignalTopics {
     const query = channel.request.query;
     const full = channel.fullImage;
     const end = this.listLength(channel, groups);
-    if (channel.sent.length < this.signals.groups.capacity) channel.sent = grown(channel.sent, this.signals.groups.capacity);
     const sent = channel.sent;
     const mine: number[] = [];
     let i = from;
@@ -353,12 +383,12 @@ export class SignalTopics {
       looked++;
       const mark = this.mark(channel, g, now);
       this.pushStats.compared++;
-      if (mark === sent[g]) continue;
+      if (mark === sent.get(g)) continue;
       mine.push(g);
       // a middle message carries the group's whole family: every member is now as pushed
       const family = channel.request.topic === 'middle' ? screens.familyMembers(g) : undefined;
-      if (family === undefined) sent[g] = mark;
-      else for (const m of family) sent[m] = mark;
+      if (family === undefined) sent.set(g, mark);
+      else for (const m of family) sent.set(m, mark);
     }
     if (mine.length === 0) return i;
     this.pushStats.listed += mine.length;
