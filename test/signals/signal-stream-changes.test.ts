@@ -4,6 +4,8 @@
 // min_ev) no +EV record, so no push lists its group on those topics, while a
 // subscription whose records it does change (+EV at min_ev -1) gets it. A tick that makes
 // a new best price is listed on best_price only; a fair-line book's tick on fair_line.
+// A subscriber joining later with the same request gets its own full image, then shares
+// the first one's messages (their channels merge).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../engine/clock.ts';
@@ -88,6 +90,39 @@ test('a tick that changes no record of a topic lists no group of that topic; one
   const afterSharp = push();
   const sharpGroup = signals.groups.id[signals.groups.groupOf(sharpSlot)];
   assert.deepEqual(afterSharp.fair_line, [sharpGroup]);
+  topics.close();
+  signals.close();
+});
+
+test('a later subscriber asking the same gets its own full image, then shares the first one\'s messages', () => {
+  const { engine, signals, topics, push } = setup();
+  push();
+  const request = REQUESTS.best_price;
+  const first: Buffer[] = [];
+  const later: Buffer[] = [];
+  topics.subscribe(request, { send: (_topic, bytes) => { first.push(bytes); return true; } });
+  push();
+  const groupOfRow = (id: string) => signals.groups.id[signals.groups.groupOf(engine.slotOf(id))];
+  const withRecord = new Set(signals.bestPrices(request.query, Infinity).map((r) => r.id));
+  const candidates = rows(engine).filter((r) => r.sportsbook === 'fanduel' && !r.suspended && r.priceDecimal !== undefined && withRecord.has(groupOfRow(r.id)!));
+  const quotes = [candidates[0]!, candidates.find((r) => groupOfRow(r.id) !== groupOfRow(candidates[0]!.id))!];
+  // a new best price (twice the old one) on one market, then the later subscriber joins
+  const raise = (r: OddsRowJson) => engine.apply([{ op: 'price', slot: engine.slotOf(r.id), priceAmerican: decimalToAmerican(r.priceDecimal! * 2), suspended: false }]);
+  raise(quotes[0]!);
+  topics.subscribe(request, { send: (_topic, bytes) => { later.push(bytes); return true; } });
+  first.length = 0;
+  push();
+  const groupsOf = (messages: Buffer[]) => messages.flatMap((m) => (JSON.parse(m.toString('utf8')) as { groups: string[] }).groups);
+  assert.deepEqual(groupsOf(first), [groupOfRow(quotes[0]!.id)], 'the first subscriber: the changed market');
+  assert.ok(groupsOf(later).length > 10, 'the later one: its full image');
+  // from the next push on, one message for both: the same bytes
+  first.length = 0;
+  later.length = 0;
+  raise(quotes[1]!);
+  push();
+  assert.equal(first.length, 1);
+  assert.equal(later.length, 1);
+  assert.ok(first[0] === later[0], 'one message, serialised once for both');
   topics.close();
   signals.close();
 });
