@@ -97,6 +97,8 @@ class Channel {
   started = false;
   /** Its first push lists every group passing its filter (the full image), not only the push's groups. */
   fullImage = true;
+  /** Middle: each family's fingerprint as taken in this push (by the family's member list): once a family, not once a member. */
+  readonly familyMarks = new Map<readonly number[], number>();
   /** +EV with a sportsbook filter: the books it allows, by source index. */
   books: Uint8Array | null = null;
   /** The devig method's code (fair_line, ev). */
@@ -298,6 +300,7 @@ export class SignalTopics {
         push.groups = this.candidates();
         for (const channel of this.channels) {
           channel.started = true;
+          channel.familyMarks.clear();
           if (push.groups.length > 0 || channel.fullImage) push.next.set(channel, 0);
         }
         if (push.next.size === 0) this.push = null;
@@ -381,12 +384,17 @@ export class SignalTopics {
       const g = full ? i++ : groups[i++]!;
       if (!screens.passes(g, query)) continue;
       looked++;
-      const mark = this.mark(channel, g, now);
+      // a middle's fingerprint is its family's (every member's middles are the family's)
+      const family = channel.request.topic === 'middle' ? screens.familyMembers(g) : undefined;
+      let mark = family === undefined ? undefined : channel.familyMarks.get(family);
+      if (mark === undefined) {
+        mark = this.mark(channel, g, now);
+        if (family !== undefined) channel.familyMarks.set(family, mark);
+      }
       this.pushStats.compared++;
       if (mark === sent.get(g)) continue;
       mine.push(g);
       // a middle message carries the group's whole family: every member is now as pushed
-      const family = channel.request.topic === 'middle' ? screens.familyMembers(g) : undefined;
       if (family === undefined) sent.set(g, mark);
       else for (const m of family) sent.set(m, mark);
     }
