@@ -515,7 +515,6 @@ export function benchGroupPush(engine: OddsEngine, loaded: LoadedPrices, clock: 
   out['ticks with a push every CPU-second, updates per CPU-second (median round)'] = Math.round(median(rates));
   out['  each push, CPU ms (median round)'] = Math.round(median(pushMs));
   rounds.forEach((line, i) => { out[`  round ${i + 1}`] = line; });
-  out['  longest slice of a push sent in slices, ms (none here: flush)'] = round(topics.pushStats.longestSliceMs, 1);
   topics.close();
   signals.close();
   return out;
