@@ -434,7 +434,121 @@ export function benchEverySignal(engine: OddsEngine, loaded: LoadedPrices, clock
   return out;
 }
 
-if (import.meta.url === `file://${process.argv[1]}` && process.env.SIGNALS_BENCH_PART === 'every-signal') {
+/** One subscriber per group topic (no steam), its sinks counting bytes. */
+function groupTopicSubscribers(signals: EngineSignals, clock: ManualClock): { topics: SignalTopics; bytes: { total: number } } {
+  const topics = new SignalTopics(signals, () => clock.now());
+  const bytes = { total: 0 };
+  const sink = { send(_: SignalTopic, message: Buffer) { bytes.total += message.length; return true; } };
+  const all = { leagues: null, eventIds: null };
+  topics.subscribe({ topic: 'fair_line', query: { ...all, devig: 'multiplicative' } }, sink);
+  topics.subscribe({ topic: 'best_price', query: { ...all, maxHold: 0.02 } }, sink);
+  topics.subscribe({ topic: 'ev', query: { ...all, devig: 'multiplicative', minEv: 0.02, sportsbooks: null } }, sink);
+  topics.subscribe({ topic: 'middle', query: { ...all, minWidth: 0.5, maxCost: 0.05 } }, sink);
+  return { topics, bytes };
+}
+
+/** The pushes' own counters where the SignalTopics has them (groups compared and listed; older builds had none). */
+function pushCounters(topics: SignalTopics): { compared: number; listed: number } {
+  const stats = (topics as unknown as { pushStats?: { compared?: number; listed?: number } }).pushStats;
+  return { compared: stats?.compared ?? NaN, listed: stats?.listed ?? NaN };
+}
+
+/**
+ * The group-topic push as a served process makes it (SIGNALS_BENCH_PART=push): the
+ * books, one subscriber per group topic, price-tick batches applied back to back and a
+ * push (flush: settle, compare, serialise, hand to the sinks) each time a CPU-second
+ * went into applying, for SIGNALS_BENCH_SUSTAINED_SECONDS (3) of CPU per round, three
+ * rounds. Per round: updates per CPU-second with the pushes' CPU counted, each push's
+ * CPU ms, the groups it re-read, compared and listed (all subscriptions), and its bytes.
+ * First, once: the push after subscribing (each subscriber's full image). All on CPU
+ * time, so a loaded machine slows the run but not the figures (much).
+ */
+export function benchGroupPush(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  const seconds = Number(process.env.SIGNALS_BENCH_SUSTAINED_SECONDS ?? 3);
+  const signals = new EngineSignals(engine);
+  applyRates(engine, loaded, clock, 50, rand);
+  const { topics, bytes } = groupTopicSubscribers(signals, clock);
+  const firstStart = cpuSeconds();
+  topics.flush();
+  out['push after subscribing (4 topics, full images): CPU ms / MB'] = `${Math.round((cpuSeconds() - firstStart) * 1000)} / ${round(bytes.total / 1e6, 1)}`;
+  const rounds: string[] = [];
+  const rates: number[] = [];
+  const pushMs: number[] = [];
+  const roundCount = Number(process.env.SIGNALS_BENCH_PUSH_ROUNDS ?? 3);
+  for (let r = 0; r < roundCount; r++) {
+    let busy = 0;
+    let sincePush = 0;
+    let applied = 0;
+    let pushes = 0;
+    let pushTime = 0;
+    let settled = 0;
+    const counters = pushCounters(topics);
+    const bytesBefore = bytes.total;
+    while (busy < seconds) {
+      const batches = priceBatches(engine, loaded, 100, rand);
+      const start = cpuSeconds();
+      for (const batch of batches) {
+        clock.advance(10);
+        applied += engine.apply(batch).applied;
+      }
+      const applying = cpuSeconds() - start;
+      busy += applying;
+      sincePush += applying;
+      if (sincePush >= 1) {
+        settled += signals.books.screens.pendingGroups;
+        const pushStart = cpuSeconds();
+        topics.flush();
+        const pushing = cpuSeconds() - pushStart;
+        busy += pushing;
+        pushTime += pushing;
+        sincePush = 0;
+        pushes++;
+      }
+    }
+    const after = pushCounters(topics);
+    const per = (value: number) => (pushes === 0 ? NaN : Math.round(value / pushes));
+    rates.push(applied / busy);
+    pushMs.push(pushes === 0 ? NaN : (pushTime / pushes) * 1000);
+    rounds.push(`${Math.round(applied / busy)} upd/CPU-s, ${pushes} pushes: ${Math.round((pushTime / pushes) * 1000)} CPU ms, ${per(settled)} re-read, ${per(after.compared - counters.compared)} compared, ${per(after.listed - counters.listed)} listed, ${round(per(bytes.total - bytesBefore) / 1e6, 2)} MB each`);
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  if (roundCount > 0) {
+    out['ticks with a push every CPU-second, updates per CPU-second (median round)'] = Math.round(median(rates));
+    out['  each push, CPU ms (median round)'] = Math.round(median(pushMs));
+    rounds.forEach((line, i) => { out[`  round ${i + 1}`] = line; });
+  }
+  // a feed at 10,000 updates a second: a push after each 10,000 ticks (5 pushes, the median)
+  const small: { ms: number; settled: number; compared: number; listed: number; bytes: number }[] = [];
+  for (let r = 0; r < 5; r++) {
+    for (const batch of priceBatches(engine, loaded, 100, rand)) { clock.advance(10); engine.apply(batch); }
+    const settled = signals.books.screens.pendingGroups;
+    const counters = pushCounters(topics);
+    const bytesBefore = bytes.total;
+    const start = cpuSeconds();
+    topics.flush();
+    const ms = (cpuSeconds() - start) * 1000;
+    const after = pushCounters(topics);
+    small.push({ ms, settled, compared: after.compared - counters.compared, listed: after.listed - counters.listed, bytes: bytes.total - bytesBefore });
+  }
+  small.sort((a, b) => a.ms - b.ms);
+  const mid = small[2]!;
+  out['a push after 10,000 ticks: CPU ms / re-read / compared / listed / MB (median of 5)'] = `${round(mid.ms, 1)} / ${mid.settled} / ${mid.compared} / ${mid.listed} / ${round(mid.bytes / 1e6, 2)}`;
+  topics.close();
+  signals.close();
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.env.SIGNALS_BENCH_PART === 'push') {
+  // the group-topic push alone: SIGNALS_BENCH_PART=push SIGNALS_BENCH_SIZE=medium node --import tsx bench/signalsEngine.bench.ts
+  const size = (process.env.SIGNALS_BENCH_SIZE ?? 'large') as BoardSize;
+  const clock = new ManualClock(NOW);
+  const engine = new OddsEngine(clock);
+  loadBoard(engine, generateBoard({ seed: 42, size, now: NOW }));
+  console.log('board'.padEnd(64), size, engine.liveRows, 'live rows');
+  const results = benchGroupPush(engine, loadedPrices(engine), clock, mulberry32(11));
+  for (const [key, value] of Object.entries(results)) console.log(key.padEnd(64), value);
+} else if (import.meta.url === `file://${process.argv[1]}` && process.env.SIGNALS_BENCH_PART === 'every-signal') {
   // the every-signal part alone (interleaved off/on apply rates, one push, the screen reads, tick to steam in process):
   // SIGNALS_BENCH_PART=every-signal SIGNALS_BENCH_SIZE=medium node --import tsx bench/signalsEngine.bench.ts
   const size = (process.env.SIGNALS_BENCH_SIZE ?? 'large') as BoardSize;

@@ -11,6 +11,7 @@ import { devigInto, devigMethodCode, DEVIG_METHODS, type DevigMethod } from './d
 import { fairPriceAmerican } from './edges.ts';
 import { grown } from '../columns.ts';
 import { isoMillis } from '../timeFormat.ts';
+import { fingerprint, NO_RECORDS } from './fingerprint.ts';
 import type { MarketGroups } from './marketGroups.ts';
 import { QuoteBatch, type QuoteSource } from './quoteBatch.ts';
 import { OUTCOME_COUNT, OUTCOMES_HOME_AWAY, OUTCOMES_OVER_UNDER, outcomeIndex, SIDE_NAMES } from './sides.ts';
@@ -30,25 +31,29 @@ class GroupQuotes {
   /** Outcome index, -1 when the side is none of the group's outcomes. */
   k = new Int8Array(8);
   price = new Float64Array(8);
+  /** The row's American price (records echo it; -100 and +100 share a decimal price). */
+  american = new Int32Array(8);
   updated = new Float64Array(8);
 
   clear(): void {
     this.count = 0;
   }
 
-  push(ref: number, book: number, k: number, price: number, updated: number): void {
+  push(ref: number, book: number, k: number, price: number, american: number, updated: number): void {
     const i = this.count;
     if (i === this.ref.length) {
       this.ref = grown(this.ref, i + 1);
       this.book = grown(this.book, i + 1);
       this.k = grown(this.k, i + 1);
       this.price = grown(this.price, i + 1);
+      this.american = grown(this.american, i + 1);
       this.updated = grown(this.updated, i + 1);
     }
     this.ref[i] = ref;
     this.book[i] = book;
     this.k[i] = k;
     this.price[i] = price;
+    this.american[i] = american;
     this.updated[i] = updated;
     this.count = i + 1;
   }
@@ -62,6 +67,8 @@ export interface FairValue {
   mask: number;
   oldest: number;
   newest: number;
+  /** The earliest time at which a sharp book used ages out of the staleness window (the line changes then without a tick); Infinity when none is used. */
+  expires: number;
 }
 
 export class ScreenBook {
@@ -108,23 +115,66 @@ export class ScreenBook {
     this.dirtyList[this.dirtyCount++] = g;
   }
 
-  /** Groups marked since the last settle. */
+  /** Groups marked since the last settle (and not yet re-read by a settle in slices under way). */
   get pendingGroups(): number {
-    return this.dirtyCount;
+    return this.dirtyCount - this.settledTo;
   }
+
+  // A settle in slices (the signal stream's push: beginSettle, then settleSlice until it
+  // returns true) re-reads the groups marked when it began, dirtyList[settledTo,
+  // settleEnd), a slice at a time; groups marked after it began wait behind them for the
+  // next settle. A full settle (a read) in between takes over whatever is left.
+  private settledTo = 0;
+  private settleEnd = 0;
 
   /** Re-reads the marked groups; returns how many were re-read. */
   settle(source: QuoteSource): number {
+    const from = this.settledTo;
     const count = this.dirtyCount;
-    for (let i = 0; i < count; i++) {
-      const g = this.dirtyList[i];
-      this.dirty[g] = 0;
-      this.reread(g, source);
-      if (this.collecting) this.collect(g);
-    }
+    for (let i = from; i < count; i++) this.settleAt(i, source);
     this.dirtyCount = 0;
-    if (count > 0) this.version++;
-    return count;
+    this.settledTo = 0;
+    this.settleEnd = 0;
+    if (count > from) this.version++;
+    return count - from;
+  }
+
+  /** Starts a settle in slices of the groups marked now. */
+  beginSettle(): void {
+    this.settleEnd = this.dirtyCount;
+  }
+
+  /**
+   * Re-reads groups of the settle begun by beginSettle until `deadline`
+   * (performance.now(); at least SETTLE_STEP groups); true when it is done.
+   */
+  settleSlice(source: QuoteSource, deadline: number): boolean {
+    const end = Math.min(this.settleEnd, this.dirtyCount);
+    let i = this.settledTo;
+    const from = i;
+    while (i < end) {
+      this.settleAt(i++, source);
+      if ((i - from) % SETTLE_STEP === 0 && performance.now() >= deadline) break;
+    }
+    if (i > from) this.version++;
+    if (i < end) {
+      this.settledTo = i;
+      return false;
+    }
+    // done: the groups marked since it began move to the front
+    const rest = this.dirtyCount - i;
+    this.dirtyList.copyWithin(0, i, this.dirtyCount);
+    this.dirtyCount = rest;
+    this.settledTo = 0;
+    this.settleEnd = 0;
+    return true;
+  }
+
+  private settleAt(i: number, source: QuoteSource): void {
+    const g = this.dirtyList[i];
+    this.dirty[g] = 0;
+    this.reread(g, source);
+    if (this.collecting) this.collect(g);
   }
 
   // The groups re-read since the signal stream's last push (whoever settled them: a
@@ -144,18 +194,48 @@ export class ScreenBook {
   /** Settles, then hands over (and forgets) the groups re-read since the last call. */
   takeCollected(source: QuoteSource): number[] {
     this.settle(source);
+    return this.takeCollectedSettled();
+  }
+
+  /** Hands over (and forgets) the groups re-read since the last call, without settling (after a settle in slices). */
+  takeCollectedSettled(): number[] {
     const out = this.collected;
     this.collected = [];
     for (const g of out) this.collectedMark[g] = 0;
     return out;
   }
 
+  // Which market group a group index holds: an index is reused for another group once
+  // empty, and a group's records echo its event's start, which can move. `era` changes
+  // whenever either did (or the group left the board) at a re-read, so what the signal
+  // stream compares (fingerprints) tells the group that was pushed from the one there now.
+  private era = new Uint32Array(64);
+  private readonly idSeen: string[] = [];
+  private readonly startSeen: string[] = [];
+
+  private noteIdentity(g: number, live: boolean): void {
+    if (g >= this.era.length) this.era = grown(this.era, g + 1);
+    // dense arrays (filled in order), not holey ones indexed at random
+    while (this.idSeen.length <= g) {
+      this.idSeen.push('');
+      this.startSeen.push('');
+    }
+    const id = live ? this.groups.id[g] : '';
+    const start = live ? this.groups.eventStartTime[g] : '';
+    if (this.idSeen[g] === id && this.startSeen[g] === start) return;
+    this.idSeen[g] = id;
+    this.startSeen[g] = start;
+    this.era[g]++;
+  }
+
   private reread(g: number, source: QuoteSource): void {
     if (!this.groups.isLive(g) || this.groups.memberCount(g) === 0) {
       this.state[g] = undefined;
+      this.noteIdentity(g, false);
       this.leaveFamily(g);
       return;
     }
+    this.noteIdentity(g, true);
     this.joinFamily(g);
     const batch = this.batch;
     batch.clear();
@@ -174,7 +254,7 @@ export class ScreenBook {
       if (batch.dfs[i] === 1) continue;
       const price = batch.priceDecimal[i];
       const usable = batch.suspended[i] === 0 && price > 1;
-      state.push(batch.ref[i], batch.book[i], outcomeIndex(outcomes, batch.side[i]), usable ? price : 0, batch.updated[i]);
+      state.push(batch.ref[i], batch.book[i], outcomeIndex(outcomes, batch.side[i]), usable ? price : 0, batch.priceAmerican[i], batch.updated[i]);
     }
   }
 
@@ -190,6 +270,7 @@ export class ScreenBook {
     out.mask = 0;
     out.oldest = Infinity;
     out.newest = 0;
+    out.expires = Infinity;
     const state = this.state[g];
     const n = OUTCOME_COUNT[this.groups.outcomes[g]];
     if (state === undefined || n === 0) return out;
@@ -225,6 +306,8 @@ export class ScreenBook {
       weight += w;
       out.books++;
       out.mask |= 1 << slot;
+      // used while now - oldest <= stalenessMs: from just after this it is not
+      if (oldest + this.config.stalenessMs < out.expires) out.expires = oldest + this.config.stalenessMs;
       if (oldest < out.oldest) out.oldest = oldest;
       if (newest > out.newest) out.newest = newest;
     }
@@ -472,6 +555,8 @@ export class ScreenBook {
     const members = this.families.get(key)!;
     members.splice(members.indexOf(g), 1);
     if (members.length === 0) this.families.delete(key);
+    // the family's middles changed without a tick on the members left: the stream re-reads them
+    else if (this.collecting) for (const m of members) this.collect(m);
   }
 
   /** Index in group g's kept quotes of the best usable price of outcome k (ties: the alphabetically first book), -1 if none. */
@@ -518,6 +603,151 @@ export class ScreenBook {
     };
   }
 
+  // -- fingerprints (the signal stream: has a group's record changed since it was pushed?) --
+  //
+  // Each is a fingerprint (fingerprint.ts) of every number a group's records for one
+  // query are built from, read from the kept quotes with no string built: the group's
+  // era (which group the index holds, and its event's start), and per quote used its
+  // row ref (its odds id, selection and side), book, prices and time. Equal
+  // fingerprints: equal records, whatever their strings. NO_RECORDS: the group has no
+  // record for that query. The caller checks passes(g, filter) first.
+
+  /**
+   * Group g's fair-line record at now under a method. The quotes' ages are left out
+   * (they move with the clock alone: a pushed record's ages are those at its push); the
+   * times they are counted from are in. `value` is left holding the line (its `expires`).
+   */
+  fairLineMark(g: number, now: number, method: number, value: FairValue): number {
+    if (this.fairAt(g, now, method, value).books === 0) return NO_RECORDS;
+    const n = OUTCOME_COUNT[this.groups.outcomes[g]];
+    fingerprint.begin(this.era[g]);
+    fingerprint.int(g);
+    fingerprint.int(value.mask);
+    fingerprint.num(value.oldest);
+    fingerprint.num(value.newest);
+    for (let k = 0; k < n; k++) fingerprint.num(value.fair[k]);
+    return fingerprint.end();
+  }
+
+  /** Group g's best-price record when its hold is at most maxHold: per outcome the best price and every quote at it. */
+  bestPriceMark(g: number, maxHold: number): number {
+    const state = this.state[g]!;
+    const n = OUTCOME_COUNT[this.groups.outcomes[g]];
+    if (n === 0 || !(this.bestHold(g) <= maxHold)) return NO_RECORDS;
+    fingerprint.begin(this.era[g]);
+    fingerprint.int(g);
+    for (let k = 0; k < n; k++) {
+      let best = 0;
+      for (let i = 0; i < state.count; i++) if (state.k[i] === k && state.price[i] > best) best = state.price[i];
+      fingerprint.num(best);
+      for (let i = 0; i < state.count; i++) {
+        if (state.k[i] !== k || state.price[i] !== best) continue;
+        fingerprint.int(state.book[i]);
+        fingerprint.int(state.ref[i]);
+        fingerprint.int(state.american[i]);
+        fingerprint.num(state.updated[i]);
+      }
+    }
+    return fingerprint.end();
+  }
+
+  /**
+   * Group g's +EV records at now: the fair line's books and newest time, and each quote
+   * passing min_ev on a book `books` allows (bookMask; null: every book) with its fair
+   * probability. `value` is left holding the fair line.
+   */
+  positiveEvMark(g: number, now: number, method: number, minEv: number, books: Uint8Array | null, value: FairValue): number {
+    if (this.fairAt(g, now, method, value).books === 0) return NO_RECORDS;
+    const state = this.state[g]!;
+    let used = 0;
+    fingerprint.begin(this.era[g]);
+    fingerprint.int(g);
+    fingerprint.int(value.mask);
+    fingerprint.num(value.newest);
+    for (let i = 0; i < state.count; i++) {
+      const k = state.k[i];
+      const price = state.price[i];
+      if (k < 0 || price === 0) continue;
+      if (books !== null && books[state.book[i]] !== 1) continue;
+      const fair = value.fair[k];
+      if (!(fair * price - 1 >= minEv)) continue;
+      used++;
+      fingerprint.int(state.ref[i]);
+      fingerprint.int(state.book[i]);
+      fingerprint.int(state.american[i]);
+      fingerprint.num(price);
+      fingerprint.num(state.updated[i]);
+      fingerprint.num(fair);
+    }
+    return used === 0 ? NO_RECORDS : fingerprint.end();
+  }
+
+  /** Source index -> 1 when the book is one of `sportsbooks` (positiveEvMark's filter); rebuild it when sources.count outgrows it. */
+  bookMask(sportsbooks: readonly string[]): Uint8Array {
+    const mask = new Uint8Array(this.sources.count);
+    for (let book = 0; book < mask.length; book++) mask[book] = sportsbooks.includes(this.sources.ids[book]!) ? 1 : 0;
+    return mask;
+  }
+
+  /**
+   * The middles of group g's family (its records on the middle topic), as middlesOf
+   * finds them: each pair of members, its legs' quotes. The same for every member.
+   */
+  middleMark(g: number, query: MiddleQuery): number {
+    const key = this.familyOf[g];
+    const members = key === undefined ? undefined : this.families.get(key);
+    if (members === undefined || members.length < 2) return NO_RECORDS;
+    if (members.length > lowScratch.length) {
+      lowScratch = new Int32Array(members.length * 2);
+      highScratch = new Int32Array(members.length * 2);
+    }
+    for (let m = 0; m < members.length; m++) {
+      lowScratch[m] = this.bestIndex(members[m]!, 0);
+      highScratch[m] = this.bestIndex(members[m]!, 1);
+    }
+    let used = 0;
+    fingerprint.begin(0x6d1dd1e5);
+    for (let a = 0; a < members.length; a++) {
+      const ga = members[a]!;
+      const low = lowScratch[a];
+      if (low < 0) continue;
+      const total = this.groups.outcomes[ga] === OUTCOMES_OVER_UNDER;
+      for (let b = 0; b < members.length; b++) {
+        const gb = members[b]!;
+        const high = highScratch[b];
+        if (a === b || high < 0) continue;
+        const width = total ? this.groups.line[gb] - this.groups.line[ga] : this.groups.line[ga] - this.groups.line[gb];
+        if (!(width > 0) || width < query.minWidth) continue;
+        const sa = this.state[ga]!;
+        const sb = this.state[gb]!;
+        const implied = 1 / sa.price[low] + 1 / sb.price[high];
+        if (!(1 - 1 / implied <= query.maxCost)) continue;
+        used++;
+        fingerprint.int(ga);
+        fingerprint.int(this.era[ga]);
+        fingerprint.int(gb);
+        fingerprint.int(this.era[gb]);
+        fingerprint.int(sa.ref[low]);
+        fingerprint.int(sa.book[low]);
+        fingerprint.int(sa.american[low]);
+        fingerprint.num(sa.price[low]);
+        fingerprint.num(sa.updated[low]);
+        fingerprint.int(sb.ref[high]);
+        fingerprint.int(sb.book[high]);
+        fingerprint.int(sb.american[high]);
+        fingerprint.num(sb.price[high]);
+        fingerprint.num(sb.updated[high]);
+      }
+    }
+    return used === 0 ? NO_RECORDS : fingerprint.end();
+  }
+
+  /** The groups of group g's family (middles), g included; undefined when it has none. */
+  familyMembers(g: number): readonly number[] | undefined {
+    const key = this.familyOf[g];
+    return key === undefined ? undefined : this.families.get(key);
+  }
+
   // -- helpers ----------------------------------------------------------------
 
   /** One row's quote with its strings (for the rows a read returns). */
@@ -550,9 +780,14 @@ export class ScreenBook {
 }
 
 const presentScratch = new Uint8Array(16);
+// scratch of middleMark: each family member's best index of outcome 0 and 1
+let lowScratch = new Int32Array(16);
+let highScratch = new Int32Array(16);
+/** A settle in slices looks at the clock every this many groups. */
+const SETTLE_STEP = 16;
 
 export function newFairValue(): FairValue {
-  return { fair: new Float64Array(MAX_OUTCOMES), books: 0, mask: 0, oldest: Infinity, newest: 0 };
+  return { fair: new Float64Array(MAX_OUTCOMES), books: 0, mask: 0, oldest: Infinity, newest: 0, expires: Infinity };
 }
 
 function methodCode(method: DevigMethod): number {
