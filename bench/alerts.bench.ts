@@ -70,7 +70,22 @@ export interface Receivers {
 export async function startReceivers(): Promise<Receivers> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./webhookReceivers.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
-  const next = () => new Promise<string>((resolve) => lines.once('line', resolve));
+  // a receivers' process that ends (spawned on a starved machine, crashed) fails the bench, not hangs it
+  let ended: Error | null = null;
+  const endedWaiters = new Set<(error: Error) => void>();
+  child.once('exit', (code, signal) => {
+    ended = new Error(`the webhook receivers' process ended (code ${code}, signal ${signal})`);
+    for (const reject of endedWaiters) reject(ended);
+  });
+  const next = () =>
+    new Promise<string>((resolve, reject) => {
+      if (ended !== null) return reject(ended);
+      endedWaiters.add(reject);
+      lines.once('line', (line) => {
+        endedWaiters.delete(reject);
+        resolve(line);
+      });
+    });
   child.stdin!.write(`${JSON.stringify({ ports: PORTS })}\n`);
   const { ports } = JSON.parse(await next()) as { ports: number[] };
   return {
