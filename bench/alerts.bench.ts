@@ -144,12 +144,19 @@ function rates(a: Sample, b: Sample) {
   };
 }
 
+/** These settings as this process has them (ALERTS_DB_PATH on another disk, ALERTS_THREAD_NICE=0: the bench's variants). */
+function passThrough(...names: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  return env;
+}
+
 export async function benchAlerts(): Promise<Measurements> {
   const size = (process.env.BOARD ?? 'small') as BoardSize;
   const seconds = Number(process.env.ALERTS_BENCH_SECONDS ?? 5);
   const dir = mkdtempSync(join(tmpdir(), 'alerts-bench-'));
   const out: Measurements = { board: `${size}, seed 42`, endpoints: ENDPOINTS, 'feed (watched row changes/s)': EVENTS_PER_SECOND, 'batching window (ms)': WINDOW_MS, 'acks timed per phase': ACKS };
-  const app = await startApp({ clock: new ManualClock(NOW), board: { size, seed: 42, now: NOW }, dataDir: join(dir, 'data'), ingestPort: 0, port: 0, env: { ALERTS_TICK_MS: '100', ALERTS_MAX_IN_FLIGHT: '1024', ...(process.env.ALERTS_THREAD_NICE !== undefined ? { ALERTS_THREAD_NICE: process.env.ALERTS_THREAD_NICE } : {}) }, log: () => {} });
+  const app = await startApp({ clock: new ManualClock(NOW), board: { size, seed: 42, now: NOW }, dataDir: join(dir, 'data'), ingestPort: 0, port: 0, env: { ALERTS_TICK_MS: '100', ALERTS_MAX_IN_FLIGHT: '1024', ...passThrough('ALERTS_THREAD_NICE', 'ALERTS_DB_PATH') }, log: () => {} });
   const receivers = await startReceivers();
   try {
     const ingestPort = (await app.durable!.listen()).port;
@@ -159,6 +166,7 @@ export async function benchAlerts(): Promise<Measurements> {
     const watched = ids.slice(0, WATCHED);
     const unwatched = ids.slice(WATCHED);
     out['delivery thread nice value'] = (await alerts.stats()).nice ?? 'not lowered';
+    out['alerts.db'] = process.env.ALERTS_DB_PATH === undefined ? 'in DATA_DIR, beside the batch log' : process.env.ALERTS_DB_PATH;
     out['ingest ack p50 / p99 (ms), no subscriptions, no feed'] = await ackLatency(ingestPort, token, unwatched);
 
     let started = performance.now();
