@@ -15,6 +15,8 @@ export interface ThreadStats extends DeliveryStats {
   thread: ThreadUsage | null;
   /** The thread's nice value (null: left at the process's, ALERTS_THREAD_NICE=0 or not Linux). */
   nice: number | null;
+  /** The thread's id (Linux; null elsewhere). */
+  tid: number | null;
 }
 
 /** The operations the main thread can ask of the delivery thread (the admin API's, and the counters). */

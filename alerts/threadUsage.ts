@@ -51,7 +51,7 @@ export function processUsage(pid: number): ThreadUsage | null {
 }
 
 /** The calling thread's id (Linux), or null. */
-function ownThreadId(): number | null {
+export function ownThreadId(): number | null {
   try {
     // "<pid>/task/<tid>"
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
