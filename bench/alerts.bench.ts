@@ -178,7 +178,7 @@ export async function benchAlerts(): Promise<Measurements> {
     out['create 1,000 subscriptions over the admin API (s)'] = round((performance.now() - started) / 1000, 2);
 
     const ingest = app.durable!.durable.ingest;
-    // the batch log's group-commit fdatasyncs, timed (the hook the service's metrics use,
+    // the batch log's group-commit fdatasyncs as the log times them (the hook the service's metrics use,
     // kept): whether the outbox's own fdatasyncs on the same disk slow the acks' fsyncs
     const batchLog = app.durable!.durable.log;
     const metricsHook = batchLog.onFsync;
@@ -288,7 +288,7 @@ export async function benchAlerts(): Promise<Measurements> {
       out[`round ${r}: the process's other threads, CPU (ms per s), without | with`] = `${quiet.others} | ${fan.others}`;
       out[`round ${r}: alert producer on the main thread (ms per s / ms per tick / longest tick), without | with`] = `${quiet.producer} | ${fan.producer}`;
       out[`round ${r}: alert events written, deliveries queued, received, requests (per s), with`] = `${fan.written}, ${fan.queued}, ${fan.received}, ${fan.requests}`;
-      out[`round ${r}: batch log fdatasync p50 / p99 (ms), without | with`] = `${quiet.logFsync} | ${fan.logFsync}`;
+      out[`round ${r}: batch log fdatasync p50 / p99 (ms, as the main thread times it: pool and loop waits included), without | with`] = `${quiet.logFsync} | ${fan.logFsync}`;
       out[`round ${r}: outbox WAL fdatasyncs per s, without | with`] = `${quiet.walSyncs} | ${fan.walSyncs}`;
       if (r > 1) out[`round ${r}: backlog drain before the phase without (s)`] = drain;
     }
