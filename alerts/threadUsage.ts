@@ -8,8 +8,9 @@
 //
 // Also here: lowering the calling thread's scheduling priority (its nice value; on
 // Linux the nice value belongs to each thread, setpriority(2) with a thread id). The
-// delivery thread lowers its own, so on a busy machine the main thread (ingest
-// acknowledgements, reads, the push stream) gets a core before the fan-out does.
+// delivery thread lowers its own when ALERTS_THREAD_NICE says so, so where the CPU is
+// short the main thread (ingest acknowledgements, reads, the push stream) gets a core
+// before the fan-out does.
 import { readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
