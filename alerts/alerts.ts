@@ -15,6 +15,8 @@
 // RESTART_MS, up to RESTART_MAX_MS apart: alerts.db is opened again and the deliveries
 // pending there resume; events produced meanwhile are held (up to HELD_CAP) and handed
 // over once it is ready, and admin calls are answered 503 until then.
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Clock } from '../engine/clock.ts';
 import type { OddsEngine } from '../engine/engine.ts';
@@ -23,11 +25,11 @@ import { isoMillis } from '../engine/timeFormat.ts';
 import type { AlertEvent } from './alertEvent.ts';
 import { AlertProducer } from './alertProducer.ts';
 import type { AlertsConfig } from './alertsConfig.ts';
-import type { DeliveryMetrics, DeliveryStats, Followed, Log, SubscriptionView } from './deliveryHost.ts';
+import type { DeliveryMetrics, Followed, Log, SubscriptionView } from './deliveryHost.ts';
 import type { AlertFilter } from './filters.ts';
 import type { SubscriptionInput } from './subscriptionInput.ts';
 import { tickBuffer } from './tickEvents.ts';
-import type { CallName, FromThread, HostCalls, ThreadData, ToThread } from './threadProtocol.ts';
+import type { CallName, FromThread, HostCalls, ThreadData, ThreadStats, ToThread } from './threadProtocol.ts';
 
 export type { Log, SubscriptionView } from './deliveryHost.ts';
 export { DEFAULT_MAX_BATCH_EVENTS } from './deliveryHost.ts';
@@ -60,6 +62,12 @@ export class Alerts {
   private restartTimer: NodeJS.Timeout | null = null;
   /** Times the delivery thread was started again after it died. */
   restarts = 0;
+  /**
+   * What the alerts cost the main thread: producer ticks, the events they found, and
+   * the time the ticks took (collecting, serializing, the one message to the
+   * thread), in total and the longest (bench/alerts.bench.ts reports them per phase).
+   */
+  readonly producerTime = { ticks: 0, events: 0, ms: 0, maxMs: 0 };
 
   /** The delivery thread while one runs (tests end it to check the restart: test/alerts/thread-crash.test.ts). */
   get deliveryThread(): Worker | null {
@@ -78,6 +86,11 @@ export class Alerts {
 
   /** Starts the delivery thread (opening alerts.db; rejects if it cannot), then the producer's tick. */
   async start(): Promise<void> {
+    // libuv's thread pool (async fs, fdatasync, zlib) is made by the first thread that
+    // queues work on it, and its threads take that thread's nice value: used once from
+    // here first, so the delivery thread's lowered priority (ALERTS_THREAD_NICE) never
+    // passes to the pool that the write path's fdatasyncs run on
+    await stat(dirname(resolve(this.config.dbPath))).catch(() => undefined);
     await this.spawn();
     this.tickTimer = setInterval(() => this.tick(), this.config.tickMs);
     this.pruneTimer = setInterval(() => this.prune(), PRUNE_EVERY_MS);
@@ -184,27 +197,43 @@ export class Alerts {
   /** One producer tick: the events found go to the delivery thread in one message. Public for tests that drive it. */
   tick(): void {
     if (this.closing) return;
+    const started = performance.now();
+    const events = this.produce();
+    const ms = performance.now() - started;
+    const time = this.producerTime;
+    time.ticks++;
+    time.events += events;
+    time.ms += ms;
+    if (ms > time.maxMs) time.maxMs = ms;
+  }
+
+  /** The tick's work; returns how many events it found. */
+  private produce(): number {
     let events: AlertEvent[];
     try {
       events = this.producer.collect();
     } catch (error) {
       this.log('error', { event: 'alerts_producer_failed', detail: String(error) }, 'the alert producer failed this tick');
-      return;
+      return 0;
     }
-    if (events.length === 0) return;
+    if (events.length === 0) return 0;
     const bodies: string[] = [];
     const createdAt: number[] = [];
     for (const event of events) {
       bodies.push(JSON.stringify({ id: event.id, type: event.type, createdAt: isoMillis(event.createdAt), data: event.data }));
       createdAt.push(event.createdAt);
     }
-    if (this.ready) return this.post(bodies, createdAt);
+    if (this.ready) {
+      this.post(bodies, createdAt);
+      return events.length;
+    }
     const room = HELD_CAP - this.held.bodies.length;
     if (room < bodies.length) this.droppedWhileDown += bodies.length - Math.max(room, 0);
     for (let i = 0; i < Math.min(room, bodies.length); i++) {
       this.held.bodies.push(bodies[i]!);
       this.held.createdAt.push(createdAt[i]!);
     }
+    return events.length;
   }
 
   private post(bodies: string[], createdAt: number[]): void {
@@ -279,8 +308,8 @@ export class Alerts {
     return this.call('metrics');
   }
 
-  /** The delivery thread's counters. */
-  stats(): Promise<DeliveryStats> {
+  /** The delivery thread's counters, its WAL fdatasyncs and its CPU time. */
+  stats(): Promise<ThreadStats> {
     return this.call('stats');
   }
 

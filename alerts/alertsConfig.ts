@@ -16,6 +16,8 @@ export interface AlertsConfig {
   retry: RetryPolicy;
   /** ALERTS_RETENTION_MS: delivered events are kept this long for replays (default 7 days). */
   retentionMs: number;
+  /** ALERTS_THREAD_NICE: how many nice levels below the process's the delivery thread runs (default 0: the same). */
+  threadNice: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -42,5 +44,6 @@ export function readAlertsConfig(env: NodeJS.ProcessEnv, dataDir: string): Alert
       retryForMs: int(env, 'ALERTS_RETRY_FOR_MS', DEFAULT_RETRY.retryForMs, 0, 30 * DAY),
     },
     retentionMs: int(env, 'ALERTS_RETENTION_MS', 7 * DAY, 60_000, 365 * DAY),
+    threadNice: int(env, 'ALERTS_THREAD_NICE', 0, 0, 19),
   };
 }

@@ -120,6 +120,11 @@ export class DeliveryHost {
     for (const s of this.store.loadSubscriptions()) this.addWorker(s, false);
   }
 
+  /** fdatasyncs of the WAL completed since the start. */
+  get walSyncs(): number {
+    return this.store.syncs;
+  }
+
   /** What the producer is to follow: every subscription's filters. */
   followed(): Followed[] {
     return [...this.workers.values()].map(({ subscription: s }) => ({ id: s.id, filters: s.filters, enabled: s.enabled }));

@@ -8,11 +8,19 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { DeliveryHost, type Log } from './deliveryHost.ts';
 import { readTick } from './tickEvents.ts';
 import type { CallName, FromThread, HostCalls, ThreadData, ToThread } from './threadProtocol.ts';
+import { lowerOwnPriority, ownThreadId, ownUsage } from './threadUsage.ts';
 
 const port = parentPort!;
 const { config } = workerData as ThreadData;
 const send = (message: FromThread) => port.postMessage(message);
 const log: Log = (level, fields, line) => send({ kind: 'log', level, fields, line });
+
+// below the main thread's priority if ALERTS_THREAD_NICE says so: where the CPU is short
+// the fan-out's work (bodies, signatures, HTTP) then waits for the write path's
+// acknowledgements, not the other way round, and falls behind; an idle core still runs
+// it at full speed
+const nice = lowerOwnPriority(config.threadNice);
+const tid = ownThreadId();
 
 let host: DeliveryHost;
 try {
@@ -32,7 +40,7 @@ const calls: { [K in CallName]: (...args: never[]) => unknown } = {
   replay: (...args: Parameters<HostCalls['replay']>) => host.replay(...args),
   retryNow: (id: string) => host.retryNow(id),
   deadLetters: (...args: Parameters<HostCalls['deadLetters']>) => host.deadLetters(...args),
-  stats: () => ({ ...host.stats }),
+  stats: () => ({ ...host.stats, walSyncs: host.walSyncs, thread: ownUsage(), nice, tid }),
   metrics: () => host.metrics(),
 };
 

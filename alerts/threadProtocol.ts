@@ -5,6 +5,19 @@
 // one reply carrying the same id.
 import type { AlertsConfig } from './alertsConfig.ts';
 import type { DeliveryHost, DeliveryStats, Followed } from './deliveryHost.ts';
+import type { ThreadUsage } from './threadUsage.ts';
+
+/** The delivery thread's counters, with what it cost: the outbox's fdatasyncs and the thread's CPU (bench/alerts.bench.ts). */
+export interface ThreadStats extends DeliveryStats {
+  /** fdatasyncs of alerts.db's WAL completed since the start. */
+  walSyncs: number;
+  /** The delivery thread's own CPU time and run-queue wait since it started (null: not Linux). */
+  thread: ThreadUsage | null;
+  /** The thread's nice value (null: left at the process's, ALERTS_THREAD_NICE=0 or not Linux). */
+  nice: number | null;
+  /** The thread's id (Linux; null elsewhere). */
+  tid: number | null;
+}
 
 /** The operations the main thread can ask of the delivery thread (the admin API's, and the counters). */
 export interface HostCalls {
@@ -16,7 +29,7 @@ export interface HostCalls {
   replay: DeliveryHost['replay'];
   retryNow: DeliveryHost['retryNow'];
   deadLetters: DeliveryHost['deadLetters'];
-  stats: () => DeliveryStats;
+  stats: () => ThreadStats;
   metrics: DeliveryHost['metrics'];
 }
 export type CallName = keyof HostCalls;

@@ -61,7 +61,7 @@ export async function benchAlertsCatchUp(): Promise<Measurements> {
     for (let i = 0; i < EVENTS; i += 100) store.append(Array.from({ length: Math.min(100, EVENTS - i) }, (_, k) => lineMove(i + k)));
     store.close();
 
-    const config: AlertsConfig = { enabled: true, dbPath, tickMs: 100, timeoutMs: 10_000, maxInFlight: 1024, retry: DEFAULT_RETRY, retentionMs: 7 * 24 * 3600 * 1000 };
+    const config: AlertsConfig = { enabled: true, dbPath, tickMs: 100, timeoutMs: 10_000, maxInFlight: 1024, retry: DEFAULT_RETRY, retentionMs: 7 * 24 * 3600 * 1000, threadNice: 0 };
     const owed = ENDPOINTS * EVENTS;
     const cpu0 = process.cpuUsage();
     const started = performance.now();

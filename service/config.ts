@@ -102,6 +102,7 @@ export interface Config extends FeedConfig {
   alertsRetryMaxMs: number;
   alertsRetryForMs: number;
   alertsRetentionMs: number;
+  alertsThreadNice: number;
   mcpMaxAnswerBytes: number;
   /** The tick archive (docs/archive.md): its directory, or null (unset) for none. */
   archiveDir: string | null;
@@ -331,6 +332,7 @@ export const SETTINGS = [
   setting({ key: 'alertsRetryMaxMs', name: 'ALERTS_RETRY_MAX_MS', fallback: '3600000', allowed: 'an integer from 1 to 86400000', help: 'longest wait between two attempts of a webhook batch', parse: (t) => intIn(1, 86400000)(t, 3_600_000) }),
   setting({ key: 'alertsRetryForMs', name: 'ALERTS_RETRY_FOR_MS', fallback: '86400000', allowed: 'an integer from 0 to 2592000000', help: "how long after a batch's first failure it is retried before it goes to the subscription's dead letters", parse: (t) => intIn(0, 2592000000)(t, 86400000) }),
   setting({ key: 'alertsRetentionMs', name: 'ALERTS_RETENTION_MS', fallback: '604800000', allowed: 'an integer from 60000 to 31536000000', help: 'how long delivered alert events are kept in the outbox for replays', parse: (t) => intIn(60_000, 31536000000)(t, 604800000) }),
+  setting({ key: 'alertsThreadNice', name: 'ALERTS_THREAD_NICE', fallback: '0', allowed: 'an integer from 0 to 19', help: "nice levels the webhook delivery thread runs below the process (Linux: a thread's own priority): where the CPU is short, ingest acknowledgements and reads get a core before the fan-out, which then falls behind instead; 0 runs it at the process's priority", parse: (t) => intIn(0, 19)(t, 0) }),
   // the MCP server (docs/mcp.md); mcp/tools.ts reads it with this range (also for npm run mcp)
   setting({ key: 'mcpMaxAnswerBytes', name: 'MCP_MAX_ANSWER_BYTES', fallback: '65536', allowed: 'an integer from 4096 to 16777216', help: 'largest answer of one MCP tool call (POST /mcp and npm run mcp): a page that would be bigger comes back with fewer rows and meta.note saying so', parse: (t) => intIn(4096, 16 * 1024 * 1024)(t, 65_536) }),
   // the tick archive (docs/archive.md); service/durableStart.ts opens it with these
