@@ -203,6 +203,8 @@ export async function benchArchive(): Promise<Measurements> {
       now: () => NOW + 86_400_000,
       warn: (line) => console.error(line),
       source: { rowsOf: () => {} },
+      // every generated day rewritten at once (the service spaces an upgrade's rewrites out)
+      compaction: { rewriteEveryMs: 0 },
       // a log that holds nothing after the generated archive
       log: { lastIndex: lastSeq, firstIndex: () => lastSeq + 1, replay: () => {}, archived: () => {} },
     });

@@ -75,7 +75,26 @@ export interface TickArchiveOptions {
   warn: (line: string) => void;
   source: ArchiveSource;
   log: ArchiveLog;
+  /** How today's files are gathered into runs, and how often older files are rewritten (defaults: COMPACTION). */
+  compaction?: Partial<Compaction>;
 }
+
+/**
+ * Today's flush files (one per ARCHIVE_INTERVAL_MS, 8,640 a day at 10 s) are gathered
+ * as they come into runs in the merged layout, so a query reaching into today opens tens
+ * of files, not thousands, and asks each by event_key: `runFiles` flush files make a run
+ * of level 1, `runsPerLevel` runs of level 1 a run of level 2. A finished day's files are
+ * then merged into one (level 3). `rewriteEveryMs`: a finished day's only file written in
+ * another layout (an upgrade's) is rewritten at most this often, so converting an old
+ * archive does not hold the archive's queue merge after merge.
+ */
+export interface Compaction {
+  runFiles: number;
+  runsPerLevel: number;
+  rewriteEveryMs: number;
+}
+
+export const COMPACTION: Compaction = { runFiles: 30, runsPerLevel: 12, rewriteEveryMs: 300_000 };
 
 export interface FlushReport {
   records: number;
@@ -138,7 +157,6 @@ export const LAYOUT_KEY = 'odds_archive_layout';
  */
 export const MERGED_LAYOUT = `sorted by ${MERGED_ORDER}; row groups of ${MERGED_ROW_GROUP_ROWS} rows; columns ${MERGED_COLUMNS}`;
 const FLUSH_COPY = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${FLUSH_ROW_GROUP_ROWS}`;
-const MERGED_COPY = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${MERGED_ROW_GROUP_ROWS}, KV_METADATA {${LAYOUT_KEY}: ${sqlString(MERGED_LAYOUT)}}`;
 /** A file rewritten in place must be older than this, so its new version's modification time differs from the old one's at DuckDB's caches' resolution (whole seconds). */
 const REWRITE_MIN_AGE_MS = 2500;
 /** A day whose merge failed (a full disk, an unreadable file) is tried again after this long, or as soon as its files change. */
@@ -149,13 +167,26 @@ function mergedSelect(files: readonly string[], present: ReadonlySet<string>, wh
   return `SELECT * FROM (SELECT ${rowSelect(present, false)}, ${EVENT_KEY_SQL} AS event_key FROM ${readParquetSql(files)} ${where}) ORDER BY ${MERGED_ORDER}`;
 }
 
-/** What the archive knows of one version of a file: whether it is in MERGED_LAYOUT, and its columns. */
+/**
+ * What the archive knows of one version of a file: whether it is in MERGED_LAYOUT, its
+ * level (0: a flush's, or a file of another layout; 1, 2: a run of today's files; 3: a
+ * finished day's file) and its columns.
+ */
 interface FileInfo {
   merged: boolean;
+  level: number;
   columns: ReadonlySet<string>;
 }
-const FLUSH_FILE: FileInfo = { merged: false, columns: ALL_COLUMNS };
-const MERGED_FILE: FileInfo = { merged: true, columns: new Set([...ALL_COLUMNS, 'event_key']) };
+const FLUSH_FILE: FileInfo = { merged: false, level: 0, columns: ALL_COLUMNS };
+const MERGED_FILE_COLUMNS: ReadonlySet<string> = new Set([...ALL_COLUMNS, 'event_key']);
+/** The key-value metadata key a merged file's level is stored under. */
+export const LEVEL_KEY = 'odds_archive_level';
+const DAY_LEVEL = 3;
+
+/** COPY options of a file in the merged layout at `level`. */
+function mergedCopy(level: number): string {
+  return `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${MERGED_ROW_GROUP_ROWS}, KV_METADATA {${LAYOUT_KEY}: ${sqlString(MERGED_LAYOUT)}, ${LEVEL_KEY}: '${level}'}`;
+}
 
 /** The columns files have between them (what a union by name reads). */
 function columnsOf(infos: readonly FileInfo[]): Set<string> {
@@ -229,6 +260,9 @@ export class TickArchive {
   private readonly unmergeable = new Map<string, number>();
   /** Temporaries written by this process (their names' serial). */
   private temporaries = 0;
+  private readonly compaction: Compaction;
+  /** When a finished day's only file was last rewritten in the merged layout. */
+  private lastRewriteAt = -Infinity;
 
   private constructor(
     private readonly options: TickArchiveOptions,
@@ -239,6 +273,7 @@ export class TickArchive {
     this.storage = options.storage ?? nodeStorage;
     this.fsync = options.fsync ?? true;
     this.maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+    this.compaction = { ...COMPACTION, ...options.compaction };
     this.through = archivedThrough;
     if (options.log.lastIndex > archivedThrough) this.waitingSince = Date.now();
   }
@@ -464,18 +499,18 @@ export class TickArchive {
     for (const day of days) {
       const start = Number(day.d) * 86_400_000;
       const select = `SELECT ${COPY_SELECT} FROM ${STAGE} WHERE time_ms >= ${start} AND time_ms < ${start + 86_400_000} ORDER BY seq, pos`;
-      files.push(await this.writeFile(dayOf(start), select, Number(day.first), Number(day.last), Number(day.n), false));
+      files.push(await this.writeFile(dayOf(start), select, Number(day.first), Number(day.last), Number(day.n), 0));
     }
     return files;
   }
 
   /**
-   * COPY `select` to a temporary file in the day's directory (in the merged layout or a
-   * flush's), check it reads back with `rows` rows from `first` to `last`, fsync it,
-   * rename it to its final name (replacing a file of that name: a rewrite in place) and
-   * fsync the directory. A failure deletes the temporary.
+   * COPY `select` to a temporary file in the day's directory (a flush's at level 0, else
+   * in the merged layout at `level`), check it reads back with `rows` rows from `first`
+   * to `last`, fsync it, rename it to its final name (replacing a file of that name: a
+   * rewrite in place) and fsync the directory. A failure deletes the temporary.
    */
-  private async writeFile(day: string, select: string, first: number, last: number, rows: number, merged: boolean): Promise<string> {
+  private async writeFile(day: string, select: string, first: number, last: number, rows: number, level: number): Promise<string> {
     const newDay = !existsSync(join(this.options.dir, day));
     const dayDir = ensureDayDir(this.options.dir, day);
     if (newDay && this.fsync) this.storage.syncDirSync(this.options.dir);
@@ -483,7 +518,7 @@ export class TickArchive {
     // a temporary's name is never used twice: DuckDB's metadata cache must not answer for an earlier file of the same name
     const temp = `${final}.${++this.temporaries}.tmp`;
     try {
-      await this.connection.run(`COPY (${select}) TO ${sqlString(temp)} (${merged ? MERGED_COPY : FLUSH_COPY})`);
+      await this.connection.run(`COPY (${select}) TO ${sqlString(temp)} (${level > 0 ? mergedCopy(level) : FLUSH_COPY})`);
       const check = (await this.connection.runAndReadAll(`SELECT count(*) AS n, CAST(min(seq) AS DOUBLE) AS first, CAST(max(seq) AS DOUBLE) AS last FROM read_parquet(${sqlString(temp)})`)).getRowObjects()[0];
       if (Number(check.n) !== rows || Number(check.first) !== first || Number(check.last) !== last) {
         throw new Error(`${temp} read back ${check.n} rows from ${check.first} to ${check.last}, not ${rows} rows from ${first} to ${last}`);
@@ -504,7 +539,7 @@ export class TickArchive {
     }
     try {
       const stat = statSync(final);
-      this.infos.set(versionOf({ path: final, bytes: stat.size, mtimeMs: stat.mtimeMs }), merged ? MERGED_FILE : FLUSH_FILE);
+      this.infos.set(versionOf({ path: final, bytes: stat.size, mtimeMs: stat.mtimeMs }), level > 0 ? { merged: true, level, columns: MERGED_FILE_COLUMNS } : FLUSH_FILE);
     } catch {
       // read from its metadata when next asked
     }
@@ -519,8 +554,12 @@ export class TickArchive {
       if (this.infos.size > 4 * files.length + 10_000) this.infos.clear();
       const list = `[${unknown.map((file) => sqlString(file.path)).join(', ')}]`;
       const marked = new Set<string>();
-      for (const row of (await this.connection.runAndReadAll(`SELECT file_name FROM parquet_kv_metadata(${list}) WHERE key = encode(${sqlString(LAYOUT_KEY)}) AND value = encode(${sqlString(MERGED_LAYOUT)})`)).getRowObjects()) {
-        marked.add(String(row.file_name));
+      const levels = new Map<string, number>();
+      const keys = `key IN (encode(${sqlString(LAYOUT_KEY)}), encode(${sqlString(LEVEL_KEY)}))`;
+      for (const row of (await this.connection.runAndReadAll(`SELECT file_name, decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${list}) WHERE ${keys}`)).getRowObjects()) {
+        const file = String(row.file_name);
+        if (row.k === LAYOUT_KEY && row.v === MERGED_LAYOUT) marked.add(file);
+        if (row.k === LEVEL_KEY) levels.set(file, Number(row.v));
       }
       const columns = new Map<string, Set<string>>();
       for (const row of (await this.connection.runAndReadAll(`SELECT file_name, name FROM parquet_schema(${list})`)).getRowObjects()) {
@@ -533,15 +572,18 @@ export class TickArchive {
         const names = columns.get(file.path);
         // never guessed: a file read with a wrong column set would answer nulls
         if (names === undefined) throw new Error(`the schema of ${file.path} could not be read`);
-        this.infos.set(versionOf(file), { merged: marked.has(file.path), columns: names });
+        const merged = marked.has(file.path);
+        const level = levels.get(file.path);
+        this.infos.set(versionOf(file), { merged, level: !merged ? 0 : level !== undefined && Number.isInteger(level) && level > 0 ? level : DAY_LEVEL, columns: names });
       }
     }
     return files.map((file) => this.infos.get(versionOf(file)) ?? FLUSH_FILE);
   }
 
   /**
-   * Deletes days past the retention, and brings one finished day (if any needs it) to a
-   * single file in the merged layout: its files merged, or its only file rewritten.
+   * Deletes days past the retention, gathers today's files into runs (one run per pass,
+   * when enough wait), and brings one finished day (if any needs it) to a single file in
+   * the merged layout: its files merged, or its only file rewritten.
    */
   private async maintain(): Promise<void> {
     const days = listDays(this.options.dir);
@@ -556,20 +598,38 @@ export class TickArchive {
           if (this.fsync) this.storage.syncDirSync(this.options.dir);
           continue;
         }
-        // today still grows; a finished day gets files only from a catch-up, and is merged again then
-        if (day >= newest || mergedOne) continue;
+        // a day after the clock's (a clock set back) is left as it is
+        if (day > newest) continue;
         const files = listDayFiles(this.options.dir, day);
         if (files.length === 0) continue;
-        versions = files.map(versionOf).join('\n');
+        let group: ArchiveFile[] = files;
+        let level = DAY_LEVEL;
+        let rewrite = false;
+        if (day === newest) {
+          // today: a run of the flush files, or of the runs, once enough of them wait
+          const infos = await this.fileInfos(files);
+          const flushes = files.filter((_, i) => infos[i].level === 0);
+          const runs = files.filter((_, i) => infos[i].level === 1);
+          if (flushes.length >= this.compaction.runFiles) [group, level] = [flushes, 1];
+          else if (runs.length >= this.compaction.runsPerLevel) [group, level] = [runs, 2];
+          else continue;
+        } else {
+          // a finished day (it gets files only from a catch-up, and is merged again then): one per pass
+          if (mergedOne) continue;
+          if (files.length === 1) {
+            if ((await this.fileInfos(files))[0].merged) continue;
+            if (Date.now() - this.lastRewriteAt < this.compaction.rewriteEveryMs) continue;
+            // rewritten in place: its new version must not share the old one's modification second
+            if (Date.now() - files[0].mtimeMs < REWRITE_MIN_AGE_MS) continue;
+            rewrite = true;
+          }
+        }
+        versions = group.map(versionOf).join('\n');
         const failedAt = this.unmergeable.get(versions);
         if (failedAt !== undefined && Date.now() - failedAt < MERGE_RETRY_MS) continue;
-        if (files.length === 1) {
-          if ((await this.fileInfos(files))[0].merged) continue;
-          // rewritten in place: its new version must not share the old one's modification second
-          if (Date.now() - files[0].mtimeMs < REWRITE_MIN_AGE_MS) continue;
-        }
-        mergedOne = true;
-        await this.merge(day, files);
+        if (level === DAY_LEVEL) mergedOne = true;
+        if (rewrite) this.lastRewriteAt = Date.now();
+        await this.merge(day, group, files, level);
       } catch (error) {
         if (versions !== '') this.unmergeable.set(versions, Date.now());
         this.options.warn(`archive: maintaining ${day} failed (its files are kept as they are, and read as they are; tried again when they change or in an hour): ${(error as Error).message}`);
@@ -577,13 +637,18 @@ export class TickArchive {
     }
   }
 
-  private async merge(day: string, files: ArchiveFile[]): Promise<void> {
-    const paths = files.map((f) => f.path);
+  /** Merges `group` (some of the day's files, `all`) into one file in the merged layout at `level`, then deletes the group. */
+  private async merge(day: string, group: ArchiveFile[], all: readonly ArchiveFile[], level: number): Promise<void> {
+    const paths = group.map((f) => f.path);
+    const first = Math.min(...group.map((f) => f.first));
+    const last = Math.max(...group.map((f) => f.last));
+    // the merged file's name covers [first, last]: a file of the day in that range left out of the group would be taken
+    // for one of its inputs and deleted at the next start (tidyArchive)
+    const inside = all.filter((f) => !group.includes(f) && f.last >= first && f.first <= last);
+    if (inside.length > 0) throw new Error(`not merging ${paths.length} file(s) of ${day}: ${inside.map((f) => f.path).join(', ')} lies in their range ${first}-${last}`);
     const counted = (await this.connection.runAndReadAll(`SELECT count(*) AS n FROM ${readParquetSql(paths)}`)).getRowObjects()[0];
-    const first = Math.min(...files.map((f) => f.first));
-    const last = Math.max(...files.map((f) => f.last));
-    const present = columnsOf(await this.fileInfos(files));
-    const final = await this.writeFile(day, mergedSelect(paths, present, ''), first, last, Number(counted.n), true);
+    const present = columnsOf(await this.fileInfos(group));
+    const final = await this.writeFile(day, mergedSelect(paths, present, ''), first, last, Number(counted.n), level);
     // a day's only file rewritten has the merged file's name: the rename replaced it
     for (const path of paths) if (path !== final) this.storage.unlinkSync(path);
     if (this.fsync) this.storage.syncDirSync(join(this.options.dir, day));
@@ -707,7 +772,7 @@ export class TickArchive {
         const where = league === null ? '' : `WHERE league = ${sqlString(league)}`;
         // a merged file read in its order (DuckDB keeps a scan's order into COPY): no sort
         const select = mergedDay ? `SELECT ${MERGED_COLUMNS} FROM read_parquet(${sqlString(paths[0])}) ${where}` : mergedSelect(paths, columnsOf(infos), where);
-        await this.connection.run(`COPY (${select}) TO ${sqlString(outPath)} (${MERGED_COPY})`);
+        await this.connection.run(`COPY (${select}) TO ${sqlString(outPath)} (${mergedCopy(DAY_LEVEL)})`);
       }
       const n = (await this.connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlString(outPath)})`)).getRowObjects()[0].n;
       return { rows: Number(n), files: files.length };

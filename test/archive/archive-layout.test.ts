@@ -7,7 +7,9 @@
 // - a finished day's export is its merged file, a league's export its rows in its order,
 //   and a day not merged yet exports the same rows in the same order;
 // - a day an older version left (merged by odds id in large row groups, no event_key,
-//   no removed_rows column) reads the same, and is rewritten in place in the merged layout.
+//   no removed_rows column) reads the same, and is rewritten in place in the merged layout;
+// - today's flush files gathered into runs, and runs into runs of the next level, still
+//   hold every change once and answer the changes acknowledged.
 import assert from 'node:assert/strict';
 import { readFileSync, renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +20,7 @@ import { NO_PRICE } from '../../engine/oddsStore.ts';
 import { attachTickArchive } from '../../ingest/archiveRows.ts';
 import { archiveFileName, dayOf, dayStart, listDayFiles, sqlString } from '../../persistence/archive/archiveFiles.ts';
 import { ARCHIVE_COLUMNS, eventKey, type ArchiveRow } from '../../persistence/archive/archiveSchema.ts';
-import { LAYOUT_KEY, MERGED_LAYOUT, MERGED_ROW_GROUP_ROWS, type TickArchive } from '../../persistence/archive/tickArchive.ts';
+import { LAYOUT_KEY, LEVEL_KEY, MERGED_LAYOUT, MERGED_ROW_GROUP_ROWS, type Compaction, type TickArchive } from '../../persistence/archive/tickArchive.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 
@@ -66,12 +68,12 @@ function pickRows(opened: OpenedBoard): { ids: string[]; removed: string } {
 }
 
 /** Opens a board and its archive, and feeds `batches` batches of PER_BATCH price changes (a flush every `flushEvery`), with one removal halfway. */
-async function feed(batches: number, flushEvery: number): Promise<Fed> {
+async function feed(batches: number, flushEvery: number, compaction?: Partial<Compaction>): Promise<Fed> {
   const dir = tempDataDir('archive-layout-');
   const archiveDir = join(dir, 'archive');
   const clock = new ManualClock(NOW);
   const opened = await openBoard(dir, clock, board, { fsync: false });
-  const archive = await attachTickArchive(opened.durable, { dir: archiveDir, retentionDays: 30, intervalMs: 0 }, { now: () => clock.now(), warn: () => {}, fsync: false });
+  const archive = await attachTickArchive(opened.durable, { dir: archiveDir, retentionDays: 30, intervalMs: 0 }, { now: () => clock.now(), warn: () => {}, fsync: false, compaction });
   const { ids, removed } = pickRows(opened);
   const acknowledged: Acknowledged[] = [];
   for (let n = 1; n <= batches; n++) {
@@ -231,6 +233,41 @@ test('a day an older version merged (by odds id, no event_key, no removed_rows) 
     });
     assert.deepEqual(await everyRow(archiveDir), fed.acknowledged);
     assert.deepEqual(await answers(fed), before, 'and the same after its rewrite');
+  } finally {
+    await cleanUp(fed);
+  }
+});
+
+test("today's flush files gathered into runs (level 1), runs into level 2: every change once, the reads answer what was acknowledged", async () => {
+  // a run of every 3 flush files, a level-2 run of every 2 runs: after 12 flushes and one
+  // more pass, two level-2 runs (flushes 1-6 and 7-12)
+  const fed = await feed(12, 1, { runFiles: 3, runsPerLevel: 2 });
+  try {
+    const { archive, archiveDir, acknowledged, ids, removed } = fed;
+    const files = listDayFiles(archiveDir, dayOf(NOW));
+    assert.equal(files.length, 2);
+    await withDuckDB(async (c) => {
+      for (const file of files) {
+        const kv = (await c.runAndReadAll(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${sqlString(file.path)}) ORDER BY k`)).getRowObjects();
+        assert.deepEqual(kv, [
+          { k: LAYOUT_KEY, v: MERGED_LAYOUT },
+          { k: LEVEL_KEY, v: '2' },
+        ]);
+      }
+    });
+    assert.equal(files[0].first, acknowledged[0].seq);
+    assert.equal(files[1].last, acknowledged[acknowledged.length - 1].seq);
+    assert.equal(files[1].first, files[0].last + 1);
+    assert.deepEqual(await everyRow(archiveDir), acknowledged);
+    const points = (rows: ArchiveRow[]): Acknowledged[] => rows.map((row) => ({ seq: row.seq, pos: row.pos, odds_id: row.odds_id as string, price_american: row.price_american }));
+    const ofIds = (wanted: string[]): Acknowledged[] => acknowledged.filter((a) => wanted.includes(a.odds_id));
+    assert.deepEqual(points((await archive.rowsOfIds([ids[5]], Number.MAX_SAFE_INTEGER)).rows), ofIds([ids[5]]));
+    assert.deepEqual(points((await archive.rowsOfIds([ids[9], removed, ids[120]], Number.MAX_SAFE_INTEGER)).rows), ofIds([ids[9], removed, ids[120]]));
+    const [event, , subtype] = ids[40].split(':');
+    const market = (await archive.rowsOfMarket(event, subtype, Number.MAX_SAFE_INTEGER)).rows;
+    assert.deepEqual(points(market), acknowledged.filter((a) => a.odds_id.startsWith(`${event}:`) && a.odds_id.split(':')[2] === subtype));
+    assert.ok(market.length >= 12);
+    assert.deepEqual((await archive.removalsSince(NOW)).rows.map((row) => row.odds_id), [removed]);
   } finally {
     await cleanUp(fed);
   }
