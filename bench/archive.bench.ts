@@ -148,7 +148,7 @@ async function generateArchive(dir: string): Promise<{ ids: string[]; seconds: n
     };
     const select = columns.map((name) => `${values[name]} AS ${name}`).join(', ');
     const path = join(dayDir, archiveFileName(first, last));
-    await c.run(`COPY (SELECT ${select} FROM (SELECT i, hash(i) % ${selections} AS h FROM range(${ROWS_PER_DAY}) t(i)) ORDER BY odds_id, seq) TO '${path}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+    await c.run(`COPY (SELECT ${select} FROM (SELECT i, CAST(hash(i) % ${selections} AS BIGINT) AS h FROM range(${ROWS_PER_DAY}) t(i)) ORDER BY odds_id, seq) TO '${path}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
     // written days ago, as far as the archive can tell (a file it rewrites in place must be older than a few seconds)
     utimesSync(path, past, past);
     seq = last + 1;
