@@ -464,7 +464,7 @@ export interface paths {
         };
         /**
          * One UTC day of the tick archive (optionally one league) as a Parquet file (zstd), streamed.
-         * @description The archive rows of the day in log order (seq, pos), with the schema of docs/archive.md, as application/vnd.apache.parquet. Only changes already written to the archive (today: up to ARCHIVE_INTERVAL_MS behind). A day the archive holds nothing for: 404 not_found. Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         * @description The archive rows of the day as application/vnd.apache.parquet: the row schema of docs/archive.md plus event_key (the first 8 hex digits of md5(event_id)), sorted by event_key, odds_id, seq, pos, so each event's rows sit together and each selection's changes are in log order (sort by seq, pos for the whole day's log order). A finished day is sent as the archive's file for it; today's rows are sorted first. Only changes already written to the archive (today: up to ARCHIVE_INTERVAL_MS behind). A day the archive holds nothing for: 404 not_found. Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
          *
          *     Example:
          *
@@ -1253,6 +1253,8 @@ export interface components {
             dfs_multiplier?: number | null;
             /** @description the event */
             event_id?: string | null;
+            /** @description finished days' files and exports only: the first 8 hex digits of md5(event_id), the key those files are sorted by (then odds_id, seq, pos), so one event's rows sit together */
+            event_key?: string | null;
             /** @description the event's start, epoch ms, as the board held it when the change was archived */
             event_start_ms?: number | null;
             /** @description the new event status (status rows only) */

@@ -9,7 +9,7 @@
 import type { OddsEngine } from '../engine/engine.ts';
 import { NONE, SLOT_TOMBSTONE } from '../engine/oddsStore.ts';
 import type { ArchiveRow } from '../persistence/archive/archiveSchema.ts';
-import { TickArchive, type ArchiveSource } from '../persistence/archive/tickArchive.ts';
+import { TickArchive, type ArchiveSource, type Compaction } from '../persistence/archive/tickArchive.ts';
 import type { Storage } from '../persistence/log/storage.ts';
 import type { DurableBoard } from './durableBoard.ts';
 import { decodeRecord } from './record.ts';
@@ -192,13 +192,14 @@ export interface ArchiveSettings {
  * handed to it and the log keeps what it lacks; a first flush starts at once and reads
  * what the log holds after the last archived record.
  */
-export async function attachTickArchive(durable: DurableBoard, settings: ArchiveSettings, options: { now: () => number; warn: (line: string) => void; fsync: boolean; storage?: Storage }): Promise<TickArchive> {
+export async function attachTickArchive(durable: DurableBoard, settings: ArchiveSettings, options: { now: () => number; warn: (line: string) => void; fsync: boolean; storage?: Storage; compaction?: Partial<Compaction> }): Promise<TickArchive> {
   const archive = await TickArchive.open({
     dir: settings.dir,
     retentionDays: settings.retentionDays,
     intervalMs: settings.intervalMs,
     fsync: options.fsync,
     storage: options.storage,
+    compaction: options.compaction,
     now: options.now,
     warn: options.warn,
     source: new RecordArchiveSource(durable.engine),

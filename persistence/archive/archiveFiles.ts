@@ -1,6 +1,6 @@
 // The tick archive's files: ARCHIVE_DIR/<UTC day>/<first seq>-<last seq>.parquet.
 //
-// A file is written under a temporary name (*.parquet.tmp), read back and checked,
+// A file is written under a temporary name (*.parquet.<n>.tmp), read back and checked,
 // fsync'd, renamed to its final name and the directory fsync'd: a file with a final
 // name is whole. The seqs in a name are the first and last log records whose changes
 // the file holds; within a day directory a file whose range lies inside another's
@@ -18,6 +18,8 @@ export interface ArchiveFile {
   first: number;
   last: number;
   bytes: number;
+  /** Modification time: with path and bytes, what identifies this version of the file (a merge may rewrite a day's only file in place). */
+  mtimeMs: number;
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -57,7 +59,8 @@ export function listDayFiles(dir: string, day: string): ArchiveFile[] {
     const match = FILE.exec(name);
     if (match === null) continue;
     const path = join(dayDir, name);
-    files.push({ path, day, first: Number(match[1]), last: Number(match[2]), bytes: statSync(path).size });
+    const stat = statSync(path);
+    files.push({ path, day, first: Number(match[1]), last: Number(match[2]), bytes: stat.size, mtimeMs: stat.mtimeMs });
   }
   return files.sort((a, b) => a.first - b.first || b.last - a.last);
 }
@@ -65,6 +68,17 @@ export function listDayFiles(dir: string, day: string): ArchiveFile[] {
 /** Every whole file of the archive, oldest day first. */
 export function listArchiveFiles(dir: string): ArchiveFile[] {
   return listDays(dir).flatMap((day) => listDayFiles(dir, day));
+}
+
+/**
+ * The whole files of the days that can hold a change with fromMs <= time_ms <= toMs: a
+ * day directory holds only changes applied that UTC day (a flush writes one file per day
+ * its records fall in, a merge stays within its day).
+ */
+export function listArchiveFilesBetween(dir: string, fromMs: number, toMs: number): ArchiveFile[] {
+  return listDays(dir)
+    .filter((day) => dayStart(day) <= toMs && dayStart(day) + 86_400_000 > fromMs)
+    .flatMap((day) => listDayFiles(dir, day));
 }
 
 /**

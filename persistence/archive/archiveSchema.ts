@@ -11,6 +11,8 @@
 // suspension toggle carries no price). The routes carry the last price forward
 // (archiveHistory.ts); an 'upsert' row carries every field.
 
+import { createHash } from 'node:crypto';
+
 export type ArchiveKind = 'price' | 'upsert' | 'remove' | 'status';
 
 export interface ArchiveColumn {
@@ -77,3 +79,28 @@ export function createTableSql(table: string): string {
 
 /** The column list, in schema order, for SELECT and COPY. */
 export const COLUMN_LIST = ARCHIVE_COLUMNS.map((c) => c.name).join(', ');
+
+/**
+ * Merged day files (and exports) carry one more column after the row's: `event_key`, the
+ * first 8 hex digits of md5(event_id), and are sorted by it, then odds_id, seq, pos.
+ * Why not by odds_id alone: DuckDB prunes row groups by their min/max statistics, and it
+ * keeps only the first 8 bytes of a string's; odds ids begin with the event id
+ * (`nfl-20261121-BUF-KC:...`), whose first 8 bytes are the same for a whole league's
+ * season, so min/max on odds_id tells one event's row groups from no other. An 8-character
+ * key is whole in those 8 bytes: a query for one event (or one of its selections) reads
+ * only the row groups that hold it. md5 is computed the same by DuckDB's md5() and
+ * node:crypto, in any version of either.
+ */
+export const EVENT_KEY_COLUMN = {
+  name: 'event_key',
+  type: 'VARCHAR',
+  doc: "finished days' files and exports only: the first 8 hex digits of md5(event_id), the key those files are sorted by (then odds_id, seq, pos), so one event's rows sit together",
+} as const;
+
+/** event_key as SQL, over a row's event_id. */
+export const EVENT_KEY_SQL = 'substr(md5(event_id), 1, 8)';
+
+/** event_key of an event id, as EVENT_KEY_SQL computes it. */
+export function eventKey(eventId: string): string {
+  return createHash('md5').update(eventId, 'utf8').digest('hex').slice(0, 8);
+}

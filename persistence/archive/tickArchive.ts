@@ -24,16 +24,25 @@
 // leaves no file (the records are archived again from the log), after it the file is
 // whole and its records are not taken again.
 //
-// Compaction. Days before the newest one are merged into one file per day, sorted by
-// odds id then seq (DuckDB skips the row groups a one-selection query does not need);
-// the merged file is written like any other before its inputs are deleted.
+// Compaction. Days before the newest one are merged into one file per day in the
+// merged layout (MERGED_LAYOUT, marked in the file's key-value metadata): sorted by
+// event_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, so DuckDB reads
+// only the row groups of the event a query names; the merged file is written like any
+// other before its inputs are deleted. A finished day's only file in another layout (a
+// single flush, or a file merged by an older version) is rewritten in place the same
+// way. One day per maintenance pass, so flushes and queries run between two.
+//
+// Reading. One DuckDB instance for the archive's life, with its Parquet metadata cache
+// on: a file's footer is parsed once, not at every query. A query reads only the day
+// directories its time range can touch; merged files are asked by event_key as well,
+// which DuckDB checks against each row group's min/max before reading it.
 
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeStorage, type Storage } from '../log/storage.ts';
-import { ARCHIVE_COLUMNS, COLUMN_LIST, type ArchiveRow } from './archiveSchema.ts';
-import { archiveFileName, dayOf, dayStart, ensureDayDir, listArchiveFiles, listDayFiles, listDays, readParquetSql, sqlString, tidyArchive, type ArchiveFile } from './archiveFiles.ts';
+import { ARCHIVE_COLUMNS, COLUMN_LIST, EVENT_KEY_SQL, eventKey, type ArchiveRow } from './archiveSchema.ts';
+import { archiveFileName, dayOf, dayStart, ensureDayDir, listArchiveFiles, listArchiveFilesBetween, listDayFiles, listDays, readParquetSql, sqlString, tidyArchive, type ArchiveFile } from './archiveFiles.ts';
 
 /** Turns one log record into archive rows (the write path's decoding; persistence knows no record format). */
 export interface ArchiveSource {
@@ -66,7 +75,26 @@ export interface TickArchiveOptions {
   warn: (line: string) => void;
   source: ArchiveSource;
   log: ArchiveLog;
+  /** How today's files are gathered into runs, and how often older files are rewritten (defaults: COMPACTION). */
+  compaction?: Partial<Compaction>;
 }
+
+/**
+ * Today's flush files (one per ARCHIVE_INTERVAL_MS, 8,640 a day at 10 s) are gathered
+ * as they come into runs in the merged layout, so a query reaching into today opens tens
+ * of files, not thousands, and asks each by event_key: `runFiles` flush files make a run
+ * of level 1, `runsPerLevel` runs of level 1 a run of level 2. A finished day's files are
+ * then merged into one (level 3). `rewriteEveryMs`: a finished day's only file written in
+ * another layout (an upgrade's) is rewritten at most this often, so converting an old
+ * archive does not hold the archive's queue merge after merge.
+ */
+export interface Compaction {
+  runFiles: number;
+  runsPerLevel: number;
+  rewriteEveryMs: number;
+}
+
+export const COMPACTION: Compaction = { runFiles: 30, runsPerLevel: 12, rewriteEveryMs: 300_000 };
 
 export interface FlushReport {
   records: number;
@@ -92,8 +120,104 @@ const STAGE = 'stage';
 /** The staging table: BIGINT columns are staged as DOUBLE (exact below 2^53, and the appender takes a number), cast on COPY. */
 const STAGE_COLUMNS = ARCHIVE_COLUMNS.map((c) => `${c.name} ${c.type === 'BIGINT' ? 'DOUBLE' : c.type}`).join(', ');
 const COPY_SELECT = ARCHIVE_COLUMNS.map((c) => (c.type === 'BIGINT' ? `CAST(${c.name} AS BIGINT) AS ${c.name}` : c.name)).join(', ');
-/** Rows read back as numbers (not bigint). */
-const READ_SELECT = ARCHIVE_COLUMNS.map((c) => (c.type === 'BIGINT' ? `CAST(${c.name} AS DOUBLE) AS ${c.name}` : c.name)).join(', ');
+/**
+ * The row's columns over files that have `present` between them (read by name): a column
+ * none of them has (written before it was added) reads as null. `asNumbers`: BIGINT
+ * columns as DOUBLE, so rows read back hold numbers, not bigints.
+ */
+function rowSelect(present: ReadonlySet<string>, asNumbers: boolean): string {
+  return ARCHIVE_COLUMNS.map((c) => {
+    const type = asNumbers && c.type === 'BIGINT' ? 'DOUBLE' : c.type;
+    if (!present.has(c.name)) return `CAST(NULL AS ${type}) AS ${c.name}`;
+    return type === c.type ? c.name : `CAST(${c.name} AS ${type}) AS ${c.name}`;
+  }).join(', ');
+}
+const ALL_COLUMNS: ReadonlySet<string> = new Set(ARCHIVE_COLUMNS.map((c) => c.name));
+/** Rows read back as numbers (not bigint), from files that have every column. */
+const READ_SELECT = rowSelect(ALL_COLUMNS, true);
+
+/** Rows per row group of a flush's file (DuckDB's default): a flush file is read whole by the queries that touch its day. */
+const FLUSH_ROW_GROUP_ROWS = 122_880;
+/**
+ * Rows per row group of a merged day file. A one-event query reads the row groups its
+ * event_key falls in, each whole: smaller groups read less per query, for a larger footer
+ * (parsed once, then in DuckDB's metadata cache) and a little less compression.
+ */
+export const MERGED_ROW_GROUP_ROWS = 16_384;
+/** A merged file's columns: the row's, then event_key. */
+export const MERGED_COLUMNS = `${COLUMN_LIST}, event_key`;
+const MERGED_ORDER = 'event_key, odds_id, seq, pos';
+/** The key-value metadata key a merged file's layout is stored under. */
+export const LAYOUT_KEY = 'odds_archive_layout';
+/**
+ * The merged layout, as stored in the file: a file without this exact value (a flush's,
+ * or one merged by a version with other columns or row groups) is read as a plain file
+ * (all its row groups, by column name) and rewritten at the next maintenance once its day
+ * is finished.
+ */
+export const MERGED_LAYOUT = `sorted by ${MERGED_ORDER}; row groups of ${MERGED_ROW_GROUP_ROWS} rows; columns ${MERGED_COLUMNS}`;
+const FLUSH_COPY = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${FLUSH_ROW_GROUP_ROWS}`;
+/** A file rewritten in place must be older than this, so its new version's modification time differs from the old one's at DuckDB's caches' resolution (whole seconds). */
+const REWRITE_MIN_AGE_MS = 2500;
+/** A day whose merge failed (a full disk, an unreadable file) is tried again after this long, or as soon as its files change. */
+const MERGE_RETRY_MS = 3_600_000;
+
+/** The rows of `files` (any layouts, with `present` columns between them; `where` over them), in the merged layout's columns and order. */
+function mergedSelect(files: readonly string[], present: ReadonlySet<string>, where: string): string {
+  return `SELECT * FROM (SELECT ${rowSelect(present, false)}, ${EVENT_KEY_SQL} AS event_key FROM ${readParquetSql(files)} ${where}) ORDER BY ${MERGED_ORDER}`;
+}
+
+/**
+ * What the archive knows of one version of a file: whether it is in MERGED_LAYOUT, its
+ * level (0: a flush's, or a file of another layout; 1, 2: a run of today's files; 3: a
+ * finished day's file) and its columns.
+ */
+interface FileInfo {
+  merged: boolean;
+  level: number;
+  columns: ReadonlySet<string>;
+}
+const FLUSH_FILE: FileInfo = { merged: false, level: 0, columns: ALL_COLUMNS };
+const MERGED_FILE_COLUMNS: ReadonlySet<string> = new Set([...ALL_COLUMNS, 'event_key']);
+/** The key-value metadata key a merged file's level is stored under. */
+export const LEVEL_KEY = 'odds_archive_level';
+const DAY_LEVEL = 3;
+
+/** COPY options of a file in the merged layout at `level`. */
+function mergedCopy(level: number): string {
+  return `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${MERGED_ROW_GROUP_ROWS}, KV_METADATA {${LAYOUT_KEY}: ${sqlString(MERGED_LAYOUT)}, ${LEVEL_KEY}: '${level}'}`;
+}
+
+/** The columns files have between them (what a union by name reads). */
+function columnsOf(infos: readonly FileInfo[]): Set<string> {
+  const present = new Set<string>();
+  for (const info of infos) for (const name of info.columns) present.add(name);
+  return present;
+}
+
+/** What identifies one version of a file: a merge may rewrite a day's only file under its name. */
+function versionOf(file: { path: string; bytes: number; mtimeMs: number }): string {
+  return `${file.path}\n${file.bytes}\n${file.mtimeMs}`;
+}
+
+/** The event ids a query for these odds ids is about (null when one is not an odds id: no event_key filter then). */
+function eventIdsOf(ids: readonly string[]): string[] | null {
+  const events = new Set<string>();
+  for (const id of ids) {
+    const colon = id.indexOf(':');
+    if (colon <= 0) return null;
+    events.add(id.slice(0, colon));
+  }
+  return [...events];
+}
+
+/** What a read asks of the archive: a filter over the row's columns, the events it is about (null: any), and the time range it can touch. */
+interface RowQuery {
+  where: string;
+  eventIds: readonly string[] | null;
+  fromMs: number;
+  toMs: number;
+}
 
 /** ARCHIVE_DIR holds records the log never had: refused at start rather than mixing two logs' seqs. */
 export class ArchiveMismatchError extends Error {
@@ -128,6 +252,17 @@ export class TickArchive {
   lastFlush: FlushReport | null = null;
   /** Told of each written flush (metrics, tests). */
   onFlush: ((report: FlushReport) => void) | null = null;
+  /** Each file version's layout and columns (versionOf): read once from its metadata, or known from writing it. */
+  private readonly infos = new Map<string, FileInfo>();
+  /** The time of each file version's first record (removalsSince). */
+  private readonly firstTimes = new Map<string, number>();
+  /** When a day's files (by version) failed to merge: tried again when they change, or an hour later. */
+  private readonly unmergeable = new Map<string, number>();
+  /** Temporaries written by this process (their names' serial). */
+  private temporaries = 0;
+  private readonly compaction: Compaction;
+  /** When a finished day's only file was last rewritten in the merged layout. */
+  private lastRewriteAt = -Infinity;
 
   private constructor(
     private readonly options: TickArchiveOptions,
@@ -138,6 +273,7 @@ export class TickArchive {
     this.storage = options.storage ?? nodeStorage;
     this.fsync = options.fsync ?? true;
     this.maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+    this.compaction = { ...COMPACTION, ...options.compaction };
     this.through = archivedThrough;
     if (options.log.lastIndex > archivedThrough) this.waitingSince = Date.now();
   }
@@ -166,6 +302,10 @@ export class TickArchive {
     through = Math.max(through, options.log.firstIndex() - 1);
     const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '512MB' });
     const connection = await instance.connect();
+    // footers parsed once per file version (checked against its modification time), not at every query
+    await connection.run('SET parquet_metadata_cache = true');
+    // a day's merge sorts more than the memory limit: it spills next to the archive, not into the working directory
+    await connection.run(`SET temp_directory = ${sqlString(join(options.dir, '.spill'))}`);
     await connection.run(`CREATE TABLE ${STAGE} (${STAGE_COLUMNS})`);
     const archive = new TickArchive(options, instance, connection, through);
     // the log may drop what the archive holds already
@@ -359,24 +499,26 @@ export class TickArchive {
     for (const day of days) {
       const start = Number(day.d) * 86_400_000;
       const select = `SELECT ${COPY_SELECT} FROM ${STAGE} WHERE time_ms >= ${start} AND time_ms < ${start + 86_400_000} ORDER BY seq, pos`;
-      files.push(await this.writeFile(dayOf(start), select, Number(day.first), Number(day.last), Number(day.n)));
+      files.push(await this.writeFile(dayOf(start), select, Number(day.first), Number(day.last), Number(day.n), 0));
     }
     return files;
   }
 
   /**
-   * COPY `select` to a temporary file in the day's directory, check it reads back with
-   * `rows` rows from `first` to `last`, fsync it, rename it to its final name and fsync
-   * the directory. A failure deletes the temporary.
+   * COPY `select` to a temporary file in the day's directory (a flush's at level 0, else
+   * in the merged layout at `level`), check it reads back with `rows` rows from `first`
+   * to `last`, fsync it, rename it to its final name (replacing a file of that name: a
+   * rewrite in place) and fsync the directory. A failure deletes the temporary.
    */
-  private async writeFile(day: string, select: string, first: number, last: number, rows: number): Promise<string> {
+  private async writeFile(day: string, select: string, first: number, last: number, rows: number, level: number): Promise<string> {
     const newDay = !existsSync(join(this.options.dir, day));
     const dayDir = ensureDayDir(this.options.dir, day);
     if (newDay && this.fsync) this.storage.syncDirSync(this.options.dir);
     const final = join(dayDir, archiveFileName(first, last));
-    const temp = `${final}.tmp`;
+    // a temporary's name is never used twice: DuckDB's metadata cache must not answer for an earlier file of the same name
+    const temp = `${final}.${++this.temporaries}.tmp`;
     try {
-      await this.connection.run(`COPY (${select}) TO ${sqlString(temp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+      await this.connection.run(`COPY (${select}) TO ${sqlString(temp)} (${level > 0 ? mergedCopy(level) : FLUSH_COPY})`);
       const check = (await this.connection.runAndReadAll(`SELECT count(*) AS n, CAST(min(seq) AS DOUBLE) AS first, CAST(max(seq) AS DOUBLE) AS last FROM read_parquet(${sqlString(temp)})`)).getRowObjects()[0];
       if (Number(check.n) !== rows || Number(check.first) !== first || Number(check.last) !== last) {
         throw new Error(`${temp} read back ${check.n} rows from ${check.first} to ${check.last}, not ${rows} rows from ${first} to ${last}`);
@@ -395,39 +537,120 @@ export class TickArchive {
       rmSync(temp, { force: true });
       throw error;
     }
+    try {
+      const stat = statSync(final);
+      this.infos.set(versionOf({ path: final, bytes: stat.size, mtimeMs: stat.mtimeMs }), level > 0 ? { merged: true, level, columns: MERGED_FILE_COLUMNS } : FLUSH_FILE);
+    } catch {
+      // read from its metadata when next asked
+    }
     return final;
   }
 
-  /** Merges the files of each finished day into one, and deletes days past the retention. */
+  /** Each file's layout and columns (its key-value metadata and schema, read once per file version). */
+  private async fileInfos(files: readonly ArchiveFile[]): Promise<FileInfo[]> {
+    const unknown = files.filter((file) => !this.infos.has(versionOf(file)));
+    if (unknown.length > 0) {
+      // versions of files deleted or rewritten since are never asked again
+      if (this.infos.size > 4 * files.length + 10_000) this.infos.clear();
+      const list = `[${unknown.map((file) => sqlString(file.path)).join(', ')}]`;
+      const marked = new Set<string>();
+      const levels = new Map<string, number>();
+      const keys = `key IN (encode(${sqlString(LAYOUT_KEY)}), encode(${sqlString(LEVEL_KEY)}))`;
+      for (const row of (await this.connection.runAndReadAll(`SELECT file_name, decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${list}) WHERE ${keys}`)).getRowObjects()) {
+        const file = String(row.file_name);
+        if (row.k === LAYOUT_KEY && row.v === MERGED_LAYOUT) marked.add(file);
+        if (row.k === LEVEL_KEY) levels.set(file, Number(row.v));
+      }
+      const columns = new Map<string, Set<string>>();
+      for (const row of (await this.connection.runAndReadAll(`SELECT file_name, name FROM parquet_schema(${list})`)).getRowObjects()) {
+        const file = String(row.file_name);
+        let names = columns.get(file);
+        if (names === undefined) columns.set(file, (names = new Set()));
+        names.add(String(row.name));
+      }
+      for (const file of unknown) {
+        const names = columns.get(file.path);
+        // never guessed: a file read with a wrong column set would answer nulls
+        if (names === undefined) throw new Error(`the schema of ${file.path} could not be read`);
+        const merged = marked.has(file.path);
+        const level = levels.get(file.path);
+        this.infos.set(versionOf(file), { merged, level: !merged ? 0 : level !== undefined && Number.isInteger(level) && level > 0 ? level : DAY_LEVEL, columns: names });
+      }
+    }
+    return files.map((file) => this.infos.get(versionOf(file)) ?? FLUSH_FILE);
+  }
+
+  /**
+   * Deletes days past the retention, gathers today's files into runs (one run per pass,
+   * when enough wait), and brings one finished day (if any needs it) to a single file in
+   * the merged layout: its files merged, or its only file rewritten.
+   */
   private async maintain(): Promise<void> {
     const days = listDays(this.options.dir);
     const newest = dayOf(this.options.now());
     const oldestKept = dayOf(dayStart(newest) - (this.options.retentionDays - 1) * 86_400_000);
+    let mergedOne = false;
     for (const day of days) {
+      let versions = '';
       try {
         if (day < oldestKept) {
           rmSync(join(this.options.dir, day), { recursive: true, force: true });
           if (this.fsync) this.storage.syncDirSync(this.options.dir);
           continue;
         }
-        if (day >= newest) continue;
+        // a day after the clock's (a clock set back) is left as it is
+        if (day > newest) continue;
         const files = listDayFiles(this.options.dir, day);
-        // a finished day whose files all end before the last archived record: nothing more comes to it
-        if (files.length > 1) await this.merge(day, files);
+        if (files.length === 0) continue;
+        let group: ArchiveFile[] = files;
+        let level = DAY_LEVEL;
+        let rewrite = false;
+        if (day === newest) {
+          // today: a run of the flush files, or of the runs, once enough of them wait
+          const infos = await this.fileInfos(files);
+          const flushes = files.filter((_, i) => infos[i].level === 0);
+          const runs = files.filter((_, i) => infos[i].level === 1);
+          if (flushes.length >= this.compaction.runFiles) [group, level] = [flushes, 1];
+          else if (runs.length >= this.compaction.runsPerLevel) [group, level] = [runs, 2];
+          else continue;
+        } else {
+          // a finished day (it gets files only from a catch-up, and is merged again then): one per pass
+          if (mergedOne) continue;
+          if (files.length === 1) {
+            if ((await this.fileInfos(files))[0].merged) continue;
+            if (Date.now() - this.lastRewriteAt < this.compaction.rewriteEveryMs) continue;
+            // rewritten in place: its new version must not share the old one's modification second
+            if (Date.now() - files[0].mtimeMs < REWRITE_MIN_AGE_MS) continue;
+            rewrite = true;
+          }
+        }
+        versions = group.map(versionOf).join('\n');
+        const failedAt = this.unmergeable.get(versions);
+        if (failedAt !== undefined && Date.now() - failedAt < MERGE_RETRY_MS) continue;
+        if (level === DAY_LEVEL) mergedOne = true;
+        if (rewrite) this.lastRewriteAt = Date.now();
+        await this.merge(day, group, files, level);
       } catch (error) {
-        this.options.warn(`archive: maintaining ${day} failed (its files are kept as they are; tried again later): ${(error as Error).message}`);
+        if (versions !== '') this.unmergeable.set(versions, Date.now());
+        this.options.warn(`archive: maintaining ${day} failed (its files are kept as they are, and read as they are; tried again when they change or in an hour): ${(error as Error).message}`);
       }
     }
   }
 
-  private async merge(day: string, files: ArchiveFile[]): Promise<void> {
-    const paths = files.map((f) => f.path);
+  /** Merges `group` (some of the day's files, `all`) into one file in the merged layout at `level`, then deletes the group. */
+  private async merge(day: string, group: ArchiveFile[], all: readonly ArchiveFile[], level: number): Promise<void> {
+    const paths = group.map((f) => f.path);
+    const first = Math.min(...group.map((f) => f.first));
+    const last = Math.max(...group.map((f) => f.last));
+    // the merged file's name covers [first, last]: a file of the day in that range left out of the group would be taken
+    // for one of its inputs and deleted at the next start (tidyArchive)
+    const inside = all.filter((f) => !group.includes(f) && f.last >= first && f.first <= last);
+    if (inside.length > 0) throw new Error(`not merging ${paths.length} file(s) of ${day}: ${inside.map((f) => f.path).join(', ')} lies in their range ${first}-${last}`);
     const counted = (await this.connection.runAndReadAll(`SELECT count(*) AS n FROM ${readParquetSql(paths)}`)).getRowObjects()[0];
-    const first = Math.min(...files.map((f) => f.first));
-    const last = Math.max(...files.map((f) => f.last));
-    const select = `SELECT ${COLUMN_LIST} FROM ${readParquetSql(paths)} ORDER BY odds_id, seq, pos`;
-    await this.writeFile(day, select, first, last, Number(counted.n));
-    for (const path of paths) this.storage.unlinkSync(path);
+    const present = columnsOf(await this.fileInfos(group));
+    const final = await this.writeFile(day, mergedSelect(paths, present, ''), first, last, Number(counted.n), level);
+    // a day's only file rewritten has the merged file's name: the rename replaced it
+    for (const path of paths) if (path !== final) this.storage.unlinkSync(path);
     if (this.fsync) this.storage.syncDirSync(join(this.options.dir, day));
   }
 
@@ -435,20 +658,23 @@ export class TickArchive {
   rowsOfIds(ids: readonly string[], toMs: number): Promise<ArchiveRows> {
     if (ids.length === 0) return Promise.resolve({ rows: [], complete: !this.behind, archivedThrough: this.through });
     const set = new Set(ids);
-    const where = `odds_id IN (${ids.map(sqlString).join(', ')}) AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere(where, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
+    const sorted = [...set].sort();
+    // one id: an equality DuckDB checks against row-group statistics; several: their range too, then the list
+    const byId = sorted.length === 1 ? `odds_id = ${sqlString(sorted[0])}` : `odds_id >= ${sqlString(sorted[0])} AND odds_id <= ${sqlString(sorted[sorted.length - 1])} AND odds_id IN (${sorted.map(sqlString).join(', ')})`;
+    const where = `${byId} AND time_ms <= ${Math.floor(toMs)}`;
+    return this.rowsWhere({ where, eventIds: eventIdsOf(sorted), fromMs: -Infinity, toMs }, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
   }
 
   /** Every row of one event's market (all books, all selections) with time_ms <= toMs. */
   rowsOfMarket(eventId: string, marketSubtype: string, toMs: number): Promise<ArchiveRows> {
     const where = `event_id = ${sqlString(eventId)} AND market_subtype = ${sqlString(marketSubtype)} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere(where, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
+    return this.rowsWhere({ where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
   }
 
   /** Every row of one event with time_ms <= toMs. */
   rowsOfEvent(eventId: string, toMs: number): Promise<ArchiveRows> {
     const where = `event_id = ${sqlString(eventId)} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere(where, (row) => row.event_id === eventId && row.time_ms <= toMs);
+    return this.rowsWhere({ where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.time_ms <= toMs);
   }
 
   /**
@@ -460,15 +686,22 @@ export class TickArchive {
     const removal = `(kind = 'remove' OR (kind = 'status' AND event_status IN ('final', 'cancelled')))`;
     const from = Math.floor(fromMs);
     return this.exclusive(async () => {
-      const found = await this.rowsWhereNow(`${removal} AND time_ms >= ${from}`, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
+      const found = await this.rowsWhereNow({ where: `${removal} AND time_ms >= ${from}`, eventIds: null, fromMs: from, toMs: Infinity }, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
       let firstRecord = this.through + 1;
       let firstRecordTime = Infinity;
       const files = listArchiveFiles(this.options.dir);
       if (files.length > 0) {
         const first = files.reduce((a, b) => (b.first < a.first ? b : a));
-        const row = (await this.connection.runAndReadAll(`SELECT CAST(max(time_ms) AS DOUBLE) AS t FROM read_parquet(${sqlString(first.path)}) WHERE seq = ${first.first}`)).getRowObjects()[0];
+        // a merged file is not in seq order: finding its first record reads its seq column whole, once per file version
+        let time = this.firstTimes.get(versionOf(first));
+        if (time === undefined) {
+          const row = (await this.connection.runAndReadAll(`SELECT CAST(max(time_ms) AS DOUBLE) AS t FROM read_parquet(${sqlString(first.path)}) WHERE seq = ${first.first}`)).getRowObjects()[0];
+          time = Number(row?.t ?? Infinity);
+          if (this.firstTimes.size > 1000) this.firstTimes.clear();
+          this.firstTimes.set(versionOf(first), time);
+        }
         firstRecord = first.first;
-        firstRecordTime = Number(row?.t ?? Infinity);
+        firstRecordTime = time;
       } else if (!this.behind && this.pendingIndex.length > 0) {
         firstRecord = this.pendingIndex[0];
         const scratch: ArchiveRow[] = [];
@@ -479,15 +712,27 @@ export class TickArchive {
     });
   }
 
-  private rowsWhere(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
-    return this.exclusive(() => this.rowsWhereNow(where, keep));
+  private rowsWhere(query: RowQuery, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+    return this.exclusive(() => this.rowsWhereNow(query, keep));
   }
 
-  private async rowsWhereNow(where: string, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
-    const files = listArchiveFiles(this.options.dir).map((f) => f.path);
+  private async rowsWhereNow(query: RowQuery, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
+    const files = listArchiveFilesBetween(this.options.dir, query.fromMs, query.toMs);
     const rows: ArchiveRow[] = [];
     if (files.length > 0) {
-      const reader = await this.connection.runAndReadAll(`SELECT ${READ_SELECT} FROM ${readParquetSql(files)} WHERE ${where} ORDER BY seq, pos`);
+      const infos = await this.fileInfos(files);
+      const keyed = files.filter((_, i) => infos[i].merged).map((f) => f.path);
+      const plain = files.filter((_, i) => !infos[i].merged).map((f) => f.path);
+      const parts: string[] = [];
+      if (keyed.length > 0) {
+        // merged files all have MERGED_COLUMNS: no union by name; event_key picks the row groups to read
+        const keys = query.eventIds === null ? null : [...new Set(query.eventIds.map(eventKey))].sort();
+        const byKey = keys === null ? '' : keys.length === 1 ? `event_key = ${sqlString(keys[0])} AND ` : `event_key >= ${sqlString(keys[0])} AND event_key <= ${sqlString(keys[keys.length - 1])} AND event_key IN (${keys.map(sqlString).join(', ')}) AND `;
+        parts.push(`SELECT ${READ_SELECT} FROM read_parquet([${keyed.map(sqlString).join(', ')}]) WHERE ${byKey}(${query.where})`);
+      }
+      if (plain.length > 0) parts.push(`SELECT ${rowSelect(columnsOf(infos.filter((info) => !info.merged)), true)} FROM ${readParquetSql(plain)} WHERE ${query.where}`);
+      const sql = parts.length === 1 ? `${parts[0]} ORDER BY seq, pos` : `SELECT * FROM (${parts.join(' UNION ALL ')}) ORDER BY seq, pos`;
+      const reader = await this.connection.runAndReadAll(sql);
       for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
     }
     // the records not written yet, from their copies
@@ -503,16 +748,32 @@ export class TickArchive {
   }
 
   /**
-   * Writes one day's rows (optionally one league's), in log order, to `outPath` as
-   * Parquet (zstd); returns the row count. Only archived records: the newest
+   * Writes one day's rows (optionally one league's) to `outPath` as Parquet (zstd) in the
+   * merged layout: MERGED_COLUMNS, sorted by event_key, odds_id, seq, pos. Returns the
+   * row count. A finished day is one merged file already: the export is that file (a
+   * hard link, or a copy across file systems), or its league's rows in its order; today's
+   * (or a day not merged yet) are sorted. Only archived records: the newest
    * ARCHIVE_INTERVAL_MS of today are not in it yet.
    */
   exportDay(day: string, league: string | null, outPath: string): Promise<{ rows: number; files: number }> {
     return this.exclusive(async () => {
-      const files = listDayFiles(this.options.dir, day).map((f) => f.path);
+      const files = listDayFiles(this.options.dir, day);
       if (files.length === 0) return { rows: 0, files: 0 };
-      const where = league === null ? '' : `WHERE league = ${sqlString(league)}`;
-      await this.connection.run(`COPY (SELECT ${COLUMN_LIST} FROM ${readParquetSql(files)} ${where} ORDER BY seq, pos) TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION zstd)`);
+      const paths = files.map((f) => f.path);
+      const infos = await this.fileInfos(files);
+      const mergedDay = files.length === 1 && infos[0].merged;
+      if (mergedDay && league === null) {
+        try {
+          linkSync(paths[0], outPath);
+        } catch {
+          copyFileSync(paths[0], outPath);
+        }
+      } else {
+        const where = league === null ? '' : `WHERE league = ${sqlString(league)}`;
+        // a merged file read in its order (DuckDB keeps a scan's order into COPY): no sort
+        const select = mergedDay ? `SELECT ${MERGED_COLUMNS} FROM read_parquet(${sqlString(paths[0])}) ${where}` : mergedSelect(paths, columnsOf(infos), where);
+        await this.connection.run(`COPY (${select}) TO ${sqlString(outPath)} (${mergedCopy(DAY_LEVEL)})`);
+      }
       const n = (await this.connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlString(outPath)})`)).getRowObjects()[0].n;
       return { rows: Number(n), files: files.length };
     });

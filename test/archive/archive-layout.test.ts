@@ -1,0 +1,274 @@
+// The archive's file layouts (persistence/archive/tickArchive.ts), fed through the real
+// write path of a durable board:
+// - a finished day merged into the merged layout (sorted by event_key, odds_id, seq, pos,
+//   marked in its key-value metadata) holds every
+//   acknowledged change exactly once, and every read (one selection, several, a market,
+//   an event, the removals) answers exactly what it answered over the flush files;
+// - a finished day's export is its merged file, a league's export its rows in its order,
+//   and a day not merged yet exports the same rows in the same order;
+// - a day an older version left (merged by odds id in large row groups, no event_key,
+//   no removed_rows column) reads the same, and is rewritten in place in the merged layout;
+// - today's flush files gathered into runs, and runs into runs of the next level, still
+//   hold every change once and answer the changes acknowledged.
+import assert from 'node:assert/strict';
+import { readFileSync, renameSync, rmSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { ManualClock } from '../../engine/clock.ts';
+import { NO_PRICE } from '../../engine/oddsStore.ts';
+import { attachTickArchive } from '../../ingest/archiveRows.ts';
+import { archiveFileName, dayOf, dayStart, listDayFiles, sqlString } from '../../persistence/archive/archiveFiles.ts';
+import { ARCHIVE_COLUMNS, eventKey, type ArchiveRow } from '../../persistence/archive/archiveSchema.ts';
+import { LAYOUT_KEY, LEVEL_KEY, MERGED_LAYOUT, type Compaction, type TickArchive } from '../../persistence/archive/tickArchive.ts';
+import { NOW, testBoard } from '../helpers/app.ts';
+import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
+
+const board = testBoard('small');
+const PER_BATCH = 200;
+
+interface Acknowledged {
+  seq: number;
+  pos: number;
+  odds_id: string;
+  price_american: number | null;
+}
+
+interface Fed {
+  dir: string;
+  archiveDir: string;
+  clock: ManualClock;
+  opened: OpenedBoard;
+  archive: TickArchive;
+  ids: string[];
+  removed: string;
+  acknowledged: Acknowledged[];
+}
+
+/** Book rows (priced, live) from many events, at most 12 per event, and one more row to remove. */
+function pickRows(opened: OpenedBoard): { ids: string[]; removed: string } {
+  const engine = opened.durable.engine;
+  const s = engine.store;
+  const perEvent = new Map<string, number>();
+  const ids: string[] = [];
+  let removed = '';
+  for (let slot = 0; slot < s.size && (ids.length < PER_BATCH || removed === ''); slot++) {
+    if (!s.isLive(slot) || s.priceAmerican[slot] === NO_PRICE || !Number.isNaN(s.dfsMultiplier[slot])) continue;
+    const id = engine.idOf(slot);
+    const event = id.slice(0, id.indexOf(':'));
+    const n = perEvent.get(event) ?? 0;
+    if (n >= 12) continue;
+    perEvent.set(event, n + 1);
+    if (ids.length < PER_BATCH) ids.push(id);
+    else removed = id;
+  }
+  assert.equal(ids.length, PER_BATCH, 'the small board has enough book rows');
+  assert.ok(perEvent.size > 10, "from many events");
+  return { ids, removed };
+}
+
+/** Opens a board and its archive, and feeds `batches` batches of PER_BATCH price changes (a flush every `flushEvery`), with one removal halfway. */
+async function feed(batches: number, flushEvery: number, compaction?: Partial<Compaction>): Promise<Fed> {
+  const dir = tempDataDir('archive-layout-');
+  const archiveDir = join(dir, 'archive');
+  const clock = new ManualClock(NOW);
+  const opened = await openBoard(dir, clock, board, { fsync: false });
+  const archive = await attachTickArchive(opened.durable, { dir: archiveDir, retentionDays: 30, intervalMs: 0 }, { now: () => clock.now(), warn: () => {}, fsync: false, compaction });
+  const { ids, removed } = pickRows(opened);
+  const acknowledged: Acknowledged[] = [];
+  for (let n = 1; n <= batches; n++) {
+    clock.advance(10);
+    const changes = ids.map((id, r) => ({ op: 'price', id, priceAmerican: (n % 2 === 0 ? 1 : -1) * (100 + n * PER_BATCH + r) }));
+    const result = await opened.durable.ingest.submit(changes);
+    changes.forEach((change, pos) => acknowledged.push({ seq: result.index, pos, odds_id: change.id, price_american: change.priceAmerican }));
+    if (n === Math.floor(batches / 2)) {
+      const gone = await opened.durable.ingest.submit([{ op: 'remove', id: removed }]);
+      acknowledged.push({ seq: gone.index, pos: 0, odds_id: removed, price_american: null });
+    }
+    if (n % flushEvery === 0) await archive.flush();
+  }
+  await archive.flush();
+  assert.equal(dayOf(clock.now()), dayOf(NOW), 'every batch fell in one day');
+  return { dir, archiveDir, clock, opened, archive, ids, removed, acknowledged };
+}
+
+async function withDuckDB<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  const db = await DuckDBInstance.create(':memory:');
+  const connection = await db.connect();
+  try {
+    return await work(connection);
+  } finally {
+    connection.closeSync();
+    db.closeSync();
+  }
+}
+
+/** Every row of the archive's files, by (seq, pos). */
+async function everyRow(archiveDir: string): Promise<Acknowledged[]> {
+  const glob = sqlString(join(archiveDir, '*', '*.parquet'));
+  return withDuckDB(async (c) => (await c.runAndReadAll(`SELECT CAST(seq AS DOUBLE) AS seq, pos, odds_id, price_american FROM read_parquet(${glob}, union_by_name = true) ORDER BY seq, pos`)).getRowObjects() as never);
+}
+
+/** What each read answers (rows only: how far the archive is, is not what changes). */
+async function answers(fed: Fed): Promise<Record<string, ArchiveRow[]>> {
+  const { archive, ids, removed } = fed;
+  const event = ids[0].slice(0, ids[0].indexOf(':'));
+  const subtype = ids[0].split(':')[2];
+  const far = Number.MAX_SAFE_INTEGER;
+  return {
+    one: (await archive.rowsOfIds([ids[0]], far)).rows,
+    oneUntilHalf: (await archive.rowsOfIds([ids[7]], NOW + 10 * 20)).rows,
+    several: (await archive.rowsOfIds([ids[3], ids[PER_BATCH - 1], ids[50], removed], far)).rows,
+    market: (await archive.rowsOfMarket(event, subtype, far)).rows,
+    event: (await archive.rowsOfEvent(event, far)).rows,
+    removals: (await archive.removalsSince(NOW)).rows,
+  };
+}
+
+async function cleanUp(fed: Fed): Promise<void> {
+  await fed.archive.close();
+  await fed.opened.close();
+  rmSync(fed.dir, { recursive: true, force: true });
+}
+
+test('a finished day merged: every change once, the merged layout on disk, every read answering as before, its export the file', async () => {
+  const fed = await feed(90, 30);
+  try {
+    const { archive, archiveDir, clock } = fed;
+    const day = dayOf(NOW);
+    assert.equal(listDayFiles(archiveDir, day).length, 3, 'one file per flush of 30 batches');
+    const before = await answers(fed);
+    assert.ok(before.one.length === 90 && before.several.length === 3 * 90 + 1 && before.removals.length === 1, 'the reads find what was fed');
+    const leagueOf = before.one[0].league;
+    assert.ok(leagueOf !== null);
+    const exportDir = tempDataDir('archive-layout-export-');
+    try {
+      // a day not merged yet: sorted into the merged order on the way out
+      const unmerged = await archive.exportDay(day, leagueOf, join(exportDir, 'unmerged.parquet'));
+      // the next day: the finished day is merged at the next flush's maintenance
+      clock.set(dayStart(day) + 86_400_000 + 60_000);
+      await archive.flush();
+      const files = listDayFiles(archiveDir, day);
+      assert.equal(files.length, 1, 'the finished day is one file');
+      const first = fed.acknowledged[0].seq;
+      const last = fed.acknowledged[fed.acknowledged.length - 1].seq;
+      assert.equal(files[0].path, join(archiveDir, day, archiveFileName(first, last)));
+      // every acknowledged change exactly once, in order
+      assert.deepEqual(await everyRow(archiveDir), fed.acknowledged);
+      const merged = sqlString(files[0].path);
+      await withDuckDB(async (c) => {
+        const layout = (await c.runAndReadAll(`SELECT decode(value) AS v FROM parquet_kv_metadata(${merged}) WHERE key = encode(${sqlString(LAYOUT_KEY)})`)).getRowObjects();
+        assert.deepEqual(layout, [{ v: MERGED_LAYOUT }]);
+        // (DuckDB cuts row groups of MERGED_ROW_GROUP_ROWS from its sort's batches: one batch here, so one row group; the bench shows the cut)
+        const rows = (await c.runAndReadAll(`SELECT CAST(sum(row_group_num_rows) AS DOUBLE) AS n FROM (SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${merged}))`)).getRowObjects();
+        assert.deepEqual(rows, [{ n: fed.acknowledged.length }]);
+        // stored sorted by event_key, odds_id, seq, pos
+        const stored = (await c.runAndReadAll(`SELECT event_key, event_id, odds_id, CAST(seq AS DOUBLE) AS seq, pos FROM read_parquet(${merged}, file_row_number = true) ORDER BY file_row_number`)).getRowObjects() as { event_key: string; event_id: string; odds_id: string; seq: number; pos: number }[];
+        assert.equal(stored.length, fed.acknowledged.length);
+        for (let i = 0; i < stored.length; i++) {
+          const row = stored[i];
+          assert.equal(row.event_key, eventKey(row.event_id), `DuckDB's md5 key of ${row.event_id} is node's`);
+          if (i === 0) continue;
+          const prev = stored[i - 1];
+          const order = prev.event_key < row.event_key ? -1 : prev.event_key > row.event_key ? 1 : prev.odds_id < row.odds_id ? -1 : prev.odds_id > row.odds_id ? 1 : prev.seq - row.seq || prev.pos - row.pos;
+          assert.ok(order < 0, `row ${i} is after row ${i - 1} in the merged order`);
+        }
+      });
+      // every read answers exactly as over the flush files
+      assert.deepEqual(await answers(fed), before);
+      // the export of a finished day is its file; a league's, its rows in the file's order, as before the merge
+      const whole = await archive.exportDay(day, null, join(exportDir, 'day.parquet'));
+      assert.equal(whole.rows, fed.acknowledged.length);
+      assert.ok(readFileSync(join(exportDir, 'day.parquet')).equals(readFileSync(files[0].path)));
+      const league = await archive.exportDay(day, leagueOf, join(exportDir, 'league.parquet'));
+      assert.equal(league.rows, unmerged.rows);
+      await withDuckDB(async (c) => {
+        const columns = [...ARCHIVE_COLUMNS.map((column) => column.name), 'event_key'].join(', ');
+        const read = async (path: string, where = ''): Promise<unknown[]> => (await c.runAndReadAll(`SELECT ${columns} FROM read_parquet(${sqlString(path)}, file_row_number = true) ${where} ORDER BY file_row_number`)).getRowObjectsJson();
+        const expected = await read(files[0].path, `WHERE league = ${sqlString(leagueOf)}`);
+        assert.ok(expected.length > 0 && expected.length < fed.acknowledged.length);
+        assert.deepEqual(await read(join(exportDir, 'league.parquet')), expected);
+        assert.deepEqual(await read(join(exportDir, 'unmerged.parquet')), expected);
+      });
+    } finally {
+      rmSync(exportDir, { recursive: true, force: true });
+    }
+  } finally {
+    await cleanUp(fed);
+  }
+});
+
+test('a day an older version merged (by odds id, no event_key, no removed_rows) reads the same, then is rewritten in place', async () => {
+  const fed = await feed(30, 10);
+  try {
+    const { archiveDir, clock, opened } = fed;
+    const day = dayOf(NOW);
+    const withoutRemovedRows = (all: Record<string, ArchiveRow[]>): Record<string, ArchiveRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.map((row) => ({ ...row, removed_rows: null }))]));
+    const before = withoutRemovedRows(await answers(fed));
+    await fed.archive.close();
+    // the day as the first archive version merged it
+    const files = listDayFiles(archiveDir, day);
+    const first = files[0].first;
+    const last = files[files.length - 1].last;
+    const oldFile = join(archiveDir, day, archiveFileName(first, last));
+    const columns = ARCHIVE_COLUMNS.map((column) => column.name).filter((name) => name !== 'removed_rows');
+    await withDuckDB(async (c) => {
+      await c.run(`COPY (SELECT ${columns.join(', ')} FROM read_parquet([${files.map((file) => sqlString(file.path)).join(', ')}]) ORDER BY odds_id, seq, pos) TO ${sqlString(`${oldFile}.old`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+    });
+    for (const file of files) rmSync(file.path);
+    renameSync(`${oldFile}.old`, oldFile);
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(oldFile, anHourAgo, anHourAgo);
+    fed.archive = await attachTickArchive(opened.durable, { dir: archiveDir, retentionDays: 30, intervalMs: 0 }, { now: () => clock.now(), warn: () => {}, fsync: false });
+    await fed.archive.flush();
+    assert.deepEqual(listDayFiles(archiveDir, day).map((file) => file.path), [oldFile], 'today: not rewritten yet');
+    assert.deepEqual(await answers(fed), before, 'the older layout reads the same (removed_rows: null)');
+    // finished: rewritten in place, in the merged layout
+    clock.set(dayStart(day) + 86_400_000 + 60_000);
+    await fed.archive.flush();
+    assert.deepEqual(listDayFiles(archiveDir, day).map((file) => file.path), [oldFile]);
+    await withDuckDB(async (c) => {
+      const layout = (await c.runAndReadAll(`SELECT decode(value) AS v FROM parquet_kv_metadata(${sqlString(oldFile)}) WHERE key = encode(${sqlString(LAYOUT_KEY)})`)).getRowObjects();
+      assert.deepEqual(layout, [{ v: MERGED_LAYOUT }]);
+    });
+    assert.deepEqual(await everyRow(archiveDir), fed.acknowledged);
+    assert.deepEqual(await answers(fed), before, 'and the same after its rewrite');
+  } finally {
+    await cleanUp(fed);
+  }
+});
+
+test("today's flush files gathered into runs (level 1), runs into level 2: every change once, the reads answer what was acknowledged", async () => {
+  // a run of every 3 flush files, a level-2 run of every 2 runs: after 12 flushes and one
+  // more pass, two level-2 runs (flushes 1-6 and 7-12)
+  const fed = await feed(12, 1, { runFiles: 3, runsPerLevel: 2 });
+  try {
+    const { archive, archiveDir, acknowledged, ids, removed } = fed;
+    const files = listDayFiles(archiveDir, dayOf(NOW));
+    assert.equal(files.length, 2);
+    await withDuckDB(async (c) => {
+      for (const file of files) {
+        const kv = (await c.runAndReadAll(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${sqlString(file.path)}) ORDER BY k`)).getRowObjects();
+        assert.deepEqual(kv, [
+          { k: LAYOUT_KEY, v: MERGED_LAYOUT },
+          { k: LEVEL_KEY, v: '2' },
+        ]);
+      }
+    });
+    assert.equal(files[0].first, acknowledged[0].seq);
+    assert.equal(files[1].last, acknowledged[acknowledged.length - 1].seq);
+    assert.equal(files[1].first, files[0].last + 1);
+    assert.deepEqual(await everyRow(archiveDir), acknowledged);
+    const points = (rows: ArchiveRow[]): Acknowledged[] => rows.map((row) => ({ seq: row.seq, pos: row.pos, odds_id: row.odds_id as string, price_american: row.price_american }));
+    const ofIds = (wanted: string[]): Acknowledged[] => acknowledged.filter((a) => wanted.includes(a.odds_id));
+    assert.deepEqual(points((await archive.rowsOfIds([ids[5]], Number.MAX_SAFE_INTEGER)).rows), ofIds([ids[5]]));
+    assert.deepEqual(points((await archive.rowsOfIds([ids[9], removed, ids[120]], Number.MAX_SAFE_INTEGER)).rows), ofIds([ids[9], removed, ids[120]]));
+    const [event, , subtype] = ids[40].split(':');
+    const market = (await archive.rowsOfMarket(event, subtype, Number.MAX_SAFE_INTEGER)).rows;
+    assert.deepEqual(points(market), acknowledged.filter((a) => a.odds_id.startsWith(`${event}:`) && a.odds_id.split(':')[2] === subtype));
+    assert.ok(market.length >= 12);
+    assert.deepEqual((await archive.removalsSince(NOW)).rows.map((row) => row.odds_id), [removed]);
+  } finally {
+    await cleanUp(fed);
+  }
+});
