@@ -8,8 +8,9 @@
 // live polls; BENCH_SNAPSHOT_TRACE=1 prints each poll and each version published, in time
 // order, on stderr; BENCH_SNAPSHOT_NODE_FLAGS='--trace-gc ...' adds node flags to the
 // server's process; BENCH_SNAPSHOT_STEP_MS sets the refresh's step (the service's default,
-// 10 ms, otherwise); BENCH_SNAPSHOT_PIECE_KIB sets the live polls' piece size, both
-// variants (BoardSnapshotOptions.pieceBytes; the service's defaults otherwise);
+// 10 ms, otherwise); BENCH_SNAPSHOT_PIECE_KIB sets the piece size of both variants in
+// the live polls and the body sizes (BoardSnapshotOptions.pieceBytes; the service's
+// defaults otherwise);
 // BENCH_SNAPSHOT_CPU_PROFILE=<dir> writes a CPU profile of each live
 // window's server there, BENCH_SNAPSHOT_HEAP_PROFILE=<dir> a sampled profile of what
 // it allocates): the live polls (the simulator at 1,000
@@ -524,7 +525,8 @@ function livePollsInChild(size: BoardSize, rates: number[], seconds: number): Pr
 
 /** Body size of both variants against a single-stream level-1 gzip of the same JSON. */
 async function bodySizes(engine: OddsEngine, out: Out): Promise<void> {
-  const snapshot = new BoardSnapshot(engine);
+  const pieceKib = process.env.BENCH_SNAPSHOT_PIECE_KIB;
+  const snapshot = new BoardSnapshot(engine, pieceKib === undefined ? {} : { pieceBytes: Number(pieceKib) * 1024 });
   for (const withHistory of [false, true]) {
     const body = snapshot.current(withHistory);
     const single = await singleStreamBytes(body);
