@@ -611,6 +611,11 @@ export class BoardSnapshot implements ChangeListener {
     this.refreshLoop(state, stepMs).then(
       () => {
         state.refreshing = false;
+        // A request that came after the loop chose to end (in the turn of the answer it
+        // ended with: that answer's caller runs first and may ask again at once) found it
+        // still running and started nothing: it is served by a new one.
+        if (this.closed || !this.isKept(state)) return;
+        if (state.waiters.length > 0 || state.freshWaiters.length > 0) this.startRefresh(state, stepMs);
       },
       (error: unknown) => {
         state.refreshing = false;

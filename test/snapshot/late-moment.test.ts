@@ -83,9 +83,10 @@ test('a poll waiting for a fresh version lets a version that came out stale pass
   snapshot.close();
 });
 
-test("a version's moment is fixed only once the compression threads are done with the variant's earlier pieces; steps wait for them past renderAheadBytes", async () => {
+test("a version's moment is fixed only once the compression threads are done with the variant's earlier pieces (momentPendingBytes)", async () => {
   const { engine, clock } = fixtureEngine(8, 3 * 3600_000);
-  const snapshot = new BoardSnapshot(engine, { clock, pieceBytes: 4 * 1024, momentPendingBytes: 0, renderAheadBytes: 64 * 1024 });
+  // compressionHoldMs: a loaded machine may take longer than the default's 2 s
+  const snapshot = new BoardSnapshot(engine, { clock, pieceBytes: 4 * 1024, momentPendingBytes: 0, compressionHoldMs: Infinity });
   snapshot.current(false);
   const sim = new Simulator(engine, clock, { ratePerSecond: 2000, seed: 9 });
   for (let round = 0; round < 6; round++) {
