@@ -5,11 +5,21 @@
 // route's call (BoardSnapshot.fresh: the newest version, or the next one when the newest
 // misses a change older than the bound) and its staleness is the age of the oldest
 // change the answered version does not show, at the moment it is answered; the wait is
-// how long the poll waited for a fresh version (0 when answered at once). Three
-// patterns: polled every 100 ms (BENCH_CLIENTS_POLL_SECONDS, default 20 s), every 15 s
-// (BENCH_CLIENTS_SLOW_POLLS polls, default 4), and once after an idle spell with no poll
-// (BENCH_CLIENTS_IDLE_SECONDS, default 600), for the variant without history (refreshed
-// whatever the polls) and the one with history (refreshed only while polled).
+// how long the poll waited for a fresh version (0 when answered at once). The simulator
+// starts with the board, before either variant is built, so the first poll of each is
+// the first poll after a start (it waits for its variant's first build, made while the
+// board moves). Then three patterns: polled every 100 ms (BENCH_CLIENTS_POLL_SECONDS,
+// default 20 s), every 15 s (BENCH_CLIENTS_SLOW_POLLS polls, default 4), and once after
+// an idle spell with no poll (BENCH_CLIENTS_IDLE_SECONDS, default 600), for the variant
+// without history and the one with history (both refreshed whatever the polls, the one
+// with history kept for the whole run). For each window, what the refreshes cost: per
+// variant the versions published, main-thread render ms and pieces re-made per version;
+// the main thread's CPU per second (the simulator's ticks included) and the other
+// threads' (compression and V8's helper threads, both variants together) per second and
+// per version. BENCH_CLIENTS_PIECE_KIB and BENCH_CLIENTS_HISTORY_PIECE_KIB set the piece
+// sizes (BoardSnapshotOptions.pieceBytes, historyPieceBytes; the service's defaults
+// otherwise). BENCH_CLIENTS_STALENESS_ONLY=1 leaves out the memory part,
+// BENCH_CLIENTS_MEMORY_ONLY=1 the staleness part.
 //
 // Memory per push-stream connection: the service as a child process (small board, no
 // ticks, connectionMemoryChild.ts) measuring its own heap after full collections
@@ -24,7 +34,8 @@ import { OddsEngine } from '../engine/engine.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import type { BoardSize } from '../engine/model.ts';
 import { Simulator } from '../fixtures/simulator.ts';
-import { BoardSnapshot, type SnapshotBody } from '../engine/snapshot/boardSnapshot.ts';
+import { BoardSnapshot, type BoardSnapshotOptions, type SnapshotBody, type SnapshotStats } from '../engine/snapshot/boardSnapshot.ts';
+import { mainThreadCpuMs } from './snapshot.bench.ts';
 import { generateBoard } from '../fixtures/generateBoard.ts';
 import type { HeapMeasure } from './connectionMemoryChild.ts';
 
@@ -62,6 +73,43 @@ function report(out: Out, key: string, polls: Poll[]): void {
   out[`${key}: wait p50 / p99 / max ms (${polls.length} polls)`] = `${round(percentile(waits, 50))} / ${round(percentile(waits, 99))} / ${round(Math.max(...waits))}`;
 }
 
+/** A point to measure the refreshes' cost from (costOf). */
+interface CostMark {
+  at: number;
+  mainMs: number;
+  processMs: number;
+  stats: SnapshotStats[];
+}
+
+function costMark(snapshot: BoardSnapshot): CostMark {
+  const cpu = process.cpuUsage();
+  return { at: performance.now(), mainMs: mainThreadCpuMs(), processMs: (cpu.user + cpu.system) / 1000, stats: snapshot.stats() };
+}
+
+/** What the refreshes cost between two marks (see the header). */
+function reportCost(out: Out, key: string, before: CostMark, after: CostMark): void {
+  const seconds = (after.at - before.at) / 1000;
+  const mainMs = after.mainMs - before.mainMs;
+  const otherMs = after.processMs - before.processMs - mainMs;
+  let versions = 0;
+  const parts: string[] = [];
+  for (const variant of ['plain', 'history'] as const) {
+    const a = after.stats.find((s) => s.variant === variant);
+    const b = before.stats.find((s) => s.variant === variant);
+    if (a === undefined || b === undefined) continue;
+    const n = a.refreshes - b.refreshes;
+    const each = Math.max(1, n);
+    versions += n;
+    // momentsHeld: absent in builds before the moment waited for the compression threads
+    const held = (a.momentsHeld ?? 0) - (b.momentsHeld ?? 0);
+    parts.push(
+      `${variant} ${n} versions (${round(n / seconds, 2)}/s), each ${round((a.refreshMs - b.refreshMs) / each)} ms main-thread render, ${round((a.rendered.piecesRendered - b.rendered.piecesRendered) / each)} pieces / ${round((a.rendered.bytesRendered - b.rendered.bytesRendered) / 1048576 / each)} MB raw re-made; moments held for compression ${held}`,
+    );
+  }
+  out[`${key}: refreshes`] = parts.join('; ');
+  out[`${key}: CPU ms per s, main thread (simulator included) / other threads (compression, V8 helpers); other threads ms per version`] = `${round(mainMs / seconds)} / ${round(otherMs / seconds)}; ${round(otherMs / Math.max(1, versions))}`;
+}
+
 async function staleness(out: Out): Promise<void> {
   const size = (process.env.BOARD ?? 'large') as BoardSize;
   const rate = env('BENCH_CLIENTS_RATE', 1000);
@@ -70,31 +118,46 @@ async function staleness(out: Out): Promise<void> {
   const clock: Clock = { now: () => NOW + (Date.now() - started) };
   const engine = new OddsEngine(clock);
   loadBoard(engine, generateBoard({ size, seed: 42, now: NOW }));
-  const snapshot = new BoardSnapshot(engine, { clock, maxAgeMs: MAX_AGE_MS, historyIdleMs: Infinity });
-  snapshot.current(false);
-  await snapshot.whenCurrent(true);
+  const options: BoardSnapshotOptions = { clock, maxAgeMs: MAX_AGE_MS, historyIdleMs: Infinity };
+  if (process.env.BENCH_CLIENTS_PIECE_KIB !== undefined) options.pieceBytes = env('BENCH_CLIENTS_PIECE_KIB', 128) * 1024;
+  if (process.env.BENCH_CLIENTS_HISTORY_PIECE_KIB !== undefined) options.historyPieceBytes = env('BENCH_CLIENTS_HISTORY_PIECE_KIB', 32) * 1024;
+  const snapshot = new BoardSnapshot(engine, options);
   const sim = new Simulator(engine, clock, { ratePerSecond: rate, seed: 28 });
   const label = `${size} board, ${rate} updates/s`;
+  out[`${label}: piece bytes plain / with history`] = `${options.pieceBytes ?? 'default'} / ${options.historyPieceBytes ?? 'default'}`;
   sim.start();
   try {
+    // The first poll after a start: each variant's first build, made while the board moves.
+    for (const withHistory of [false, true]) {
+      const before = costMark(snapshot);
+      const key = `${label}, ${withHistory ? 'with history' : 'plain'}, first poll (its first build under the ticks)`;
+      report(out, key, [await poll(snapshot, withHistory)]);
+      reportCost(out, key, before, costMark(snapshot));
+    }
     for (const withHistory of [false, true]) {
       const variant = withHistory ? 'with history' : 'plain';
       const fast: Poll[] = [];
+      let before = costMark(snapshot);
       const until = performance.now() + env('BENCH_CLIENTS_POLL_SECONDS', 20) * 1000;
       while (performance.now() < until) {
         fast.push(await poll(snapshot, withHistory));
         await sleep(100);
       }
       report(out, `${label}, ${variant}, polled every 100 ms`, fast);
+      reportCost(out, `${label}, ${variant}, polled every 100 ms`, before, costMark(snapshot));
       const slow: Poll[] = [];
+      before = costMark(snapshot);
       for (let i = 0; i < env('BENCH_CLIENTS_SLOW_POLLS', 4); i++) {
         await sleep(15_000);
         slow.push(await poll(snapshot, withHistory));
       }
       report(out, `${label}, ${variant}, polled every 15 s`, slow);
+      reportCost(out, `${label}, ${variant}, polled every 15 s`, before, costMark(snapshot));
     }
     const idleSeconds = env('BENCH_CLIENTS_IDLE_SECONDS', 600);
+    const before = costMark(snapshot);
     await sleep(idleSeconds * 1000);
+    reportCost(out, `${label}, ${idleSeconds} s without a poll`, before, costMark(snapshot));
     for (const withHistory of [false, true]) report(out, `${label}, ${withHistory ? 'with history' : 'plain'}, once after ${idleSeconds} s without a poll`, [await poll(snapshot, withHistory)]);
   } finally {
     sim.stop();
@@ -204,6 +267,6 @@ async function connectionMemory(out: Out): Promise<void> {
 export async function benchClients(): Promise<Out> {
   const out: Out = {};
   if (process.env.BENCH_CLIENTS_MEMORY_ONLY !== '1') await staleness(out);
-  await connectionMemory(out);
+  if (process.env.BENCH_CLIENTS_STALENESS_ONLY !== '1') await connectionMemory(out);
   return out;
 }

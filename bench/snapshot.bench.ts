@@ -8,7 +8,10 @@
 // live polls; BENCH_SNAPSHOT_TRACE=1 prints each poll and each version published, in time
 // order, on stderr; BENCH_SNAPSHOT_NODE_FLAGS='--trace-gc ...' adds node flags to the
 // server's process; BENCH_SNAPSHOT_STEP_MS sets the refresh's step (the service's default,
-// 10 ms, otherwise); BENCH_SNAPSHOT_CPU_PROFILE=<dir> writes a CPU profile of each live
+// 10 ms, otherwise); BENCH_SNAPSHOT_PIECE_KIB sets the piece size of both variants in
+// the live polls and the body sizes (BoardSnapshotOptions.pieceBytes; the service's
+// defaults otherwise);
+// BENCH_SNAPSHOT_CPU_PROFILE=<dir> writes a CPU profile of each live
 // window's server there, BENCH_SNAPSHOT_HEAP_PROFILE=<dir> a sampled profile of what
 // it allocates): the live polls (the simulator at 1,000
 // and 10,000 updates/s, the real route polled over HTTP every 100 ms plain and every
@@ -281,7 +284,7 @@ function canPin(): boolean {
 }
 
 /** CPU ms used so far by this process's main thread (the event loop), from /proc. */
-function mainThreadCpuMs(): number {
+export function mainThreadCpuMs(): number {
   try {
     const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'latin1');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -348,7 +351,12 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
       if (!variants.includes(label)) continue;
       // As the composition root does: the variant without history is built before the server listens.
       const stepMs = process.env.BENCH_SNAPSHOT_STEP_MS;
-      const snapshot = new BoardSnapshot(engine, stepMs === undefined ? { clock } : { clock, stepMs: Number(stepMs) });
+      const pieceKib = process.env.BENCH_SNAPSHOT_PIECE_KIB;
+      const snapshot = new BoardSnapshot(engine, {
+        clock,
+        ...(stepMs === undefined ? {} : { stepMs: Number(stepMs) }),
+        ...(pieceKib === undefined ? {} : { pieceBytes: Number(pieceKib) * 1024 }),
+      });
       snapshot.current(false);
       const published: [number, string][] = [];
       if (trace) snapshot.onRefresh = (withHistory, refreshSeconds) => published.push([Date.now(), `published ${withHistory ? 'history' : 'plain'} after ${round(refreshSeconds * 1000)} ms`]);
@@ -400,6 +408,8 @@ export async function livePolls(engine: OddsEngine, clock: FollowingClock, rate:
         out[`${key}: full collections per s; their pause p50 / p90 / max ms`] = `${round(pauses.length / ((performance.now() - measuredFrom) / 1000), 2)}; ${round(percentile(pauses, 50))} / ${round(percentile(pauses, 90))} / ${round(Math.max(0, ...pauses))}`;
         out[`${key}: polls / new versions / versions published (start-up included)`] = `${all.polls} / ${all.bodies} / ${statsAfter.refreshes - statsBefore.refreshes}`;
         out[`${key}: first live version after the simulator started ms; version moments put off (final render over its bound)`] = `${round(firstLiveMs)}; ${statsAfter.finalsDeferred - statsBefore.finalsDeferred}`;
+        const versions = Math.max(1, statsAfter.refreshes - statsBefore.refreshes);
+        out[`${key}: per version published: main-thread render ms / other threads CPU ms / raw MB re-made`] = `${round((statsAfter.refreshMs - statsBefore.refreshMs) / versions, 1)} / ${round(offMainMs / versions, 1)} / ${round((statsAfter.rendered.bytesRendered - statsBefore.rendered.bytesRendered) / 1048576 / versions, 1)}`;
         out[`${key}: pieces re-made per s, raw MB/s, rows rendered per s (the rest copied)`] = `${round((statsAfter.rendered.piecesRendered - statsBefore.rendered.piecesRendered) / elapsed, 1)}, ${round((statsAfter.rendered.bytesRendered - statsBefore.rendered.bytesRendered) / 1048576 / elapsed, 1)}, ${round((statsAfter.rendered.rowsRendered - statsBefore.rendered.rowsRendered) / elapsed, 1)}`;
       } finally {
         sim.stop();
@@ -515,7 +525,8 @@ function livePollsInChild(size: BoardSize, rates: number[], seconds: number): Pr
 
 /** Body size of both variants against a single-stream level-1 gzip of the same JSON. */
 async function bodySizes(engine: OddsEngine, out: Out): Promise<void> {
-  const snapshot = new BoardSnapshot(engine);
+  const pieceKib = process.env.BENCH_SNAPSHOT_PIECE_KIB;
+  const snapshot = new BoardSnapshot(engine, pieceKib === undefined ? {} : { pieceBytes: Number(pieceKib) * 1024 });
   for (const withHistory of [false, true]) {
     const body = snapshot.current(withHistory);
     const single = await singleStreamBytes(body);

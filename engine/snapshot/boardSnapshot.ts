@@ -35,7 +35,15 @@
 // Pieces are compressed on worker threads (with their CRC-32, at a lower OS
 // priority than the event loop: compressionWorkers.ts) while the event loop serves
 // reads and ingest; once they are all back the member is assembled and published.
-// Changes after the moment go to the next version. With a freshness bound (maxAgeMs)
+// Changes after the moment go to the next version. The moment is fixed late: only once
+// at most MOMENT_PENDING_BYTES of the variant's pieces are still with the threads
+// (COMPRESSION_HOLD_MS at most), since what is out at the moment is compressed after it
+// while the board moves on; and steps render only while at most RENDER_AHEAD_BYTES are
+// out. So after a long first build (or a burst) the threads finish it, the steps catch
+// up on what changed meanwhile, and the version comes out about as old as its last
+// stretch of compression. A version that still comes out older than maxAgeMs is not
+// handed to requests waiting for one (fresh(), a first build): they take the next,
+// after at most MAX_PASSED_OVER such versions. With a freshness bound (maxAgeMs)
 // every kept variant refreshes whenever the board moves, polled or not; without one,
 // only while it is polled (within watchMs). Either way a change then starts a refresh
 // by itself, so a poll finds a version at most about one refresh old. A backlog of a few rows (INLINE_BACKLOG) is cheaper to
@@ -108,6 +116,17 @@ export interface BoardSnapshotOptions {
    * whatever its age (what a bench of the refresh alone wants).
    */
   maxAgeMs?: number;
+  /**
+   * A version's moment is fixed only once at most this many raw bytes of the variant's
+   * pieces are still out for compression (or after compressionHoldMs of holding it):
+   * what is out when the moment is fixed is compressed before the version is out, and
+   * the board moves meanwhile. Default 4 MiB.
+   */
+  momentPendingBytes?: number;
+  /** Longest a version's moment is held for the compression threads (timer ms). Default 2 s. */
+  compressionHoldMs?: number;
+  /** Catch-up steps render only while at most this many raw bytes of the variant's pieces are out for compression. Default 32 MiB. */
+  renderAheadBytes?: number;
 }
 
 export interface SnapshotBody {
@@ -136,6 +155,10 @@ export interface SnapshotStats {
   refreshMs: number;
   /** Times a version's moment was put off because its final render would have held the event loop past its bound. */
   finalsDeferred: number;
+  /** Versions whose moment was held until the compression threads caught up (momentPendingBytes). */
+  momentsHeld: number;
+  /** Raw bytes of the variant's pieces still out for compression when the newest version's moment was fixed. */
+  pendingAtMoment: number;
   rendered: VariantStats;
 }
 
@@ -196,10 +219,41 @@ const WRITING_STEP_MS = 2;
 const WRITING_RECENT_MS = 1000;
 /** Longest a version's final render is held back, in all, for batches waiting to apply. */
 const URGENT_PUT_OFF_MS = 50;
+/**
+ * A version's moment is fixed only once at most this many raw bytes of the variant's
+ * pieces are still out for compression. What is out at the moment is compressed before
+ * the version is published, while the board moves on, so a moment fixed with the
+ * threads far behind makes a version that is stale the moment it comes out: on the large
+ * board at 1,000 updates/s (closing15.md, loaded machine) the first version with history,
+ * its moment fixed right after its first build with most of the body still to compress,
+ * came out 40 s stale. 4 MiB is about 10-40 ms of level-1 deflate on one thread.
+ */
+const MOMENT_PENDING_BYTES = 4 * 1024 * 1024;
+/** Longest a version's moment is held for the compression threads (threads starved by other processes: the version then comes out stale). */
+const COMPRESSION_HOLD_MS = 2000;
+/** While the moment is held, or the threads are RENDER_AHEAD_BYTES behind, the refresh looks again after this long (the event loop is free meanwhile). */
+const COMPRESSION_POLL_MS = 2;
+/**
+ * Steps render only while at most this many raw bytes of the variant's pieces are out for
+ * compression (a few hundred ms of work for the threads): rendering further ahead only
+ * lengthens their queue and the raw bytes it holds, and a piece rendered long before
+ * the moment is likelier to change again and be re-made.
+ */
+const RENDER_AHEAD_BYTES = 32 * 1024 * 1024;
+/**
+ * A request waiting for a fresh version (fresh(), or a first build) lets at most
+ * this many versions older than maxAgeMs pass before it takes one: versions come out
+ * stale only while the machine cannot keep up, and then waiting longer would not help.
+ */
+const MAX_PASSED_OVER = 1;
 
 interface Waiter {
   resolve: (body: SnapshotBody) => void;
   reject: (error: unknown) => void;
+  /** Stale versions this waiter let pass (MAX_PASSED_OVER). */
+  passedOver: number;
+  /** seq of the last version it let pass (each version counts once). */
+  passedSeq: number;
 }
 
 class VariantState {
@@ -217,7 +271,7 @@ class VariantState {
    * while the version is current. Its age is timer() minus this.
    */
   staleSince = -1;
-  /** Callers of whenFresh(): answered by the next version published (see publish). */
+  /** Callers of fresh() that wait: answered by the next version that is fresh (see answerFreshWaiters). */
   freshWaiters: Waiter[] = [];
   lastRequest = 0;
   /** Last latest() call (the variant is watched while recent). */
@@ -228,6 +282,19 @@ class VariantState {
   waiters: Waiter[] = [];
   /** The promise those callers share. */
   waiting: Promise<SnapshotBody> | null = null;
+  /**
+   * Whether whenCurrent() callers have been answered with a version that was not current
+   * (the first servable one: a board that never stops moving has no current version);
+   * callers after that wait for a current one.
+   */
+  firstAnswered = false;
+  /** Stale versions the whenCurrent() callers let pass (MAX_PASSED_OVER), and the seq of the last. */
+  waitersPassedOver = 0;
+  waitersPassedSeq = -1;
+  /** Versions whose moment waited for the compression threads. */
+  momentsHeld = 0;
+  /** Raw bytes still out for compression at the newest version's moment. */
+  pendingAtMoment = 0;
   refreshes = 0;
   refreshMs = 0;
   /** timer() when rendering of the next version began; -1 until it does. */
@@ -344,6 +411,9 @@ export class BoardSnapshot implements ChangeListener {
       maxPutOffMs: options.maxPutOffMs ?? MAX_PUT_OFF_MS,
       timer: options.timer ?? defaultTimer,
       maxAgeMs: options.maxAgeMs ?? Infinity,
+      momentPendingBytes: options.momentPendingBytes ?? MOMENT_PENDING_BYTES,
+      compressionHoldMs: options.compressionHoldMs ?? COMPRESSION_HOLD_MS,
+      renderAheadBytes: options.renderAheadBytes ?? RENDER_AHEAD_BYTES,
     };
     this.alwaysWatched = Number.isFinite(this.options.maxAgeMs);
     this.timer = this.options.timer;
@@ -428,7 +498,7 @@ export class BoardSnapshot implements ChangeListener {
     const state = withHistory ? this.history! : this.plain;
     if (!this.isStale(state)) return body;
     return new Promise<SnapshotBody>((resolve, reject) => {
-      state.freshWaiters.push({ resolve, reject });
+      state.freshWaiters.push({ resolve, reject, passedOver: 0, passedSeq: state.seq });
       this.startRefresh(state);
     });
   }
@@ -485,7 +555,7 @@ export class BoardSnapshot implements ChangeListener {
     const state = withHistory ? this.historyState() : this.plain;
     state.lastRequest = this.clock.now();
     if (state.waiting !== null) return state.waiting;
-    state.waiting = new Promise<SnapshotBody>((resolve, reject) => state.waiters.push({ resolve, reject }));
+    state.waiting = new Promise<SnapshotBody>((resolve, reject) => state.waiters.push({ resolve, reject, passedOver: 0, passedSeq: -1 }));
     this.startRefresh(state, stepMs);
     return state.waiting;
   }
@@ -514,6 +584,8 @@ export class BoardSnapshot implements ChangeListener {
         refreshes: state.refreshes,
         refreshMs: state.refreshMs,
         finalsDeferred: state.finalsDeferred,
+        momentsHeld: state.momentsHeld,
+        pendingAtMoment: state.pendingAtMoment,
         rendered: { ...state.variant.stats },
       });
     }
@@ -540,6 +612,11 @@ export class BoardSnapshot implements ChangeListener {
     this.refreshLoop(state, stepMs).then(
       () => {
         state.refreshing = false;
+        // A request that came after the loop chose to end (in the turn of the answer it
+        // ended with: that answer's caller runs first and may ask again at once) found it
+        // still running and started nothing: it is served by a new one.
+        if (this.closed || !this.isKept(state)) return;
+        if (state.waiters.length > 0 || state.freshWaiters.length > 0) this.startRefresh(state, stepMs);
       },
       (error: unknown) => {
         state.refreshing = false;
@@ -563,16 +640,35 @@ export class BoardSnapshot implements ChangeListener {
       // one go at the version's moment, holding the event loop: only once that fits
       // its bound (FINAL_RENDER_MS, or a share of the version's age) is the moment
       // fixed; until then the steps go on, with reads and ingest served in between.
-      const { catchUpMs, finalRenderMs, finalRenderShare, maxPutOffMs } = this.options;
+      const { catchUpMs, finalRenderMs, finalRenderShare, maxPutOffMs, momentPendingBytes, compressionHoldMs, renderAheadBytes } = this.options;
       const timer = this.timer;
-      const catchUpEnd = timer() + catchUpMs;
+      let catchUpEnd = timer() + catchUpMs;
       let step = stepMs;
       // When a write-path batch first held off this version's final render (-1: none has).
       let yieldedSince = -1;
+      // When this version's moment was first held for the compression threads (-1: not yet).
+      let heldSince = -1;
+      let wasBuilt = variant.isBuilt;
       for (;;) {
         const urgent = this.urgent !== null && this.urgent();
         if (urgent) this.lastUrgentAt = timer();
+        const pendingBytes = variant.pendingCompressionBytes;
+        if (pendingBytes > renderAheadBytes && heldSince < 0) {
+          // The threads are far behind (a first build renders faster than they compress):
+          // let them catch up before rendering more.
+          await pause(COMPRESSION_POLL_MS);
+          if (this.closed || !this.isKept(state) || state.variant !== variant) return;
+          continue;
+        }
         let final = false;
+        if (variant.isBuilt && !wasBuilt) {
+          // The first build just ended: catching up on what changed during it starts now.
+          // Its length is no version's age (a share of it would let the final render
+          // hold the event loop for seconds after a long build).
+          wasBuilt = true;
+          catchUpEnd = timer() + catchUpMs;
+          if (state.body === null) state.publishedAt = timer();
+        }
         if (variant.isBuilt) {
           if (variant.backlog <= FINAL_BACKLOG) final = true;
           else {
@@ -588,6 +684,23 @@ export class BoardSnapshot implements ChangeListener {
                 step = Math.max(step, Math.min(MAX_STEP_MS, 2 * step));
               }
             }
+          }
+        }
+        if (final && pendingBytes > momentPendingBytes) {
+          // The moment is fixed late: not while the compression threads are still on much
+          // of this variant's earlier pieces, which would be compressed after the moment
+          // while the board moves on (the version stale as it comes out). Nothing is
+          // rendered meanwhile (it would only add to their queue); what changes during the
+          // hold is rendered at the moment, or by steps again if it grew past the bound.
+          const now = timer();
+          if (heldSince < 0) {
+            heldSince = now;
+            state.momentsHeld++;
+          }
+          if (now - heldSince < compressionHoldMs) {
+            await pause(COMPRESSION_POLL_MS);
+            if (this.closed || !this.isKept(state) || state.variant !== variant) return;
+            continue;
           }
         }
         if (final) {
@@ -617,6 +730,7 @@ export class BoardSnapshot implements ChangeListener {
       const seq = this.engine.seq;
       const count = this.engine.liveRows;
       const momentAt = timer();
+      state.pendingAtMoment = variant.pendingCompressionBytes;
       state.step(Infinity, true);
       if (state.body !== null && state.seq === seq && variant.pendingCompressions === 0) {
         state.versionStarted = -1; // nothing new to time: that version is out
@@ -639,7 +753,8 @@ export class BoardSnapshot implements ChangeListener {
       if (variant.current) this.answerWaiters(state);
       this.answerFreshWaiters(state);
       const watched = this.watched(state, this.clock.now());
-      if (variant.current || (!watched && state.waiters.length === 0 && state.freshWaiters.length === 0)) return;
+      // Requests still waiting (the version came out stale) are answered by the next one.
+      if (state.freshWaiters.length === 0 && (variant.current || (!watched && state.waiters.length === 0))) return;
       await nextTurn();
     }
   }
@@ -678,20 +793,53 @@ export class BoardSnapshot implements ChangeListener {
       if (this.onRefresh !== null) this.onRefresh(withHistory, seconds);
     }
     state.publishedAt = this.timer();
-    // Waiters get the newest board; the very first version goes to them anyway, so a
-    // request waiting on a variant's first build is answered under a board that never
-    // stops moving.
-    if (variant.current || state.refreshes === 1) this.answerWaiters(state);
+    // Waiters get the newest board. The first version that is not stale (see servable)
+    // goes to them even when the board moved meanwhile, so a request waiting on a
+    // variant's first build is answered under a board that never stops moving; a stale
+    // one (its moment fixed long before it came out) they let pass, MAX_PASSED_OVER at most.
+    if (variant.current) this.answerWaiters(state);
+    else if (!state.firstAnswered && state.waiters.length > 0) {
+      if (this.servable(state) || state.waitersPassedOver >= MAX_PASSED_OVER) {
+        state.firstAnswered = true;
+        this.answerWaiters(state);
+      } else if (state.waitersPassedSeq !== seq) {
+        state.waitersPassedSeq = seq;
+        state.waitersPassedOver++;
+      }
+    }
+    if (state.waiters.length === 0) state.firstAnswered = true; // later callers wait for a current version
     this.answerFreshWaiters(state);
     return state.body;
   }
 
-  /** Fresh waiters get the newest version once its syncToken is one the delta feed answers (a published version is at most one refresh old). */
+  /**
+   * Fresh waiters get the newest version once its syncToken is one the delta feed
+   * answers and it misses no change older than maxAgeMs (servable); a version that
+   * came out stale they let pass, MAX_PASSED_OVER at most, and take the next.
+   */
   private answerFreshWaiters(state: VariantState): void {
     if (state.body === null || state.freshWaiters.length === 0 || state.syncTime < this.engine.deltaHorizon()) return;
+    const servable = this.servable(state);
     const waiters = state.freshWaiters;
     state.freshWaiters = [];
-    for (const waiter of waiters) waiter.resolve(state.body);
+    for (const waiter of waiters) {
+      if (servable || (waiter.passedSeq !== state.seq && waiter.passedOver >= MAX_PASSED_OVER)) {
+        waiter.resolve(state.body);
+        continue;
+      }
+      if (waiter.passedSeq !== state.seq) {
+        // a version it did not have yet: it lets this one pass (counted once per version)
+        waiter.passedSeq = state.seq;
+        waiter.passedOver++;
+      }
+      state.freshWaiters.push(waiter);
+    }
+  }
+
+  /** Whether the newest version may answer a request waiting for a fresh one: it misses no change older than maxAgeMs (always, without a bound). */
+  private servable(state: VariantState): boolean {
+    if (!Number.isFinite(this.options.maxAgeMs) || state.body === null || state.staleSince < 0 || state.seq === this.engine.seq) return true;
+    return this.timer() - state.staleSince <= this.options.maxAgeMs;
   }
 
   /**
@@ -723,6 +871,8 @@ export class BoardSnapshot implements ChangeListener {
     const waiters = state.waiters;
     state.waiters = [];
     state.waiting = null;
+    state.waitersPassedOver = 0;
+    state.waitersPassedSeq = -1;
     for (const waiter of waiters) waiter.resolve(state.body);
   }
 

@@ -62,6 +62,8 @@ export class PieceSet {
   private changes = 0;
   /** Deferred pieces still in the body whose bytes have not arrived. */
   private readonly pending = new Set<DeferredPiece>();
+  /** Raw bytes of the pieces in `pending`. */
+  private pendingRaw = 0;
   private settledWaiters: Array<() => void> = [];
 
   constructor(options: PieceSetOptions = {}) {
@@ -127,6 +129,7 @@ export class PieceSet {
   setDeferred(key: string, raw: Buffer, members?: readonly string[]): void {
     const piece = new DeferredPiece(raw);
     this.pending.add(piece);
+    this.pendingRaw += piece.rawLength;
     this.place(key, piece, members);
     piece.ticket = compressOnWorker(raw, this.level, (error, deflated, crc) => {
       if (!this.pending.has(piece)) return; // replaced, removed or compressed by settleSync meanwhile
@@ -138,6 +141,7 @@ export class PieceSet {
       }
       piece.raw = null;
       this.pending.delete(piece);
+      this.pendingRaw -= piece.rawLength;
       if (this.pending.size === 0) this.wakeSettled();
     });
   }
@@ -145,6 +149,11 @@ export class PieceSet {
   /** Deferred pieces whose bytes have not arrived yet. */
   get pendingCount(): number {
     return this.pending.size;
+  }
+
+  /** Raw bytes of the deferred pieces whose bytes have not arrived yet. */
+  get pendingBytes(): number {
+    return this.pendingRaw;
   }
 
   /** Resolves once every deferred piece in the body has its bytes. */
@@ -162,6 +171,7 @@ export class PieceSet {
       piece.raw = null;
     }
     this.pending.clear();
+    this.pendingRaw = 0;
     this.wakeSettled();
   }
 
@@ -187,6 +197,7 @@ export class PieceSet {
   /** A deferred piece leaving the body is no longer waited for. */
   private forget(piece: DeflatedPiece): void {
     if (!(piece instanceof DeferredPiece) || !this.pending.delete(piece)) return;
+    this.pendingRaw -= piece.rawLength;
     piece.ticket?.cancel(); // still queued: its memory goes back now, and no thread compresses it
     if (this.pending.size === 0) this.wakeSettled();
   }

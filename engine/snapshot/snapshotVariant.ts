@@ -212,6 +212,11 @@ export class SnapshotVariant {
     return this.pieces.pendingCount;
   }
 
+  /** Raw bytes of the pieces whose compression has not finished. */
+  get pendingCompressionBytes(): number {
+    return this.pieces.pendingBytes;
+  }
+
   /** A slot now holds a new (or revived) row: its identity is read again. */
   rowInserted(slot: number): void {
     this.cuts.forget(slot);
