@@ -217,6 +217,20 @@ const URGENT_STEP_MS = 1;
 const WRITING_STEP_MS = 2;
 /** The write path counts as taking batches this long after one was last seen waiting to apply. */
 const WRITING_RECENT_MS = 1000;
+/**
+ * Ingest this far above the rate the freshness bound is promised at (1,000 updates/s,
+ * SNAPSHOT_MAX_AGE_MS) makes every version re-make most of the board: the refresh then
+ * takes at most HEAVY_INGEST_SHARE of the event loop, resting between its steps, so it
+ * cannot take the write path's cores. Measured on the large board (`npm run bench --
+ * ingest`, quiet, 3 rounds, closing16.md): unthrottled, its refreshes cut the write path
+ * from ~300k to 87-203k updates/s and raised the one-change ack p99 from ~10 to 60-82 ms.
+ */
+const HEAVY_INGEST_PER_S = 10_000;
+const HEAVY_INGEST_SHARE = 0.25;
+/** Longest rest between two steps under heavy ingest. */
+const HEAVY_INGEST_REST_MAX_MS = 40;
+/** The applied-change rate is sampled over at least this long. */
+const INGEST_RATE_WINDOW_MS = 250;
 /** Longest a version's final render is held back, in all, for batches waiting to apply. */
 const URGENT_PUT_OFF_MS = 50;
 /**
@@ -377,6 +391,10 @@ export class BoardSnapshot implements ChangeListener {
   urgent: (() => boolean) | null = null;
   /** timer() when urgent() was last found true. */
   private lastUrgentAt = -Infinity;
+  /** The applied-change rate's last sample: engine.seq and timer() then, and whether it was above HEAVY_INGEST_PER_S. */
+  private rateSeq = 0;
+  private rateAt = -Infinity;
+  private heavyIngest = false;
   private readonly options: Required<Omit<BoardSnapshotOptions, 'clock' | 'renderedBytes'>> & { renderedBytes?: number };
   /**
    * Whether every kept variant refreshes unpolled (a finite maxAgeMs): the plain one for
@@ -720,8 +738,10 @@ export class BoardSnapshot implements ChangeListener {
         // A logged batch waiting for its apply waits at most one short step, and so does
         // a batch arriving while the write path is busy.
         const cap = urgent ? URGENT_STEP_MS : timer() - this.lastUrgentAt < WRITING_RECENT_MS ? WRITING_STEP_MS : Infinity;
-        state.step(timer() + Math.min(step, cap), true);
-        await nextTurn();
+        const stepStart = timer();
+        state.step(stepStart + Math.min(step, cap), true);
+        if (this.ingestIsHeavy(stepStart)) await pause(Math.min(HEAVY_INGEST_REST_MAX_MS, (timer() - stepStart) * (1 / HEAVY_INGEST_SHARE - 1)));
+        else await nextTurn();
         if (this.closed || !this.isKept(state) || state.variant !== variant) return;
       }
       // The version's moment: what changed up to now is rendered in one go, so every
@@ -874,6 +894,17 @@ export class BoardSnapshot implements ChangeListener {
     state.waitersPassedOver = 0;
     state.waitersPassedSeq = -1;
     for (const waiter of waiters) waiter.resolve(state.body);
+  }
+
+  /** Whether changes are being applied faster than HEAVY_INGEST_PER_S (sampled over INGEST_RATE_WINDOW_MS or more). */
+  private ingestIsHeavy(now: number): boolean {
+    if (now - this.rateAt >= INGEST_RATE_WINDOW_MS) {
+      const seq = this.engine.seq;
+      this.heavyIngest = Number.isFinite(this.rateAt) && ((seq - this.rateSeq) * 1000) / (now - this.rateAt) > HEAVY_INGEST_PER_S;
+      this.rateSeq = seq;
+      this.rateAt = now;
+    }
+    return this.heavyIngest;
   }
 
   private isKept(state: VariantState): boolean {
