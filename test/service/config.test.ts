@@ -79,6 +79,7 @@ function badValues(): Record<string, string> {
     ALERTS_RETRY_MAX_MS: '0',
     ALERTS_RETRY_FOR_MS: '-1',
     ALERTS_RETENTION_MS: '59999',
+    ALERTS_THREAD_NICE: '20',
     MCP_MAX_ANSWER_BYTES: '4095',
     FAIR_LINE_BOOKS: 'Pinnacle!!',
     STEAM_THRESHOLD: '2',
