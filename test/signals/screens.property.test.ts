@@ -8,24 +8,12 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DEVIG_METHODS, type DevigMethod } from '../../engine/signals/devig.ts';
 import { decimalToAmerican, oddsId, type OddsInput } from '../../engine/model.ts';
-import type { SteamRecord, WeightedBook } from '../../engine/signals/screenRecords.ts';
+import type { SteamRecord } from '../../engine/signals/screenRecords.ts';
 import { row, rowJson, SignalBoard } from '../helpers/signals-harness.ts';
+import { BOOKS, GROUPS, SHARP, STALENESS_MS } from '../helpers/screenGroups.ts';
 import { referenceBestPrices, referenceFairLines, referenceMiddles, referencePositiveEv, referenceSteam } from '../helpers/screensBruteForce.ts';
 
-const BOOKS = ['pinnacle', 'circa', 'draftkings', 'fanduel', 'betrivers'];
-const SHARP: WeightedBook[] = [{ sportsbook: 'pinnacle', weight: 2 }, { sportsbook: 'circa', weight: 1 }];
-const STALENESS_MS = 6_000;
 const STEAM = { unit: 'points' as const, threshold: 2, windowMs: 4_000, keep: 10_000 };
-/** Each group: market, its sides, and the line each side is quoted at. */
-const GROUPS: { market: string; sides: string[]; lines: (number | null)[] }[] = [
-  { market: 'MONEYLINE', sides: ['HOME', 'AWAY'], lines: [null, null] },
-  { market: 'SPREAD', sides: ['HOME', 'AWAY'], lines: [-3.5, 3.5] },
-  { market: 'SPREAD', sides: ['HOME', 'AWAY'], lines: [-4.5, 4.5] },
-  { market: 'SPREAD', sides: ['HOME', 'AWAY'], lines: [-2.5, 2.5] },
-  { market: 'TOTAL', sides: ['OVER', 'UNDER'], lines: [220.5, 220.5] },
-  { market: 'TOTAL', sides: ['OVER', 'UNDER'], lines: [222.5, 222.5] },
-  { market: 'MONEYLINE_3_WAY', sides: ['HOME', 'DRAW', 'AWAY'], lines: [null, null, null] },
-];
 
 interface Quote {
   group: number;

@@ -15,24 +15,11 @@ import { ManualClock } from '../../engine/clock.ts';
 import { OddsEngine, type Change } from '../../engine/engine.ts';
 import { americanToDecimal, decimalToAmerican, oddsId, type OddsInput } from '../../engine/model.ts';
 import { EngineSignals } from '../../engine/signals/engineSignals.ts';
-import type { WeightedBook } from '../../engine/signals/screenRecords.ts';
 import { SignalTopics, type SignalTopic, type TopicQuery } from '../../engine/stream/signalTopics.ts';
 import { NOW, row } from '../helpers/signals-harness.ts';
+import { BOOKS, GROUPS, SHARP, STALENESS_MS } from '../helpers/screenGroups.ts';
 
-const BOOKS = ['pinnacle', 'circa', 'draftkings', 'fanduel', 'betrivers'];
-const SHARP: WeightedBook[] = [{ sportsbook: 'pinnacle', weight: 2 }, { sportsbook: 'circa', weight: 1 }];
-const STALENESS_MS = 6_000;
 const EVENTS = ['nba-20261121-lal-bos', 'nba-20261121-mia-nyk'];
-/** Each group: market, its sides, and the line each side is quoted at. */
-const GROUPS: { market: string; sides: string[]; lines: (number | null)[] }[] = [
-  { market: 'MONEYLINE', sides: ['HOME', 'AWAY'], lines: [null, null] },
-  { market: 'SPREAD', sides: ['HOME', 'AWAY'], lines: [-3.5, 3.5] },
-  { market: 'SPREAD', sides: ['HOME', 'AWAY'], lines: [-4.5, 4.5] },
-  { market: 'SPREAD', sides: ['HOME', 'AWAY'], lines: [-2.5, 2.5] },
-  { market: 'TOTAL', sides: ['OVER', 'UNDER'], lines: [220.5, 220.5] },
-  { market: 'TOTAL', sides: ['OVER', 'UNDER'], lines: [222.5, 222.5] },
-  { market: 'MONEYLINE_3_WAY', sides: ['HOME', 'DRAW', 'AWAY'], lines: [null, null, null] },
-];
 
 interface Quote {
   event: number;
