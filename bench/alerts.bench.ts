@@ -24,7 +24,7 @@
 //
 // Run under --cpu-prof, the phases' start and end (monotonic microseconds, the clock of
 // the profile's timestamps) are written to stderr, to cut the profile to a phase.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +53,21 @@ const ROUNDS = Number(process.env.ALERTS_BENCH_ROUNDS ?? 3);
 /** One-change batches timed per phase (ALERTS_BENCH_ACKS, default 1,000: a p99 of 300 is the third-worst sample). */
 const ACKS = Number(process.env.ALERTS_BENCH_ACKS ?? 1000);
 const PROFILING = process.execArgv.some((arg) => arg.startsWith('--cpu-prof'));
+/**
+ * ALERTS_BENCH_PIN=1: the engine's main thread alone on CPU 0; the delivery thread, the
+ * receivers' process (every thread) and the ack-timing client on CPU 1; the process's other
+ * threads (libuv's pool, which runs the log's fdatasyncs; V8's helpers) stay free. It tells
+ * whether the ack p99 rises under the fan-out because the fan-out's work shares the main
+ * thread's core, or for another reason. ALERTS_BENCH_PIN_ALL=1 with it puts every thread
+ * of the engine's process but the delivery thread on CPU 0.
+ */
+const PIN = process.env.ALERTS_BENCH_PIN === '1';
+const LOAD_CPUS = PIN ? '1' : undefined;
+
+/** Sets the CPU affinity of one thread (a thread id) or of every thread of a process (`allThreads`). */
+function pinTo(cpus: string, id: number, allThreads = false): void {
+  execFileSync('taskset', [...(allThreads ? ['-a'] : []), '-p', '-c', cpus, String(id)], { stdio: 'ignore' });
+}
 
 const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** places;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -100,7 +115,7 @@ export async function startReceivers(): Promise<Receivers> {
 }
 
 async function ackLatency(port: number, token: string, ids: string[]): Promise<string> {
-  const result = await runClient({ kind: 'latency', port, token, ids, batchSize: 1, inFlight: 1, batches: ACKS });
+  const result = await runClient({ kind: 'latency', port, token, ids, batchSize: 1, inFlight: 1, batches: ACKS }, LOAD_CPUS);
   const sorted = result.latencies.sort((a, b) => a - b);
   return `${round(percentile(sorted, 50), 2)} / ${round(percentile(sorted, 99), 2)}`;
 }
@@ -166,6 +181,14 @@ export async function benchAlerts(): Promise<Measurements> {
     const watched = ids.slice(0, WATCHED);
     const unwatched = ids.slice(WATCHED);
     out['delivery thread nice value'] = (await alerts.stats()).nice ?? 'not lowered';
+    if (PIN) {
+      const deliveryTid = (await alerts.stats()).tid;
+      if (deliveryTid === null) throw new Error('ALERTS_BENCH_PIN=1: the delivery thread did not report its thread id (Linux only)');
+      pinTo('0', process.pid, process.env.ALERTS_BENCH_PIN_ALL === '1');
+      pinTo('1', deliveryTid);
+      pinTo('1', receivers.pid, true);
+      out['pinned'] = 'main thread on CPU 0; delivery thread, receivers and the ack client on CPU 1; other threads free';
+    }
     out['alerts.db'] = process.env.ALERTS_DB_PATH === undefined ? 'in DATA_DIR, beside the batch log' : process.env.ALERTS_DB_PATH;
     out['ingest ack p50 / p99 (ms), no subscriptions, no feed'] = await ackLatency(ingestPort, token, unwatched);
 

@@ -53,9 +53,12 @@ const BATCH = 1000;
 const IN_FLIGHT = 4;
 const LOGGED_UPDATES = 1_000_000;
 
-export function runClient(task: ClientTask): Promise<ClientResult> {
+/** `cpus`: a taskset CPU list the client runs on (the alerts bench keeps load off the engine's core). */
+export function runClient(task: ClientTask, cpus?: string): Promise<ClientResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./ingestClient.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const command = [process.execPath, '--import', 'tsx', fileURLToPath(new URL('./ingestClient.ts', import.meta.url))];
+    if (cpus !== undefined) command.unshift('taskset', '-c', cpus);
+    const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);

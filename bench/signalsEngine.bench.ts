@@ -159,48 +159,68 @@ function cpuSeconds(): number {
   return (used.user + used.system) / 1e6;
 }
 
+/** What a run of batches with a push every CPU-second did (appliedWithPushes). */
+interface PushedRun {
+  applied: number;
+  /** CPU seconds applying and pushing. */
+  busy: number;
+  pushes: number;
+  /** CPU seconds in the pushes. */
+  pushSeconds: number;
+}
+
 /**
- * Every signal on as a served process runs it, with the group topics' once-a-second
- * push: batches applied back to back, and a push each time a second of this process's
- * CPU time has gone into applying since the last one (its cost counted), until `seconds`
- * of CPU time (building the batches not counted: that is the feed's work).
- * Clocked on CPU time, so the figure is that of a core of its own however loaded the
- * machine is. Returns updates per CPU-second and the pushes' mean cost.
+ * Price-tick batches applied back to back, and a push each time a second of this
+ * process's CPU time has gone into applying since the last one, until `seconds` of CPU
+ * time (building the batches not counted: that is the feed's work). `beforePush` reads
+ * counters, untimed; `push` is timed. Clocked on CPU time, so the figures are those of a
+ * core of its own however loaded the machine is.
  */
-function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, every: { topics: SignalTopics; signals: EngineSignals }, seconds: number): { rate: number; pushMs: number; groups: number; arbitrageGroups: number } {
-  // CPU time spent on the apply and the pushes only: building the batches (the feed's work) is left out
-  let busy = 0;
+function appliedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, seconds: number, push: () => void, beforePush: () => void = () => {}): PushedRun {
+  const run: PushedRun = { applied: 0, busy: 0, pushes: 0, pushSeconds: 0 };
   let sincePush = 0;
-  let applied = 0;
-  let pushes = 0;
-  let pushTime = 0;
-  let groups = 0;
-  let arbitrageGroups = 0;
-  while (busy < seconds) {
+  while (run.busy < seconds) {
     const batches = priceBatches(engine, loaded, 100, rand);
     const start = cpuSeconds();
     for (const batch of batches) {
       clock.advance(10);
-      applied += engine.apply(batch).applied;
+      run.applied += engine.apply(batch).applied;
     }
     const applying = cpuSeconds() - start;
-    busy += applying;
+    run.busy += applying;
     sincePush += applying;
     if (sincePush >= 1) {
-      groups += every.signals.books.screens.pendingGroups;
-      arbitrageGroups += every.signals.books.deferredGroups;
+      beforePush();
       const pushStart = cpuSeconds();
-      every.topics.flush();
-      // and an /arbitrage read (as the alerts' poll makes one): the arbitrage re-reads a tick deferred happen here
-      every.signals.arbitragePage(ARBITRAGE_QUERY, null, 100);
+      push();
       const pushing = cpuSeconds() - pushStart;
-      busy += pushing;
-      pushTime += pushing;
+      run.busy += pushing;
+      run.pushSeconds += pushing;
       sincePush = 0;
-      pushes++;
+      run.pushes++;
     }
   }
-  return { rate: applied / busy, pushMs: pushes === 0 ? NaN : (pushTime / pushes) * 1000, groups: pushes === 0 ? 0 : groups / pushes, arbitrageGroups: pushes === 0 ? 0 : arbitrageGroups / pushes };
+  return run;
+}
+
+/**
+ * Every signal on as a served process runs it, with the group topics' once-a-second
+ * push and an /arbitrage read at each (as the alerts' poll makes one: the arbitrage
+ * re-reads a tick deferred happen there). Returns updates per CPU-second and the pushes'
+ * mean cost.
+ */
+function sustainedWithPushes(engine: OddsEngine, loaded: LoadedPrices, clock: ManualClock, rand: () => number, every: { topics: SignalTopics; signals: EngineSignals }, seconds: number): { rate: number; pushMs: number; groups: number; arbitrageGroups: number } {
+  let groups = 0;
+  let arbitrageGroups = 0;
+  const run = appliedWithPushes(engine, loaded, clock, rand, seconds, () => {
+    every.topics.flush();
+    every.signals.arbitragePage(ARBITRAGE_QUERY, null, 100);
+  }, () => {
+    groups += every.signals.books.screens.pendingGroups;
+    arbitrageGroups += every.signals.books.deferredGroups;
+  });
+  const { pushes } = run;
+  return { rate: run.applied / run.busy, pushMs: pushes === 0 ? NaN : (run.pushSeconds / pushes) * 1000, groups: pushes === 0 ? 0 : groups / pushes, arbitrageGroups: pushes === 0 ? 0 : arbitrageGroups / pushes };
 }
 
 const ARBITRAGE_QUERY = { types: null, leagues: null, eventIds: null, minProfit: 0.001 };
@@ -477,35 +497,12 @@ export function benchGroupPush(engine: OddsEngine, loaded: LoadedPrices, clock: 
   const pushMs: number[] = [];
   const roundCount = Number(process.env.SIGNALS_BENCH_PUSH_ROUNDS ?? 3);
   for (let r = 0; r < roundCount; r++) {
-    let busy = 0;
-    let sincePush = 0;
-    let applied = 0;
-    let pushes = 0;
-    let pushTime = 0;
     let settled = 0;
     const counters = pushCounters(topics);
     const bytesBefore = bytes.total;
-    while (busy < seconds) {
-      const batches = priceBatches(engine, loaded, 100, rand);
-      const start = cpuSeconds();
-      for (const batch of batches) {
-        clock.advance(10);
-        applied += engine.apply(batch).applied;
-      }
-      const applying = cpuSeconds() - start;
-      busy += applying;
-      sincePush += applying;
-      if (sincePush >= 1) {
-        settled += signals.books.screens.pendingGroups;
-        const pushStart = cpuSeconds();
-        topics.flush();
-        const pushing = cpuSeconds() - pushStart;
-        busy += pushing;
-        pushTime += pushing;
-        sincePush = 0;
-        pushes++;
-      }
-    }
+    const { applied, busy, pushes, pushSeconds: pushTime } = appliedWithPushes(engine, loaded, clock, rand, seconds, () => topics.flush(), () => {
+      settled += signals.books.screens.pendingGroups;
+    });
     const after = pushCounters(topics);
     const per = (value: number) => (pushes === 0 ? NaN : Math.round(value / pushes));
     rates.push(applied / busy);
