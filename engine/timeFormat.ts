@@ -34,8 +34,22 @@ export function isoMinutesZ(ms: number): string {
 
 /** '2026-11-21T18:04': minutes without a zone (an odds row's eventStartTime). */
 export function isoMinutes(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 16);
+  const slot = (ms / 60_000) & (MINUTE_SLOTS - 1);
+  if (slot >= 0 && minuteMs[slot] === ms) return minuteText[slot];
+  const text = new Date(ms).toISOString().slice(0, 16);
+  if (slot >= 0) {
+    minuteMs[slot] = ms;
+    minuteText[slot] = text;
+  }
+  return text;
 }
+
+// isoMinutes runs per event opened in a snapshot piece and per odds row rendered (2.4%
+// of the main thread while the large board's snapshot with history was first built),
+// and events start on few distinct minutes: the same direct-mapped cache as isoMillis'.
+const MINUTE_SLOTS = 256;
+const minuteMs = new Float64Array(MINUTE_SLOTS).fill(Number.NaN);
+const minuteText: string[] = new Array<string>(MINUTE_SLOTS).fill('');
 
 /** '2026-11-21': the calendar day (a box score's date). */
 export function isoDate(ms: number): string {
