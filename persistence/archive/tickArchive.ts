@@ -26,11 +26,11 @@
 //
 // Compaction. Days before the newest one are merged into one file per day in the
 // merged layout (MERGED_LAYOUT, marked in the file's key-value metadata): sorted by
-// event_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, so DuckDB reads
-// only the row groups of the event a query names; the merged file is written like any
-// other before its inputs are deleted. A finished day's only file in another layout (a
-// single flush, or a file merged by an older version) is rewritten in place the same
-// way. One day per maintenance pass.
+// event_key, odds_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, so
+// DuckDB reads only the row groups of the event or the selection a query names; the
+// merged file is written like any other before its inputs are deleted. A finished
+// day's only file in another layout (a single flush, or a file merged by an older
+// version) is rewritten in place the same way. One day per maintenance pass.
 //
 // Maintenance does not hold the queue. A merge (seconds to minutes: it sorts a day)
 // runs after the flush that asked for it, on a DuckDB instance of its own with one
@@ -41,15 +41,16 @@
 // skipped: liveFiles in archiveFiles.ts). Retention deletes days in the queue too.
 //
 // Reading. One DuckDB instance for the archive's life (flushes and queries), with its
-// Parquet metadata cache on: a file's footer is parsed once, not at every query. A query reads only the day
-// directories its time range can touch; merged files are asked by event_key as well,
-// which DuckDB checks against each row group's min/max before reading it.
+// Parquet metadata cache on: a file's footer is parsed once, not at every query. A
+// query reads only the day directories its time range can touch; merged files are
+// asked by event_key (and odds_key, for selections) as well, which DuckDB checks
+// against each row group's min/max before reading it.
 
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeStorage, type Storage } from '../log/storage.ts';
-import { ARCHIVE_COLUMNS, COLUMN_LIST, EVENT_KEY_SQL, eventKey, type ArchiveRow } from './archiveSchema.ts';
+import { ARCHIVE_COLUMNS, COLUMN_LIST, eventKey, MERGED_KEY_COLUMNS, oddsKey, type ArchiveRow } from './archiveSchema.ts';
 import { archiveFileName, dayOf, dayStart, ensureDayDir, isCovered, listArchiveFiles, listArchiveFilesBetween, listDayFiles, listDays, liveFiles, readParquetSql, sqlString, tidyArchive, type ArchiveFile } from './archiveFiles.ts';
 
 /** Turns one log record into archive rows (the write path's decoding; persistence knows no record format). */
@@ -90,7 +91,7 @@ export interface TickArchiveOptions {
 /**
  * Today's flush files (one per ARCHIVE_INTERVAL_MS, 8,640 a day at 10 s) are gathered
  * as they come into runs in the merged layout, so a query reaching into today opens tens
- * of files, not thousands, and asks each by event_key: `runFiles` flush files make a run
+ * of files, not thousands, and asks each by its keys: `runFiles` flush files make a run
  * of level 1, `runsPerLevel` runs of level 1 a run of level 2. A finished day's files are
  * then merged into one (level 3). `rewriteEveryMs`: a finished day's only file written in
  * another layout (an upgrade's) is rewritten at most this often, so converting an old
@@ -147,13 +148,13 @@ const READ_SELECT = rowSelect(ALL_COLUMNS, true);
 /** Rows per row group of a flush's file (DuckDB's default): a flush file is read whole by the queries that touch its day. */
 const FLUSH_ROW_GROUP_ROWS = 122_880;
 /**
- * Rows per row group of a merged day file. A one-event query reads the row groups its
- * event_key falls in, each whole: smaller groups read less per query, for a larger footer
+ * Rows per row group of a merged file. A one-selection query reads the row groups its
+ * keys fall in, each whole: smaller groups read less per query, for a larger footer
  * (parsed once, then in DuckDB's metadata cache) and a little less compression.
  */
 export const MERGED_ROW_GROUP_ROWS = 16_384;
 /** The key columns a merged file has after the row's (archiveSchema.ts), each as SQL over the row's columns: what it is sorted by first. */
-export const MERGED_KEYS: readonly { name: string; sql: string }[] = [{ name: 'event_key', sql: EVENT_KEY_SQL }];
+export const MERGED_KEYS: readonly { name: string; sql: string }[] = MERGED_KEY_COLUMNS;
 /** A merged file's columns: the row's, then the keys. */
 export const MERGED_COLUMNS = `${COLUMN_LIST}, ${MERGED_KEYS.map((key) => key.name).join(', ')}`;
 const MERGED_ORDER = `${MERGED_KEYS.map((key) => key.name).join(', ')}, odds_id, seq, pos`;
@@ -237,10 +238,23 @@ function eventIdsOf(ids: readonly string[]): string[] | null {
   return [...events];
 }
 
-/** What a read asks of the archive: a filter over the row's columns, the events it is about (null: any), and the time range it can touch. */
+/**
+ * A condition on a key column that DuckDB checks against each row group's min/max before
+ * reading it ('' when `keys` is null: any), followed by AND. One key: an equality;
+ * several: their range, then the list.
+ */
+function keyFilter(column: string, keys: readonly string[] | null): string {
+  if (keys === null) return '';
+  const sorted = [...new Set(keys)].sort();
+  if (sorted.length === 1) return `${column} = ${sqlString(sorted[0])} AND `;
+  return `${column} >= ${sqlString(sorted[0])} AND ${column} <= ${sqlString(sorted[sorted.length - 1])} AND ${column} IN (${sorted.map(sqlString).join(', ')}) AND `;
+}
+
+/** What a read asks of the archive: a filter over the row's columns, the events and odds rows it is about (null: any), and the time range it can touch. */
 interface RowQuery {
   where: string;
   eventIds: readonly string[] | null;
+  oddsIds: readonly string[] | null;
   fromMs: number;
   toMs: number;
 }
@@ -278,6 +292,8 @@ export class TickArchive {
   lastFlush: FlushReport | null = null;
   /** Told of each written flush (metrics, tests). */
   onFlush: ((report: FlushReport) => void) | null = null;
+  /** Awaited when a merge's file is written and checked, before its installation waits for the queue (tests: what goes on meanwhile). */
+  onMergeWritten: ((day: string, temp: string) => Promise<void>) | null = null;
   /** Each file version's layout and columns (versionOf): read once from its metadata, or known from writing it. */
   private readonly infos = new Map<string, FileInfo>();
   /** The time of each file version's first record (removalsSince). */
@@ -293,13 +309,13 @@ export class TickArchive {
   private maintenanceChain: Promise<void> = Promise.resolve();
   /** A pass asked for and not started yet: later asks share it. */
   private queuedPass: Promise<void> | null = null;
+  /** The merges' DuckDB (MAINTENANCE_DUCKDB), opened at the first merge. */
+  private maintenanceDuckDB: { instance: DuckDBInstance; connection: DuckDBConnection } | null = null;
 
   private constructor(
     private readonly options: TickArchiveOptions,
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
-    private readonly maintenanceInstance: DuckDBInstance,
-    private readonly maintenanceConnection: DuckDBConnection,
     archivedThrough: number,
   ) {
     this.storage = options.storage ?? nodeStorage;
@@ -339,20 +355,7 @@ export class TickArchive {
     // a day's merge sorts more than the memory limit: it spills next to the archive, not into the working directory
     await connection.run(`SET temp_directory = ${sqlString(join(options.dir, '.spill'))}`);
     await connection.run(`CREATE TABLE ${STAGE} (${STAGE_COLUMNS})`);
-    let maintenanceInstance: DuckDBInstance | null = null;
-    let maintenanceConnection: DuckDBConnection;
-    try {
-      maintenanceInstance = await DuckDBInstance.create(':memory:', MAINTENANCE_DUCKDB);
-      maintenanceConnection = await maintenanceInstance.connect();
-      // its own spill directory: two instances' temporary files must not share names
-      await maintenanceConnection.run(`SET temp_directory = ${sqlString(join(options.dir, '.spill-maintenance'))}`);
-    } catch (error) {
-      maintenanceInstance?.closeSync();
-      connection.closeSync();
-      instance.closeSync();
-      throw error;
-    }
-    const archive = new TickArchive(options, instance, connection, maintenanceInstance, maintenanceConnection, through);
+    const archive = new TickArchive(options, instance, connection, through);
     // the log may drop what the archive holds already
     options.log.archived(through);
     if (options.intervalMs > 0) {
@@ -645,6 +648,28 @@ export class TickArchive {
     return files.map((file) => this.infos.get(versionOf(file)) ?? FLUSH_FILE);
   }
 
+  /** The merges' connection (opened at the first merge; only maintenance passes, one at a time, ask for it). */
+  private async maintenanceConnection(): Promise<DuckDBConnection> {
+    if (this.maintenanceDuckDB === null) {
+      const instance = await DuckDBInstance.create(':memory:', MAINTENANCE_DUCKDB);
+      try {
+        const connection = await instance.connect();
+        // its own spill directory: two instances' temporary files must not share names
+        await connection.run(`SET temp_directory = ${sqlString(join(this.options.dir, '.spill-maintenance'))}`);
+        this.maintenanceDuckDB = { instance, connection };
+      } catch (error) {
+        instance.closeSync();
+        throw error;
+      }
+    }
+    return this.maintenanceDuckDB.connection;
+  }
+
+  /** Files' infos read in the queue, on its connection (quick: their footers, once per version). */
+  private infosInQueue(files: readonly ArchiveFile[]): Promise<FileInfo[]> {
+    return this.exclusive(() => this.fileInfos(files));
+  }
+
   /** Asks for a maintenance pass (one at a time; a pass asked for and not started yet is shared); settles when it is done, never rejects. */
   private maintenance(): Promise<void> {
     if (this.closed) return Promise.resolve();
@@ -703,7 +728,7 @@ export class TickArchive {
         let rewrite = false;
         if (day === newest) {
           // today: a run of the flush files, or of the runs, once enough of them wait
-          const infos = await this.fileInfos(files, this.maintenanceConnection);
+          const infos = await this.infosInQueue(files);
           const flushes = files.filter((_, i) => infos[i].level === 0);
           const runs = files.filter((_, i) => infos[i].level === 1);
           if (flushes.length >= this.compaction.runFiles) [group, level] = [flushes, 1];
@@ -713,7 +738,7 @@ export class TickArchive {
           // a finished day (it gets files only from a catch-up, and is merged again then): one per pass
           if (mergedOne) continue;
           if (files.length === 1) {
-            if ((await this.fileInfos(files, this.maintenanceConnection))[0].merged) continue;
+            if ((await this.infosInQueue(files))[0].merged) continue;
             if (Date.now() - this.lastRewriteAt < this.compaction.rewriteEveryMs) continue;
             // rewritten in place: its new version must not share the old one's modification second
             if (Date.now() - files[0].mtimeMs < REWRITE_MIN_AGE_MS) continue;
@@ -760,11 +785,13 @@ export class TickArchive {
     const inside = (files: readonly ArchiveFile[]): ArchiveFile[] => files.filter((f) => !paths.includes(f.path) && f.last >= first && f.first <= last);
     const outside = inside(all);
     if (outside.length > 0) throw new Error(`not merging ${paths.length} file(s) of ${day}: ${outside.map((f) => f.path).join(', ')} lies in their range ${first}-${last}`);
-    const connection = this.maintenanceConnection;
+    const connection = await this.maintenanceConnection();
+    if (this.closed) throw new Error('the archive is closing');
     const counted = (await connection.runAndReadAll(`SELECT count(*) AS n FROM ${readParquetSql(paths)}`)).getRowObjects()[0];
     const present = columnsOf(await this.fileInfos(group, connection));
     const written = await this.writeTemp(connection, day, mergedSelect(paths, present, ''), first, last, Number(counted.n), level);
     try {
+      await this.onMergeWritten?.(day, written.temp);
       await this.exclusive(async () => {
         if (this.closed) throw new Error('the archive is closing');
         // the inputs as they were read (a rewrite in place of one could have come in between), and nothing new in the range
@@ -793,19 +820,21 @@ export class TickArchive {
     // one id: an equality DuckDB checks against row-group statistics; several: their range too, then the list
     const byId = sorted.length === 1 ? `odds_id = ${sqlString(sorted[0])}` : `odds_id >= ${sqlString(sorted[0])} AND odds_id <= ${sqlString(sorted[sorted.length - 1])} AND odds_id IN (${sorted.map(sqlString).join(', ')})`;
     const where = `${byId} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere({ where, eventIds: eventIdsOf(sorted), fromMs: -Infinity, toMs }, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
+    const eventIds = eventIdsOf(sorted);
+    // not odds ids (no event): no key narrows the read
+    return this.rowsWhere({ where, eventIds, oddsIds: eventIds === null ? null : sorted, fromMs: -Infinity, toMs }, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
   }
 
   /** Every row of one event's market (all books, all selections) with time_ms <= toMs. */
   rowsOfMarket(eventId: string, marketSubtype: string, toMs: number): Promise<ArchiveRows> {
     const where = `event_id = ${sqlString(eventId)} AND market_subtype = ${sqlString(marketSubtype)} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere({ where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
+    return this.rowsWhere({ where, eventIds: [eventId], oddsIds: null, fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
   }
 
   /** Every row of one event with time_ms <= toMs. */
   rowsOfEvent(eventId: string, toMs: number): Promise<ArchiveRows> {
     const where = `event_id = ${sqlString(eventId)} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere({ where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.time_ms <= toMs);
+    return this.rowsWhere({ where, eventIds: [eventId], oddsIds: null, fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.time_ms <= toMs);
   }
 
   /**
@@ -817,7 +846,7 @@ export class TickArchive {
     const removal = `(kind = 'remove' OR (kind = 'status' AND event_status IN ('final', 'cancelled')))`;
     const from = Math.floor(fromMs);
     return this.exclusive(async () => {
-      const found = await this.rowsWhereNow({ where: `${removal} AND time_ms >= ${from}`, eventIds: null, fromMs: from, toMs: Infinity }, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
+      const found = await this.rowsWhereNow({ where: `${removal} AND time_ms >= ${from}`, eventIds: null, oddsIds: null, fromMs: from, toMs: Infinity }, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
       let firstRecord = this.through + 1;
       let firstRecordTime = Infinity;
       const files = listArchiveFiles(this.options.dir);
@@ -856,9 +885,8 @@ export class TickArchive {
       const plain = files.filter((_, i) => !infos[i].merged).map((f) => f.path);
       const parts: string[] = [];
       if (keyed.length > 0) {
-        // merged files all have MERGED_COLUMNS: no union by name; event_key picks the row groups to read
-        const keys = query.eventIds === null ? null : [...new Set(query.eventIds.map(eventKey))].sort();
-        const byKey = keys === null ? '' : keys.length === 1 ? `event_key = ${sqlString(keys[0])} AND ` : `event_key >= ${sqlString(keys[0])} AND event_key <= ${sqlString(keys[keys.length - 1])} AND event_key IN (${keys.map(sqlString).join(', ')}) AND `;
+        // merged files all have MERGED_COLUMNS: no union by name; event_key (and odds_key) pick the row groups to read
+        const byKey = keyFilter('event_key', query.eventIds?.map(eventKey) ?? null) + keyFilter('odds_key', query.oddsIds?.map(oddsKey) ?? null);
         parts.push(`SELECT ${READ_SELECT} FROM read_parquet([${keyed.map(sqlString).join(', ')}]) WHERE ${byKey}(${query.where})`);
       }
       if (plain.length > 0) parts.push(`SELECT ${rowSelect(columnsOf(infos.filter((info) => !info.merged)), true)} FROM ${readParquetSql(plain)} WHERE ${query.where}`);
@@ -880,7 +908,7 @@ export class TickArchive {
 
   /**
    * Writes one day's rows (optionally one league's) to `outPath` as Parquet (zstd) in the
-   * merged layout: MERGED_COLUMNS, sorted by event_key, odds_id, seq, pos. Returns the
+   * merged layout: MERGED_COLUMNS, sorted by event_key, odds_key, odds_id, seq, pos. Returns the
    * row count. A finished day is one merged file already: the export is that file (a
    * hard link, or a copy across file systems), or its league's rows in its order; today's
    * (or a day not merged yet) are sorted. Only archived records: the newest
@@ -934,16 +962,19 @@ export class TickArchive {
     if (this.closed) return;
     this.closed = true;
     // interrupted until the pass ends: a statement it starts after one interrupt is stopped by the next
-    const interrupting = setInterval(() => this.maintenanceConnection.interrupt(), 20);
-    this.maintenanceConnection.interrupt();
+    const interrupt = (): void => this.maintenanceDuckDB?.connection.interrupt();
+    const interrupting = setInterval(interrupt, 20);
+    interrupt();
     try {
       await this.maintenanceChain;
     } finally {
       clearInterval(interrupting);
     }
     await this.chain;
-    this.maintenanceConnection.closeSync();
-    this.maintenanceInstance.closeSync();
+    if (this.maintenanceDuckDB !== null) {
+      this.maintenanceDuckDB.connection.closeSync();
+      this.maintenanceDuckDB.instance.closeSync();
+    }
     this.connection.closeSync();
     this.instance.closeSync();
   }

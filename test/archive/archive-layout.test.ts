@@ -1,9 +1,12 @@
 // The archive's file layouts (persistence/archive/tickArchive.ts), fed through the real
 // write path of a durable board:
-// - a finished day merged into the merged layout (sorted by event_key, odds_id, seq, pos,
-//   marked in its key-value metadata) holds every
-//   acknowledged change exactly once, and every read (one selection, several, a market,
-//   an event, the removals) answers exactly what it answered over the flush files;
+// - a finished day merged into the merged layout (sorted by event_key, odds_key, odds_id,
+//   seq, pos, in row groups cut at MERGED_ROW_GROUP_ROWS, marked in its key-value
+//   metadata) holds every acknowledged change exactly once, and every read (one
+//   selection, several, a market, an event, the removals) answers exactly what it
+//   answered over the flush files;
+// - a merge does not hold the archive's queue: while its file is written, reads answer
+//   as before and a flush goes through; after it, the same;
 // - a finished day's export is its merged file, a league's export its rows in its order,
 //   and a day not merged yet exports the same rows in the same order;
 // - a day an older version left (merged by odds id in large row groups, no event_key,
@@ -11,7 +14,7 @@
 // - today's flush files gathered into runs, and runs into runs of the next level, still
 //   hold every change once and answer the changes acknowledged.
 import assert from 'node:assert/strict';
-import { readFileSync, renameSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -19,8 +22,8 @@ import { ManualClock } from '../../engine/clock.ts';
 import { NO_PRICE } from '../../engine/oddsStore.ts';
 import { attachTickArchive } from '../../ingest/archiveRows.ts';
 import { archiveFileName, dayOf, dayStart, listDayFiles, sqlString } from '../../persistence/archive/archiveFiles.ts';
-import { ARCHIVE_COLUMNS, eventKey, type ArchiveRow } from '../../persistence/archive/archiveSchema.ts';
-import { LAYOUT_KEY, LEVEL_KEY, MERGED_LAYOUT, type Compaction, type TickArchive } from '../../persistence/archive/tickArchive.ts';
+import { ARCHIVE_COLUMNS, eventKey, oddsKey, type ArchiveRow } from '../../persistence/archive/archiveSchema.ts';
+import { LAYOUT_KEY, LEVEL_KEY, MERGED_COLUMNS, MERGED_LAYOUT, MERGED_ROW_GROUP_ROWS, type Compaction, type FlushReport, type TickArchive } from '../../persistence/archive/tickArchive.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 
@@ -159,18 +162,22 @@ test('a finished day merged: every change once, the merged layout on disk, every
       await withDuckDB(async (c) => {
         const layout = (await c.runAndReadAll(`SELECT decode(value) AS v FROM parquet_kv_metadata(${merged}) WHERE key = encode(${sqlString(LAYOUT_KEY)})`)).getRowObjects();
         assert.deepEqual(layout, [{ v: MERGED_LAYOUT }]);
-        // (DuckDB cuts row groups of MERGED_ROW_GROUP_ROWS from its sort's batches: one batch here, so one row group; the bench shows the cut)
-        const rows = (await c.runAndReadAll(`SELECT CAST(sum(row_group_num_rows) AS DOUBLE) AS n FROM (SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${merged}))`)).getRowObjects();
-        assert.deepEqual(rows, [{ n: fed.acknowledged.length }]);
-        // stored sorted by event_key, odds_id, seq, pos
-        const stored = (await c.runAndReadAll(`SELECT event_key, event_id, odds_id, CAST(seq AS DOUBLE) AS seq, pos FROM read_parquet(${merged}, file_row_number = true) ORDER BY file_row_number`)).getRowObjects() as { event_key: string; event_id: string; odds_id: string; seq: number; pos: number }[];
+        // row groups cut at MERGED_ROW_GROUP_ROWS (once a group holds that many, at the end of a 2,048-row vector), the last one shorter
+        const groups = (await c.runAndReadAll(`SELECT DISTINCT row_group_id, CAST(row_group_num_rows AS DOUBLE) AS n FROM parquet_metadata(${merged}) ORDER BY row_group_id`)).getRowObjects().map((row) => Number(row.n));
+        assert.equal(groups.reduce((sum, n) => sum + n, 0), fed.acknowledged.length);
+        assert.ok(groups.length >= Math.floor(fed.acknowledged.length / (MERGED_ROW_GROUP_ROWS + 2048)), `row groups ${groups.join(', ')}`);
+        for (const n of groups.slice(0, -1)) assert.ok(n >= MERGED_ROW_GROUP_ROWS && n < MERGED_ROW_GROUP_ROWS + 2048, `row groups ${groups.join(', ')}`);
+        // stored sorted by event_key, odds_key, odds_id, seq, pos
+        const stored = (await c.runAndReadAll(`SELECT event_key, odds_key, event_id, odds_id, CAST(seq AS DOUBLE) AS seq, pos FROM read_parquet(${merged}, file_row_number = true) ORDER BY file_row_number`)).getRowObjects() as { event_key: string; odds_key: string; event_id: string; odds_id: string; seq: number; pos: number }[];
         assert.equal(stored.length, fed.acknowledged.length);
+        const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
         for (let i = 0; i < stored.length; i++) {
           const row = stored[i];
           assert.equal(row.event_key, eventKey(row.event_id), `DuckDB's md5 key of ${row.event_id} is node's`);
+          assert.equal(row.odds_key, oddsKey(row.odds_id), `DuckDB's md5 key of ${row.odds_id} is node's`);
           if (i === 0) continue;
           const prev = stored[i - 1];
-          const order = prev.event_key < row.event_key ? -1 : prev.event_key > row.event_key ? 1 : prev.odds_id < row.odds_id ? -1 : prev.odds_id > row.odds_id ? 1 : prev.seq - row.seq || prev.pos - row.pos;
+          const order = compare(prev.event_key, row.event_key) || compare(prev.odds_key, row.odds_key) || compare(prev.odds_id, row.odds_id) || prev.seq - row.seq || prev.pos - row.pos;
           assert.ok(order < 0, `row ${i} is after row ${i - 1} in the merged order`);
         }
       });
@@ -183,7 +190,7 @@ test('a finished day merged: every change once, the merged layout on disk, every
       const league = await archive.exportDay(day, leagueOf, join(exportDir, 'league.parquet'));
       assert.equal(league.rows, unmerged.rows);
       await withDuckDB(async (c) => {
-        const columns = [...ARCHIVE_COLUMNS.map((column) => column.name), 'event_key'].join(', ');
+        const columns = MERGED_COLUMNS;
         const read = async (path: string, where = ''): Promise<unknown[]> => (await c.runAndReadAll(`SELECT ${columns} FROM read_parquet(${sqlString(path)}, file_row_number = true) ${where} ORDER BY file_row_number`)).getRowObjectsJson();
         const expected = await read(files[0].path, `WHERE league = ${sqlString(leagueOf)}`);
         assert.ok(expected.length > 0 && expected.length < fed.acknowledged.length);
@@ -193,6 +200,48 @@ test('a finished day merged: every change once, the merged layout on disk, every
     } finally {
       rmSync(exportDir, { recursive: true, force: true });
     }
+  } finally {
+    await cleanUp(fed);
+  }
+});
+
+// (a read or flush queued behind the merge would wait for the hook, and the hook for it: the timeout fails the test)
+test("a merge does not hold the archive's queue: while its file is written, reads answer as before and a flush goes through; after it, the same", { timeout: 60_000 }, async () => {
+  const fed = await feed(60, 20);
+  try {
+    const { archive, archiveDir, clock, opened, ids } = fed;
+    const day = dayOf(NOW);
+    const inputs = listDayFiles(archiveDir, day).map((file) => file.path);
+    assert.equal(inputs.length, 3, 'one file per flush of 20 batches');
+    const before = await answers(fed);
+    // what went on while the merge waited to be installed
+    const seen: { answers?: Record<string, ArchiveRow[]>; files?: string[]; flushed?: FlushReport; seq?: number } = {};
+    archive.onMergeWritten = async (mergedDay, temp) => {
+      if (mergedDay !== day) return;
+      assert.ok(existsSync(temp), 'the merged file is written, under its temporary name');
+      // with the merge waiting here, a read queued behind it would never come back
+      seen.answers = await answers(fed);
+      seen.files = listDayFiles(archiveDir, day).map((file) => file.path);
+      // a change of the new day, and a flush of it, go through too
+      const flushed = new Promise<FlushReport>((resolve) => (archive.onFlush = resolve));
+      seen.seq = (await opened.durable.ingest.submit([{ op: 'price', id: ids[0], priceAmerican: -150 }])).index;
+      void archive.flush().catch(() => {});
+      seen.flushed = await flushed;
+    };
+    // the next day: the finished day is merged at the next flush's maintenance
+    clock.set(dayStart(day) + 86_400_000 + 60_000);
+    await archive.flush();
+    assert.deepEqual(seen.answers, before, 'reads while the merged file was written answer as before');
+    assert.deepEqual(seen.files, inputs, 'from the inputs, still in place');
+    assert.ok(seen.seq !== undefined && seen.flushed !== undefined);
+    assert.equal(seen.flushed.archivedThrough, seen.seq, 'the flush wrote the new change while the merge waited');
+    const files = listDayFiles(archiveDir, day);
+    assert.equal(files.length, 1, 'then the merged file replaced its inputs');
+    assert.equal(files[0].path, join(archiveDir, day, archiveFileName(fed.acknowledged[0].seq, fed.acknowledged[fed.acknowledged.length - 1].seq)));
+    // every change once: the day's, then the new one
+    assert.deepEqual(await everyRow(archiveDir), [...fed.acknowledged, { seq: seen.seq, pos: 0, odds_id: ids[0], price_american: -150 }]);
+    const ofDay = (all: Record<string, ArchiveRow[]>): Record<string, ArchiveRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.filter((row) => dayOf(row.time_ms) === day)]));
+    assert.deepEqual(ofDay(await answers(fed)), before, 'and the same after it');
   } finally {
     await cleanUp(fed);
   }
