@@ -247,7 +247,7 @@ export async function benchArchive(): Promise<Measurements> {
       if (mergeSeconds > 0) out["a day's merge by the archive's maintenance (DuckDB 1 thread, 384 MB): seconds"] = mergeSeconds;
       if (duringMerge !== null) {
         out[`merged layout while a day merges: history p50 / p95 ms (${duringMerge.samples} queries)`] = `${duringMerge.p50.toFixed(1)} / ${duringMerge.p95.toFixed(1)}`;
-        out['merged layout while a day merges: CPU ms per history query (the merge's included)'] = duringMerge.cpuMs;
+        out["merged layout while a day merges: CPU ms per history query (the merge's included)"] = duringMerge.cpuMs;
         progress(`while a day merged: p50 ${duringMerge.p50.toFixed(1)} ms p95 ${duringMerge.p95.toFixed(1)} ms over ${duringMerge.samples}`);
       }
       const exportDir = mkdtempSync(join(tmpdir(), 'bench-archive-export-'));

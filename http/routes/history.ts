@@ -101,7 +101,7 @@ function closingJson(row: ClosingSelection): Record<string, unknown> {
 type SeqKey = [number, number];
 const isSeqKey = (key: unknown): key is SeqKey => Array.isArray(key) && key.length === 2 && Number.isInteger(key[0]) && Number.isInteger(key[1]);
 
-function note(rows: ArchiveRows): string | null {
+function note(rows: ArchiveRows<unknown>): string | null {
   return rows.complete ? null : `the archive is behind the log after a failure (archived through record ${rows.archivedThrough}); the newest changes may be missing until it catches up`;
 }
 
@@ -114,7 +114,7 @@ export function historyRoutes(ctx: Services): AnyRoute[] {
   const pending = (work: () => Promise<DataResult>): RouteResult => ({ kind: 'pending', body: work() });
 
   /** A page of points in [from, to] after the cursor's key. */
-  const page = (path: string, filters: Record<string, unknown>, points: PricePoint[], from: number, to: number, cursor: string | undefined, limit: number, rows: ArchiveRows): DataResult => {
+  const page = (path: string, filters: Record<string, unknown>, points: PricePoint[], from: number, to: number, cursor: string | undefined, limit: number, rows: ArchiveRows<unknown>): DataResult => {
     const fingerprint = fingerprintOf(path, filters);
     let after: SeqKey | null = null;
     if (cursor !== undefined) {
@@ -277,7 +277,7 @@ export function historyRoutes(ctx: Services): AnyRoute[] {
     query: EXPORT_QUERY,
     summary: "One UTC day of the tick archive (optionally one league) as a Parquet file (zstd), streamed.",
     description:
-      "The archive rows of the day as application/vnd.apache.parquet: the row schema of docs/archive.md plus event_key and odds_key (the first 8 hex digits of md5(event_id) and of md5(odds_id)), sorted by event_key, odds_key, odds_id, seq, pos, so each event's rows sit together, each selection's together within them, its changes in log order (sort by seq, pos for the whole day's log order). A finished day is sent as the archive's file for it; today's rows are sorted first. Only changes already written to the archive (today: up to ARCHIVE_INTERVAL_MS behind). A day the archive holds nothing for: 404 not_found. " +
+      "The archive rows of the day as application/vnd.apache.parquet: the row schema of docs/archive.md plus event_key (the first 8 hex digits of md5(event_id)), sorted by event_key, odds_id, seq, pos, so each event's rows sit together and each selection's changes are in log order (sort by seq, pos for the whole day's log order). A finished day is sent as the archive's file for it; today's rows are sorted first. Only changes already written to the archive (today: up to ARCHIVE_INTERVAL_MS behind). A day the archive holds nothing for: 404 not_found. " +
       `Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. ${PARAMETER_ERRORS} ${KEY_RULES}` +
       curlExample(`curl -s ${KEY_HEADER} -o day.parquet -w '%{http_code}: %{size_download} bytes in day.parquet\\n' "${BASE_URL}/api/v1/history/export?day=$(date -u +%Y-%m-%d)&league=nfl"`),
     handle: (req) => {

@@ -26,8 +26,8 @@
 //
 // Compaction. Days before the newest one are merged into one file per day in the
 // merged layout (MERGED_LAYOUT, marked in the file's key-value metadata): sorted by
-// event_key, odds_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, so
-// DuckDB reads only the row groups of the event or the selection a query names; the
+// event_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, so DuckDB
+// reads only the row groups of the event a query names; the
 // merged file is written like any other before its inputs are deleted. A finished
 // day's only file in another layout (a single flush, or a file merged by an older
 // version) is rewritten in place the same way. One day per maintenance pass.
@@ -43,14 +43,14 @@
 // Reading. One DuckDB instance for the archive's life (flushes and queries), with its
 // Parquet metadata cache on: a file's footer is parsed once, not at every query. A
 // query reads only the day directories its time range can touch; merged files are
-// asked by event_key (and odds_key, for selections) as well, which DuckDB checks
-// against each row group's min/max before reading it.
+// asked by event_key as well, which DuckDB checks against each row group's min/max
+// before reading it.
 
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeStorage, type Storage } from '../log/storage.ts';
-import { ARCHIVE_COLUMNS, COLUMN_LIST, eventKey, MERGED_KEY_COLUMNS, oddsKey, type ArchiveRow } from './archiveSchema.ts';
+import { ARCHIVE_COLUMNS, COLUMN_LIST, eventKey, MERGED_KEY_COLUMNS, TICK_COLUMNS, type ArchiveColumn, type ArchiveRow, type TickRow } from './archiveSchema.ts';
 import { archiveFileName, dayOf, dayStart, ensureDayDir, isCovered, listArchiveFiles, listArchiveFilesBetween, listDayFiles, listDays, liveFiles, readParquetSql, sqlString, tidyArchive, type ArchiveFile } from './archiveFiles.ts';
 
 /** Turns one log record into archive rows (the write path's decoding; persistence knows no record format). */
@@ -91,7 +91,7 @@ export interface TickArchiveOptions {
 /**
  * Today's flush files (one per ARCHIVE_INTERVAL_MS, 8,640 a day at 10 s) are gathered
  * as they come into runs in the merged layout, so a query reaching into today opens tens
- * of files, not thousands, and asks each by its keys: `runFiles` flush files make a run
+ * of files, not thousands, and asks each by event_key: `runFiles` flush files make a run
  * of level 1, `runsPerLevel` runs of level 1 a run of level 2. A finished day's files are
  * then merged into one (level 3). `rewriteEveryMs`: a finished day's only file written in
  * another layout (an upgrade's) is rewritten at most this often, so converting an old
@@ -114,8 +114,8 @@ export interface FlushReport {
 }
 
 /** Rows of the archive and of the records not written yet, oldest first, and whether they are all there. */
-export interface ArchiveRows {
-  rows: ArchiveRow[];
+export interface ArchiveRows<Row = ArchiveRow> {
+  rows: Row[];
   /** False while the archive is behind the log (after a failure): the newest changes may be missing. */
   complete: boolean;
   archivedThrough: number;
@@ -134,22 +134,22 @@ const COPY_SELECT = ARCHIVE_COLUMNS.map((c) => (c.type === 'BIGINT' ? `CAST(${c.
  * none of them has (written before it was added) reads as null. `asNumbers`: BIGINT
  * columns as DOUBLE, so rows read back hold numbers, not bigints.
  */
-function rowSelect(present: ReadonlySet<string>, asNumbers: boolean): string {
-  return ARCHIVE_COLUMNS.map((c) => {
+function rowSelect(present: ReadonlySet<string>, asNumbers: boolean, columns: readonly ArchiveColumn[] = ARCHIVE_COLUMNS): string {
+  return columns.map((c) => {
     const type = asNumbers && c.type === 'BIGINT' ? 'DOUBLE' : c.type;
     if (!present.has(c.name)) return `CAST(NULL AS ${type}) AS ${c.name}`;
     return type === c.type ? c.name : `CAST(${c.name} AS ${type}) AS ${c.name}`;
   }).join(', ');
 }
 const ALL_COLUMNS: ReadonlySet<string> = new Set(ARCHIVE_COLUMNS.map((c) => c.name));
-/** Rows read back as numbers (not bigint), from files that have every column. */
-const READ_SELECT = rowSelect(ALL_COLUMNS, true);
+/** The columns of a TickRow, in schema order. */
+const TICK_ARCHIVE_COLUMNS: readonly ArchiveColumn[] = ARCHIVE_COLUMNS.filter((c) => (TICK_COLUMNS as readonly string[]).includes(c.name));
 
 /** Rows per row group of a flush's file (DuckDB's default): a flush file is read whole by the queries that touch its day. */
 const FLUSH_ROW_GROUP_ROWS = 122_880;
 /**
- * Rows per row group of a merged file. A one-selection query reads the row groups its
- * keys fall in, each whole: smaller groups read less per query, for a larger footer
+ * Rows per row group of a merged file. A one-event query reads the row groups its
+ * event_key falls in, each whole: smaller groups read less per query, for a larger footer
  * (parsed once, then in DuckDB's metadata cache) and a little less compression.
  */
 export const MERGED_ROW_GROUP_ROWS = 16_384;
@@ -250,11 +250,11 @@ function keyFilter(column: string, keys: readonly string[] | null): string {
   return `${column} >= ${sqlString(sorted[0])} AND ${column} <= ${sqlString(sorted[sorted.length - 1])} AND ${column} IN (${sorted.map(sqlString).join(', ')}) AND `;
 }
 
-/** What a read asks of the archive: a filter over the row's columns, the events and odds rows it is about (null: any), and the time range it can touch. */
+/** What a read asks of the archive: the columns it reads, a filter over the row's columns, the events it is about (null: any), and the time range it can touch. */
 interface RowQuery {
+  columns: readonly ArchiveColumn[];
   where: string;
   eventIds: readonly string[] | null;
-  oddsIds: readonly string[] | null;
   fromMs: number;
   toMs: number;
 }
@@ -812,29 +812,27 @@ export class TickArchive {
     }
   }
 
-  /** Rows of the given odds ids with time_ms <= toMs, oldest first (archive, then the records not written yet). */
-  rowsOfIds(ids: readonly string[], toMs: number): Promise<ArchiveRows> {
+  /** Rows (their TICK_COLUMNS) of the given odds ids with time_ms <= toMs, oldest first (archive, then the records not written yet). */
+  rowsOfIds(ids: readonly string[], toMs: number): Promise<ArchiveRows<TickRow>> {
     if (ids.length === 0) return Promise.resolve({ rows: [], complete: !this.behind, archivedThrough: this.through });
     const set = new Set(ids);
     const sorted = [...set].sort();
     // one id: an equality DuckDB checks against row-group statistics; several: their range too, then the list
     const byId = sorted.length === 1 ? `odds_id = ${sqlString(sorted[0])}` : `odds_id >= ${sqlString(sorted[0])} AND odds_id <= ${sqlString(sorted[sorted.length - 1])} AND odds_id IN (${sorted.map(sqlString).join(', ')})`;
     const where = `${byId} AND time_ms <= ${Math.floor(toMs)}`;
-    const eventIds = eventIdsOf(sorted);
-    // not odds ids (no event): no key narrows the read
-    return this.rowsWhere({ where, eventIds, oddsIds: eventIds === null ? null : sorted, fromMs: -Infinity, toMs }, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
+    return this.rowsWhere({ columns: TICK_ARCHIVE_COLUMNS, where, eventIds: eventIdsOf(sorted), fromMs: -Infinity, toMs }, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
   }
 
   /** Every row of one event's market (all books, all selections) with time_ms <= toMs. */
   rowsOfMarket(eventId: string, marketSubtype: string, toMs: number): Promise<ArchiveRows> {
     const where = `event_id = ${sqlString(eventId)} AND market_subtype = ${sqlString(marketSubtype)} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere({ where, eventIds: [eventId], oddsIds: null, fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
+    return this.rowsWhere({ columns: ARCHIVE_COLUMNS, where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
   }
 
   /** Every row of one event with time_ms <= toMs. */
   rowsOfEvent(eventId: string, toMs: number): Promise<ArchiveRows> {
     const where = `event_id = ${sqlString(eventId)} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere({ where, eventIds: [eventId], oddsIds: null, fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.time_ms <= toMs);
+    return this.rowsWhere({ columns: ARCHIVE_COLUMNS, where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.time_ms <= toMs);
   }
 
   /**
@@ -846,7 +844,7 @@ export class TickArchive {
     const removal = `(kind = 'remove' OR (kind = 'status' AND event_status IN ('final', 'cancelled')))`;
     const from = Math.floor(fromMs);
     return this.exclusive(async () => {
-      const found = await this.rowsWhereNow({ where: `${removal} AND time_ms >= ${from}`, eventIds: null, oddsIds: null, fromMs: from, toMs: Infinity }, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
+      const found = await this.rowsWhereNow({ columns: ARCHIVE_COLUMNS, where: `${removal} AND time_ms >= ${from}`, eventIds: null, fromMs: from, toMs: Infinity }, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
       let firstRecord = this.through + 1;
       let firstRecordTime = Infinity;
       const files = listArchiveFiles(this.options.dir);
@@ -876,6 +874,7 @@ export class TickArchive {
     return this.exclusive(() => this.rowsWhereNow(query, keep));
   }
 
+  /** The rows (query.columns of them: the others are left out) of the archive's files, then of the records not written yet. */
   private async rowsWhereNow(query: RowQuery, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
     const files = listArchiveFilesBetween(this.options.dir, query.fromMs, query.toMs);
     const rows: ArchiveRow[] = [];
@@ -885,22 +884,23 @@ export class TickArchive {
       const plain = files.filter((_, i) => !infos[i].merged).map((f) => f.path);
       const parts: string[] = [];
       if (keyed.length > 0) {
-        // merged files all have MERGED_COLUMNS: no union by name; event_key (and odds_key) pick the row groups to read
-        const byKey = keyFilter('event_key', query.eventIds?.map(eventKey) ?? null) + keyFilter('odds_key', query.oddsIds?.map(oddsKey) ?? null);
-        parts.push(`SELECT ${READ_SELECT} FROM read_parquet([${keyed.map(sqlString).join(', ')}]) WHERE ${byKey}(${query.where})`);
+        // merged files all have MERGED_COLUMNS: no union by name; event_key picks the row groups to read
+        const byKey = keyFilter('event_key', query.eventIds?.map(eventKey) ?? null);
+        parts.push(`SELECT ${rowSelect(ALL_COLUMNS, true, query.columns)} FROM read_parquet([${keyed.map(sqlString).join(', ')}]) WHERE ${byKey}(${query.where})`);
       }
-      if (plain.length > 0) parts.push(`SELECT ${rowSelect(columnsOf(infos.filter((info) => !info.merged)), true)} FROM ${readParquetSql(plain)} WHERE ${query.where}`);
+      if (plain.length > 0) parts.push(`SELECT ${rowSelect(columnsOf(infos.filter((info) => !info.merged)), true, query.columns)} FROM ${readParquetSql(plain)} WHERE ${query.where}`);
       const sql = parts.length === 1 ? `${parts[0]} ORDER BY seq, pos` : `SELECT * FROM (${parts.join(' UNION ALL ')}) ORDER BY seq, pos`;
       const reader = await this.connection.runAndReadAll(sql);
       for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
     }
-    // the records not written yet, from their copies
+    // the records not written yet, from their copies (with the same columns as the files' rows)
     const scratch: ArchiveRow[] = [];
+    const whole = query.columns.length === ARCHIVE_COLUMNS.length;
     if (!this.behind) {
       for (let i = 0; i < this.pendingIndex.length; i++) {
         scratch.length = 0;
         this.options.source.rowsOf(this.pendingIndex[i], this.pendingPayload[i], scratch);
-        for (const row of scratch) if (keep(row)) rows.push(row);
+        for (const row of scratch) if (keep(row)) rows.push(whole ? row : (Object.fromEntries(query.columns.map((c) => [c.name, row[c.name]])) as unknown as ArchiveRow));
       }
     }
     return { rows, complete: !this.behind, archivedThrough: this.through };
@@ -908,7 +908,7 @@ export class TickArchive {
 
   /**
    * Writes one day's rows (optionally one league's) to `outPath` as Parquet (zstd) in the
-   * merged layout: MERGED_COLUMNS, sorted by event_key, odds_key, odds_id, seq, pos. Returns the
+   * merged layout: MERGED_COLUMNS, sorted by event_key, odds_id, seq, pos. Returns the
    * row count. A finished day is one merged file already: the export is that file (a
    * hard link, or a copy across file systems), or its league's rows in its order; today's
    * (or a day not merged yet) are sorted. Only archived records: the newest

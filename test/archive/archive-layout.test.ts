@@ -1,8 +1,7 @@
 // The archive's file layouts (persistence/archive/tickArchive.ts), fed through the real
 // write path of a durable board:
-// - a finished day merged into the merged layout (sorted by event_key, odds_key, odds_id,
-//   seq, pos, in row groups cut at MERGED_ROW_GROUP_ROWS, marked in its key-value
-//   metadata) holds every acknowledged change exactly once, and every read (one
+// - a finished day merged into the merged layout (sorted by event_key, odds_id, seq, pos,
+//   in row groups cut at MERGED_ROW_GROUP_ROWS, marked in its key-value metadata) holds every acknowledged change exactly once, and every read (one
 //   selection, several, a market, an event, the removals) answers exactly what it
 //   answered over the flush files;
 // - a merge does not hold the archive's queue: while its file is written, reads answer
@@ -22,7 +21,7 @@ import { ManualClock } from '../../engine/clock.ts';
 import { NO_PRICE } from '../../engine/oddsStore.ts';
 import { attachTickArchive } from '../../ingest/archiveRows.ts';
 import { archiveFileName, dayOf, dayStart, listDayFiles, sqlString } from '../../persistence/archive/archiveFiles.ts';
-import { ARCHIVE_COLUMNS, eventKey, oddsKey, type ArchiveRow } from '../../persistence/archive/archiveSchema.ts';
+import { ARCHIVE_COLUMNS, eventKey, type ArchiveRow, type TickRow } from '../../persistence/archive/archiveSchema.ts';
 import { LAYOUT_KEY, LEVEL_KEY, MERGED_COLUMNS, MERGED_LAYOUT, MERGED_ROW_GROUP_ROWS, type Compaction, type FlushReport, type TickArchive } from '../../persistence/archive/tickArchive.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
@@ -113,7 +112,7 @@ async function everyRow(archiveDir: string): Promise<Acknowledged[]> {
 }
 
 /** What each read answers (rows only: how far the archive is, is not what changes). */
-async function answers(fed: Fed): Promise<Record<string, ArchiveRow[]>> {
+async function answers(fed: Fed): Promise<Record<string, TickRow[]>> {
   const { archive, ids, removed } = fed;
   const event = ids[0].slice(0, ids[0].indexOf(':'));
   const subtype = ids[0].split(':')[2];
@@ -142,7 +141,8 @@ test('a finished day merged: every change once, the merged layout on disk, every
     assert.equal(listDayFiles(archiveDir, day).length, 3, 'one file per flush of 30 batches');
     const before = await answers(fed);
     assert.ok(before.one.length === 90 && before.several.length === 3 * 90 + 1 && before.removals.length === 1, 'the reads find what was fed');
-    const leagueOf = before.one[0].league;
+    // (a market's read has every column; a selection's, the price path's)
+    const leagueOf = (before.market[0] as ArchiveRow).league;
     assert.ok(leagueOf !== null);
     const exportDir = tempDataDir('archive-layout-export-');
     try {
@@ -167,17 +167,16 @@ test('a finished day merged: every change once, the merged layout on disk, every
         assert.equal(groups.reduce((sum, n) => sum + n, 0), fed.acknowledged.length);
         assert.ok(groups.length >= Math.floor(fed.acknowledged.length / (MERGED_ROW_GROUP_ROWS + 2048)), `row groups ${groups.join(', ')}`);
         for (const n of groups.slice(0, -1)) assert.ok(n >= MERGED_ROW_GROUP_ROWS && n < MERGED_ROW_GROUP_ROWS + 2048, `row groups ${groups.join(', ')}`);
-        // stored sorted by event_key, odds_key, odds_id, seq, pos
-        const stored = (await c.runAndReadAll(`SELECT event_key, odds_key, event_id, odds_id, CAST(seq AS DOUBLE) AS seq, pos FROM read_parquet(${merged}, file_row_number = true) ORDER BY file_row_number`)).getRowObjects() as { event_key: string; odds_key: string; event_id: string; odds_id: string; seq: number; pos: number }[];
+        // stored sorted by event_key, odds_id, seq, pos
+        const stored = (await c.runAndReadAll(`SELECT event_key, event_id, odds_id, CAST(seq AS DOUBLE) AS seq, pos FROM read_parquet(${merged}, file_row_number = true) ORDER BY file_row_number`)).getRowObjects() as { event_key: string; event_id: string; odds_id: string; seq: number; pos: number }[];
         assert.equal(stored.length, fed.acknowledged.length);
         const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
         for (let i = 0; i < stored.length; i++) {
           const row = stored[i];
           assert.equal(row.event_key, eventKey(row.event_id), `DuckDB's md5 key of ${row.event_id} is node's`);
-          assert.equal(row.odds_key, oddsKey(row.odds_id), `DuckDB's md5 key of ${row.odds_id} is node's`);
           if (i === 0) continue;
           const prev = stored[i - 1];
-          const order = compare(prev.event_key, row.event_key) || compare(prev.odds_key, row.odds_key) || compare(prev.odds_id, row.odds_id) || prev.seq - row.seq || prev.pos - row.pos;
+          const order = compare(prev.event_key, row.event_key) || compare(prev.odds_id, row.odds_id) || prev.seq - row.seq || prev.pos - row.pos;
           assert.ok(order < 0, `row ${i} is after row ${i - 1} in the merged order`);
         }
       });
@@ -215,7 +214,7 @@ test("a merge does not hold the archive's queue: while its file is written, read
     assert.equal(inputs.length, 3, 'one file per flush of 20 batches');
     const before = await answers(fed);
     // what went on while the merge waited to be installed
-    const seen: { answers?: Record<string, ArchiveRow[]>; files?: string[]; flushed?: FlushReport; seq?: number } = {};
+    const seen: { answers?: Record<string, TickRow[]>; files?: string[]; flushed?: FlushReport; seq?: number } = {};
     archive.onMergeWritten = async (mergedDay, temp) => {
       if (mergedDay !== day) return;
       assert.ok(existsSync(temp), 'the merged file is written, under its temporary name');
@@ -240,7 +239,7 @@ test("a merge does not hold the archive's queue: while its file is written, read
     assert.equal(files[0].path, join(archiveDir, day, archiveFileName(fed.acknowledged[0].seq, fed.acknowledged[fed.acknowledged.length - 1].seq)));
     // every change once: the day's, then the new one
     assert.deepEqual(await everyRow(archiveDir), [...fed.acknowledged, { seq: seen.seq, pos: 0, odds_id: ids[0], price_american: -150 }]);
-    const ofDay = (all: Record<string, ArchiveRow[]>): Record<string, ArchiveRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.filter((row) => dayOf(row.time_ms) === day)]));
+    const ofDay = (all: Record<string, TickRow[]>): Record<string, TickRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.filter((row) => dayOf(row.time_ms) === day)]));
     assert.deepEqual(ofDay(await answers(fed)), before, 'and the same after it');
   } finally {
     await cleanUp(fed);
@@ -252,7 +251,7 @@ test('a day an older version merged (by odds id, no event_key, no removed_rows) 
   try {
     const { archiveDir, clock, opened } = fed;
     const day = dayOf(NOW);
-    const withoutRemovedRows = (all: Record<string, ArchiveRow[]>): Record<string, ArchiveRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.map((row) => ({ ...row, removed_rows: null }))]));
+    const withoutRemovedRows = (all: Record<string, TickRow[]>): Record<string, TickRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.map((row) => ('removed_rows' in row ? { ...row, removed_rows: null } : row))]));
     const before = withoutRemovedRows(await answers(fed));
     await fed.archive.close();
     // the day as the first archive version merged it
@@ -308,7 +307,7 @@ test("today's flush files gathered into runs (level 1), runs into level 2: every
     assert.equal(files[1].last, acknowledged[acknowledged.length - 1].seq);
     assert.equal(files[1].first, files[0].last + 1);
     assert.deepEqual(await everyRow(archiveDir), acknowledged);
-    const points = (rows: ArchiveRow[]): Acknowledged[] => rows.map((row) => ({ seq: row.seq, pos: row.pos, odds_id: row.odds_id as string, price_american: row.price_american }));
+    const points = (rows: TickRow[]): Acknowledged[] => rows.map((row) => ({ seq: row.seq, pos: row.pos, odds_id: row.odds_id as string, price_american: row.price_american }));
     const ofIds = (wanted: string[]): Acknowledged[] => acknowledged.filter((a) => wanted.includes(a.odds_id));
     assert.deepEqual(points((await archive.rowsOfIds([ids[5]], Number.MAX_SAFE_INTEGER)).rows), ofIds([ids[5]]));
     assert.deepEqual(points((await archive.rowsOfIds([ids[9], removed, ids[120]], Number.MAX_SAFE_INTEGER)).rows), ofIds([ids[9], removed, ids[120]]));
