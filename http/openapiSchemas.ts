@@ -5,7 +5,7 @@
 import { EVENT_STATUSES, LEG_SIDES, SIDES } from '../engine/model.ts';
 import { SERVED_PATTERNS, servedRowSchema } from '../engine/rowFields.ts';
 import { ERROR_CODES } from './errors.ts';
-import { ARCHIVE_COLUMNS, MERGED_KEY_COLUMNS } from '../persistence/archive/archiveSchema.ts';
+import { ARCHIVE_COLUMNS, EVENT_KEY_COLUMN } from '../persistence/archive/archiveSchema.ts';
 import { DEVIG_METHODS } from '../engine/signals/devig.ts';
 
 type Schema = Record<string, unknown>;
@@ -615,7 +615,7 @@ const ClosingLineValue: Schema = {
 const ArchiveRow: Schema = {
   type: 'object',
   description: 'A row of the tick archive\'s Parquet files (docs/archive.md): one accepted change.',
-  properties: Object.fromEntries([...ARCHIVE_COLUMNS, ...MERGED_KEY_COLUMNS].map((c) => [c.name, { type: c.type === 'VARCHAR' ? ['string', 'null'] : c.type === 'BOOLEAN' ? ['boolean', 'null'] : c.type === 'DOUBLE' ? ['number', 'null'] : ['integer', 'null'], description: c.doc }])),
+  properties: Object.fromEntries([...ARCHIVE_COLUMNS, EVENT_KEY_COLUMN].map((c) => [c.name, { type: c.type === 'VARCHAR' ? ['string', 'null'] : c.type === 'BOOLEAN' ? ['boolean', 'null'] : c.type === 'DOUBLE' ? ['number', 'null'] : ['integer', 'null'], description: c.doc }])),
 };
 
 const AccountUsage: Schema = {

@@ -110,7 +110,7 @@ export const EVENT_KEY_SQL = 'substr(md5(event_id), 1, 8)';
 export const EVENT_KEY_COLUMN = {
   name: 'event_key',
   type: 'VARCHAR',
-  doc: "merged files and exports only: the first 8 hex digits of md5(event_id), the key those files are sorted by (then odds_id, seq, pos), so one event's rows sit together",
+  doc: "finished days' files and exports only: the first 8 hex digits of md5(event_id), the key those files are sorted by (then odds_id, seq, pos), so one event's rows sit together",
   sql: EVENT_KEY_SQL,
 } as const;
 
