@@ -8,13 +8,16 @@
 //   as before and a flush goes through; after it, the same;
 // - a finished day's export is its merged file, a league's export its rows in its order,
 //   and a day not merged yet exports the same rows in the same order;
+// - closing the archive during a merge stops it: no temporary left, the day's file as it
+//   was, merged after the next start;
 // - a day an older version left (merged by odds id in large row groups, no event_key,
 //   no removed_rows column) reads the same, and is rewritten in place in the merged layout;
 // - today's flush files gathered into runs, and runs into runs of the next level, still
 //   hold every change once and answer the changes acknowledged.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, renameSync, rmSync, utimesSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { ManualClock } from '../../engine/clock.ts';
@@ -22,7 +25,8 @@ import { NO_PRICE } from '../../engine/oddsStore.ts';
 import { attachTickArchive } from '../../ingest/archiveRows.ts';
 import { archiveFileName, dayOf, dayStart, listDayFiles, sqlString } from '../../persistence/archive/archiveFiles.ts';
 import { ARCHIVE_COLUMNS, eventKey, type ArchiveRow, type TickRow } from '../../persistence/archive/archiveSchema.ts';
-import { LAYOUT_KEY, LEVEL_KEY, MERGED_COLUMNS, MERGED_LAYOUT, MERGED_ROW_GROUP_ROWS, type Compaction, type FlushReport, type TickArchive } from '../../persistence/archive/tickArchive.ts';
+import { LAYOUT_KEY, LEVEL_KEY, MERGED_COLUMNS, MERGED_LAYOUT, MERGED_ROW_GROUP_ROWS, TickArchive, type Compaction, type FlushReport } from '../../persistence/archive/tickArchive.ts';
+import { ArchiveGenerator } from '../../bench/archiveGenerator.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 
@@ -243,6 +247,48 @@ test("a merge does not hold the archive's queue: while its file is written, read
     assert.deepEqual(ofDay(await answers(fed)), before, 'and the same after it');
   } finally {
     await cleanUp(fed);
+  }
+});
+
+test("closing during a merge stops it: no temporary left, the day's file as it was, merged after the next start", { timeout: 120_000 }, async () => {
+  const dir = tempDataDir('archive-close-merge-');
+  try {
+    // a finished day of 1,000,000 changes in one plain file (bench/archiveGenerator.ts): its merge takes seconds
+    const rows = 1_000_000;
+    const generator = await ArchiveGenerator.open({ events: 100, selectionsPerEvent: 50, rowsPerDay: rows }, join(dir, '.generate'), NOW);
+    const day = dayOf(NOW - 86_400_000);
+    const plain = (await generator.day(dir, day, 1, null)).path;
+    generator.close(join(dir, '.generate'));
+    const before = statSync(plain);
+    const warnings: string[] = [];
+    const open = (): Promise<TickArchive> =>
+      TickArchive.open({ dir, retentionDays: 30, intervalMs: 0, now: () => NOW, warn: (line) => warnings.push(line), source: { rowsOf: () => {} }, log: { lastIndex: rows, firstIndex: () => rows + 1, replay: () => {}, archived: () => {} } });
+    const layoutOf = async (path: string): Promise<unknown[]> =>
+      withDuckDB(async (c) => (await c.runAndReadAll(`SELECT decode(value) AS v FROM parquet_kv_metadata(${sqlString(path)}) WHERE key = encode(${sqlString(LAYOUT_KEY)})`)).getRowObjects());
+    const archive = await open();
+    let settled = false;
+    const merging = archive.flush().finally(() => (settled = true));
+    // under way once its temporary appears
+    while (!settled && !readdirSync(join(dir, day)).some((name) => name.endsWith('.tmp'))) await sleep(5);
+    assert.equal(settled, false, 'the merge was seen under way');
+    await archive.abandon();
+    await merging;
+    assert.deepEqual(readdirSync(join(dir, day)), [basename(plain)], 'no temporary left');
+    const after = statSync(plain);
+    assert.deepEqual([after.size, after.mtimeMs], [before.size, before.mtimeMs], "the day's file as it was");
+    assert.deepEqual(await layoutOf(plain), [], 'not merged');
+    assert.deepEqual(warnings, [], 'a stop, not a failure');
+    // the next start merges it (rewritten in place in the merged layout)
+    const again = await open();
+    try {
+      await again.flush();
+      assert.deepEqual(await layoutOf(plain), [{ v: MERGED_LAYOUT }]);
+      assert.equal((await again.rowsOfIds([(await again.rowsOfEvent('nba-20261121-0001-AW-HM', Number.MAX_SAFE_INTEGER)).rows[0].odds_id as string], Number.MAX_SAFE_INTEGER)).rows.length, rows / (100 * 50));
+    } finally {
+      await again.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
