@@ -171,9 +171,9 @@ const FLUSH_COPY = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${FLUSH_ROW
 /**
  * The merges' DuckDB instance: one thread (queries keep the other core), its own memory
  * limit (a day's sort spills past it), and no insertion-order bookkeeping: with it, a
- * COPY of a sort cuts row groups where the sort's batches end (one batch of a
- * whole day can make one row group); without it, one thread writes the sorted rows in
- * order and cuts a row group every MERGED_ROW_GROUP_ROWS.
+ * COPY of a sort cuts row groups where the sort's batches end (a merge of 18,001 rows
+ * made one row group); without it, one thread writes the sorted rows in order and cuts a
+ * row group every MERGED_ROW_GROUP_ROWS (archive-layout.test.ts checks the cuts).
  */
 const MAINTENANCE_DUCKDB = { threads: '1', memory_limit: '384MB', preserve_insertion_order: 'false' };
 /** A file rewritten in place must be older than this, so its new version's modification time differs from the old one's at DuckDB's caches' resolution (whole seconds). */
