@@ -3,17 +3,21 @@
 //   the write path of a durable board, ARCHIVE_INTERVAL_MS 1 s): process CPU per second
 //   with and without the archive (DuckDB's threads included), archive bytes per tick,
 //   ack p99 and the event loop's p99 delay with and without it;
-// - queries over a generated multi-day archive, one plain file per day in log order (as
-//   flushes write them, before any merge): one selection's whole history (p50/p95 and CPU
-//   per query over ARCHIVE_BENCH_QUERIES selections, default 20, within a minute) over
-//   those files; then the archive's own maintenance merges every day into the merged
-//   layout (timed), and the same queries again, one day's export (whole, and one league),
-//   and the replay window's archive query 24 h back. Progress goes to stderr.
+// - queries over a generated multi-day archive (bench/archiveGenerator.ts): one
+//   selection's whole history (p50/p95 and CPU per query over ARCHIVE_BENCH_QUERIES
+//   selections, default 20), one day's export (whole, and one league), the replay
+//   window's archive query 24 h back, and a day's merge by the archive's maintenance with
+//   the history asked while it runs. ARCHIVE_BENCH_LAYOUT=plain (default): one file per
+//   day in log order (as flushes write them, before any merge), asked as they are (within
+//   a minute), then merged by the archive day by day (the last one while queries run);
+//   ARCHIVE_BENCH_LAYOUT=merged: the days written straight in the merged layout (how the
+//   full-size archive is made in reasonable time), then one more plain day merged while
+//   queries run (ARCHIVE_BENCH_MERGE_DAY=0: not). Progress goes to stderr.
 // Sizes: ARCHIVE_BENCH_SECONDS (default 4; 0 skips the ingest part) per rate,
-// ARCHIVE_BENCH_DAYS (default 3) and ARCHIVE_BENCH_ROWS_PER_DAY (default 2,000,000;
-// 17,280,000 is 200 updates/s) for the generated archive, BOARD (default small).
-import { DuckDBInstance } from '@duckdb/node-api';
-import { mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+// ARCHIVE_BENCH_DAYS (default 3; 0 skips the archive part), ARCHIVE_BENCH_ROWS_PER_DAY
+// (default 2,000,000; 17,280,000 is 200 updates/s) and ARCHIVE_BENCH_EVENTS (default
+// 2,000, of 50 selections each) for the generated archive, BOARD (default small).
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -24,10 +28,10 @@ import { generateBoard } from '../fixtures/generateBoard.ts';
 import { attachTickArchive } from '../ingest/archiveRows.ts';
 import { DurableBoard } from '../ingest/durableBoard.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
-import { archiveFileName, listArchiveFiles } from '../persistence/archive/archiveFiles.ts';
-import { ARCHIVE_COLUMNS } from '../persistence/archive/archiveSchema.ts';
-import { TickArchive } from '../persistence/archive/tickArchive.ts';
+import { listArchiveFiles, listDays } from '../persistence/archive/archiveFiles.ts';
+import { MERGED_ROW_GROUP_ROWS, TickArchive } from '../persistence/archive/tickArchive.ts';
 import { openPersistence } from '../persistence/persistence.ts';
+import { ARCHIVE_LAYOUT, ArchiveGenerator } from './archiveGenerator.ts';
 
 type Measurements = Record<string, number | string>;
 
@@ -36,6 +40,11 @@ const SECONDS = Number(process.env.ARCHIVE_BENCH_SECONDS ?? 4);
 const DAYS = Number(process.env.ARCHIVE_BENCH_DAYS ?? 3);
 const ROWS_PER_DAY = Number(process.env.ARCHIVE_BENCH_ROWS_PER_DAY ?? 2_000_000);
 const QUERIES = Number(process.env.ARCHIVE_BENCH_QUERIES ?? 20);
+const EVENTS = Number(process.env.ARCHIVE_BENCH_EVENTS ?? 2000);
+/** plain: day files in log order, merged by the archive (timed); merged: written in the merged layout (the full-size archive). */
+const LAYOUT = process.env.ARCHIVE_BENCH_LAYOUT === 'merged' ? 'merged' : 'plain';
+/** merged layout: one more day as a plain file, merged by the archive while queries run (0: none). */
+const MERGE_DAY = process.env.ARCHIVE_BENCH_MERGE_DAY !== '0';
 
 /** A line on stderr as the bench goes (the results print at the end; a run stopped early still says how far it got). */
 function progress(line: string): void {
@@ -106,77 +115,53 @@ async function paced(size: BoardSize, rate: number, withArchive: boolean): Promi
 }
 
 /**
- * A generated archive of DAYS days, ROWS_PER_DAY changes each over 100,000 selections of
- * 2,000 events: one file per day in log order, in 122,880-row groups, as a flush writes
- * them (and as a day an older version never merged stays): the archive reads them as
- * plain files, then its maintenance merges each day as it does after midnight. Event ids
- * are shaped like the board's (`nfl-20261121-0042-AW-HM`): their first 8 bytes are the
- * league and year, as in real data. One change in 10,007 is a removal (the replay
- * window's query finds them).
+ * A generated archive of DAYS days, ROWS_PER_DAY changes each over EVENTS events of 50
+ * selections (bench/archiveGenerator.ts). LAYOUT plain: one file per day in log order,
+ * as a flush writes them (and as a day an older version never merged stays): the archive
+ * reads them as plain files, then its maintenance merges each day as it does after
+ * midnight. LAYOUT merged: each day written straight in the archive's merged layout (the
+ * full-size archive in minutes, not the hours its merges would take), then one more day
+ * as a plain file, which the archive merges while history queries run.
  */
-async function generateArchive(dir: string): Promise<{ ids: string[]; seconds: number }> {
+async function generateArchive(dir: string): Promise<{ ids: string[]; seconds: number; plainDay: string | null }> {
   const started = performance.now();
-  const db = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '2GB' });
-  const c = await db.connect();
-  await c.run(`SET temp_directory = '${join(dir, '.generate-spill')}'`);
-  const selections = 100_000;
-  let seq = 1;
-  const past = new Date(NOW - 86_400_000);
-  for (let d = 0; d < DAYS; d++) {
-    const day = new Date(NOW - (DAYS - 1 - d) * 86_400_000).toISOString().slice(0, 10);
-    const dayStart = Date.parse(`${day}T00:00:00Z`);
-    const dayDir = join(dir, day);
-    mkdirSync(dayDir, { recursive: true });
-    const first = seq;
-    const last = seq + ROWS_PER_DAY - 1;
-    const columns = ARCHIVE_COLUMNS.map((column) => column.name);
-    const eventId = `(['nfl', 'nba', 'nhl', 'ncaab'][1 + (h % 2000) % 4] || '-20261121-' || lpad(CAST(h % 2000 AS VARCHAR), 4, '0') || '-AW-HM')`;
-    const values: Record<string, string> = {
-      seq: `CAST(${first} + i AS BIGINT)`,
-      pos: '0',
-      time_ms: `CAST(${dayStart} + (i * 86400000) // ${ROWS_PER_DAY} AS BIGINT)`,
-      kind: "CASE WHEN i % 10007 = 0 THEN 'remove' ELSE 'price' END",
-      odds_id: `${eventId} || ':book' || (h % 20) || ':TOTAL:FULL-OVER-' || h`,
-      event_id: eventId,
-      league: "['nfl', 'nba', 'nhl', 'ncaab'][1 + (h % 2000) % 4]",
-      book: `'book' || (h % 20)`,
-      market: "'TOTAL'",
-      market_subtype: "'TOTAL'",
-      selection_id: `'FULL-OVER-' || h`,
-      selection: "'Over'",
-      line: '44.5',
-      price_american: 'CAST(-110 - (i % 40) AS INTEGER)',
-      dfs_multiplier: 'CAST(NULL AS DOUBLE)',
-      suspended: 'CAST(NULL AS BOOLEAN)',
-      event_status: 'CAST(NULL AS VARCHAR)',
-      event_start_ms: `CAST(${NOW + 86_400_000} AS BIGINT)`,
-      removed_rows: "CASE WHEN i % 10007 = 0 THEN '[]' END",
-    };
-    const select = columns.map((name) => `${values[name]} AS ${name}`).join(', ');
-    const path = join(dayDir, archiveFileName(first, last));
-    await c.run(`COPY (SELECT ${select} FROM (SELECT i, CAST(hash(i) % ${selections} AS BIGINT) AS h FROM range(${ROWS_PER_DAY}) t(i))) TO '${path}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
-    progress(`generated ${day} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-    // written days ago, as far as the archive can tell (a file it rewrites in place must be older than a few seconds)
-    utimesSync(path, past, past);
-    seq = last + 1;
+  const spill = join(dir, '.generate-spill');
+  const generator = await ArchiveGenerator.open({ events: EVENTS, selectionsPerEvent: 50, rowsPerDay: ROWS_PER_DAY }, spill, NOW + 86_400_000);
+  try {
+    let plainDay: string | null = null;
+    const total = LAYOUT === 'merged' && MERGE_DAY ? DAYS + 1 : DAYS;
+    for (let d = 0; d < total; d++) {
+      const day = new Date(NOW - (DAYS - 1 - d) * 86_400_000).toISOString().slice(0, 10);
+      const merged = LAYOUT === 'merged' && d < DAYS;
+      const written = await generator.day(dir, day, 1 + d * ROWS_PER_DAY, merged ? ARCHIVE_LAYOUT : null);
+      if (merged && d === 0) await generator.checkMerged(written.path, MERGED_ROW_GROUP_ROWS, 'event_key');
+      if (!merged && LAYOUT === 'merged') plainDay = day;
+      progress(`generated ${day} (${merged ? 'merged layout' : 'plain'}, ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    }
+    const ids = await generator.sampleIds(QUERIES);
+    return { ids, seconds: (performance.now() - started) / 1000, plainDay };
+  } finally {
+    generator.close(spill);
   }
-  const ids = (await c.runAndReadAll(`SELECT DISTINCT odds_id FROM read_parquet('${join(dir, '*', '*.parquet')}') USING SAMPLE ${QUERIES} ROWS`)).getRowObjects().map((row) => row.odds_id as string);
-  c.closeSync();
-  db.closeSync();
-  rmSync(join(dir, '.generate-spill'), { recursive: true, force: true });
-  return { ids, seconds: (performance.now() - started) / 1000 };
 }
 
-/** One selection's whole history for each id (stopping after `budgetMs`): p50 / p95 ms, the samples and the mean rows. */
-async function historyTimes(archive: TickArchive, ids: readonly string[], budgetMs: number): Promise<{ p50: number; p95: number; samples: number; rows: number; cpuMs: number }> {
+/**
+ * One selection's whole history up to `toMs` for each id (stopping after `budgetMs`, or,
+ * with `until`, going round the ids until it settles): p50 / p95 ms, the samples, the mean
+ * rows and the CPU per query.
+ */
+async function historyTimes(archive: TickArchive, ids: readonly string[], budgetMs: number, toMs = Number.MAX_SAFE_INTEGER, until?: Promise<unknown>): Promise<{ p50: number; p95: number; samples: number; rows: number; cpuMs: number }> {
   const times: number[] = [];
   let rows = 0;
+  let settled = false;
+  void until?.finally(() => (settled = true));
   const began = performance.now();
   // the process's CPU (DuckDB's threads included): on a shared machine, what a query costs
   const cpu0 = process.cpuUsage();
-  for (const id of ids) {
+  for (let n = 0; ; n++) {
+    if (until === undefined ? n >= ids.length : settled && n > 0) break;
     const started = performance.now();
-    rows += (await archive.rowsOfIds([id], Number.MAX_SAFE_INTEGER)).rows.length;
+    rows += (await archive.rowsOfIds([ids[n % ids.length]], toMs)).rows.length;
     times.push(performance.now() - started);
     if (performance.now() - began > budgetMs) break;
   }
@@ -187,7 +172,7 @@ async function historyTimes(archive: TickArchive, ids: readonly string[], budget
 
 export async function benchArchive(): Promise<Measurements> {
   const size = (process.env.BOARD as BoardSize | undefined) ?? 'small';
-  const out: Measurements = { note: `loaded shared machine; board ${size}; ${SECONDS}s per rate; ${DAYS} days x ${ROWS_PER_DAY.toLocaleString('en-US')} rows generated` };
+  const out: Measurements = { note: `loaded shared machine; board ${size}; ${SECONDS}s per rate; ${DAYS} days x ${ROWS_PER_DAY.toLocaleString('en-US')} rows generated (${LAYOUT} layout, ${EVENTS} events x 50 selections)` };
   for (const rate of SECONDS > 0 ? [1000, 10_000] : []) {
     const without = await paced(size, rate, false);
     const withArchive = await paced(size, rate, true);
@@ -197,20 +182,24 @@ export async function benchArchive(): Promise<Measurements> {
     out[`${rate}/s: ack p99 ms without / with archive`] = `${without.ackP99Ms.toFixed(1)} / ${withArchive.ackP99Ms.toFixed(1)}`;
     out[`${rate}/s: event loop p99 ms without / with archive`] = `${without.loopP99Ms.toFixed(1)} / ${withArchive.loopP99Ms.toFixed(1)}`;
   }
+  if (DAYS === 0) return out;
   const dir = mkdtempSync(join(tmpdir(), 'bench-archive-days-'));
   try {
     const generated = await generateArchive(dir);
     out['generated archive: rows'] = DAYS * ROWS_PER_DAY;
-    out['generated archive (plain day files): MiB'] = listArchiveFiles(dir).reduce((sum, file) => sum + file.bytes, 0) / 1048576;
+    out[`generated archive (${LAYOUT} day files): MiB`] = listArchiveFiles(dir).reduce((sum, file) => sum + file.bytes, 0) / 1048576;
     out['generated archive: seconds to write'] = generated.seconds;
-    const lastSeq = DAYS * ROWS_PER_DAY;
+    progress(`generated in ${generated.seconds.toFixed(0)} s`);
+    const days = listDays(dir);
+    const lastSeq = days.length * ROWS_PER_DAY;
     const lastDay = new Date(NOW).toISOString().slice(0, 10);
+    const endOf = (day: string): number => Date.parse(`${day}T00:00:00Z`) + 86_400_000 - 1;
     const archive = await TickArchive.open({
       dir,
       retentionDays: 3650,
       intervalMs: 0,
       // the day after the last generated one: every generated day is finished
-      now: () => NOW + 86_400_000,
+      now: () => endOf(days[days.length - 1]) + 1,
       warn: (line) => console.error(line),
       source: { rowsOf: () => {} },
       // every generated day rewritten at once (the service spaces an upgrade's rewrites out)
@@ -219,29 +208,48 @@ export async function benchArchive(): Promise<Measurements> {
       log: { lastIndex: lastSeq, firstIndex: () => lastSeq + 1, replay: () => {}, archived: () => {} },
     });
     try {
-      // before: the files as an older version left them (read whole, by column name)
-      progress(`generated in ${generated.seconds.toFixed(0)} s`);
-      const before = await historyTimes(archive, generated.ids, 60_000);
-      out[`plain day files (log order): one selection's ${DAYS}-day history p50 / p95 ms (${before.samples} selections)`] = `${before.p50.toFixed(1)} / ${before.p95.toFixed(1)}`;
-      out['plain day files: CPU ms per history query'] = before.cpuMs;
-      progress(`plain files: p50 ${before.p50.toFixed(0)} ms p95 ${before.p95.toFixed(0)} ms over ${before.samples}, CPU ${before.cpuMs.toFixed(0)} ms each`);
-      // compaction: each flush's maintenance rewrites one finished day in the merged layout
-      const compactStarted = performance.now();
-      for (let d = 0; d < DAYS; d++) {
-        await archive.flush();
-        progress(`merged ${d + 1} of ${DAYS} days (${((performance.now() - compactStarted) / 1000).toFixed(0)} s)`);
+      let duringMerge: Awaited<ReturnType<typeof historyTimes>> | null = null;
+      let mergeSeconds = 0;
+      if (LAYOUT === 'plain') {
+        // before: the files as an older version left them (read whole, by column name)
+        const before = await historyTimes(archive, generated.ids, 60_000);
+        out[`plain day files (log order): one selection's ${DAYS}-day history p50 / p95 ms (${before.samples} selections)`] = `${before.p50.toFixed(1)} / ${before.p95.toFixed(1)}`;
+        out['plain day files: CPU ms per history query'] = before.cpuMs;
+        progress(`plain files: p50 ${before.p50.toFixed(0)} ms p95 ${before.p95.toFixed(0)} ms over ${before.samples}, CPU ${before.cpuMs.toFixed(0)} ms each`);
+        // compaction: each flush's maintenance rewrites one finished day in the merged layout, oldest first;
+        // while the last day merges, the days before it (merged) are asked
+        const compactStarted = performance.now();
+        for (let d = 0; d < DAYS; d++) {
+          const merging = archive.flush();
+          if (d === DAYS - 1 && DAYS > 1) duringMerge = await historyTimes(archive, generated.ids, Infinity, endOf(days[DAYS - 2]), merging);
+          await merging;
+          progress(`merged ${d + 1} of ${DAYS} days (${((performance.now() - compactStarted) / 1000).toFixed(0)} s)`);
+        }
+        mergeSeconds = (performance.now() - compactStarted) / 1000 / DAYS;
+        out['merged layout: MiB'] = listArchiveFiles(dir).reduce((sum, file) => sum + file.bytes, 0) / 1048576;
       }
-      const compactSeconds = (performance.now() - compactStarted) / 1000;
-      out['merged layout: seconds to rewrite all days (DuckDB threads 2, memory 512MB)'] = compactSeconds;
-      out['merged layout: seconds per day'] = compactSeconds / DAYS;
-      out['merged layout: MiB'] = listArchiveFiles(dir).reduce((sum, file) => sum + file.bytes, 0) / 1048576;
-      const cold = await historyTimes(archive, generated.ids.slice(0, 1), Infinity);
-      out["merged layout: first query (footers not cached yet) ms"] = cold.p50;
-      const after = await historyTimes(archive, generated.ids, Infinity);
+      const toMs = endOf(lastDay);
+      const cold = await historyTimes(archive, generated.ids.slice(0, 1), Infinity, toMs);
+      out['merged layout: first query (footers not cached yet) ms'] = cold.p50;
+      const after = await historyTimes(archive, generated.ids, Infinity, toMs);
       out[`merged layout: one selection's ${DAYS}-day history p50 / p95 ms (${after.samples} selections)`] = `${after.p50.toFixed(1)} / ${after.p95.toFixed(1)}`;
       progress(`merged layout: first query ${cold.p50.toFixed(0)} ms, then p50 ${after.p50.toFixed(1)} ms p95 ${after.p95.toFixed(1)} ms over ${after.samples}, ${after.rows} rows each, CPU ${after.cpuMs.toFixed(1)} ms each`);
       out["one selection's history: mean rows"] = after.rows;
       out['merged layout: CPU ms per history query'] = after.cpuMs;
+      if (generated.plainDay !== null) {
+        // the day after: merged by the archive while the merged days are asked
+        const started = performance.now();
+        const merging = archive.flush();
+        duringMerge = await historyTimes(archive, generated.ids, Infinity, toMs, merging);
+        await merging;
+        mergeSeconds = (performance.now() - started) / 1000;
+      }
+      if (mergeSeconds > 0) out["a day's merge by the archive's maintenance (DuckDB 1 thread, 384 MB): seconds"] = mergeSeconds;
+      if (duringMerge !== null) {
+        out[`merged layout while a day merges: history p50 / p95 ms (${duringMerge.samples} queries)`] = `${duringMerge.p50.toFixed(1)} / ${duringMerge.p95.toFixed(1)}`;
+        out["merged layout while a day merges: CPU ms per history query (the merge's included)"] = duringMerge.cpuMs;
+        progress(`while a day merged: p50 ${duringMerge.p50.toFixed(1)} ms p95 ${duringMerge.p95.toFixed(1)} ms over ${duringMerge.samples}`);
+      }
       const exportDir = mkdtempSync(join(tmpdir(), 'bench-archive-export-'));
       try {
         let started = performance.now();
@@ -256,7 +264,7 @@ export async function benchArchive(): Promise<Measurements> {
         rmSync(exportDir, { recursive: true, force: true });
       }
       // 24 h before the last generated change
-      const since = Date.parse(`${lastDay}T00:00:00Z`);
+      const since = Date.parse(`${days[days.length - 1]}T00:00:00Z`);
       const started = performance.now();
       const removals = await archive.removalsSince(since);
       out[`the replay window's archive query, 24 h back (${removals.rows.length} removals): ms`] = performance.now() - started;

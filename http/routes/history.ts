@@ -101,7 +101,7 @@ function closingJson(row: ClosingSelection): Record<string, unknown> {
 type SeqKey = [number, number];
 const isSeqKey = (key: unknown): key is SeqKey => Array.isArray(key) && key.length === 2 && Number.isInteger(key[0]) && Number.isInteger(key[1]);
 
-function note(rows: ArchiveRows): string | null {
+function note(rows: ArchiveRows<unknown>): string | null {
   return rows.complete ? null : `the archive is behind the log after a failure (archived through record ${rows.archivedThrough}); the newest changes may be missing until it catches up`;
 }
 
@@ -114,7 +114,7 @@ export function historyRoutes(ctx: Services): AnyRoute[] {
   const pending = (work: () => Promise<DataResult>): RouteResult => ({ kind: 'pending', body: work() });
 
   /** A page of points in [from, to] after the cursor's key. */
-  const page = (path: string, filters: Record<string, unknown>, points: PricePoint[], from: number, to: number, cursor: string | undefined, limit: number, rows: ArchiveRows): DataResult => {
+  const page = (path: string, filters: Record<string, unknown>, points: PricePoint[], from: number, to: number, cursor: string | undefined, limit: number, rows: ArchiveRows<unknown>): DataResult => {
     const fingerprint = fingerprintOf(path, filters);
     let after: SeqKey | null = null;
     if (cursor !== undefined) {

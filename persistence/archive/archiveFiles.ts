@@ -78,7 +78,22 @@ export function listArchiveFiles(dir: string): ArchiveFile[] {
 export function listArchiveFilesBetween(dir: string, fromMs: number, toMs: number): ArchiveFile[] {
   return listDays(dir)
     .filter((day) => dayStart(day) <= toMs && dayStart(day) + 86_400_000 > fromMs)
-    .flatMap((day) => listDayFiles(dir, day));
+    .flatMap((day) => liveFiles(listDayFiles(dir, day)));
+}
+
+/**
+ * True when `file` is an input of a merge whose output `others` holds: another file of
+ * its day whose range holds its range and is longer. Such a file is left only between a
+ * merge's rename and its deletions (a crash, or a deletion that failed): its rows are in
+ * the other file, so reads skip it and the next start or maintenance deletes it.
+ */
+export function isCovered(file: ArchiveFile, others: readonly ArchiveFile[]): boolean {
+  return others.some((other) => other !== file && other.first <= file.first && other.last >= file.last && other.last - other.first > file.last - file.first);
+}
+
+/** The files of one day's listing that are not covered by another (what reads and merges use). */
+export function liveFiles(files: readonly ArchiveFile[]): ArchiveFile[] {
+  return files.filter((file) => !isCovered(file, files));
 }
 
 /**
@@ -98,8 +113,7 @@ export function tidyArchive(dir: string): string[] {
     }
     const files = listDayFiles(dir, day);
     for (const file of files) {
-      const covered = files.some((other) => other !== file && other.first <= file.first && other.last >= file.last && other.last - other.first > file.last - file.first);
-      if (covered) {
+      if (isCovered(file, files)) {
         rmSync(file.path, { force: true });
         deleted.push(file.path);
       }

@@ -77,11 +77,25 @@ export function createTableSql(table: string): string {
   return `CREATE TABLE ${table} (${ARCHIVE_COLUMNS.map((c) => `${c.name} ${c.type}`).join(', ')})`;
 }
 
+/**
+ * The columns a selection's price path is built from (seq, pos, time, kind, the row, its
+ * book, selection and line, and what the change set): what a read of odds rows' history
+ * asks DuckDB for. Each column asked costs in every row group a file holds, so the others
+ * (names, league, status, removed rows) are not read there.
+ */
+export const TICK_COLUMNS = ['seq', 'pos', 'time_ms', 'kind', 'odds_id', 'book', 'selection_id', 'line', 'price_american', 'dfs_multiplier', 'suspended'] as const satisfies readonly (keyof ArchiveRow)[];
+
+/** An archive row with only TICK_COLUMNS. */
+export type TickRow = Pick<ArchiveRow, (typeof TICK_COLUMNS)[number]>;
+
 /** The column list, in schema order, for SELECT and COPY. */
 export const COLUMN_LIST = ARCHIVE_COLUMNS.map((c) => c.name).join(', ');
 
+/** event_key as SQL, over a row's event_id. */
+export const EVENT_KEY_SQL = 'substr(md5(event_id), 1, 8)';
+
 /**
- * Merged day files (and exports) carry one more column after the row's: `event_key`, the
+ * Merged files (and exports) carry one more column after the row's: `event_key`, the
  * first 8 hex digits of md5(event_id), and are sorted by it, then odds_id, seq, pos.
  * Why not by odds_id alone: DuckDB prunes row groups by their min/max statistics, and it
  * keeps only the first 8 bytes of a string's; odds ids begin with the event id
@@ -89,16 +103,19 @@ export const COLUMN_LIST = ARCHIVE_COLUMNS.map((c) => c.name).join(', ');
  * season, so min/max on odds_id tells one event's row groups from no other. An 8-character
  * key is whole in those 8 bytes: a query for one event (or one of its selections) reads
  * only the row groups that hold it. md5 is computed the same by DuckDB's md5() and
- * node:crypto, in any version of either.
+ * node:crypto, in any version of either. (A second key, md5 of the odds id, so a
+ * selection's query would read only its own row group: measured no cheaper, see
+ * bench/archiveLayouts.ts: DuckDB's cost per row group it passes over dominates.)
  */
 export const EVENT_KEY_COLUMN = {
   name: 'event_key',
   type: 'VARCHAR',
   doc: "finished days' files and exports only: the first 8 hex digits of md5(event_id), the key those files are sorted by (then odds_id, seq, pos), so one event's rows sit together",
+  sql: EVENT_KEY_SQL,
 } as const;
 
-/** event_key as SQL, over a row's event_id. */
-export const EVENT_KEY_SQL = 'substr(md5(event_id), 1, 8)';
+/** The key columns of merged files and exports, after the row's, in order (`sql`: the key over the row's columns). */
+export const MERGED_KEY_COLUMNS = [EVENT_KEY_COLUMN] as const;
 
 /** event_key of an event id, as EVENT_KEY_SQL computes it. */
 export function eventKey(eventId: string): string {

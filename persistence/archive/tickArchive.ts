@@ -26,23 +26,32 @@
 //
 // Compaction. Days before the newest one are merged into one file per day in the
 // merged layout (MERGED_LAYOUT, marked in the file's key-value metadata): sorted by
-// event_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, so DuckDB reads
-// only the row groups of the event a query names; the merged file is written like any
-// other before its inputs are deleted. A finished day's only file in another layout (a
-// single flush, or a file merged by an older version) is rewritten in place the same
-// way. One day per maintenance pass, so flushes and queries run between two.
+// event_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, so DuckDB
+// reads only the row groups of the event a query names; the
+// merged file is written like any other before its inputs are deleted. A finished
+// day's only file in another layout (a single flush, or a file merged by an older
+// version) is rewritten in place the same way. One day per maintenance pass.
 //
-// Reading. One DuckDB instance for the archive's life, with its Parquet metadata cache
-// on: a file's footer is parsed once, not at every query. A query reads only the day
-// directories its time range can touch; merged files are asked by event_key as well,
-// which DuckDB checks against each row group's min/max before reading it.
+// Maintenance does not hold the queue. A merge (seconds to minutes: it sorts a day)
+// runs after the flush that asked for it, on a DuckDB instance of its own with one
+// thread, while flushes and queries go on in the queue with the other. Only its last
+// step waits for its turn in the queue: the day's files checked unchanged, the merged
+// file renamed into place, its inputs deleted. No query is running then, and a query
+// never sees a merged file and its inputs both (a file another one of its day covers is
+// skipped: liveFiles in archiveFiles.ts). Retention deletes days in the queue too.
+//
+// Reading. One DuckDB instance for the archive's life (flushes and queries), with its
+// Parquet metadata cache on: a file's footer is parsed once, not at every query. A
+// query reads only the day directories its time range can touch; merged files are
+// asked by event_key as well, which DuckDB checks against each row group's min/max
+// before reading it.
 
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeStorage, type Storage } from '../log/storage.ts';
-import { ARCHIVE_COLUMNS, COLUMN_LIST, EVENT_KEY_SQL, eventKey, type ArchiveRow } from './archiveSchema.ts';
-import { archiveFileName, dayOf, dayStart, ensureDayDir, listArchiveFiles, listArchiveFilesBetween, listDayFiles, listDays, readParquetSql, sqlString, tidyArchive, type ArchiveFile } from './archiveFiles.ts';
+import { ARCHIVE_COLUMNS, COLUMN_LIST, eventKey, MERGED_KEY_COLUMNS, TICK_COLUMNS, type ArchiveColumn, type ArchiveRow, type TickRow } from './archiveSchema.ts';
+import { archiveFileName, dayOf, dayStart, ensureDayDir, isCovered, listArchiveFiles, listArchiveFilesBetween, listDayFiles, listDays, liveFiles, readParquetSql, sqlString, tidyArchive, type ArchiveFile } from './archiveFiles.ts';
 
 /** Turns one log record into archive rows (the write path's decoding; persistence knows no record format). */
 export interface ArchiveSource {
@@ -105,8 +114,8 @@ export interface FlushReport {
 }
 
 /** Rows of the archive and of the records not written yet, oldest first, and whether they are all there. */
-export interface ArchiveRows {
-  rows: ArchiveRow[];
+export interface ArchiveRows<Row = ArchiveRow> {
+  rows: Row[];
   /** False while the archive is behind the log (after a failure): the newest changes may be missing. */
   complete: boolean;
   archivedThrough: number;
@@ -125,28 +134,30 @@ const COPY_SELECT = ARCHIVE_COLUMNS.map((c) => (c.type === 'BIGINT' ? `CAST(${c.
  * none of them has (written before it was added) reads as null. `asNumbers`: BIGINT
  * columns as DOUBLE, so rows read back hold numbers, not bigints.
  */
-function rowSelect(present: ReadonlySet<string>, asNumbers: boolean): string {
-  return ARCHIVE_COLUMNS.map((c) => {
+function rowSelect(present: ReadonlySet<string>, asNumbers: boolean, columns: readonly ArchiveColumn[] = ARCHIVE_COLUMNS): string {
+  return columns.map((c) => {
     const type = asNumbers && c.type === 'BIGINT' ? 'DOUBLE' : c.type;
     if (!present.has(c.name)) return `CAST(NULL AS ${type}) AS ${c.name}`;
     return type === c.type ? c.name : `CAST(${c.name} AS ${type}) AS ${c.name}`;
   }).join(', ');
 }
 const ALL_COLUMNS: ReadonlySet<string> = new Set(ARCHIVE_COLUMNS.map((c) => c.name));
-/** Rows read back as numbers (not bigint), from files that have every column. */
-const READ_SELECT = rowSelect(ALL_COLUMNS, true);
+/** The columns of a TickRow, in schema order. */
+const TICK_ARCHIVE_COLUMNS: readonly ArchiveColumn[] = ARCHIVE_COLUMNS.filter((c) => (TICK_COLUMNS as readonly string[]).includes(c.name));
 
 /** Rows per row group of a flush's file (DuckDB's default): a flush file is read whole by the queries that touch its day. */
 const FLUSH_ROW_GROUP_ROWS = 122_880;
 /**
- * Rows per row group of a merged day file. A one-event query reads the row groups its
+ * Rows per row group of a merged file. A one-event query reads the row groups its
  * event_key falls in, each whole: smaller groups read less per query, for a larger footer
  * (parsed once, then in DuckDB's metadata cache) and a little less compression.
  */
 export const MERGED_ROW_GROUP_ROWS = 16_384;
-/** A merged file's columns: the row's, then event_key. */
-export const MERGED_COLUMNS = `${COLUMN_LIST}, event_key`;
-const MERGED_ORDER = 'event_key, odds_id, seq, pos';
+/** The key columns a merged file has after the row's (archiveSchema.ts), each as SQL over the row's columns: what it is sorted by first. */
+export const MERGED_KEYS: readonly { name: string; sql: string }[] = MERGED_KEY_COLUMNS;
+/** A merged file's columns: the row's, then the keys. */
+export const MERGED_COLUMNS = `${COLUMN_LIST}, ${MERGED_KEYS.map((key) => key.name).join(', ')}`;
+const MERGED_ORDER = `${MERGED_KEYS.map((key) => key.name).join(', ')}, odds_id, seq, pos`;
 /** The key-value metadata key a merged file's layout is stored under. */
 export const LAYOUT_KEY = 'odds_archive_layout';
 /**
@@ -157,6 +168,14 @@ export const LAYOUT_KEY = 'odds_archive_layout';
  */
 export const MERGED_LAYOUT = `sorted by ${MERGED_ORDER}; row groups of ${MERGED_ROW_GROUP_ROWS} rows; columns ${MERGED_COLUMNS}`;
 const FLUSH_COPY = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${FLUSH_ROW_GROUP_ROWS}`;
+/**
+ * The merges' DuckDB instance: one thread (queries keep the other core), its own memory
+ * limit (a day's sort spills past it), and no insertion-order bookkeeping: with it, a
+ * COPY of a sort cuts row groups where the sort's batches end (a merge of 18,001 rows
+ * made one row group); without it, one thread writes the sorted rows in order and cuts a
+ * row group every MERGED_ROW_GROUP_ROWS (archive-layout.test.ts checks the cuts).
+ */
+const MAINTENANCE_DUCKDB = { threads: '1', memory_limit: '384MB', preserve_insertion_order: 'false' };
 /** A file rewritten in place must be older than this, so its new version's modification time differs from the old one's at DuckDB's caches' resolution (whole seconds). */
 const REWRITE_MIN_AGE_MS = 2500;
 /** A day whose merge failed (a full disk, an unreadable file) is tried again after this long, or as soon as its files change. */
@@ -164,7 +183,7 @@ const MERGE_RETRY_MS = 3_600_000;
 
 /** The rows of `files` (any layouts, with `present` columns between them; `where` over them), in the merged layout's columns and order. */
 function mergedSelect(files: readonly string[], present: ReadonlySet<string>, where: string): string {
-  return `SELECT * FROM (SELECT ${rowSelect(present, false)}, ${EVENT_KEY_SQL} AS event_key FROM ${readParquetSql(files)} ${where}) ORDER BY ${MERGED_ORDER}`;
+  return `SELECT * FROM (SELECT ${rowSelect(present, false)}, ${MERGED_KEYS.map((key) => `${key.sql} AS ${key.name}`).join(', ')} FROM ${readParquetSql(files)} ${where}) ORDER BY ${MERGED_ORDER}`;
 }
 
 /**
@@ -178,13 +197,13 @@ interface FileInfo {
   columns: ReadonlySet<string>;
 }
 const FLUSH_FILE: FileInfo = { merged: false, level: 0, columns: ALL_COLUMNS };
-const MERGED_FILE_COLUMNS: ReadonlySet<string> = new Set([...ALL_COLUMNS, 'event_key']);
+const MERGED_FILE_COLUMNS: ReadonlySet<string> = new Set([...ALL_COLUMNS, ...MERGED_KEYS.map((key) => key.name)]);
 /** The key-value metadata key a merged file's level is stored under. */
 export const LEVEL_KEY = 'odds_archive_level';
 const DAY_LEVEL = 3;
 
 /** COPY options of a file in the merged layout at `level`. */
-function mergedCopy(level: number): string {
+export function mergedCopy(level: number): string {
   return `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${MERGED_ROW_GROUP_ROWS}, KV_METADATA {${LAYOUT_KEY}: ${sqlString(MERGED_LAYOUT)}, ${LEVEL_KEY}: '${level}'}`;
 }
 
@@ -193,6 +212,14 @@ function columnsOf(infos: readonly FileInfo[]): Set<string> {
   const present = new Set<string>();
   for (const info of infos) for (const name of info.columns) present.add(name);
   return present;
+}
+
+/** A file written under its temporary name, checked and fsync'd, not yet in place. */
+interface WrittenFile {
+  temp: string;
+  final: string;
+  dayDir: string;
+  level: number;
 }
 
 /** What identifies one version of a file: a merge may rewrite a day's only file under its name. */
@@ -211,8 +238,21 @@ function eventIdsOf(ids: readonly string[]): string[] | null {
   return [...events];
 }
 
-/** What a read asks of the archive: a filter over the row's columns, the events it is about (null: any), and the time range it can touch. */
+/**
+ * A condition on a key column that DuckDB checks against each row group's min/max before
+ * reading it ('' when `keys` is null: any), followed by AND. One key: an equality;
+ * several: their range, then the list.
+ */
+function keyFilter(column: string, keys: readonly string[] | null): string {
+  if (keys === null) return '';
+  const sorted = [...new Set(keys)].sort();
+  if (sorted.length === 1) return `${column} = ${sqlString(sorted[0])} AND `;
+  return `${column} >= ${sqlString(sorted[0])} AND ${column} <= ${sqlString(sorted[sorted.length - 1])} AND ${column} IN (${sorted.map(sqlString).join(', ')}) AND `;
+}
+
+/** What a read asks of the archive: the columns it reads, a filter over the row's columns, the events it is about (null: any), and the time range it can touch. */
 interface RowQuery {
+  columns: readonly ArchiveColumn[];
   where: string;
   eventIds: readonly string[] | null;
   fromMs: number;
@@ -252,6 +292,8 @@ export class TickArchive {
   lastFlush: FlushReport | null = null;
   /** Told of each written flush (metrics, tests). */
   onFlush: ((report: FlushReport) => void) | null = null;
+  /** Awaited when a merge's file is written and checked, before its installation waits for the queue (tests: what goes on meanwhile). */
+  onMergeWritten: ((day: string, temp: string) => Promise<void>) | null = null;
   /** Each file version's layout and columns (versionOf): read once from its metadata, or known from writing it. */
   private readonly infos = new Map<string, FileInfo>();
   /** The time of each file version's first record (removalsSince). */
@@ -263,6 +305,12 @@ export class TickArchive {
   private readonly compaction: Compaction;
   /** When a finished day's only file was last rewritten in the merged layout. */
   private lastRewriteAt = -Infinity;
+  /** Maintenance passes, one after another, outside `chain`. */
+  private maintenanceChain: Promise<void> = Promise.resolve();
+  /** A pass asked for and not started yet: later asks share it. */
+  private queuedPass: Promise<void> | null = null;
+  /** The merges' DuckDB (MAINTENANCE_DUCKDB), opened at the first merge. */
+  private maintenanceDuckDB: { instance: DuckDBInstance; connection: DuckDBConnection } | null = null;
 
   private constructor(
     private readonly options: TickArchiveOptions,
@@ -398,9 +446,15 @@ export class TickArchive {
     this.next = this.pendingIndex.length === 0 ? this.through + 1 : this.pendingIndex[this.pendingIndex.length - 1] + 1;
   }
 
-  /** Writes the pending records; one flush (or query) at a time. */
-  flush(): Promise<FlushReport | null> {
-    return this.exclusive(() => this.flushNow());
+  /**
+   * Writes the pending records (one flush or query at a time), then has a maintenance
+   * pass run (outside that queue: queries do not wait for it). Settles when both are
+   * done; a failed flush rejects and asks for no pass.
+   */
+  async flush(): Promise<FlushReport | null> {
+    const report = await this.exclusive(() => this.flushNow());
+    await this.maintenance();
+    return report;
   }
 
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -424,10 +478,7 @@ export class TickArchive {
     this.pendingIndex = [];
     this.pendingPayload = [];
     this.pendingBytes = 0;
-    if (indexes.length === 0) {
-      await this.maintain();
-      return null;
-    }
+    if (indexes.length === 0) return null;
     const written: string[] = [];
     let rows = 0;
     try {
@@ -456,7 +507,6 @@ export class TickArchive {
     } catch {
       // an observer's failure is not the archive's
     }
-    await this.maintain();
     return report;
   }
 
@@ -504,13 +554,17 @@ export class TickArchive {
     return files;
   }
 
+  /** Writes a file and puts it in place (writeTemp, then install), on the queue's connection. */
+  private async writeFile(day: string, select: string, first: number, last: number, rows: number, level: number): Promise<string> {
+    return this.install(await this.writeTemp(this.connection, day, select, first, last, rows, level));
+  }
+
   /**
    * COPY `select` to a temporary file in the day's directory (a flush's at level 0, else
    * in the merged layout at `level`), check it reads back with `rows` rows from `first`
-   * to `last`, fsync it, rename it to its final name (replacing a file of that name: a
-   * rewrite in place) and fsync the directory. A failure deletes the temporary.
+   * to `last`, and fsync it. A failure deletes the temporary.
    */
-  private async writeFile(day: string, select: string, first: number, last: number, rows: number, level: number): Promise<string> {
+  private async writeTemp(connection: DuckDBConnection, day: string, select: string, first: number, last: number, rows: number, level: number): Promise<WrittenFile> {
     const newDay = !existsSync(join(this.options.dir, day));
     const dayDir = ensureDayDir(this.options.dir, day);
     if (newDay && this.fsync) this.storage.syncDirSync(this.options.dir);
@@ -518,8 +572,8 @@ export class TickArchive {
     // a temporary's name is never used twice: DuckDB's metadata cache must not answer for an earlier file of the same name
     const temp = `${final}.${++this.temporaries}.tmp`;
     try {
-      await this.connection.run(`COPY (${select}) TO ${sqlString(temp)} (${level > 0 ? mergedCopy(level) : FLUSH_COPY})`);
-      const check = (await this.connection.runAndReadAll(`SELECT count(*) AS n, CAST(min(seq) AS DOUBLE) AS first, CAST(max(seq) AS DOUBLE) AS last FROM read_parquet(${sqlString(temp)})`)).getRowObjects()[0];
+      await connection.run(`COPY (${select}) TO ${sqlString(temp)} (${level > 0 ? mergedCopy(level) : FLUSH_COPY})`);
+      const check = (await connection.runAndReadAll(`SELECT count(*) AS n, CAST(min(seq) AS DOUBLE) AS first, CAST(max(seq) AS DOUBLE) AS last FROM read_parquet(${sqlString(temp)})`)).getRowObjects()[0];
       if (Number(check.n) !== rows || Number(check.first) !== first || Number(check.last) !== last) {
         throw new Error(`${temp} read back ${check.n} rows from ${check.first} to ${check.last}, not ${rows} rows from ${first} to ${last}`);
       }
@@ -531,23 +585,37 @@ export class TickArchive {
           await file.close();
         }
       }
-      await this.storage.rename(temp, final);
-      if (this.fsync) this.storage.syncDirSync(dayDir);
     } catch (error) {
       rmSync(temp, { force: true });
       throw error;
     }
+    return { temp, final, dayDir, level };
+  }
+
+  /**
+   * Renames a written file to its final name (replacing a file of that name: a rewrite
+   * in place) and fsyncs the directory: from then on it is whole and counted. A failed
+   * rename deletes the temporary.
+   */
+  private async install(file: WrittenFile): Promise<string> {
     try {
-      const stat = statSync(final);
-      this.infos.set(versionOf({ path: final, bytes: stat.size, mtimeMs: stat.mtimeMs }), level > 0 ? { merged: true, level, columns: MERGED_FILE_COLUMNS } : FLUSH_FILE);
+      await this.storage.rename(file.temp, file.final);
+    } catch (error) {
+      rmSync(file.temp, { force: true });
+      throw error;
+    }
+    if (this.fsync) this.storage.syncDirSync(file.dayDir);
+    try {
+      const stat = statSync(file.final);
+      this.infos.set(versionOf({ path: file.final, bytes: stat.size, mtimeMs: stat.mtimeMs }), file.level > 0 ? { merged: true, level: file.level, columns: MERGED_FILE_COLUMNS } : FLUSH_FILE);
     } catch {
       // read from its metadata when next asked
     }
-    return final;
+    return file.final;
   }
 
-  /** Each file's layout and columns (its key-value metadata and schema, read once per file version). */
-  private async fileInfos(files: readonly ArchiveFile[]): Promise<FileInfo[]> {
+  /** Each file's layout and columns (its key-value metadata and schema, read once per file version, on `connection`). */
+  private async fileInfos(files: readonly ArchiveFile[], connection: DuckDBConnection = this.connection): Promise<FileInfo[]> {
     const unknown = files.filter((file) => !this.infos.has(versionOf(file)));
     if (unknown.length > 0) {
       // versions of files deleted or rewritten since are never asked again
@@ -556,13 +624,13 @@ export class TickArchive {
       const marked = new Set<string>();
       const levels = new Map<string, number>();
       const keys = `key IN (encode(${sqlString(LAYOUT_KEY)}), encode(${sqlString(LEVEL_KEY)}))`;
-      for (const row of (await this.connection.runAndReadAll(`SELECT file_name, decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${list}) WHERE ${keys}`)).getRowObjects()) {
+      for (const row of (await connection.runAndReadAll(`SELECT file_name, decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${list}) WHERE ${keys}`)).getRowObjects()) {
         const file = String(row.file_name);
         if (row.k === LAYOUT_KEY && row.v === MERGED_LAYOUT) marked.add(file);
         if (row.k === LEVEL_KEY) levels.set(file, Number(row.v));
       }
       const columns = new Map<string, Set<string>>();
-      for (const row of (await this.connection.runAndReadAll(`SELECT file_name, name FROM parquet_schema(${list})`)).getRowObjects()) {
+      for (const row of (await connection.runAndReadAll(`SELECT file_name, name FROM parquet_schema(${list})`)).getRowObjects()) {
         const file = String(row.file_name);
         let names = columns.get(file);
         if (names === undefined) columns.set(file, (names = new Set()));
@@ -580,34 +648,87 @@ export class TickArchive {
     return files.map((file) => this.infos.get(versionOf(file)) ?? FLUSH_FILE);
   }
 
+  /** The merges' connection (opened at the first merge; only maintenance passes, one at a time, ask for it). */
+  private async maintenanceConnection(): Promise<DuckDBConnection> {
+    if (this.maintenanceDuckDB === null) {
+      const instance = await DuckDBInstance.create(':memory:', MAINTENANCE_DUCKDB);
+      try {
+        const connection = await instance.connect();
+        // its own spill directory: two instances' temporary files must not share names
+        await connection.run(`SET temp_directory = ${sqlString(join(this.options.dir, '.spill-maintenance'))}`);
+        this.maintenanceDuckDB = { instance, connection };
+      } catch (error) {
+        instance.closeSync();
+        throw error;
+      }
+    }
+    return this.maintenanceDuckDB.connection;
+  }
+
+  /** Files' infos read in the queue, on its connection (quick: their footers, once per version). */
+  private infosInQueue(files: readonly ArchiveFile[]): Promise<FileInfo[]> {
+    return this.exclusive(() => this.fileInfos(files));
+  }
+
+  /** Asks for a maintenance pass (one at a time; a pass asked for and not started yet is shared); settles when it is done, never rejects. */
+  private maintenance(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.queuedPass !== null) return this.queuedPass;
+    const pass = this.maintenanceChain.then(() => {
+      this.queuedPass = null;
+      return this.maintain();
+    });
+    this.queuedPass = pass;
+    this.maintenanceChain = pass;
+    return pass;
+  }
+
   /**
-   * Deletes days past the retention, gathers today's files into runs (one run per pass,
-   * when enough wait), and brings one finished day (if any needs it) to a single file in
-   * the merged layout: its files merged, or its only file rewritten.
+   * One maintenance pass: deletes days past the retention, gathers today's files into
+   * runs (one run per pass, when enough wait), and brings one finished day (if any needs
+   * it) to a single file in the merged layout: its files merged, or its only file
+   * rewritten. Failures are reported per day; a pass never throws.
    */
   private async maintain(): Promise<void> {
-    const days = listDays(this.options.dir);
+    if (this.closed) return;
+    let days: string[];
+    try {
+      days = listDays(this.options.dir);
+    } catch (error) {
+      this.options.warn(`archive: listing ${this.options.dir} failed: ${(error as Error).message}`);
+      return;
+    }
     const newest = dayOf(this.options.now());
     const oldestKept = dayOf(dayStart(newest) - (this.options.retentionDays - 1) * 86_400_000);
+    const expired = days.filter((day) => day < oldestKept);
+    if (expired.length > 0) {
+      try {
+        // in the queue: no query is reading them then
+        await this.exclusive(async () => {
+          for (const day of expired) rmSync(join(this.options.dir, day), { recursive: true, force: true });
+          if (this.fsync) this.storage.syncDirSync(this.options.dir);
+        });
+      } catch (error) {
+        this.options.warn(`archive: deleting days past the retention failed: ${(error as Error).message}`);
+      }
+    }
     let mergedOne = false;
     for (const day of days) {
+      if (this.closed) return;
+      // a day after the clock's (a clock set back) is left as it is
+      if (day < oldestKept || day > newest) continue;
       let versions = '';
       try {
-        if (day < oldestKept) {
-          rmSync(join(this.options.dir, day), { recursive: true, force: true });
-          if (this.fsync) this.storage.syncDirSync(this.options.dir);
-          continue;
-        }
-        // a day after the clock's (a clock set back) is left as it is
-        if (day > newest) continue;
-        const files = listDayFiles(this.options.dir, day);
+        const listed = listDayFiles(this.options.dir, day);
+        const files = liveFiles(listed);
+        if (files.length < listed.length) await this.dropCovered(day);
         if (files.length === 0) continue;
         let group: ArchiveFile[] = files;
         let level = DAY_LEVEL;
         let rewrite = false;
         if (day === newest) {
           // today: a run of the flush files, or of the runs, once enough of them wait
-          const infos = await this.fileInfos(files);
+          const infos = await this.infosInQueue(files);
           const flushes = files.filter((_, i) => infos[i].level === 0);
           const runs = files.filter((_, i) => infos[i].level === 1);
           if (flushes.length >= this.compaction.runFiles) [group, level] = [flushes, 1];
@@ -617,7 +738,7 @@ export class TickArchive {
           // a finished day (it gets files only from a catch-up, and is merged again then): one per pass
           if (mergedOne) continue;
           if (files.length === 1) {
-            if ((await this.fileInfos(files))[0].merged) continue;
+            if ((await this.infosInQueue(files))[0].merged) continue;
             if (Date.now() - this.lastRewriteAt < this.compaction.rewriteEveryMs) continue;
             // rewritten in place: its new version must not share the old one's modification second
             if (Date.now() - files[0].mtimeMs < REWRITE_MIN_AGE_MS) continue;
@@ -631,50 +752,87 @@ export class TickArchive {
         if (rewrite) this.lastRewriteAt = Date.now();
         await this.merge(day, group, files, level);
       } catch (error) {
+        // closing interrupts a merge: not a failure of its files
+        if (this.closed) return;
         if (versions !== '') this.unmergeable.set(versions, Date.now());
         this.options.warn(`archive: maintaining ${day} failed (its files are kept as they are, and read as they are; tried again when they change or in an hour): ${(error as Error).message}`);
       }
     }
   }
 
-  /** Merges `group` (some of the day's files, `all`) into one file in the merged layout at `level`, then deletes the group. */
+  /** Deletes the files of a day another file of it covers (a merge's inputs left by a deletion that failed), in the queue. */
+  private dropCovered(day: string): Promise<void> {
+    return this.exclusive(async () => {
+      const listed = listDayFiles(this.options.dir, day);
+      const covered = listed.filter((file) => isCovered(file, listed));
+      for (const file of covered) this.storage.unlinkSync(file.path);
+      if (covered.length > 0 && this.fsync) this.storage.syncDirSync(join(this.options.dir, day));
+    });
+  }
+
+  /**
+   * Merges `group` (some of the day's live files, `all`) into one file in the merged
+   * layout at `level`, then deletes the group. The merged file is written and fsync'd on
+   * the maintenance connection while queries go on; only its installation waits for the
+   * queue, and is refused (the temporary deleted) when the day's files changed meanwhile.
+   */
   private async merge(day: string, group: ArchiveFile[], all: readonly ArchiveFile[], level: number): Promise<void> {
     const paths = group.map((f) => f.path);
     const first = Math.min(...group.map((f) => f.first));
     const last = Math.max(...group.map((f) => f.last));
     // the merged file's name covers [first, last]: a file of the day in that range left out of the group would be taken
-    // for one of its inputs and deleted at the next start (tidyArchive)
-    const inside = all.filter((f) => !group.includes(f) && f.last >= first && f.first <= last);
-    if (inside.length > 0) throw new Error(`not merging ${paths.length} file(s) of ${day}: ${inside.map((f) => f.path).join(', ')} lies in their range ${first}-${last}`);
-    const counted = (await this.connection.runAndReadAll(`SELECT count(*) AS n FROM ${readParquetSql(paths)}`)).getRowObjects()[0];
-    const present = columnsOf(await this.fileInfos(group));
-    const final = await this.writeFile(day, mergedSelect(paths, present, ''), first, last, Number(counted.n), level);
-    // a day's only file rewritten has the merged file's name: the rename replaced it
-    for (const path of paths) if (path !== final) this.storage.unlinkSync(path);
-    if (this.fsync) this.storage.syncDirSync(join(this.options.dir, day));
+    // for one of its inputs (skipped by reads, deleted at the next start)
+    const inside = (files: readonly ArchiveFile[]): ArchiveFile[] => files.filter((f) => !paths.includes(f.path) && f.last >= first && f.first <= last);
+    const outside = inside(all);
+    if (outside.length > 0) throw new Error(`not merging ${paths.length} file(s) of ${day}: ${outside.map((f) => f.path).join(', ')} lies in their range ${first}-${last}`);
+    const connection = await this.maintenanceConnection();
+    if (this.closed) throw new Error('the archive is closing');
+    const counted = (await connection.runAndReadAll(`SELECT count(*) AS n FROM ${readParquetSql(paths)}`)).getRowObjects()[0];
+    const present = columnsOf(await this.fileInfos(group, connection));
+    const written = await this.writeTemp(connection, day, mergedSelect(paths, present, ''), first, last, Number(counted.n), level);
+    try {
+      await this.onMergeWritten?.(day, written.temp);
+      await this.exclusive(async () => {
+        if (this.closed) throw new Error('the archive is closing');
+        // the inputs as they were read (a rewrite in place of one could have come in between), and nothing new in the range
+        const now = listDayFiles(this.options.dir, day);
+        const current = new Set(now.map(versionOf));
+        const changed = group.filter((f) => !current.has(versionOf(f)));
+        if (changed.length > 0) throw new Error(`not installing the merge of ${day}: ${changed.map((f) => f.path).join(', ')} changed or went while it was written`);
+        const arrived = inside(now);
+        if (arrived.length > 0) throw new Error(`not installing the merge of ${day}: ${arrived.map((f) => f.path).join(', ')} came into its range ${first}-${last} while it was written`);
+        const final = await this.install(written);
+        // a day's only file rewritten has the merged file's name: the rename replaced it
+        for (const path of paths) if (path !== final) this.storage.unlinkSync(path);
+        if (this.fsync) this.storage.syncDirSync(join(this.options.dir, day));
+      });
+    } finally {
+      // gone after an installation; after a refusal, the temporary
+      rmSync(written.temp, { force: true });
+    }
   }
 
-  /** Rows of the given odds ids with time_ms <= toMs, oldest first (archive, then the records not written yet). */
-  rowsOfIds(ids: readonly string[], toMs: number): Promise<ArchiveRows> {
+  /** Rows (their TICK_COLUMNS) of the given odds ids with time_ms <= toMs, oldest first (archive, then the records not written yet). */
+  rowsOfIds(ids: readonly string[], toMs: number): Promise<ArchiveRows<TickRow>> {
     if (ids.length === 0) return Promise.resolve({ rows: [], complete: !this.behind, archivedThrough: this.through });
     const set = new Set(ids);
     const sorted = [...set].sort();
     // one id: an equality DuckDB checks against row-group statistics; several: their range too, then the list
     const byId = sorted.length === 1 ? `odds_id = ${sqlString(sorted[0])}` : `odds_id >= ${sqlString(sorted[0])} AND odds_id <= ${sqlString(sorted[sorted.length - 1])} AND odds_id IN (${sorted.map(sqlString).join(', ')})`;
     const where = `${byId} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere({ where, eventIds: eventIdsOf(sorted), fromMs: -Infinity, toMs }, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
+    return this.rowsWhere({ columns: TICK_ARCHIVE_COLUMNS, where, eventIds: eventIdsOf(sorted), fromMs: -Infinity, toMs }, (row) => row.odds_id !== null && set.has(row.odds_id) && row.time_ms <= toMs);
   }
 
   /** Every row of one event's market (all books, all selections) with time_ms <= toMs. */
   rowsOfMarket(eventId: string, marketSubtype: string, toMs: number): Promise<ArchiveRows> {
     const where = `event_id = ${sqlString(eventId)} AND market_subtype = ${sqlString(marketSubtype)} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere({ where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
+    return this.rowsWhere({ columns: ARCHIVE_COLUMNS, where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.market_subtype === marketSubtype && row.time_ms <= toMs);
   }
 
   /** Every row of one event with time_ms <= toMs. */
   rowsOfEvent(eventId: string, toMs: number): Promise<ArchiveRows> {
     const where = `event_id = ${sqlString(eventId)} AND time_ms <= ${Math.floor(toMs)}`;
-    return this.rowsWhere({ where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.time_ms <= toMs);
+    return this.rowsWhere({ columns: ARCHIVE_COLUMNS, where, eventIds: [eventId], fromMs: -Infinity, toMs }, (row) => row.event_id === eventId && row.time_ms <= toMs);
   }
 
   /**
@@ -686,7 +844,7 @@ export class TickArchive {
     const removal = `(kind = 'remove' OR (kind = 'status' AND event_status IN ('final', 'cancelled')))`;
     const from = Math.floor(fromMs);
     return this.exclusive(async () => {
-      const found = await this.rowsWhereNow({ where: `${removal} AND time_ms >= ${from}`, eventIds: null, fromMs: from, toMs: Infinity }, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
+      const found = await this.rowsWhereNow({ columns: ARCHIVE_COLUMNS, where: `${removal} AND time_ms >= ${from}`, eventIds: null, fromMs: from, toMs: Infinity }, (row) => row.time_ms >= from && (row.kind === 'remove' || (row.kind === 'status' && (row.event_status === 'final' || row.event_status === 'cancelled'))));
       let firstRecord = this.through + 1;
       let firstRecordTime = Infinity;
       const files = listArchiveFiles(this.options.dir);
@@ -716,6 +874,7 @@ export class TickArchive {
     return this.exclusive(() => this.rowsWhereNow(query, keep));
   }
 
+  /** The rows (query.columns of them: the others are left out) of the archive's files, then of the records not written yet. */
   private async rowsWhereNow(query: RowQuery, keep: (row: ArchiveRow) => boolean): Promise<ArchiveRows> {
     const files = listArchiveFilesBetween(this.options.dir, query.fromMs, query.toMs);
     const rows: ArchiveRow[] = [];
@@ -726,22 +885,22 @@ export class TickArchive {
       const parts: string[] = [];
       if (keyed.length > 0) {
         // merged files all have MERGED_COLUMNS: no union by name; event_key picks the row groups to read
-        const keys = query.eventIds === null ? null : [...new Set(query.eventIds.map(eventKey))].sort();
-        const byKey = keys === null ? '' : keys.length === 1 ? `event_key = ${sqlString(keys[0])} AND ` : `event_key >= ${sqlString(keys[0])} AND event_key <= ${sqlString(keys[keys.length - 1])} AND event_key IN (${keys.map(sqlString).join(', ')}) AND `;
-        parts.push(`SELECT ${READ_SELECT} FROM read_parquet([${keyed.map(sqlString).join(', ')}]) WHERE ${byKey}(${query.where})`);
+        const byKey = keyFilter('event_key', query.eventIds?.map(eventKey) ?? null);
+        parts.push(`SELECT ${rowSelect(ALL_COLUMNS, true, query.columns)} FROM read_parquet([${keyed.map(sqlString).join(', ')}]) WHERE ${byKey}(${query.where})`);
       }
-      if (plain.length > 0) parts.push(`SELECT ${rowSelect(columnsOf(infos.filter((info) => !info.merged)), true)} FROM ${readParquetSql(plain)} WHERE ${query.where}`);
+      if (plain.length > 0) parts.push(`SELECT ${rowSelect(columnsOf(infos.filter((info) => !info.merged)), true, query.columns)} FROM ${readParquetSql(plain)} WHERE ${query.where}`);
       const sql = parts.length === 1 ? `${parts[0]} ORDER BY seq, pos` : `SELECT * FROM (${parts.join(' UNION ALL ')}) ORDER BY seq, pos`;
       const reader = await this.connection.runAndReadAll(sql);
       for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
     }
-    // the records not written yet, from their copies
+    // the records not written yet, from their copies (with the same columns as the files' rows)
     const scratch: ArchiveRow[] = [];
+    const whole = query.columns.length === ARCHIVE_COLUMNS.length;
     if (!this.behind) {
       for (let i = 0; i < this.pendingIndex.length; i++) {
         scratch.length = 0;
         this.options.source.rowsOf(this.pendingIndex[i], this.pendingPayload[i], scratch);
-        for (const row of scratch) if (keep(row)) rows.push(row);
+        for (const row of scratch) if (keep(row)) rows.push(whole ? row : (Object.fromEntries(query.columns.map((c) => [c.name, row[c.name]])) as unknown as ArchiveRow));
       }
     }
     return { rows, complete: !this.behind, archivedThrough: this.through };
@@ -757,7 +916,7 @@ export class TickArchive {
    */
   exportDay(day: string, league: string | null, outPath: string): Promise<{ rows: number; files: number }> {
     return this.exclusive(async () => {
-      const files = listDayFiles(this.options.dir, day);
+      const files = liveFiles(listDayFiles(this.options.dir, day));
       if (files.length === 0) return { rows: 0, files: 0 };
       const paths = files.map((f) => f.path);
       const infos = await this.fileInfos(files);
@@ -784,25 +943,38 @@ export class TickArchive {
     return listDays(this.options.dir).filter((day) => listDayFiles(this.options.dir, day).length > 0);
   }
 
-  /** Writes what is pending, stops the timer and closes DuckDB. */
+  /** Writes what is pending (no maintenance after it), stops the timer and closes DuckDB. */
   async close(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     try {
-      await this.flush();
+      await this.exclusive(() => this.flushNow());
     } catch {
       // reported by the flush; the log keeps the records for the next start
     }
     await this.abandon();
   }
 
-  /** Closes without writing what is pending (the log keeps it for the next start). */
+  /** Closes without writing what is pending (the log keeps it for the next start); a merge under way is stopped and its temporary deleted. */
   async abandon(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     if (this.closed) return;
     this.closed = true;
+    // interrupted until the pass ends: a statement it starts after one interrupt is stopped by the next
+    const interrupt = (): void => this.maintenanceDuckDB?.connection.interrupt();
+    const interrupting = setInterval(interrupt, 20);
+    interrupt();
+    try {
+      await this.maintenanceChain;
+    } finally {
+      clearInterval(interrupting);
+    }
     await this.chain;
+    if (this.maintenanceDuckDB !== null) {
+      this.maintenanceDuckDB.connection.closeSync();
+      this.maintenanceDuckDB.instance.closeSync();
+    }
     this.connection.closeSync();
     this.instance.closeSync();
   }

@@ -1,26 +1,32 @@
 // The archive's file layouts (persistence/archive/tickArchive.ts), fed through the real
 // write path of a durable board:
 // - a finished day merged into the merged layout (sorted by event_key, odds_id, seq, pos,
-//   marked in its key-value metadata) holds every
-//   acknowledged change exactly once, and every read (one selection, several, a market,
-//   an event, the removals) answers exactly what it answered over the flush files;
+//   in row groups cut at MERGED_ROW_GROUP_ROWS, marked in its key-value metadata) holds every acknowledged change exactly once, and every read (one
+//   selection, several, a market, an event, the removals) answers exactly what it
+//   answered over the flush files;
+// - a merge does not hold the archive's queue: while its file is written, reads answer
+//   as before and a flush goes through; after it, the same;
 // - a finished day's export is its merged file, a league's export its rows in its order,
 //   and a day not merged yet exports the same rows in the same order;
+// - closing the archive during a merge stops it: no temporary left, the day's file as it
+//   was, merged after the next start;
 // - a day an older version left (merged by odds id in large row groups, no event_key,
 //   no removed_rows column) reads the same, and is rewritten in place in the merged layout;
 // - today's flush files gathered into runs, and runs into runs of the next level, still
 //   hold every change once and answer the changes acknowledged.
 import assert from 'node:assert/strict';
-import { readFileSync, renameSync, rmSync, utimesSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { ManualClock } from '../../engine/clock.ts';
 import { NO_PRICE } from '../../engine/oddsStore.ts';
 import { attachTickArchive } from '../../ingest/archiveRows.ts';
 import { archiveFileName, dayOf, dayStart, listDayFiles, sqlString } from '../../persistence/archive/archiveFiles.ts';
-import { ARCHIVE_COLUMNS, eventKey, type ArchiveRow } from '../../persistence/archive/archiveSchema.ts';
-import { LAYOUT_KEY, LEVEL_KEY, MERGED_LAYOUT, type Compaction, type TickArchive } from '../../persistence/archive/tickArchive.ts';
+import { ARCHIVE_COLUMNS, eventKey, type ArchiveRow, type TickRow } from '../../persistence/archive/archiveSchema.ts';
+import { LAYOUT_KEY, LEVEL_KEY, MERGED_COLUMNS, MERGED_LAYOUT, MERGED_ROW_GROUP_ROWS, TickArchive, type Compaction, type FlushReport } from '../../persistence/archive/tickArchive.ts';
+import { ArchiveGenerator } from '../../bench/archiveGenerator.ts';
 import { NOW, testBoard } from '../helpers/app.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 
@@ -110,7 +116,7 @@ async function everyRow(archiveDir: string): Promise<Acknowledged[]> {
 }
 
 /** What each read answers (rows only: how far the archive is, is not what changes). */
-async function answers(fed: Fed): Promise<Record<string, ArchiveRow[]>> {
+async function answers(fed: Fed): Promise<Record<string, TickRow[]>> {
   const { archive, ids, removed } = fed;
   const event = ids[0].slice(0, ids[0].indexOf(':'));
   const subtype = ids[0].split(':')[2];
@@ -139,7 +145,8 @@ test('a finished day merged: every change once, the merged layout on disk, every
     assert.equal(listDayFiles(archiveDir, day).length, 3, 'one file per flush of 30 batches');
     const before = await answers(fed);
     assert.ok(before.one.length === 90 && before.several.length === 3 * 90 + 1 && before.removals.length === 1, 'the reads find what was fed');
-    const leagueOf = before.one[0].league;
+    // (a market's read has every column; a selection's, the price path's)
+    const leagueOf = (before.market[0] as ArchiveRow).league;
     assert.ok(leagueOf !== null);
     const exportDir = tempDataDir('archive-layout-export-');
     try {
@@ -159,18 +166,21 @@ test('a finished day merged: every change once, the merged layout on disk, every
       await withDuckDB(async (c) => {
         const layout = (await c.runAndReadAll(`SELECT decode(value) AS v FROM parquet_kv_metadata(${merged}) WHERE key = encode(${sqlString(LAYOUT_KEY)})`)).getRowObjects();
         assert.deepEqual(layout, [{ v: MERGED_LAYOUT }]);
-        // (DuckDB cuts row groups of MERGED_ROW_GROUP_ROWS from its sort's batches: one batch here, so one row group; the bench shows the cut)
-        const rows = (await c.runAndReadAll(`SELECT CAST(sum(row_group_num_rows) AS DOUBLE) AS n FROM (SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${merged}))`)).getRowObjects();
-        assert.deepEqual(rows, [{ n: fed.acknowledged.length }]);
+        // row groups cut at MERGED_ROW_GROUP_ROWS (once a group holds that many, at the end of a 2,048-row vector), the last one shorter
+        const groups = (await c.runAndReadAll(`SELECT DISTINCT row_group_id, CAST(row_group_num_rows AS DOUBLE) AS n FROM parquet_metadata(${merged}) ORDER BY row_group_id`)).getRowObjects().map((row) => Number(row.n));
+        assert.equal(groups.reduce((sum, n) => sum + n, 0), fed.acknowledged.length);
+        assert.ok(groups.length >= Math.floor(fed.acknowledged.length / (MERGED_ROW_GROUP_ROWS + 2048)), `row groups ${groups.join(', ')}`);
+        for (const n of groups.slice(0, -1)) assert.ok(n >= MERGED_ROW_GROUP_ROWS && n < MERGED_ROW_GROUP_ROWS + 2048, `row groups ${groups.join(', ')}`);
         // stored sorted by event_key, odds_id, seq, pos
         const stored = (await c.runAndReadAll(`SELECT event_key, event_id, odds_id, CAST(seq AS DOUBLE) AS seq, pos FROM read_parquet(${merged}, file_row_number = true) ORDER BY file_row_number`)).getRowObjects() as { event_key: string; event_id: string; odds_id: string; seq: number; pos: number }[];
         assert.equal(stored.length, fed.acknowledged.length);
+        const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
         for (let i = 0; i < stored.length; i++) {
           const row = stored[i];
           assert.equal(row.event_key, eventKey(row.event_id), `DuckDB's md5 key of ${row.event_id} is node's`);
           if (i === 0) continue;
           const prev = stored[i - 1];
-          const order = prev.event_key < row.event_key ? -1 : prev.event_key > row.event_key ? 1 : prev.odds_id < row.odds_id ? -1 : prev.odds_id > row.odds_id ? 1 : prev.seq - row.seq || prev.pos - row.pos;
+          const order = compare(prev.event_key, row.event_key) || compare(prev.odds_id, row.odds_id) || prev.seq - row.seq || prev.pos - row.pos;
           assert.ok(order < 0, `row ${i} is after row ${i - 1} in the merged order`);
         }
       });
@@ -183,7 +193,7 @@ test('a finished day merged: every change once, the merged layout on disk, every
       const league = await archive.exportDay(day, leagueOf, join(exportDir, 'league.parquet'));
       assert.equal(league.rows, unmerged.rows);
       await withDuckDB(async (c) => {
-        const columns = [...ARCHIVE_COLUMNS.map((column) => column.name), 'event_key'].join(', ');
+        const columns = MERGED_COLUMNS;
         const read = async (path: string, where = ''): Promise<unknown[]> => (await c.runAndReadAll(`SELECT ${columns} FROM read_parquet(${sqlString(path)}, file_row_number = true) ${where} ORDER BY file_row_number`)).getRowObjectsJson();
         const expected = await read(files[0].path, `WHERE league = ${sqlString(leagueOf)}`);
         assert.ok(expected.length > 0 && expected.length < fed.acknowledged.length);
@@ -198,12 +208,96 @@ test('a finished day merged: every change once, the merged layout on disk, every
   }
 });
 
+// (a read or flush queued behind the merge would wait for the hook, and the hook for it: the timeout fails the test)
+test("a merge does not hold the archive's queue: while its file is written, reads answer as before and a flush goes through; after it, the same", { timeout: 60_000 }, async () => {
+  const fed = await feed(60, 20);
+  try {
+    const { archive, archiveDir, clock, opened, ids } = fed;
+    const day = dayOf(NOW);
+    const inputs = listDayFiles(archiveDir, day).map((file) => file.path);
+    assert.equal(inputs.length, 3, 'one file per flush of 20 batches');
+    const before = await answers(fed);
+    // what went on while the merge waited to be installed
+    const seen: { answers?: Record<string, TickRow[]>; files?: string[]; flushed?: FlushReport; seq?: number } = {};
+    archive.onMergeWritten = async (mergedDay, temp) => {
+      if (mergedDay !== day) return;
+      assert.ok(existsSync(temp), 'the merged file is written, under its temporary name');
+      // with the merge waiting here, a read queued behind it would never come back
+      seen.answers = await answers(fed);
+      seen.files = listDayFiles(archiveDir, day).map((file) => file.path);
+      // a change of the new day, and a flush of it, go through too
+      const flushed = new Promise<FlushReport>((resolve) => (archive.onFlush = resolve));
+      seen.seq = (await opened.durable.ingest.submit([{ op: 'price', id: ids[0], priceAmerican: -150 }])).index;
+      void archive.flush().catch(() => {});
+      seen.flushed = await flushed;
+    };
+    // the next day: the finished day is merged at the next flush's maintenance
+    clock.set(dayStart(day) + 86_400_000 + 60_000);
+    await archive.flush();
+    assert.deepEqual(seen.answers, before, 'reads while the merged file was written answer as before');
+    assert.deepEqual(seen.files, inputs, 'from the inputs, still in place');
+    assert.ok(seen.seq !== undefined && seen.flushed !== undefined);
+    assert.equal(seen.flushed.archivedThrough, seen.seq, 'the flush wrote the new change while the merge waited');
+    const files = listDayFiles(archiveDir, day);
+    assert.equal(files.length, 1, 'then the merged file replaced its inputs');
+    assert.equal(files[0].path, join(archiveDir, day, archiveFileName(fed.acknowledged[0].seq, fed.acknowledged[fed.acknowledged.length - 1].seq)));
+    // every change once: the day's, then the new one
+    assert.deepEqual(await everyRow(archiveDir), [...fed.acknowledged, { seq: seen.seq, pos: 0, odds_id: ids[0], price_american: -150 }]);
+    const ofDay = (all: Record<string, TickRow[]>): Record<string, TickRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.filter((row) => dayOf(row.time_ms) === day)]));
+    assert.deepEqual(ofDay(await answers(fed)), before, 'and the same after it');
+  } finally {
+    await cleanUp(fed);
+  }
+});
+
+test("closing during a merge stops it: no temporary left, the day's file as it was, merged after the next start", { timeout: 120_000 }, async () => {
+  const dir = tempDataDir('archive-close-merge-');
+  try {
+    // a finished day of 1,000,000 changes in one plain file (bench/archiveGenerator.ts): its merge takes seconds
+    const rows = 1_000_000;
+    const generator = await ArchiveGenerator.open({ events: 100, selectionsPerEvent: 50, rowsPerDay: rows }, join(dir, '.generate'), NOW);
+    const day = dayOf(NOW - 86_400_000);
+    const plain = (await generator.day(dir, day, 1, null)).path;
+    generator.close(join(dir, '.generate'));
+    const before = statSync(plain);
+    const warnings: string[] = [];
+    const open = (): Promise<TickArchive> =>
+      TickArchive.open({ dir, retentionDays: 30, intervalMs: 0, now: () => NOW, warn: (line) => warnings.push(line), source: { rowsOf: () => {} }, log: { lastIndex: rows, firstIndex: () => rows + 1, replay: () => {}, archived: () => {} } });
+    const layoutOf = async (path: string): Promise<unknown[]> =>
+      withDuckDB(async (c) => (await c.runAndReadAll(`SELECT decode(value) AS v FROM parquet_kv_metadata(${sqlString(path)}) WHERE key = encode(${sqlString(LAYOUT_KEY)})`)).getRowObjects());
+    const archive = await open();
+    let settled = false;
+    const merging = archive.flush().finally(() => (settled = true));
+    // under way once its temporary appears
+    while (!settled && !readdirSync(join(dir, day)).some((name) => name.endsWith('.tmp'))) await sleep(5);
+    assert.equal(settled, false, 'the merge was seen under way');
+    await archive.abandon();
+    await merging;
+    assert.deepEqual(readdirSync(join(dir, day)), [basename(plain)], 'no temporary left');
+    const after = statSync(plain);
+    assert.deepEqual([after.size, after.mtimeMs], [before.size, before.mtimeMs], "the day's file as it was");
+    assert.deepEqual(await layoutOf(plain), [], 'not merged');
+    assert.deepEqual(warnings, [], 'a stop, not a failure');
+    // the next start merges it (rewritten in place in the merged layout)
+    const again = await open();
+    try {
+      await again.flush();
+      assert.deepEqual(await layoutOf(plain), [{ v: MERGED_LAYOUT }]);
+      assert.equal((await again.rowsOfIds([(await again.rowsOfEvent('nba-20261121-0001-AW-HM', Number.MAX_SAFE_INTEGER)).rows[0].odds_id as string], Number.MAX_SAFE_INTEGER)).rows.length, rows / (100 * 50));
+    } finally {
+      await again.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a day an older version merged (by odds id, no event_key, no removed_rows) reads the same, then is rewritten in place', async () => {
   const fed = await feed(30, 10);
   try {
     const { archiveDir, clock, opened } = fed;
     const day = dayOf(NOW);
-    const withoutRemovedRows = (all: Record<string, ArchiveRow[]>): Record<string, ArchiveRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.map((row) => ({ ...row, removed_rows: null }))]));
+    const withoutRemovedRows = (all: Record<string, TickRow[]>): Record<string, TickRow[]> => Object.fromEntries(Object.entries(all).map(([name, rows]) => [name, rows.map((row) => ('removed_rows' in row ? { ...row, removed_rows: null } : row))]));
     const before = withoutRemovedRows(await answers(fed));
     await fed.archive.close();
     // the day as the first archive version merged it
@@ -259,7 +353,7 @@ test("today's flush files gathered into runs (level 1), runs into level 2: every
     assert.equal(files[1].last, acknowledged[acknowledged.length - 1].seq);
     assert.equal(files[1].first, files[0].last + 1);
     assert.deepEqual(await everyRow(archiveDir), acknowledged);
-    const points = (rows: ArchiveRow[]): Acknowledged[] => rows.map((row) => ({ seq: row.seq, pos: row.pos, odds_id: row.odds_id as string, price_american: row.price_american }));
+    const points = (rows: TickRow[]): Acknowledged[] => rows.map((row) => ({ seq: row.seq, pos: row.pos, odds_id: row.odds_id as string, price_american: row.price_american }));
     const ofIds = (wanted: string[]): Acknowledged[] => acknowledged.filter((a) => wanted.includes(a.odds_id));
     assert.deepEqual(points((await archive.rowsOfIds([ids[5]], Number.MAX_SAFE_INTEGER)).rows), ofIds([ids[5]]));
     assert.deepEqual(points((await archive.rowsOfIds([ids[9], removed, ids[120]], Number.MAX_SAFE_INTEGER)).rows), ofIds([ids[9], removed, ids[120]]));
