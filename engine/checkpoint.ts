@@ -1,4 +1,4 @@
-// The hot state of an engine as one msgpack document, and back. What is saved is what
+// The hot state of an engine as one checkpoint body, and back. What is saved is what
 // cannot be derived: every column of the store (the used slots, raw bytes per typed
 // array, never element by element), the string pools, the free list, the history ring
 // slabs, the event table, the delta feed's change log and tombstone queue, the sources
@@ -10,9 +10,15 @@
 // engine's listeners keep that the board does not determine (the steam detector's
 // histories and moves; OddsEngine.saveWithCheckpoints), handed back after a restore.
 //
-// The document is versioned (CHECKPOINT_VERSION); a reader refuses another version.
+// The state's shape is versioned (CHECKPOINT_VERSION); a reader refuses another version.
+// How a body lays the state out is the body format: 1, one msgpack document (typed arrays
+// as msgpackr extensions), still read; 2, a msgpack manifest and the typed arrays as raw
+// blocks (engine/checkpointBlocks.ts), what is written now. readEngineState tells them
+// apart by the body's first bytes.
 
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
+import { blockBody, blocksCrc, isBlockBody, memoryBody, planBlocks, readBlockBody, type BlockBody, type BodySource } from './checkpointBlocks.ts';
 import type { Clock } from './clock.ts';
 import type { ChangeLogState, TombstoneQueueState } from './changeLog.ts';
 import { OddsEngine, type EngineCounters, type EngineOptions } from './engine.ts';
@@ -226,17 +232,58 @@ function fullLastSlab(saved: SavedRingPool): RingPoolState {
   return ring;
 }
 
-export function encodeEngineState(engine: OddsEngine): Buffer {
-  return packr.pack(engineState(engine));
+/**
+ * A state's body (format 2) packed on this thread: the manifest here, the blocks as they
+ * are (the parts point into the state's arrays: write them before those change). Large
+ * boards pack the manifest and take the blocks' CRC in a worker thread instead
+ * (ingest/durableBoard.ts).
+ */
+export function packStateHere(state: EngineState): BlockBody {
+  const plan = planBlocks(state);
+  // a copy: the packer's next pack reuses its buffer
+  const manifest = Buffer.from(packr.pack(plan.manifest));
+  return blockBody(manifest, zlibCrc32(manifest) >>> 0, plan.blocks, blocksCrc(plan.blocks));
 }
 
-/** A new engine holding the state `bytes` (from encodeEngineState) describe. */
-export function decodeEngineState(bytes: Uint8Array, clock: Clock, options: EngineOptions = {}): OddsEngine {
-  const state = packr.unpack(bytes) as EngineState;
+/** The engine's state as one body (format 2) in one buffer (replicas' checkpoints, tests). */
+export function encodeEngineState(engine: OddsEngine): Buffer {
+  const body = packStateHere(engineState(engine));
+  return Buffer.concat(body.parts, body.length);
+}
+
+/**
+ * The state a body holds, read from `source` in order, either format. Nothing is
+ * unpacked or handed back before source.verify() passed, but a format 2 body's manifest,
+ * which has a CRC of its own. Throws a plain Error for a body that does not decode.
+ */
+export function readEngineState(source: BodySource): EngineState {
+  const first = new Uint8Array(Math.min(8, source.length));
+  source.read(first);
+  let state: EngineState;
+  if (isBlockBody(first)) {
+    state = readBlockBody(source, packr) as EngineState;
+  } else {
+    // format 1: one msgpack document, unpacked once the whole body is read and verified
+    let bytes: Uint8Array;
+    const whole = (source as { bytes?: unknown }).bytes;
+    if (whole instanceof Uint8Array && whole.length === source.length) bytes = whole;
+    else {
+      bytes = Buffer.allocUnsafe(source.length);
+      bytes.set(first);
+      source.read(bytes.subarray(first.length));
+    }
+    source.verify();
+    state = packr.unpack(bytes) as EngineState;
+  }
   if (state === null || typeof state !== 'object' || state.version !== CHECKPOINT_VERSION) {
     throw new Error(`checkpoint version ${String((state as EngineState | null)?.version)} is not ${CHECKPOINT_VERSION}`);
   }
-  return restoreEngine(state, clock, options);
+  return state;
+}
+
+/** A new engine holding the state `bytes` (a body from encodeEngineState, or of format 1) describe. */
+export function decodeEngineState(bytes: Uint8Array, clock: Clock, options: EngineOptions = {}): OddsEngine {
+  return restoreEngine(readEngineState(memoryBody(bytes)), clock, options);
 }
 
 export function restoreEngine(state: EngineState, clock: Clock, options: EngineOptions = {}): OddsEngine {
