@@ -101,6 +101,23 @@ export class RowKeyTable {
     return this.table.byteLength;
   }
 
+  /** The table as it is (the live array: copy it before the next add or delete) and its entry count, for a checkpoint. */
+  saveState(): { table: Int32Array; count: number } {
+    return { table: this.table, count: this.count };
+  }
+
+  /**
+   * Takes a table saveState gave (a checkpoint's) as this table, instead of adding every
+   * slot again. The caller checked that its entries are the store's used slots, each
+   * once (engine/checkpoint.ts); where each sits is the saved table's own probing.
+   */
+  adopt(table: Int32Array, count: number): void {
+    if (table.length < 16 || (table.length & (table.length - 1)) !== 0 || count * 2 > table.length) throw new Error(`a key table of ${table.length} entries cannot hold ${count} rows`);
+    this.table = table;
+    this.mask = table.length - 1;
+    this.count = count;
+  }
+
   private home(slot: number): number {
     const s = this.store;
     return hashParts(s.event[slot], s.book[slot], s.subtype[slot], s.selectionId[slot]) & this.mask;

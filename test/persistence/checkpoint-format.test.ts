@@ -5,13 +5,16 @@
 // from the checkpoint's copy is byte for byte the one built on the event loop; a damaged
 // byte anywhere in a format 2 body (its prefix, manifest, blocks or padding) refuses the
 // start naming the file, the body's offset and what repair says; a body whose CRC holds
-// but whose layout does not add up is refused as not decoding.
+// but whose layout does not add up is refused as not decoding. The derived state a
+// checkpoint keeps (id table, posting lists, live counts) restores the same board as the
+// one rebuilt from the rows, and one that does not fit the rows is rebuilt instead.
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { ManualClock } from '../../engine/clock.ts';
+import type { OddsEngine } from '../../engine/engine.ts';
 import { CHECKPOINT_PACK_OPTIONS, EngineStateCopy, decodeEngineState, encodeEngineState, engineState, packStateHere } from '../../engine/checkpoint.ts';
 import { BLOCK_BODY_MAGIC, blockBody, planBlocks } from '../../engine/checkpointBlocks.ts';
 import { RestoreRefusedError } from '../../ingest/durableBoard.ts';
@@ -47,9 +50,34 @@ function pricesAre(opened: OpenedBoard, n: number): void {
   crashRows(engine).forEach((id, r) => assert.equal(engine.store.priceAmerican[engine.slotOf(id)], crashPrice(n, r), `${id} at batch ${n}`));
 }
 
-/** The state a restored board holds, as bytes (two boards holding the same state give the same bytes). */
-function stateBytes(opened: OpenedBoard): Buffer {
-  return encodeEngineState(opened.durable.engine);
+const packr = new Packr(CHECKPOINT_PACK_OPTIONS);
+
+/**
+ * Asserts that two engines hold the same board: the same saved state but for the derived
+ * part (bytes), the same posting lists (slots; versions too when `versions`: a restore
+ * sets every list's version to its seq, a live board's move with its rows) and an id
+ * table that finds every row (where an id sits in the table depends on the order rows
+ * came in).
+ */
+function sameBoard(a: OddsEngine, b: OddsEngine, versions: boolean): void {
+  const { derived: _a, ...baseA } = engineState(a);
+  const { derived: _b, ...baseB } = engineState(b);
+  assert.ok(Buffer.from(packr.pack(baseA)).equals(Buffer.from(packr.pack(baseB))), 'the same state');
+  const familiesA = a.indexes.families();
+  const familiesB = b.indexes.families();
+  familiesA.forEach((family, f) => {
+    const other = familiesB[f]!;
+    for (let i = 0; i < Math.max(family.length, other.length); i++) {
+      const x = family[i];
+      const y = other[i];
+      const itemsX = x === undefined ? [] : [...x.items.subarray(0, x.length)];
+      const itemsY = y === undefined ? [] : [...y.items.subarray(0, y.length)];
+      assert.deepEqual(itemsX, itemsY, `family ${f} list ${i}`);
+      if (versions && itemsX.length > 0) assert.equal(x!.version, y!.version, `family ${f} list ${i} version`);
+    }
+  });
+  assert.equal(a.keys.size, b.keys.size);
+  for (let slot = 0; slot < a.store.size; slot++) if (a.store.state[slot] !== 0) assert.equal(b.slotOf(a.idOf(slot)), slot);
 }
 
 test('a start writes body format 2; the same checkpoint as format 1 (what earlier builds wrote) still restores, exactly the same board', async () => {
@@ -59,8 +87,8 @@ test('a start writes body format 2; the same checkpoint as format 1 (what earlie
   await submitBatches(opened, clock, 1, 3);
   await opened.durable.checkpointNow();
   await submitBatches(opened, clock, 4, 5);
-  const live = stateBytes(opened);
   await opened.close();
+  const live = opened.durable.engine;
 
   const newest = listCheckpoints(dir)[0]!;
   assert.equal(newest.logIndex, 3);
@@ -71,12 +99,12 @@ test('a start writes body format 2; the same checkpoint as format 1 (what earlie
   assert.equal(fromFormat2.durable.restore.checkpoint?.logIndex, 3);
   assert.equal(fromFormat2.durable.restore.replayedRecords, 2);
   pricesAre(fromFormat2, 5);
-  const restored = stateBytes(fromFormat2);
-  assert.ok(restored.equals(live), 'checkpoint 3 plus the log restores the board as it was');
+  sameBoard(live, fromFormat2.durable.engine, false);
   await fromFormat2.close();
 
-  // the same state as one msgpack document, in place of the format 2 file
-  const format1 = new Packr(CHECKPOINT_PACK_OPTIONS).pack(engineState(decodeEngineState(contents.body, new ManualClock(NOW))));
+  // the same state as one msgpack document without the derived state, as earlier builds wrote it, in place of the format 2 file
+  const { derived: _derived, ...older } = engineState(decodeEngineState(contents.body, new ManualClock(NOW)));
+  const format1 = packr.pack(older);
   writeCheckpoint(dir, newest.logIndex, format1, { meta: contents.meta, keep: 2 });
   const rewritten = readCheckpointFile(newest);
   assert.ok(!BLOCK_BODY_MAGIC.equals(rewritten.body.subarray(0, 8)) && (rewritten.body[0]! & 0xf0) === 0x80, 'the body is now a msgpack map (format 1)');
@@ -86,7 +114,8 @@ test('a start writes body format 2; the same checkpoint as format 1 (what earlie
   assert.equal(fromFormat1.durable.restore.checkpoint?.logIndex, 3, 'restored from the format 1 checkpoint, not passed over');
   assert.deepEqual(fromFormat1.durable.restore.skippedCheckpoints, []);
   pricesAre(fromFormat1, 5);
-  assert.ok(stateBytes(fromFormat1).equals(restored), 'format 1 and format 2 of one state restore the same board');
+  // the saved derived state (format 2) and the one rebuilt from the rows (format 1) alike
+  sameBoard(fromFormat2.durable.engine, fromFormat1.durable.engine, true);
   await fromFormat1.close();
 });
 
@@ -191,4 +220,37 @@ test('a format 2 body whose CRC holds but whose blocks do not fill it exactly is
     assert.match(error.message, /blocks end at byte/);
     return true;
   });
+});
+
+test('saved derived state that does not fit the rows is not taken: the restore rebuilds it, and the board is the same', () => {
+  const dir = dataDir();
+  return (async () => {
+    const clock = new ManualClock(NOW);
+    const opened = await openBoard(dir, clock, board);
+    await submitBatches(opened, clock, 1, 2);
+    const engine = opened.durable.engine;
+    const good = engineState(engine);
+    const restored = decodeEngineState(encodeEngineState(engine), new ManualClock(NOW));
+    sameBoard(engine, restored, false);
+    const tampered: ((derived: NonNullable<typeof good.derived>) => void)[] = [
+      (d) => d.live++,
+      (d) => d.keyCount--,
+      (d) => (d.items[0] = d.items[1]!),
+      (d) => (d.lengths[1]![0] = d.lengths[1]![0]! - 1),
+      (d) => (d.keyTable = new Int32Array(d.keyTable.length)),
+      (d) => (d.items[d.items.length - 1] = d.items[0]!),
+    ];
+    for (const [i, tamper] of tampered.entries()) {
+      const state = engineState(engine);
+      const derived = state.derived!;
+      state.derived = { ...derived, keyTable: derived.keyTable.slice(), items: derived.items.slice(), lengths: derived.lengths.map((l) => l.slice()) };
+      tamper(state.derived);
+      const body = packStateHere(state);
+      const again = decodeEngineState(Buffer.concat(body.parts, body.length), new ManualClock(NOW));
+      sameBoard(engine, again, false);
+      sameBoard(restored, again, true);
+      assert.ok(i >= 0);
+    }
+    await opened.close();
+  })();
 });
