@@ -344,7 +344,7 @@ export function readEngineState(source: BodySource): EngineState {
   } else {
     // format 1: one msgpack document, unpacked once the whole body is read and verified
     let bytes: Uint8Array;
-    const whole = (source as { bytes?: unknown }).bytes;
+    const whole: unknown = 'bytes' in source ? source.bytes : undefined;
     if (whole instanceof Uint8Array && whole.length === source.length) bytes = whole;
     else {
       bytes = Buffer.allocUnsafe(source.length);

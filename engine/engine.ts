@@ -712,6 +712,7 @@ export class OddsEngine {
    * (id table, posting lists, live counts) is rebuilt in one pass over the slots.
    */
   restored(counters: EngineCounters, tombstones: TombstoneQueueState, sortLive: (slots: Int32Array, count: number) => void): void {
+    this.derivedFrom = 'rebuilt';
     const s = this.store;
     this.lastSeq = counters.seq;
     this.lastChangeAt = counters.lastChangeAt;
@@ -748,6 +749,9 @@ export class OddsEngine {
     this.versionCursor = this.changeLog.appended;
   }
 
+  /** How a restore got the id table and posting lists: as the checkpoint saved them, or rebuilt from the rows (null: not restored). */
+  derivedFrom: 'saved' | 'rebuilt' | null = null;
+
   /**
    * What restored() derives from the rows at length, as it is now, for a checkpoint to
    * keep (arrays are the live ones: copy them before the next apply): the id table,
@@ -768,6 +772,7 @@ export class OddsEngine {
    */
   restoredFromSaved(counters: EngineCounters, tombstones: TombstoneQueueState, saved: SavedDerivedInput): boolean {
     if (!this.savedDerivedFits(saved)) return false;
+    this.derivedFrom = 'saved';
     this.lastSeq = counters.seq;
     this.lastChangeAt = counters.lastChangeAt;
     this.horizon = counters.horizon;

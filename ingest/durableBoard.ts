@@ -151,7 +151,7 @@ async function packInBackground(copy: EngineStateCopy): Promise<BlockBody> {
  * before anything read is used. A body that fails to read or decode is damage when its
  * CRC fails (the rest is read to know), else a bug or a foreign file: refused either way.
  */
-function restoreCheckpoint(file: CheckpointFile, clock: Clock, engineOptions: EngineOptions | undefined): { engine: OddsEngine; meta: CheckpointMeta } {
+function restoreCheckpoint(file: CheckpointFile, clock: Clock, engineOptions: EngineOptions | undefined, warn: (line: string) => void): { engine: OddsEngine; meta: CheckpointMeta } {
   const reader = CheckpointBodyReader.open(file);
   try {
     let state: EngineState;
@@ -162,11 +162,15 @@ function restoreCheckpoint(file: CheckpointFile, clock: Clock, engineOptions: En
       reader.drain();
       throw notDecoded(file, error);
     }
+    let engine: OddsEngine;
     try {
-      return { engine: restoreEngine(state, clock, engineOptions), meta: reader.meta };
+      engine = restoreEngine(state, clock, engineOptions);
     } catch (error) {
       throw notDecoded(file, error);
     }
+    // the saved id table and posting lists did not fit the rows: rebuilt (exact, slower), but a bug to report
+    if (state.derived !== undefined && engine.derivedFrom === 'rebuilt') warn(`restore: the id table and posting lists saved in ${file.path} do not fit its rows; rebuilt from the rows instead`);
+    return { engine, meta: reader.meta };
   } finally {
     reader.close();
   }
@@ -312,7 +316,7 @@ export class DurableBoard {
     for (const file of files) {
       const step = options.progress?.(`loading checkpoint ${file.path.slice(file.path.lastIndexOf('/') + 1)}`, null, 'rows');
       try {
-        const restored = restoreCheckpoint(file, options.clock, options.engineOptions);
+        const restored = restoreCheckpoint(file, options.clock, options.engineOptions, warn);
         engine = restored.engine;
         meta = restored.meta;
         step?.update(engine.liveRows);
