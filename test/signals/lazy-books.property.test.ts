@@ -26,7 +26,8 @@ function answers(signals: EngineSignals): string {
   const out: Record<string, unknown> = {
     arbitrage: signals.arbitragePage({ types: null, leagues: null, eventIds: null, minProfit: 0 }, null, Number.MAX_SAFE_INTEGER).items,
     flagged: signals.flaggedBooks(),
-    flaggedBySportsbook: [...signals.flaggedCounts().bySportsbook.entries()].sort(),
+    // books flagged in some group now (a book whose flags all went keeps a 0 on books that followed it)
+    flaggedBySportsbook: [...signals.flaggedCounts().bySportsbook.entries()].filter(([, groups]) => groups > 0).sort(),
     steam: signals.steamMoves({ ...everything, sportsbooks: null, minPoints: 0, minCents: 0, since: 0 }, 10_000),
     bestPrices: signals.bestPrices({ ...everything, maxHold: 1 }, 10_000),
     middles: signals.middles({ ...everything, minWidth: 0, maxCost: 1 }, 10_000),
