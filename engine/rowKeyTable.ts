@@ -14,7 +14,7 @@ function hashParts(event: number, book: number, subtype: number, selection: numb
 }
 
 export class RowKeyTable {
-  private table = new Int32Array(1024);
+  private table: Int32Array = new Int32Array(1024);
   private mask = 1023;
   private count = 0;
 
