@@ -100,7 +100,8 @@ export function planBlocks(state: unknown): BlockPlan {
 export function blocksCrc(blocks: readonly ArrayBufferView[]): number {
   let crc = 0;
   for (const block of blocks) {
-    crc = zlibCrc32(bytesOf(block), crc);
+    // (an empty block adds nothing: node:zlib's crc32 of an empty view does not give its seed back)
+    if (block.byteLength > 0) crc = zlibCrc32(bytesOf(block), crc);
     const pad = pad8(block.byteLength);
     if (pad > 0) crc = zlibCrc32(ZEROS.subarray(0, pad), crc);
   }
@@ -124,7 +125,7 @@ export function blockBody(manifest: Uint8Array, manifestCrc: number, blocks: rea
   const parts: Uint8Array[] = [prefix, manifest];
   if (manifestPad.length > 0) parts.push(manifestPad);
   let crc = crc32Combine(zlibCrc32(prefix) >>> 0, manifestCrc >>> 0, manifest.length);
-  crc = zlibCrc32(manifestPad, crc) >>> 0;
+  if (manifestPad.length > 0) crc = zlibCrc32(manifestPad, crc) >>> 0;
   let blockBytes = 0;
   for (const block of blocks) {
     parts.push(bytesOf(block));
