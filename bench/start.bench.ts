@@ -9,6 +9,8 @@
 //   checkpointed: the restart restores the checkpoint and replays the N logged updates;
 // - restart: until the ready line (with its phases), and until /snapshot (its count
 //   checked against the board's live rows), /arbitrage and /edges are answered;
+// - with each start, the CPU seconds the service had used (all threads) at the ready line
+//   and once the routes answered: on a machine other work shares, the figure it stretches least;
 // - resident memory (VmRSS) per live row, all in: with the plain snapshot polled every
 //   100 ms and the history variant idle, then with the history variant polled every second
 //   as well (START_MEMORY_SECONDS each, default 20; the median of one VmRSS sample a
@@ -29,6 +31,8 @@ const TOKEN = 'start-bench-token';
 const BATCH = 1000;
 
 interface ReadyLine {
+  /** CPU seconds the process had used (all its threads, user + system) when the ready line came (/proc/PID/stat). */
+  cpuSeconds?: number;
   port: number;
   ingestPort: number;
   liveRows: number;
@@ -61,7 +65,7 @@ function startService(dataDir: string, env: NodeJS.ProcessEnv): Service {
         const line = text.slice(0, nl);
         text = text.slice(nl + 1);
         if (!line.includes('"event":"ready"')) continue;
-        resolve({ ...(JSON.parse(line) as ReadyLine), atMs: performance.now() - spawned });
+        resolve({ ...(JSON.parse(line) as ReadyLine), atMs: performance.now() - spawned, cpuSeconds: cpuSecondsOf(child.pid!) });
       }
     });
     child.on('exit', (code) => reject(new Error(`the service exited (${code}) before it was ready: ${errors}`)));
@@ -106,6 +110,21 @@ async function answeredAt(service: Service, port: number, path: string, rows?: n
     if (count !== rows) throw new Error(`${path}: count ${count}, the board has ${rows} live rows`);
   }
   return performance.now() - service.spawned;
+}
+
+/**
+ * CPU seconds a process has used so far, all threads, user + system (/proc/PID/stat
+ * utime and stime, in clock ticks of 1/100 s): on a machine other work shares, the
+ * measure of a start's work that the others do not stretch.
+ */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 /** Resident bytes of a process (VmRSS). */
@@ -172,9 +191,11 @@ export async function benchStart(): Promise<Measurements> {
     let ready = await service.ready;
     out['live rows'] = ready.liveRows;
     out['first start: until the ready line (s)'] = seconds(ready.atMs);
+    out['first start: CPU until the ready line (s, all threads)'] = ready.cpuSeconds ?? NaN;
     out['first start: phases (ms)'] = phasesText(ready.phases);
     out['first start: until /snapshot is answered in full (s)'] = seconds(await answeredAt(service, ready.port, '/api/v1/snapshot', ready.liveRows));
     out['first start: until /arbitrage is answered (s)'] = seconds(await answeredAt(service, ready.port, '/api/v1/arbitrage?limit=10'));
+    out['first start: CPU until then (s, all threads)'] = cpuSecondsOf(service.child.pid!);
 
     const ids = await tickIds(ready.port, 20_000);
     const sent = await runClient({ kind: 'http', port: ready.ingestPort, token: TOKEN, ids, batchSize: BATCH, inFlight: 4, batches: Math.ceil(logged / BATCH) });
@@ -186,11 +207,13 @@ export async function benchStart(): Promise<Measurements> {
     service = startService(dataDir, env);
     ready = await service.ready;
     out['restart: until the ready line (s)'] = seconds(ready.atMs);
+    out['restart: CPU until the ready line (s, all threads)'] = ready.cpuSeconds ?? NaN;
     out['restart: phases (ms)'] = phasesText(ready.phases);
     // every route the moment it is ready: the first requests, each timed from the spawn
     out['restart: until /snapshot is answered in full (s)'] = seconds(await answeredAt(service, ready.port, '/api/v1/snapshot', ready.liveRows));
     out['restart: until /arbitrage is answered (s)'] = seconds(await answeredAt(service, ready.port, '/api/v1/arbitrage?limit=10'));
     out['restart: until /edges is answered (s)'] = seconds(await answeredAt(service, ready.port, '/api/v1/edges?limit=10'));
+    out['restart: CPU until then (s, all threads)'] = cpuSecondsOf(service.child.pid!);
 
     // resident memory moves with the collector's rounds: the median of one sample a second
     // over the second half of each window

@@ -1,18 +1,28 @@
-// The hot state of an engine as one msgpack document, and back. What is saved is what
+// The hot state of an engine as one checkpoint body, and back. What is saved is what
 // cannot be derived: every column of the store (the used slots, raw bytes per typed
 // array, never element by element), the string pools, the free list, the history ring
 // slabs, the event table, the delta feed's change log and tombstone queue, the sources
 // and the counters (seq, last change time, tombstone horizon, first load time).
-// Derived state is rebuilt by restoreEngine: the id table, the posting lists (live rows
-// sorted once by the integer ranks of their id parts, as a board load does), live
-// counts; per-row fragments, is_main flags, signal books and snapshot pieces start
-// empty and fill on first use, as after a load. Beside the board, the named parts the
-// engine's listeners keep that the board does not determine (the steam detector's
-// histories and moves; OddsEngine.saveWithCheckpoints), handed back after a restore.
+// What a restore would otherwise derive from the rows at length is saved too (`derived`):
+// the id table and the posting lists, taken back as they were once checked against the
+// rows (a restore of the large board then sorts nothing and fills no table row by row);
+// a checkpoint without them (earlier builds), or with ones that do not fit, gets them
+// rebuilt by restoreEngine (live rows sorted once by the integer ranks of their id parts,
+// as a board load does). Live counts are counted from the rows. Per-row fragments,
+// is_main flags, signal books and snapshot pieces start empty and fill on first use, as
+// after a load. Beside the board, the named parts the engine's listeners keep that the
+// board does not determine (the steam detector's histories and moves;
+// OddsEngine.saveWithCheckpoints), handed back after a restore.
 //
-// The document is versioned (CHECKPOINT_VERSION); a reader refuses another version.
+// The state's shape is versioned (CHECKPOINT_VERSION); a reader refuses another version.
+// How a body lays the state out is the body format: 1, one msgpack document (typed arrays
+// as msgpackr extensions), still read; 2, a msgpack manifest and the typed arrays as raw
+// blocks (engine/checkpointBlocks.ts), what is written now. readEngineState tells them
+// apart by the body's first bytes.
 
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
+import { blockBody, blocksCrc, isBlockBody, memoryBody, planBlocks, readBlockBody, type BlockBody, type BodySource } from './checkpointBlocks.ts';
 import type { Clock } from './clock.ts';
 import type { ChangeLogState, TombstoneQueueState } from './changeLog.ts';
 import { OddsEngine, type EngineCounters, type EngineOptions } from './engine.ts';
@@ -22,6 +32,7 @@ import { sortByOrder } from './loadBoard.ts';
 import type { SourceRecord } from './model.ts';
 import type { OddsStore } from './oddsStore.ts';
 import type { NumericArray } from './columns.ts';
+import type { PostingList } from './postingList.ts';
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -55,6 +66,56 @@ export interface EngineState {
    * from the board alone).
    */
   parts?: Record<string, unknown>;
+  /**
+   * What a restore would otherwise derive from the rows, as it was (absent in checkpoints
+   * of earlier builds, whose restore rebuilds it): taken as it is when it fits the rows
+   * (OddsEngine.restoredFromSaved), rebuilt otherwise.
+   */
+  derived?: SavedDerived;
+}
+
+/**
+ * The derived state a checkpoint keeps: the id table as it is, the posting lists
+ * flattened (per family in Indexes.families order, each id's list length, -1 for none;
+ * then every list's slots one after another) and the live count.
+ */
+export interface SavedDerived {
+  keyTable: Int32Array;
+  keyCount: number;
+  lengths: Int32Array[];
+  items: Int32Array;
+  live: number;
+}
+
+/** Per family, each id's list length (-1: none), and the total: the layout of SavedDerived. */
+function listLengths(families: readonly (readonly (PostingList | undefined)[])[]): { lengths: Int32Array[]; total: number } {
+  let total = 0;
+  const lengths = families.map((family) => {
+    const out = new Int32Array(family.length);
+    for (let i = 0; i < family.length; i++) {
+      const list = family[i];
+      out[i] = list === undefined ? -1 : list.length;
+      total += list === undefined ? 0 : list.length;
+    }
+    return out;
+  });
+  return { lengths, total };
+}
+
+/** The engine's derived state, flattened now (a copy of the lists; the id table is the live one). */
+function savedDerived(engine: OddsEngine): SavedDerived {
+  const derived = engine.derivedState();
+  const { lengths, total } = listLengths(derived.families);
+  const items = new Int32Array(total);
+  let at = 0;
+  for (const family of derived.families) {
+    for (const list of family) {
+      if (list === undefined || list.length === 0) continue;
+      items.set(list.items.subarray(0, list.length), at);
+      at += list.length;
+    }
+  }
+  return { keyTable: derived.keys.table, keyCount: derived.keys.count, lengths, items, live: derived.live };
 }
 
 /** How the state is packed (a packer in another thread uses the same options). moreTypes: typed arrays travel as one extension each (their bytes as they are). */
@@ -63,6 +124,11 @@ const packr = new Packr(CHECKPOINT_PACK_OPTIONS);
 
 /** The engine's hot state as a plain object (arrays are views of the live ones: encode before the next apply). */
 export function engineState(engine: OddsEngine): EngineState {
+  return { ...baseState(engine), derived: savedDerived(engine) };
+}
+
+/** engineState without the derived state (EngineStateCopy copies that in steps). */
+function baseState(engine: OddsEngine): EngineState {
   const s = engine.store;
   const pools = {} as Record<PoolName, readonly string[]>;
   for (const name of POOLS) pools[name] = (s[name] as StringPool).all();
@@ -103,7 +169,7 @@ export class EngineStateCopy {
 
   constructor(engine: OddsEngine) {
     // only the small parts here; each big array is allocated and copied by the steps
-    const live = engineState(engine);
+    const live = baseState(engine);
     const columns = { ...live.columns };
     for (const name of COLUMNS) this.later(live.columns[name], (copy) => (columns[name] = copy));
     const events = { ...live.events };
@@ -117,9 +183,27 @@ export class EngineStateCopy {
       this.later(ring.meta, (copy) => (saved.meta = copy as Uint8Array));
       return saved;
     });
+    // the derived state: the id table, and the posting lists into one array, list by list
+    const derivedNow = engine.derivedState();
+    const { lengths, total } = listLengths(derivedNow.families);
+    const items = new Int32Array(total);
+    let at = 0;
+    for (const family of derivedNow.families) {
+      for (const list of family) {
+        if (list === undefined || list.length === 0) continue;
+        this.jobs.push({ from: list.items.subarray(0, list.length), to: items.subarray(at, at + list.length), place: () => {} });
+        at += list.length;
+      }
+    }
+    const derived: SavedDerived = { keyTable: derivedNow.keys.table, keyCount: derivedNow.keys.count, lengths, items, live: derivedNow.live };
+    this.later(derivedNow.keys.table, (copy) => (derived.keyTable = copy as Int32Array));
+    this.owned.push(items, ...lengths);
     // the free lists, change log and tombstone queue come out of engineState as copies already
-    this.copied = { ...live, pools, columns, events, rings };
+    this.copied = { ...live, pools, columns, events, rings, derived };
   }
+
+  /** Arrays made for the copy outright (not by a job), moved with it to a worker thread. */
+  private readonly owned: NumericArray[] = [];
 
   /** The copied state (once done()). */
   get state(): EngineState {
@@ -164,6 +248,7 @@ export class EngineStateCopy {
     add(state.tombstones.seqs);
     add(state.tombstones.times);
     for (const ring of state.rings) add(ring.free);
+    for (const array of this.owned) add(array);
     return [...new Set(out)];
   }
 
@@ -226,17 +311,58 @@ function fullLastSlab(saved: SavedRingPool): RingPoolState {
   return ring;
 }
 
-export function encodeEngineState(engine: OddsEngine): Buffer {
-  return packr.pack(engineState(engine));
+/**
+ * A state's body (format 2) packed on this thread: the manifest here, the blocks as they
+ * are (the parts point into the state's arrays: write them before those change). Large
+ * boards pack the manifest and take the blocks' CRC in a worker thread instead
+ * (ingest/durableBoard.ts).
+ */
+export function packStateHere(state: EngineState): BlockBody {
+  const plan = planBlocks(state);
+  // a copy: the packer's next pack reuses its buffer
+  const manifest = Buffer.from(packr.pack(plan.manifest));
+  return blockBody(manifest, zlibCrc32(manifest) >>> 0, plan.blocks, blocksCrc(plan.blocks));
 }
 
-/** A new engine holding the state `bytes` (from encodeEngineState) describe. */
-export function decodeEngineState(bytes: Uint8Array, clock: Clock, options: EngineOptions = {}): OddsEngine {
-  const state = packr.unpack(bytes) as EngineState;
+/** The engine's state as one body (format 2) in one buffer (replicas' checkpoints, tests). */
+export function encodeEngineState(engine: OddsEngine): Buffer {
+  const body = packStateHere(engineState(engine));
+  return Buffer.concat(body.parts, body.length);
+}
+
+/**
+ * The state a body holds, read from `source` in order, either format. Nothing is
+ * unpacked or handed back before source.verify() passed, but a format 2 body's manifest,
+ * which has a CRC of its own. Throws a plain Error for a body that does not decode.
+ */
+export function readEngineState(source: BodySource): EngineState {
+  const first = new Uint8Array(Math.min(8, source.length));
+  source.read(first);
+  let state: EngineState;
+  if (isBlockBody(first)) {
+    state = readBlockBody(source, packr) as EngineState;
+  } else {
+    // format 1: one msgpack document, unpacked once the whole body is read and verified
+    let bytes: Uint8Array;
+    const whole: unknown = 'bytes' in source ? source.bytes : undefined;
+    if (whole instanceof Uint8Array && whole.length === source.length) bytes = whole;
+    else {
+      bytes = Buffer.allocUnsafe(source.length);
+      bytes.set(first);
+      source.read(bytes.subarray(first.length));
+    }
+    source.verify();
+    state = packr.unpack(bytes) as EngineState;
+  }
   if (state === null || typeof state !== 'object' || state.version !== CHECKPOINT_VERSION) {
     throw new Error(`checkpoint version ${String((state as EngineState | null)?.version)} is not ${CHECKPOINT_VERSION}`);
   }
-  return restoreEngine(state, clock, options);
+  return state;
+}
+
+/** A new engine holding the state `bytes` (a body from encodeEngineState, or of format 1) describe. */
+export function decodeEngineState(bytes: Uint8Array, clock: Clock, options: EngineOptions = {}): OddsEngine {
+  return restoreEngine(readEngineState(memoryBody(bytes)), clock, options);
 }
 
 export function restoreEngine(state: EngineState, clock: Clock, options: EngineOptions = {}): OddsEngine {
@@ -260,7 +386,10 @@ export function restoreEngine(state: EngineState, clock: Clock, options: EngineO
   for (const source of state.sources) engine.sources.register(source);
   engine.rings.restoreState(state.rings.map(fullLastSlab));
   engine.changeLog.restoreState(state.changeLog);
-  engine.restored(state.counters, state.tombstones, (slots, count) => sortByOrder(engine, slots, count));
+  // the derived state as the checkpoint kept it when it fits the rows; rebuilt otherwise
+  const derived = state.derived;
+  const taken = derived !== undefined && derived !== null && typeof derived === 'object' && engine.restoredFromSaved(state.counters, state.tombstones, derived);
+  if (!taken) engine.restored(state.counters, state.tombstones, (slots, count) => sortByOrder(engine, slots, count));
   if (state.parts !== undefined && state.parts !== null && typeof state.parts === 'object') engine.restoreCheckpointParts(state.parts);
   return engine;
 }

@@ -56,7 +56,8 @@ import { MainLines } from './mainLines.ts';
 import { EVENT_STATUSES, type EventRecord, type EventStatus, type HistoryBuffer, type OddsInput, type SourceRecord } from './model.ts';
 import { SourceRegistry } from './sourceRegistry.ts';
 import { OddsQuery, type DeltaFilter, type OddsPage } from './oddsQuery.ts';
-import { NO_PRICE, OddsStore, SLOT_FREE, SLOT_LIVE, SLOT_TOMBSTONE } from './oddsStore.ts';
+import type { PostingList } from './postingList.ts';
+import { NONE, NO_PRICE, OddsStore, SLOT_FREE, SLOT_LIVE, SLOT_TOMBSTONE } from './oddsStore.ts';
 import { RowKeyTable } from './rowKeyTable.ts';
 import { RowOrder, compareStrings } from './rowOrder.ts';
 import { rowObject, type OddsFormat } from './rowJson.ts';
@@ -158,6 +159,15 @@ export interface EngineCounters {
 }
 
 const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
+
+/** What restoredFromSaved takes (engine/checkpoint.ts, SavedDerived). */
+export interface SavedDerivedInput {
+  keyTable: Int32Array;
+  keyCount: number;
+  lengths: Int32Array[];
+  items: Int32Array;
+  live: number;
+}
 
 export class OddsEngine {
   readonly store: OddsStore;
@@ -702,6 +712,7 @@ export class OddsEngine {
    * (id table, posting lists, live counts) is rebuilt in one pass over the slots.
    */
   restored(counters: EngineCounters, tombstones: TombstoneQueueState, sortLive: (slots: Int32Array, count: number) => void): void {
+    this.derivedFrom = 'rebuilt';
     const s = this.store;
     this.lastSeq = counters.seq;
     this.lastChangeAt = counters.lastChangeAt;
@@ -736,6 +747,126 @@ export class OddsEngine {
     this.indexes.tombstones.mergeSorted(dead, deadCount, this.indexes.order);
     this.indexes.tombstones.version = this.lastSeq;
     this.versionCursor = this.changeLog.appended;
+  }
+
+  /** How a restore got the id table and posting lists: as the checkpoint saved them, or rebuilt from the rows (null: not restored). */
+  derivedFrom: 'saved' | 'rebuilt' | null = null;
+
+  /**
+   * What restored() derives from the rows at length, as it is now, for a checkpoint to
+   * keep (arrays are the live ones: copy them before the next apply): the id table,
+   * every posting list (Indexes.families order) and the live count.
+   */
+  derivedState(): { keys: { table: Int32Array; count: number }; families: readonly (readonly (PostingList | undefined)[])[]; live: number } {
+    return { keys: this.keys.saveState(), families: this.indexes.families(), live: this.live };
+  }
+
+  /**
+   * restored() with what a checkpoint kept of the derived state (derivedState, the lists
+   * flattened: per family the list lengths, then every list's slots in one array) taken
+   * as it was instead of rebuilt: no sort of the live rows, no id table filled row by
+   * row. The saved state is checked against the rows first (every used slot in the id
+   * table once; each list holds exactly the rows of its id, tombstones in the tombstone
+   * list); false, with nothing changed, when it does not fit (the caller then calls
+   * restored()). The live counts per (market, subtype) are counted from the rows.
+   */
+  restoredFromSaved(counters: EngineCounters, tombstones: TombstoneQueueState, saved: SavedDerivedInput): boolean {
+    if (!this.savedDerivedFits(saved)) return false;
+    this.derivedFrom = 'saved';
+    this.lastSeq = counters.seq;
+    this.lastChangeAt = counters.lastChangeAt;
+    this.horizon = counters.horizon;
+    this.firstLoadedAt = counters.firstLoadedAt;
+    this.historyName = typeof counters.historyId === 'string' && /^[a-z0-9]{1,32}$/.test(counters.historyId) ? counters.historyId : legacyHistoryId(counters.firstLoadedAt);
+    this.tombstoneQueue.restoreState(tombstones);
+    this.keys.adopt(saved.keyTable, saved.keyCount);
+    this.indexes.adopt(saved.lengths, saved.items, this.lastSeq);
+    const s = this.store;
+    for (let slot = 0; slot < s.size; slot++) if (s.state[slot] === SLOT_LIVE) this.countLive(slot, 1);
+    this.versionCursor = this.changeLog.appended;
+    return true;
+  }
+
+  private savedDerivedFits(saved: SavedDerivedInput): boolean {
+    const s = this.store;
+    const size = s.size;
+    const state = s.state;
+    const { keyTable, lengths, items } = saved;
+    if (this.live !== 0 || this.keys.size !== 0) return false;
+    if (!(keyTable instanceof Int32Array) || !(items instanceof Int32Array) || !Array.isArray(lengths) || lengths.length !== 7) return false;
+    if (!lengths.every((l) => l instanceof Int32Array) || lengths[5]!.length !== this.indexes.byScope.length || lengths[6]!.length !== 1) return false;
+    if (keyTable.length < 16 || (keyTable.length & (keyTable.length - 1)) !== 0 || saved.keyCount * 2 > keyTable.length) return false;
+    let used = 0;
+    let live = 0;
+    for (let slot = 0; slot < size; slot++) {
+      if (state[slot] === SLOT_LIVE) live++;
+      if (state[slot] !== SLOT_FREE) used++;
+    }
+    if (live !== saved.live || used !== saved.keyCount) return false;
+    // the id table: each used slot once
+    const seen = new Uint8Array(size);
+    let entries = 0;
+    for (let i = 0; i < keyTable.length; i++) {
+      const entry = keyTable[i]!;
+      if (entry === 0) continue;
+      const slot = entry - 1;
+      if (slot < 0 || slot >= size || state[slot] === SLOT_FREE || seen[slot] !== 0) return false;
+      seen[slot] = 1;
+      entries++;
+    }
+    if (entries !== saved.keyCount) return false;
+    // the lists: each list's slots are rows of its id (tombstones in the last), none twice in
+    // one list, and each family holds every row it should: the same sets a build makes
+    let total = 0;
+    for (const family of lengths) for (let i = 0; i < family.length; i++) total += Math.max(0, family[i]!);
+    if (total !== items.length) return false;
+    const ix = this.indexes;
+    const events = this.eventTable;
+    let players = 0;
+    let teams = 0;
+    let tombstones = 0;
+    for (let slot = 0; slot < size; slot++) {
+      if (state[slot] === SLOT_TOMBSTONE) tombstones++;
+      if (state[slot] !== SLOT_LIVE) continue;
+      if (s.player[slot] !== NONE) players++;
+      if (ix.isGameRow(slot)) {
+        const ev = s.event[slot];
+        const home = events.home[ev];
+        const away = events.away[ev];
+        if (home !== NONE) teams++;
+        if (away !== NONE && away !== home) teams++;
+      }
+    }
+    const expected = [live, live, live, players, teams, live, tombstones];
+    const columns = [s.league, s.book, s.event, s.player];
+    const mark = new Int32Array(size);
+    let tag = 0;
+    let at = 0;
+    for (let f = 0; f < lengths.length; f++) {
+      const want = f === 6 ? SLOT_TOMBSTONE : SLOT_LIVE;
+      const family = lengths[f]!;
+      const column = f < columns.length ? columns[f]! : null;
+      let count = 0;
+      for (let i = 0; i < family.length; i++) {
+        tag++;
+        const end = at + Math.max(0, family[i]!);
+        for (; at < end; at++) {
+          const slot = items[at]!;
+          if (slot < 0 || slot >= size || state[slot] !== want || mark[slot] === tag) return false;
+          mark[slot] = tag;
+          if (column !== null) {
+            if (column[slot] !== i) return false;
+          } else if (f === 4) {
+            if (!ix.isGameRow(slot)) return false;
+            const ev = s.event[slot];
+            if (events.home[ev] !== i && events.away[ev] !== i) return false;
+          } else if (f === 5 && s.scope[slot] !== i) return false;
+          count++;
+        }
+      }
+      if (count !== expected[f]) return false;
+    }
+    return true;
   }
 
   // ---- read side -----------------------------------------------------------------

@@ -153,6 +153,49 @@ export class Indexes {
     for (let i = 0; i < count; i++) this.mark[slots[i]] = 0;
   }
 
+  /**
+   * Every list by family, in the order a checkpoint keeps them: byLeague, byBook,
+   * byEvent, byPlayer, byTeam, byScope, then the tombstone list alone. Holes (ids no
+   * list was made for) are undefined.
+   */
+  families(): readonly (readonly (PostingList | undefined)[])[] {
+    return [this.byLeague, this.byBook, this.byEvent, this.byPlayer, this.byTeam, this.byScope, [this.tombstones]];
+  }
+
+  /**
+   * Takes saved lists (a checkpoint's; families() order) in place of building them from
+   * the rows: family f's list i holds the next lengths[f][i] slots of `items` (-1: no
+   * list), as a view (a list that grows gets an array of its own). Versions are what a
+   * build at `seq` gives: seq for a list with rows and for the tombstone list, 0 for an
+   * empty one. The lists must be empty; the caller checked the saved ones against the rows.
+   */
+  adopt(lengths: readonly Int32Array[], items: Int32Array, seq: number): void {
+    const families = this.families();
+    if (lengths.length !== families.length || lengths[5]!.length !== this.byScope.length || lengths[6]!.length !== 1) throw new Error('saved posting lists do not match the families');
+    let at = 0;
+    const take = (length: number): PostingList => {
+      const list = new PostingList(0);
+      list.items = items.subarray(at, at + length);
+      list.length = length;
+      list.version = length > 0 ? seq : 0;
+      at += length;
+      return list;
+    };
+    const growable = [this.byLeague, this.byBook, this.byEvent, this.byPlayer, this.byTeam];
+    for (let f = 0; f < growable.length; f++) {
+      const family = growable[f]!;
+      family.length = 0;
+      const saved = lengths[f]!;
+      for (let i = 0; i < saved.length; i++) if (saved[i]! >= 0) family[i] = take(saved[i]!);
+    }
+    for (let i = 0; i < this.byScope.length; i++) this.byScope[i] = take(Math.max(0, lengths[5]![i]!));
+    const tombstones = take(Math.max(0, lengths[6]![0]!));
+    this.tombstones.items = tombstones.items;
+    this.tombstones.length = tombstones.length;
+    this.tombstones.version = seq;
+    if (at !== items.length) throw new Error(`saved posting lists hold ${items.length} slots, their lengths ${at}`);
+  }
+
   /** Bytes held by every posting list. */
   bytes(): number {
     let total = this.tombstones.bytes() + this.mark.byteLength;

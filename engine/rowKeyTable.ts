@@ -14,7 +14,7 @@ function hashParts(event: number, book: number, subtype: number, selection: numb
 }
 
 export class RowKeyTable {
-  private table = new Int32Array(1024);
+  private table: Int32Array = new Int32Array(1024);
   private mask = 1023;
   private count = 0;
 
@@ -99,6 +99,23 @@ export class RowKeyTable {
 
   bytes(): number {
     return this.table.byteLength;
+  }
+
+  /** The table as it is (the live array: copy it before the next add or delete) and its entry count, for a checkpoint. */
+  saveState(): { table: Int32Array; count: number } {
+    return { table: this.table, count: this.count };
+  }
+
+  /**
+   * Takes a table saveState gave (a checkpoint's) as this table, instead of adding every
+   * slot again. The caller checked that its entries are the store's used slots, each
+   * once (engine/checkpoint.ts); where each sits is the saved table's own probing.
+   */
+  adopt(table: Int32Array, count: number): void {
+    if (table.length < 16 || (table.length & (table.length - 1)) !== 0 || count * 2 > table.length) throw new Error(`a key table of ${table.length} entries cannot hold ${count} rows`);
+    this.table = table;
+    this.mask = table.length - 1;
+    this.count = count;
   }
 
   private home(slot: number): number {

@@ -25,20 +25,19 @@
 // RestoreRefusedError, which says what `npm run repair` would keep and drop.
 
 import type { Clock } from '../engine/clock.ts';
-import { CHECKPOINT_PACK_OPTIONS, EngineStateCopy, decodeEngineState } from '../engine/checkpoint.ts';
+import { CHECKPOINT_PACK_OPTIONS, EngineStateCopy, packStateHere, readEngineState, restoreEngine, type EngineState } from '../engine/checkpoint.ts';
+import { blockBody, planBlocks, type BlockBody } from '../engine/checkpointBlocks.ts';
 import { OddsEngine, type Change, type EngineOptions } from '../engine/engine.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { LogDamagedError } from '../persistence/log/batchLog.ts';
-import { CheckpointDamagedError, listCheckpoints, readCheckpointFile, writeCheckpointInBackground, type CheckpointFile, type CheckpointMeta } from '../persistence/log/checkpointFiles.ts';
+import { CheckpointBodyReader, CheckpointDamagedError, listCheckpoints, writeCheckpointInBackground, type CheckpointFile, type CheckpointMeta } from '../persistence/log/checkpointFiles.ts';
 import { DataDirLock } from '../persistence/log/dataDirLock.ts';
 import type { ArchiveLog } from '../persistence/archive/tickArchive.ts';
 import { FileBatchLog, fsyncFromEnv, walDir, type OpenedLog, type TornTail } from '../persistence/log/fileBatchLog.ts';
 import { repairDataDir } from '../persistence/log/repair.ts';
 import { nodeStorage, type Storage } from '../persistence/log/storage.ts';
 import { packInWorker } from '../persistence/log/packInWorker.ts';
-import { crc32 } from '../persistence/log/crc32.ts';
-import { Packr } from 'msgpackr';
 import { Ingest, applyCold, type ColdStore } from './ingest.ts';
 import { decodeRecord, engineChanges } from './record.ts';
 import { TickSlots } from './tickSlots.ts';
@@ -135,12 +134,51 @@ const COPY_STEP_BYTES = 4 * 1024 * 1024;
 const DEFAULT_INTERVAL_MS = 60_000;
 /** Below this many row slots a checkpoint is packed on the event loop (well under a millisecond a thousand rows) rather than in a worker thread (tens of milliseconds to start one). */
 const PACK_IN_PROCESS_ROWS = 20_000;
-const packer = new Packr(CHECKPOINT_PACK_OPTIONS);
 
-function packHere(state: unknown): { body: Buffer; crc: number } {
-  // a copy: the packer's next pack (another board's checkpoint in this process) reuses its buffer
-  const body = Buffer.from(packer.pack(state));
-  return { body, crc: crc32(body) };
+/**
+ * A copy's body (format 2, engine/checkpointBlocks.ts): its manifest packed and the CRCs
+ * taken in a worker thread, which has the copy's arrays meanwhile and hands them back.
+ */
+async function packInBackground(copy: EngineStateCopy): Promise<BlockBody> {
+  const plan = planBlocks(copy.state);
+  const packed = await packInWorker(plan.manifest, plan.blocks, copy.buffers(), CHECKPOINT_PACK_OPTIONS);
+  return blockBody(packed.body, packed.crc, packed.blocks, packed.blocksCrc);
+}
+
+/**
+ * The engine a checkpoint file holds: its body read block by block into the arrays the
+ * board keeps (engine/checkpoint.ts, readEngineState), the body CRC and trailer checked
+ * before anything read is used. A body that fails to read or decode is damage when its
+ * CRC fails (the rest is read to know), else a bug or a foreign file: refused either way.
+ */
+function restoreCheckpoint(file: CheckpointFile, clock: Clock, engineOptions: EngineOptions | undefined, warn: (line: string) => void): { engine: OddsEngine; meta: CheckpointMeta } {
+  const reader = CheckpointBodyReader.open(file);
+  try {
+    let state: EngineState;
+    try {
+      state = readEngineState(reader);
+    } catch (error) {
+      if (error instanceof CheckpointDamagedError) throw error;
+      reader.drain();
+      throw notDecoded(file, error);
+    }
+    let engine: OddsEngine;
+    try {
+      engine = restoreEngine(state, clock, engineOptions);
+    } catch (error) {
+      throw notDecoded(file, error);
+    }
+    // the saved id table and posting lists did not fit the rows: rebuilt (exact, slower), but a bug to report
+    if (state.derived !== undefined && engine.derivedFrom === 'rebuilt') warn(`restore: the id table and posting lists saved in ${file.path} do not fit its rows; rebuilt from the rows instead`);
+    return { engine, meta: reader.meta };
+  } finally {
+    reader.close();
+  }
+}
+
+/** Its CRCs check but it does not decode: a bug or a foreign file, damage either way. */
+function notDecoded(file: CheckpointFile, error: unknown): CheckpointDamagedError {
+  return new CheckpointDamagedError(file.path, 0, 'body', `passes its checks but does not decode: ${(error as Error).message}`);
 }
 /** After a failed checkpoint, the next size-triggered one waits this long (the interval timer tries on its own schedule). */
 const CHECKPOINT_RETRY_MS = 5_000;
@@ -278,14 +316,9 @@ export class DurableBoard {
     for (const file of files) {
       const step = options.progress?.(`loading checkpoint ${file.path.slice(file.path.lastIndexOf('/') + 1)}`, null, 'rows');
       try {
-        const contents = readCheckpointFile(file);
-        try {
-          engine = decodeEngineState(contents.body, options.clock, options.engineOptions);
-        } catch (error) {
-          // its CRCs check but it does not decode: a bug or a foreign file, damage either way
-          throw new CheckpointDamagedError(file.path, 0, 'body', `passes its checks but does not decode: ${(error as Error).message}`);
-        }
-        meta = contents.meta;
+        const restored = restoreCheckpoint(file, options.clock, options.engineOptions, warn);
+        engine = restored.engine;
+        meta = restored.meta;
         step?.update(engine.liveRows);
         step?.finish();
       } catch (error) {
@@ -442,11 +475,12 @@ export class DurableBoard {
         // the copy owns its arrays: a worker thread packs it and takes its CRC while
         // batches apply here; then the write and its fsync run on the thread pool
         // a small board packs here in less time than a worker thread takes to start
-        const packed = this.engine.store.size < PACK_IN_PROCESS_ROWS ? packHere(copy.state) : await packInWorker(copy.state, copy.buffers(), CHECKPOINT_PACK_OPTIONS);
+        // (format 2: the manifest packed, the copy's arrays written as they are)
+        const packed = this.engine.store.size < PACK_IN_PROCESS_ROWS ? packStateHere(copy.state) : await packInBackground(copy);
         const encodeMs = performance.now() - started;
         // checked, fsync'd, read back and renamed before anything older is deleted; the
         // two newest are kept (a damaged newest one falls back to the older plus the log)
-        const written = await writeCheckpointInBackground(this.options.dataDir, index, packed.body, { fsync: this.fsync, crc: packed.crc, meta: this.checkpointMeta, keep: 2, storage: this.storage });
+        const written = await writeCheckpointInBackground(this.options.dataDir, index, packed.parts, { fsync: this.fsync, crc: packed.crc, meta: this.checkpointMeta, keep: 2, storage: this.storage });
         this.lastCheckpointIndex = index;
         // the log back to the older kept checkpoint stays; records a failed cold write
         // still needs stay in the log until a restart replays them

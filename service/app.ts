@@ -209,6 +209,9 @@ class OpenedParts {
   }
 }
 
+/** The longest one background step of the signal books' evaluation holds the event loop (ms). */
+const SIGNAL_BOOKS_STEP_MS = 8;
+
 export async function startApp(options: AppOptions): Promise<App> {
   const opened = new OpenedParts();
   try {
@@ -233,11 +236,18 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   // The signal books: built on a restored engine before the log after its checkpoint
   // replays (the steam detector takes its saved state and follows every replayed batch,
   // so /steam is what the writer listed at the same board seq), else on the loaded board.
+  // Lazy: the arbitrage and edge books are evaluated once the service is ready, in steps
+  // (below), or by their first read, whichever comes first (EngineSignals.buildStep).
   const buildSignals = (on: OddsEngine) =>
-    new EngineSignals(on, {}, {
-      sharpBooks: config.fairLineBooks,
-      steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
-    });
+    new EngineSignals(
+      on,
+      {},
+      {
+        sharpBooks: config.fairLineBooks,
+        steam: { ...DEFAULT_STEAM_CONFIG, unit: config.steamThreshold.unit, threshold: config.steamThreshold.threshold, windowMs: config.steamWindowMs },
+      },
+      { lazy: true },
+    );
   let restoredSignals: EngineSignals | null = null;
   const served = await openServedBoard({
     ...options,
@@ -414,6 +424,23 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   if (config.feed !== null && feedIngest === undefined) feedLogger.warn('FEED is set but the board has no write path (no DATA_DIR): the feed does not run');
 
   let closed = false;
+  // The signal books' arbitrage and edges, left by the lazy build, evaluated in short
+  // steps between requests (a read of them before the end evaluates the rest at once, so
+  // no answer is partial); a `signal_books_built` line says when they are whole.
+  if (signals.unevaluatedGroups > 0) {
+    const booksStarted = performance.now();
+    const groups = signals.unevaluatedGroups;
+    const step = (): void => {
+      if (closed) return;
+      if (!signals.buildStep(performance.now() + SIGNAL_BOOKS_STEP_MS)) {
+        setImmediate(step);
+        return;
+      }
+      const ms = Math.round(performance.now() - booksStarted);
+      logger.info({ event: 'signal_books_built', groups, ms }, `the signal books (arbitrage, edges) are evaluated in the background (${groups.toLocaleString('en-US')} market groups, ${(ms / 1000).toFixed(1)}s)`);
+    };
+    setImmediate(step);
+  }
   return {
     config,
     engine,

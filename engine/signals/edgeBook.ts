@@ -69,7 +69,15 @@ export class EdgeBook {
     this.syncSources();
   }
 
+  /**
+   * Called first by every read below (version, versionAt, page, all): what the book's
+   * owner must settle before the book is read (SignalBooks: the groups a lazy build has
+   * not evaluated yet).
+   */
+  settler: (() => void) | null = null;
+
   get version(): number {
+    this.settler?.();
     return this.set.version;
   }
 
@@ -79,6 +87,7 @@ export class EdgeBook {
    * quotes' version (bumped by every tick and every expiry) for the per-request methods.
    */
   versionAt(now: number, devig: DevigMethod = 'multiplicative'): number {
+    this.settler?.();
     this.refresh(now);
     return devig === 'multiplicative' ? this.set.version : this.quotesVersion;
   }
@@ -212,6 +221,7 @@ export class EdgeBook {
   }
 
   page(query: EdgeQuery, after: RankCursor | null, limit: number, now: number): RankedPage<EdgeRecord> {
+    this.settler?.();
     if (query.devig === 'multiplicative') {
       this.refresh(now);
       const minScore = query.minEdge > 0 ? query.minEdge : 0;

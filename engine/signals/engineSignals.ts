@@ -1,6 +1,8 @@
 // The engine adapter of the signal books: SignalBooks fed from the engine's columns.
 // Created once (by the composition root, service/app.ts) after the board is loaded:
-// it places every live row, evaluates every group once, then follows engine.subscribe:
+// it places every live row, evaluates every group once (lazy: gives every row its role
+// now and evaluates the arbitrage and edge books at their first read, or in steps by
+// buildStep; SignalBooks.placeAll), then follows engine.subscribe:
 //   insert            -> books.inserted (a new row, or a tombstone revived in its slot)
 //   price             -> books.priced with the values just written (the O(1) hot path)
 //   update, same line -> the same
@@ -64,7 +66,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   /** The grouping fields of the slot at hand, in one reused object (MarketGroups copies what it keeps). */
   private readonly input: GroupRowInput = blankGroupInput();
 
-  constructor(readonly engine: OddsEngine, config: Partial<SignalsConfig> = {}, screenConfig: Partial<ScreenConfig> = {}) {
+  constructor(readonly engine: OddsEngine, config: Partial<SignalsConfig> = {}, screenConfig: Partial<ScreenConfig> = {}, options: { lazy?: boolean } = {}) {
     this.books = new SignalBooks(config, undefined, screenConfig);
     this.sideCodes = Uint8Array.from(SIDES, (side) => sideCode(side));
     // the steam detector's histories and moves as the checkpoint this engine was restored
@@ -76,13 +78,33 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       if (!s.isLive(slot)) continue;
       this.books.load(slot, groupInputOf(this.engine.store, slot, this.input));
     }
-    this.books.evaluateAll(this);
+    // lazy: the rows get their roles (the steam detector follows every tick from here),
+    // the arbitrage and edge books are evaluated by their first read, or in steps by
+    // buildStep (the service does that once it is ready): a start does not wait for them
+    if (options.lazy === true) this.books.placeAll(this);
+    else this.books.evaluateAll(this);
     this.replay = new ArbitrageReplay(engine, this);
     this.unsubscribe = engine.subscribe(this);
     this.unsave = engine.saveWithCheckpoints(STEAM_PART, () => this.books.steam.saveState());
   }
 
   private readonly unsave: () => void;
+
+  /** Groups a lazy build has not evaluated yet (0: the books are whole). */
+  get unevaluatedGroups(): number {
+    return this.books.unevaluatedCount;
+  }
+
+  /** Evaluates what a lazy build left until `deadline` (performance.now()); true once nothing is left. */
+  buildStep(deadline: number): boolean {
+    return this.books.evaluatePending(deadline);
+  }
+
+  /** Before a read of the books: the ticks of the apply at hand settled, and every group a lazy build left evaluated. */
+  private ready(): void {
+    this.changesApplied();
+    this.books.evaluatePending();
+  }
 
   get groups(): MarketGroups {
     return this.books.groups;
@@ -231,7 +253,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   edgesPage(query: EdgeQuery, after: RankCursor | null, limit: number): RankedPage<EdgeRecord> {
     // nothing is pending after an apply returns; settling first keeps reads exact even
     // after an apply that threw before its changesApplied
-    this.changesApplied();
+    this.ready();
     return this.books.edges.page(query, after, limit, this.boardTime());
   }
 
@@ -241,7 +263,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   }
 
   arbitragePage(query: ArbitrageQuery, after: RankCursor | null, limit: number): RankedPage<ArbitrageRecord> {
-    this.changesApplied();
+    this.ready();
     return this.books.arbitrage.page(query, after, limit);
   }
 
@@ -254,53 +276,53 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
    * exactly while this number holds, board time included.
    */
   edgesVersion(devig: DevigMethod): number {
-    this.changesApplied();
+    this.ready();
     return this.books.edges.versionAt(this.boardTime(), devig);
   }
 
   /** Books quoting a negative margin on their own, per market group, lowest own implied sum first (the operator's list). */
   flaggedBooks(): FlaggedQuote[] {
-    this.changesApplied();
+    this.ready();
     return this.books.arbitrage.flaggedBooks();
   }
 
   /** Flagged market groups per sportsbook, and how many times a book became flagged in a group (for the metrics). */
   flaggedCounts(): { bySportsbook: ReadonlyMap<string, number>; events: number } {
-    this.changesApplied();
+    this.ready();
     return { bySportsbook: this.books.arbitrage.flaggedCounts(), events: this.books.arbitrage.flagEvents };
   }
 
   /** Arbitrage as it stood at query.to with staleness window to - from, replayed from the rings (and, for rows whose ring does not reach back, from `archived` price paths by id). */
   arbitrageAt(query: HistoricalArbitrageQuery, archived?: ReadonlyMap<string, PricePoint[]>): ArbitrageRecord[] {
-    this.changesApplied();
+    this.ready();
     return this.replay.at(query, archived);
   }
 
   /** Cache validity of an /arbitrage answer (arbitrage does not depend on the clock). */
   arbitrageVersion(): number {
-    this.changesApplied();
+    this.ready();
     return this.books.arbitrage.version;
   }
 
   // -- the trader screens (engine/signals/screenBook.ts, steamDetector.ts) ---------
 
   fairLines(query: FairLineQuery, now: number, limit: number): FairLineRecord[] {
-    this.changesApplied();
+    this.ready();
     return this.books.screens.fairLines(query, now, limit, this);
   }
 
   bestPrices(query: BestPriceQuery, limit: number): BestPriceRecord[] {
-    this.changesApplied();
+    this.ready();
     return this.books.screens.bestPrices(query, limit, this);
   }
 
   positiveEv(query: PositiveEvQuery, now: number, limit: number): PositiveEvRecord[] {
-    this.changesApplied();
+    this.ready();
     return this.books.screens.positiveEv(query, now, limit, this);
   }
 
   middles(query: MiddleQuery, limit: number): MiddleRecord[] {
-    this.changesApplied();
+    this.ready();
     return this.books.screens.middles(query, limit, this);
   }
 

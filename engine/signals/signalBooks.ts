@@ -104,6 +104,19 @@ export class SignalBooks {
   private dirtySource: QuoteSource | null = null;
   /** Group arbitrage re-reads done at reads for deferred ticks (settleArbitrage). */
   settledReads = 0;
+  /**
+   * Per group, 1 while a lazy build (placeAll) has not evaluated it yet: its rows hold
+   * their roles (outcome, steam ring), so ticks reach the steam detector and the screens
+   * as they would, but the arbitrage and edge books hold nothing of it until it is read
+   * in full (refreshGroup): before any other change to it, or by evaluatePending, which
+   * every read of those books calls first. Unevaluated groups: unevaluatedCount.
+   */
+  private unevaluated = new Uint8Array(64);
+  unevaluatedCount = 0;
+  /** Where evaluatePending's scan goes on from. */
+  private unevaluatedFrom = 0;
+  /** The source a lazy build placed the rows through (what evaluatePending reads them through). */
+  private placedSource: QuoteSource | null = null;
   /** Per source index, a ring's last ref while a full read links its rows (-1 between reads). */
   private ringLast = new Int32Array(64).fill(-1);
   private ringFirst = new Int32Array(64).fill(-1);
@@ -122,8 +135,12 @@ export class SignalBooks {
     this.batch = new QuoteBatch(sources);
     this.single = new QuoteBatch(sources, 1);
     this.arbitrage = new ArbitrageBook(this.groups);
-    this.arbitrage.settler = () => this.settleArbitrage();
+    this.arbitrage.settler = () => {
+      this.evaluatePending();
+      this.settleArbitrage();
+    };
     this.edges = new EdgeBook(this.groups, sources, this.config);
+    this.edges.settler = () => this.evaluatePending();
     const screens: ScreenConfig = {
       sharpBooks: this.config.sharpBooks.map((sportsbook) => ({ sportsbook, weight: 1 })),
       stalenessMs: this.config.stalenessMs,
@@ -148,10 +165,79 @@ export class SignalBooks {
     for (let g = 0; g < this.groups.capacity; g++) if (this.groups.isLive(g)) this.refreshGroup(g, source);
   }
 
+  /**
+   * evaluateAll, lazily (after a bulk load): every live group's rows get their roles
+   * now, as a full read gives them (each sharp row registered with the steam detector,
+   * in the same order), without their quotes' ids or the books' evaluation; each group
+   * is evaluated by its first full read (see unevaluated). What any read answers is
+   * what it would answer after evaluateAll: a group's books are a function of its
+   * members' quotes, which a full read takes as they are then.
+   */
+  placeAll(source: QuoteSource): void {
+    this.placedSource = source;
+    const batch = this.batch;
+    const push = source.pushPriceQuote ?? source.pushQuote;
+    for (let g = 0; g < this.groups.capacity; g++) {
+      if (!this.groups.isLive(g)) continue;
+      this.screens.touch(g);
+      batch.clear();
+      const outcomes = this.groups.outcomes[g];
+      for (let ref = this.groups.firstMember(g); ref !== NONE; ref = this.groups.nextMember(ref)) {
+        push.call(source, ref, batch);
+        const i = batch.length - 1;
+        batch.ref[i] = ref;
+        this.setRole(g, ref, outcomes, batch, i);
+      }
+      if (g >= this.unevaluated.length) this.unevaluated = grown(this.unevaluated, g + 1);
+      if (this.unevaluated[g] === 0) this.unevaluatedCount++;
+      this.unevaluated[g] = 1;
+    }
+    this.unevaluatedFrom = 0;
+  }
+
+  /** Whether group g waits for its first full read (placeAll). */
+  isUnevaluated(g: number): boolean {
+    return g >= 0 && g < this.unevaluated.length && this.unevaluated[g] === 1;
+  }
+
+  /**
+   * Evaluates the groups a lazy build left (placeAll), in group order, until none is left
+   * (true) or, past `deadline` (performance.now()), after the group at hand (false: call
+   * again). Every read of the arbitrage or edge book calls it first with no deadline.
+   */
+  evaluatePending(deadline = Infinity): boolean {
+    const source = this.placedSource;
+    if (this.unevaluatedCount === 0 || source === null) return true;
+    // a read made while a group is evaluated (none does today) waits for the outer scan
+    if (this.evaluating) return false;
+    this.evaluating = true;
+    try {
+      while (this.unevaluatedCount > 0 && this.unevaluatedFrom < this.groups.capacity) {
+        const g = this.unevaluatedFrom++;
+        if (this.unevaluated[g] !== 1) continue;
+        this.refreshGroup(g, source);
+        if (this.unevaluatedCount > 0 && performance.now() >= deadline) return false;
+      }
+    } finally {
+      this.evaluating = false;
+    }
+    if (this.unevaluatedCount === 0) this.placedSource = null;
+    return this.unevaluatedCount === 0;
+  }
+
+  private evaluating = false;
+
+  /** A change about to touch group g: a group a lazy build left is read in full first. */
+  private evaluateIfPending(g: number, source: QuoteSource): void {
+    if (g >= 0 && g < this.unevaluated.length && this.unevaluated[g] === 1) this.refreshGroup(g, source);
+  }
+
   /** A new row, or a row whose grouping fields (line) changed. Futures and YES rows are ignored. */
   inserted(ref: number, row: GroupRowInput, source: QuoteSource): void {
-    const g = this.groups.groupFor(row);
     const old = this.groups.groupOf(ref);
+    this.evaluateIfPending(old, source);
+    const g = this.groups.groupFor(row);
+    this.evaluateIfPending(g, source);
     if (g === old) {
       if (g >= 0) this.refreshGroup(g, source);
       return;
@@ -165,6 +251,7 @@ export class SignalBooks {
 
   removed(ref: number, source: QuoteSource): void {
     const g = this.groups.groupOf(ref);
+    this.evaluateIfPending(g, source);
     if (g >= 0) this.left(g, ref, source);
   }
 
@@ -243,6 +330,16 @@ export class SignalBooks {
     this.screens.touch(g);
     const k = role & ROLE_OUTCOME_MASK;
     if (k === ROLE_NO_OUTCOME) return;
+    if (g < this.unevaluated.length && this.unevaluated[g] === 1) {
+      // not evaluated yet (placeAll): the steam detector hears the tick as it would; the
+      // books read the group in full when it is first read
+      if (!tick) {
+        this.refreshGroup(g, source);
+        return;
+      }
+      if ((role & ROLE_DFS) === 0 && role >= 1 << ROLE_RING_SHIFT) this.steam.tickRing((role >> ROLE_RING_SHIFT) - 1, ref, g, k, priceDecimal, suspended, updated, source);
+      return;
+    }
     if ((role & ROLE_DFS) !== 0) {
       if (!this.edges.pickChanged(g, role >> ROLE_PICK_SHIFT, suspended, dfsMultiplier, updated)) this.refreshGroup(g, source);
       return;
@@ -439,6 +536,7 @@ export class SignalBooks {
   changed(ref: number, source: QuoteSource): void {
     const g = this.groups.groupOf(ref);
     if (g < 0) return;
+    this.evaluateIfPending(g, source);
     const one = this.quoteOf(ref, source);
     this.screens.touch(g);
     if (this.isDeferred(g)) {
@@ -516,6 +614,10 @@ export class SignalBooks {
 
   /** Refills group g from its members and re-evaluates both books; frees the group once empty. */
   refreshGroup(g: number, source: QuoteSource): void {
+    if (g < this.unevaluated.length && this.unevaluated[g] === 1) {
+      this.unevaluated[g] = 0;
+      this.unevaluatedCount--;
+    }
     this.fullReads++;
     this.screens.touch(g);
     const batch = this.batch;

@@ -1,7 +1,7 @@
 // Checkpoint files in DATA_DIR, one per checkpoint, named by the last log record they
 // cover: checkpoint-0000000000001234.ckpt holds the state after records 1..1234, so a
-// restore replays the log from 1235. The body is opaque here (the engine's msgpack
-// document); the file frames it (format 2):
+// restore replays the log from 1235. The body is opaque here (the engine's state, laid out
+// as engine/checkpoint.ts says); the file frames it (format 2):
 //
 //   offset 0    8 bytes  "ODDSCKPT"
 //   offset 8    u32 LE   format version (2)
@@ -31,12 +31,12 @@
 // checkpoints are untouched. A crash at any point leaves the previous checkpoint
 // intact; a leftover .tmp is deleted by the next write.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from './crc32.ts';
 import { numberedFiles } from './numberedFiles.ts';
-import { nodeStorage, writeFully, writeFullySync, type Storage } from './storage.ts';
+import { nodeStorage, writeFully, writeFullySync, type Storage, type StorageFile } from './storage.ts';
 
 const MAGIC = Buffer.from('ODDSCKPT', 'latin1');
 const TRAILER_MAGIC = Buffer.from('CKPT-END', 'latin1');
@@ -103,15 +103,15 @@ export class CheckpointWriteError extends Error {
   }
 }
 
-function encodeHeader(logIndex: number, body: Uint8Array, bodyCrc: number, meta: CheckpointMeta): { head: Buffer; trailer: Buffer } {
+function encodeHeader(logIndex: number, bodyLength: number, bodyCrc: number, meta: CheckpointMeta): { head: Buffer; trailer: Buffer } {
   const metaBytes = Buffer.from(JSON.stringify(meta), 'utf8');
   if (metaBytes.length > MAX_META_BYTES) throw new Error(`checkpoint meta of ${metaBytes.length} bytes is over ${MAX_META_BYTES}`);
   const head = Buffer.alloc(CHECKPOINT_HEADER_BYTES + metaBytes.length);
   MAGIC.copy(head, 0);
   head.writeUInt32LE(CHECKPOINT_FORMAT, 8);
   head.writeUInt32LE(bodyCrc, 12);
-  head.writeUInt32LE(Math.floor(body.length / 0x100000000), 16);
-  head.writeUInt32LE(body.length >>> 0, 20);
+  head.writeUInt32LE(Math.floor(bodyLength / 0x100000000), 16);
+  head.writeUInt32LE(bodyLength >>> 0, 20);
   head.writeUInt32LE(Math.floor(logIndex / 0x100000000), 24);
   head.writeUInt32LE(logIndex >>> 0, 28);
   head.writeUInt32LE(metaBytes.length, 32);
@@ -136,7 +136,7 @@ export function writeCheckpoint(dir: string, logIndex: number, body: Uint8Array,
   const path = join(dir, checkpointName(logIndex));
   const temp = `${path}.tmp`;
   const bodyCrc = options.crc ?? crc32(body);
-  const { head, trailer } = encodeHeader(logIndex, body, bodyCrc, options.meta ?? {});
+  const { head, trailer } = encodeHeader(logIndex, body.length, bodyCrc, options.meta ?? {});
   let step = 'create';
   try {
     const fd = storage.openSync(temp, 'w');
@@ -165,31 +165,34 @@ export function writeCheckpoint(dir: string, logIndex: number, body: Uint8Array,
 }
 
 /**
- * writeCheckpoint without holding the event loop: the body (already a copy of the state)
- * is written, fsync'd and read back on the thread pool while batches go on applying;
- * the same steps, checks and crash guarantees.
+ * writeCheckpoint without holding the event loop: the body (already a copy of the state),
+ * one buffer or the parts it is made of in order (a format 2 body: its manifest and the
+ * state's arrays as they are, engine/checkpointBlocks.ts), is written, fsync'd and read
+ * back on the thread pool while batches go on applying; the same steps, checks and crash
+ * guarantees.
  */
-export async function writeCheckpointInBackground(dir: string, logIndex: number, body: Uint8Array, options: WriteCheckpointOptions = {}): Promise<WrittenCheckpoint> {
+export async function writeCheckpointInBackground(dir: string, logIndex: number, body: Uint8Array | readonly Uint8Array[], options: WriteCheckpointOptions = {}): Promise<WrittenCheckpoint> {
   const storage = options.storage ?? nodeStorage;
   const sync = options.fsync ?? true;
   const path = join(dir, checkpointName(logIndex));
   const temp = `${path}.tmp`;
+  const bodyParts: readonly Uint8Array[] = body instanceof Uint8Array ? [body] : body;
+  let bodyLength = 0;
+  for (const part of bodyParts) bodyLength += part.length;
   // a CRC taken where the body was built (a worker thread) keeps this pass off the event loop
-  const bodyCrc = options.crc ?? crc32(body);
-  const { head, trailer } = encodeHeader(logIndex, body, bodyCrc, options.meta ?? {});
-  const total = head.length + body.length + trailer.length;
+  let bodyCrc = options.crc;
+  if (bodyCrc === undefined) {
+    bodyCrc = 0;
+    for (const part of bodyParts) bodyCrc = crc32(part, 0, part.length, bodyCrc);
+  }
+  const { head, trailer } = encodeHeader(logIndex, bodyLength, bodyCrc, options.meta ?? {});
+  const total = head.length + bodyLength + trailer.length;
   let step = 'create';
   try {
     const file = await storage.open(temp, 'w');
     try {
       step = 'write';
-      const written = await file.writev([head, body, trailer], 0);
-      if (written < total) {
-        // a short gathered write (a full disk at its edge): the rest as one buffer, and
-        // a write that makes no progress is an error, never a shorter file
-        const all = Buffer.concat([head, body, trailer]);
-        await writeFully(file, all.subarray(written), written);
-      }
+      await writeParts(file, [head, ...bodyParts, trailer], 0);
       step = 'fsync';
       if (sync) await file.sync();
     } finally {
@@ -207,6 +210,38 @@ export async function writeCheckpointInBackground(dir: string, logIndex: number,
   }
   dropOlder(dir, logIndex, temp, options.keep ?? 1, storage, sync);
   return { path, logIndex, bytes: total };
+}
+
+/** Parts one gathered write takes at most (the system's own limit, IOV_MAX, is 1024 on Linux). */
+const PARTS_PER_WRITE = 512;
+
+/**
+ * Writes `parts` one after another from `position`: gathered writes of up to
+ * PARTS_PER_WRITE parts; after a short one (a full disk at its edge) the rest of its parts
+ * one by one, and a write that makes no progress is an error, never a shorter file.
+ */
+async function writeParts(file: StorageFile, parts: readonly Uint8Array[], position: number): Promise<void> {
+  let at = position;
+  for (let first = 0; first < parts.length; first += PARTS_PER_WRITE) {
+    const group = parts.slice(first, first + PARTS_PER_WRITE);
+    let wanted = 0;
+    for (const part of group) wanted += part.length;
+    const written = await file.writev(group, at);
+    if (written < wanted) {
+      let skip = written;
+      let to = at + written;
+      for (const part of group) {
+        if (skip >= part.length) {
+          skip -= part.length;
+          continue;
+        }
+        await writeFully(file, part.subarray(skip), to);
+        to += part.length - skip;
+        skip = 0;
+      }
+    }
+    at += wanted;
+  }
 }
 
 /** Deletes a temporary file after a failure; a failure to delete is left for the next write's clean-up. */
@@ -353,6 +388,99 @@ function checkCheckpointBytes(bytes: Buffer, path: string, expectedIndex: number
   if (crc32(body) !== header.bodyCrc) throw new CheckpointDamagedError(path, header.bodyStart, 'body', `the body (${body.length} bytes from offset ${header.bodyStart}) fails its CRC`);
   if (header.format !== 1) checkTrailer(bytes.subarray(header.bodyEnd), path, header);
   return { body, meta: header.meta, format: header.format };
+}
+
+/** Bytes a reader reads at a time when it reads only to take the CRC (drain). */
+const DRAIN_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A checkpoint's body read in order, straight into the caller's arrays, with no copy of
+ * the whole body in between (a restore reads a format 2 body block by block into the
+ * arrays the board keeps: engine/checkpointBlocks.ts). Opening checks the header (and
+ * its meta) and the file's length; the body CRC is taken as the bytes are read, and
+ * verify() checks it and the trailer once the last byte is read. The caller uses nothing
+ * it read before verify() returned, and after a read or a decode that fails calls
+ * drain(), which reads the rest and throws the CRC failure when that is the cause.
+ */
+export class CheckpointBodyReader {
+  readonly meta: CheckpointMeta;
+  readonly format: number;
+  /** The body's length in bytes. */
+  readonly length: number;
+  private position = 0;
+  private crc = 0;
+  private verified = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly fd: number,
+    private readonly header: ParsedHeader,
+  ) {
+    this.meta = header.meta;
+    this.format = header.format;
+    this.length = header.bodyEnd - header.bodyStart;
+  }
+
+  /** Opens a checkpoint file and checks its header against its name and its size; throws CheckpointDamagedError. */
+  static open(file: CheckpointFile): CheckpointBodyReader {
+    const fd = openSync(file.path, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const headBytes = Buffer.alloc(Math.min(size, CHECKPOINT_HEADER_BYTES + MAX_META_BYTES));
+      readFullySync(fd, headBytes, 0, file.path);
+      const header = parseHeader(headBytes, file.path, size);
+      if (header.logIndex >= 0 && file.logIndex >= 0 && header.logIndex !== file.logIndex) {
+        throw new CheckpointDamagedError(file.path, 24, 'header', `the header covers record ${header.logIndex} but the name says ${file.logIndex}`);
+      }
+      return new CheckpointBodyReader(file.path, fd, header);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+  }
+
+  /** Fills `target` with the next target.length bytes of the body. */
+  read(target: Uint8Array): void {
+    if (this.position + target.length > this.length) throw new Error(`reading ${target.length} bytes at ${this.position} passes the body's end (${this.length})`);
+    readFullySync(this.fd, target, this.header.bodyStart + this.position, this.path);
+    this.crc = crc32(target, 0, target.length, this.crc);
+    this.position += target.length;
+  }
+
+  /** Once every byte is read: the body CRC, then the trailer (format 2); throws CheckpointDamagedError. */
+  verify(): void {
+    if (this.verified) return;
+    const { bodyStart } = this.header;
+    if (this.position !== this.length) throw new Error(`verify after ${this.position} of the body's ${this.length} bytes`);
+    if (this.crc !== this.header.bodyCrc) throw new CheckpointDamagedError(this.path, bodyStart, 'body', `the body (${this.length} bytes from offset ${bodyStart}) fails its CRC`);
+    if (this.format !== 1) {
+      const trailer = Buffer.alloc(CHECKPOINT_TRAILER_BYTES);
+      readFullySync(this.fd, trailer, this.header.bodyEnd, this.path);
+      checkTrailer(trailer, this.path, this.header);
+    }
+    this.verified = true;
+  }
+
+  /** Reads what is left of the body (only for its CRC), then verify(): after a failure, tells damage (thrown here) from a body that passes its checks. */
+  drain(): void {
+    const chunk = Buffer.allocUnsafe(Math.min(DRAIN_CHUNK_BYTES, Math.max(1, this.length - this.position)));
+    while (this.position < this.length) this.read(chunk.subarray(0, Math.min(chunk.length, this.length - this.position)));
+    this.verify();
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/** Fills `target` from `position` of the file; a file that ends first was cut short under us (its size was checked at open). */
+function readFullySync(fd: number, target: Uint8Array, position: number, path: string): void {
+  let done = 0;
+  while (done < target.length) {
+    const n = readSync(fd, target, done, target.length - done, position + done);
+    if (n <= 0) throw new CheckpointDamagedError(path, position + done, 'file', `ends at offset ${position + done} while reading (it shrank after it was opened)`);
+    done += n;
+  }
 }
 
 /** A checkpoint's body and meta after checking its header, length, CRCs and trailer. */
