@@ -209,6 +209,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       s.updated[slot],
       oddsId,
       selectionLabel,
+      s.selection[slot],
     );
   }
 

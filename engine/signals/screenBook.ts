@@ -34,12 +34,14 @@ class GroupQuotes {
   /** The row's American price (records echo it; -100 and +100 share a decimal price). */
   american = new Int32Array(8);
   updated = new Float64Array(8);
+  /** The row's interned selection label (QuoteBatch.label): a +EV record echoes the label, so its fingerprint covers it. */
+  label = new Int32Array(8);
 
   clear(): void {
     this.count = 0;
   }
 
-  push(ref: number, book: number, k: number, price: number, american: number, updated: number): void {
+  push(ref: number, book: number, k: number, price: number, american: number, updated: number, label: number): void {
     const i = this.count;
     if (i === this.ref.length) {
       this.ref = grown(this.ref, i + 1);
@@ -48,6 +50,7 @@ class GroupQuotes {
       this.price = grown(this.price, i + 1);
       this.american = grown(this.american, i + 1);
       this.updated = grown(this.updated, i + 1);
+      this.label = grown(this.label, i + 1);
     }
     this.ref[i] = ref;
     this.book[i] = book;
@@ -55,6 +58,7 @@ class GroupQuotes {
     this.price[i] = price;
     this.american[i] = american;
     this.updated[i] = updated;
+    this.label[i] = label;
     this.count = i + 1;
   }
 }
@@ -254,7 +258,7 @@ export class ScreenBook {
       if (batch.dfs[i] === 1) continue;
       const price = batch.priceDecimal[i];
       const usable = batch.suspended[i] === 0 && price > 1;
-      state.push(batch.ref[i], batch.book[i], outcomeIndex(outcomes, batch.side[i]), usable ? price : 0, batch.priceAmerican[i], batch.updated[i]);
+      state.push(batch.ref[i], batch.book[i], outcomeIndex(outcomes, batch.side[i]), usable ? price : 0, batch.priceAmerican[i], batch.updated[i], batch.label[i]);
     }
   }
 
@@ -608,7 +612,10 @@ export class ScreenBook {
   // Each is a fingerprint (fingerprint.ts) of every number a group's records for one
   // query are built from, read from the kept quotes with no string built: the group's
   // era (which group the index holds, and its event's start), and per quote used its
-  // row ref (its odds id, selection and side), book, prices and time. Equal
+  // row ref (its odds id and side), book, prices and time. A ref does not fix the
+  // selection label: a row removed and revived in its slot (at the same price and
+  // time) may come back with another one, so +EV, the one group record echoing the
+  // label, folds the interned label id in too. Equal
   // fingerprints: equal records, whatever their strings. NO_RECORDS: the group has no
   // record for that query. The caller checks passes(g, filter) first.
 
@@ -673,6 +680,7 @@ export class ScreenBook {
       if (!(fair * price - 1 >= minEv)) continue;
       used++;
       fingerprint.int(state.ref[i]);
+      fingerprint.int(state.label[i]);
       fingerprint.int(state.book[i]);
       fingerprint.int(state.american[i]);
       fingerprint.num(price);
