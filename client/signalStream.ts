@@ -164,10 +164,10 @@ export class SignalStream {
   /** Opens a subscription; resolves once the service said it is open, rejects with its refusal (a bad filter, a key error, too many subscriptions). */
   subscribe<T extends SignalTopic>(request: SignalRequest<T>): Promise<SignalSubscription<T>> {
     const sub = new SignalSubscription<T>(`s${this.nextId++}`, request, this);
-    this.subs.set(sub.id, sub as SignalSubscription);
+    this.subs.set(sub.id, sub as unknown as SignalSubscription);
     return new Promise((resolve, reject) => {
       sub.opened = { resolve: () => resolve(sub), reject };
-      this.sendSubscribe(sub as SignalSubscription);
+      this.sendSubscribe(sub as unknown as SignalSubscription);
     });
   }
 

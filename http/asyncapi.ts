@@ -13,8 +13,7 @@ import type { DocumentResult } from './request.ts';
 import { SEGMENT_ROWS } from '../engine/stream/streamHub.ts';
 import { CONFLATE_MS, HEARTBEAT_MS } from './routes/streamParams.ts';
 import { SIGNAL_HEARTBEAT_MS } from './routes/signalParams.ts';
-import { SIGNAL_TOPICS } from '../engine/stream/signalTopics.ts';
-import { MESSAGE_GROUPS } from '../engine/stream/signalTopics.ts';
+import { MESSAGE_GROUPS, SIGNAL_TOPICS } from '../engine/stream/signalTopics.ts';
 import { DEVIG_METHODS } from '../engine/signals/devig.ts';
 import { BASE_URL, curlExample } from './routes/routeDocs.ts';
 

@@ -125,7 +125,7 @@ function subscribeOf(m: Record<string, unknown>, id: string): SignalSubscribe {
   }
   let values: SignalStreamQuery;
   try {
-    values = parser.parse(query.join('&')).values as SignalStreamQuery;
+    values = parser.parse(query.join('&')).values as unknown as SignalStreamQuery;
   } catch (error) {
     if (error instanceof HttpError) throw new StreamRequestError(fieldNames(error.detail), id, error.param === null ? null : (PARAM_FIELD[error.param] ?? error.param));
     throw error;
