@@ -200,7 +200,7 @@ export function screenRoutes(ctx: Services): AnyRoute[] {
     query: STEAM_QUERY,
     summary: 'Steam moves: a sharp book\'s price shortening past the threshold within the window, with the books that had not followed.',
     description:
-      'A fair-line book\'s price on one side shortening by at least STEAM_THRESHOLD (implied percentage points, e.g. 2pp, or American cents, e.g. 15c) from the price in force STEAM_WINDOW_MS earlier; one move per starting price. staleBooks: the non-DFS books quoting that side above the sharp book\'s new price when the move was seen. The last 5,000 moves are kept; newest first, keyset cursor on the move's place in that order (a walk returns each move once; moves seen during it are before its first page). Also pushed on the signal stream (topic steam). ' + COMMON +
+      'A fair-line book\'s price on one side shortening by at least STEAM_THRESHOLD (implied percentage points, e.g. 2pp, or American cents, e.g. 15c) from the price in force STEAM_WINDOW_MS earlier; one move per starting price. staleBooks: the non-DFS books quoting that side above the sharp book\'s new price when the move was seen. The last 5,000 moves are kept; newest first, keyset cursor on the place of the move in that order (a walk returns each move once; moves seen during it are before its first page). Also pushed on the signal stream (topic steam). ' + COMMON +
       curlExample(`curl -s ${KEY_HEADER} '${BASE_URL}/api/v1/steam?min_points=2&limit=5'`),
     handle: (req): DataResult => {
       const q = req.query;
