@@ -8,6 +8,7 @@
 //   for await (const team of client.rows('/api/v1/teams', { league: ['nfl'] })) ...
 //   const live = await client.streamSync({ onResync: (why) => ... });  live.rows   // a live copy over the push stream (recommended)
 //   const board = await client.sync({ onRebootstrap: (note) => ... });  board.follow();  board.rows   // a copy polling the delta feed
+//   const signals = await client.signalStream();  (await signals.subscribe({ topic: 'ev', minEv: 0.02 })).records   // a live screen
 //
 // GETs are revalidated with their ETag (etagCache.ts): an unchanged resource costs the
 // service a 304 and the caller still gets its body. Errors throw OddsApiError with the
@@ -16,6 +17,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import { BoardSync, type DeltaPage, type OddsRow, type Snapshot, type SyncOptions } from './boardSync.ts';
 import { EtagCache, type EtagStats } from './etagCache.ts';
 import { StreamSync, type StreamSyncOptions } from './streamSync.ts';
+import { SignalStream, type SignalStreamOptions } from './signalStream.ts';
 import type { components, paths } from './schema.ts';
 
 export type Schemas = components['schemas'];
@@ -120,6 +122,15 @@ export class OddsClient {
    */
   streamSync(options: StreamSyncOptions = {}): Promise<StreamSync> {
     return StreamSync.open(this.options.baseUrl, { apiKey: this.options.apiKey, ...options });
+  }
+
+  /**
+   * The signal stream over a WebSocket (/api/v1/stream/signals/ws): steam moves as they
+   * happen, and the screens (fair lines, best prices, +EV, middles) kept current, many
+   * subscriptions on one connection. Resolves once connected.
+   */
+  signalStream(options: SignalStreamOptions = {}): Promise<SignalStream> {
+    return SignalStream.open(this.options.baseUrl, { apiKey: this.options.apiKey, ...options });
   }
 
   /**

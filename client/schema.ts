@@ -62,7 +62,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse).
+         * The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse) and the signal stream (/api/v1/stream/signals/ws and /api/v1/stream/signals).
          * @description Channels, operations and messages of the WebSocket stream and its Server-Sent Events form; /docs/stream renders it. No key needed. Built once at start-up, so its ETag holds for the life of the process.
          *
          *     Example:
@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * The best price per outcome across the books, and the hold of that best-price market (the low-hold screen).
-         * @description Per market group with every outcome priced somewhere: the best unsuspended non-DFS price per outcome (every book at it listed) and hold = sum(1/best decimal) - 1. Lowest hold first, then id. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         * @description Per market group with every outcome priced somewhere: the best unsuspended non-DFS price per outcome (every book at it listed) and hold = sum(1/best decimal) - 1. Lowest hold first, then id; keyset cursor on (hold, id). A walk returns each record that stays the same throughout it exactly once, in order; a record whose score changes during the walk may move across the cursor (seen at both places, or at neither). Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
          *
          *     Example:
          *
@@ -141,7 +141,7 @@ export interface paths {
         };
         /**
          * +EV on every book: each non-DFS price against the fair line.
-         * @description Every unsuspended non-DFS price of a market that has a fair line (see /fair-lines), with ev = fairProbability * priceDecimal - 1; sharp books included (filter with sportsbook). /edges stays the DFS pick'em view. Highest ev first, then id. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         * @description Every unsuspended non-DFS price of a market that has a fair line (see /fair-lines), with ev = fairProbability * priceDecimal - 1; sharp books included (filter with sportsbook). /edges stays the DFS pick'em view. Highest ev first, then id; keyset cursor on (ev, id). A walk returns each record that stays the same throughout it exactly once, in order; a record whose score changes during the walk may move across the cursor (seen at both places, or at neither). Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
          *
          *     Example:
          *
@@ -302,7 +302,7 @@ export interface paths {
         };
         /**
          * The fair (no-vig) line of each market from the sharp books, with how many sharp quotes formed it and their age.
-         * @description Per market group (event, subtype, period, line, player/team scope): each fair-line book (setting FAIR_LINE_BOOKS, with weights) whose every outcome is quoted, unsuspended and younger than 10 minutes is devigged with the requested method; the line is the weighted mean. Sorted by id. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         * @description Per market group (event, subtype, period, line, player/team scope): each fair-line book (setting FAIR_LINE_BOOKS, with weights) whose every outcome is quoted, unsuspended and younger than 10 minutes is devigged with the requested method; the line is the weighted mean. Sorted by id; keyset cursor on the id (a walk returns each line once). The ETag is weak (W/): it leaves out the quote ages, so a page whose lines are the same answers 304 (the ages you hold are those of your read). Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
          *
          *     Example:
          *
@@ -622,7 +622,7 @@ export interface paths {
         };
         /**
          * Middles: opposite sides at different lines (spreads and totals) where both can win.
-         * @description Within one event, subtype, period and scope: the best OVER at a total a against the best UNDER at b > a (both win on a total strictly between), and the best HOME at home line h1 against the best AWAY at home line h2 < h1 (both win on a home margin strictly between -h1 and -h2). width, impliedSum, worstCaseCost = 1 - 1/impliedSum (the loss when one leg wins, stakes as in legs) and middleProfit = 2/impliedSum - 1. Lowest worst-case cost first, then id. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         * @description Within one event, subtype, period and scope: the best OVER at a total a against the best UNDER at b > a (both win on a total strictly between), and the best HOME at home line h1 against the best AWAY at home line h2 < h1 (both win on a home margin strictly between -h1 and -h2). width, impliedSum, worstCaseCost = 1 - 1/impliedSum (the loss when one leg wins, stakes as in legs) and middleProfit = 2/impliedSum - 1. Lowest worst-case cost first, then id; keyset cursor on (worstCaseCost, id). A walk returns each record that stays the same throughout it exactly once, in order; a record whose score changes during the walk may move across the cursor (seen at both places, or at neither). Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
          *
          *     Example:
          *
@@ -971,7 +971,7 @@ export interface paths {
         };
         /**
          * Steam moves: a sharp book's price shortening past the threshold within the window, with the books that had not followed.
-         * @description A fair-line book's price on one side shortening by at least STEAM_THRESHOLD (implied percentage points, e.g. 2pp, or American cents, e.g. 15c) from the price in force STEAM_WINDOW_MS earlier; one move per starting price. staleBooks: the non-DFS books quoting that side above the sharp book's new price when the move was seen. The last 5,000 moves are kept; newest first. Also pushed on the signal stream (topic steam). Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
+         * @description A fair-line book's price on one side shortening by at least STEAM_THRESHOLD (implied percentage points, e.g. 2pp, or American cents, e.g. 15c) from the price in force STEAM_WINDOW_MS earlier; one move per starting price. staleBooks: the non-DFS books quoting that side above the sharp book's new price when the move was seen. The last 5,000 moves are kept; newest first, keyset cursor on the place of the move in that order (a walk returns each move once; moves seen during it are before its first page). Also pushed on the signal stream (topic steam). Paging: pass nextCursor back verbatim as cursor, with the same filters (limit may change between pages); nextCursor null is the last page. A cursor that does not decode, was altered, or comes back with other filters answers 400 invalid_cursor. Revalidate with If-None-Match: the ETag of an unchanged response answers 304 without a body. A bad value (format, range, unknown enum value, more than 20 list tokens, limit outside 1..1000) answers 400 invalid_parameter naming param (validValues for enums); unknown parameters are ignored and listed in meta.warnings. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key.
          *
          *     Example:
          *
@@ -997,7 +997,7 @@ export interface paths {
         };
         /**
          * The trader screens as Server-Sent Events: steam moves as they happen, fair lines, best prices, +EV and middles as they change.
-         * @description One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} at most once a second, when markets passing the filter changed, where groups are the market group ids re-read and records their current records (a group listed without records has none now); for middle, records are the middles of the listed groups' families (the same market at other lines). A message lists at most 64 groups: more changed groups come as several messages, back to back, each complete for its groups (steam events may come between them). A client more than 8 MiB behind gets `event: status` slow_consumer and is disconnected. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter.
+         * @description One topic per connection, with the filters of its route (/steam, /fair-lines, /best-prices, /ev, /middles; parameters a topic does not use are ignored). steam: `event: steam`, data {topic, move} for each move from the subscription on. Group topics: `event: <topic>`, data {topic, groups, records} at most once a second, when markets passing the filter changed, where groups are the market group ids re-read and records their current records (a group listed without records has none now); for middle, records are the middles of the listed groups' families (the same market at other lines). A message lists at most 64 groups: more changed groups come as several messages, back to back, each complete for its groups (steam events may come between them). The same topics and filters, many per connection, JSON or MessagePack: the WebSocket at /api/v1/stream/signals/ws (described in /api/v1/asyncapi.json). A client more than STREAM_BUFFER_BYTES (default 8 MiB) behind gets `event: status` slow_consumer and is disconnected. Without a key, one client address holds at most STREAM_MAX_ANONYMOUS_CONNECTIONS push-stream connections (this stream's included); past it 429 too_many_connections. Key: X-Api-Key (or Authorization: Bearer); needed only when the service runs with REQUIRE_KEY=1 (401 missing_api_key without one); an unknown or revoked key answers 401 invalid_api_key. A browser's EventSource cannot set headers: pass the key as the key parameter.
          *
          *     Example:
          *
@@ -2281,11 +2281,13 @@ export interface operations {
     best_prices: {
         parameters: {
             query?: {
+                /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
+                cursor?: string;
                 /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
                 event_id?: string[];
                 /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
                 league?: string[];
-                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                /** @description Page size, 1..1000 (default 100). Outside that range: 400 invalid_parameter. limit must be an integer in [1, 1000]. */
                 limit?: number;
                 /** @description Largest hold of the best-price market returned, -1..1 (default 1: every complete market). 0.02: the low-hold screen; below 0: arbitrage. max_hold must be a number in [-1, 1]. */
                 max_hold?: number;
@@ -2399,13 +2401,15 @@ export interface operations {
     ev: {
         parameters: {
             query?: {
+                /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
+                cursor?: string;
                 /** @description How each sharp book's margin is removed before the weighted mean: multiplicative (default), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each record. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
                 devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
                 /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
                 event_id?: string[];
                 /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
                 league?: string[];
-                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                /** @description Page size, 1..1000 (default 100). Outside that range: 400 invalid_parameter. limit must be an integer in [1, 1000]. */
                 limit?: number;
                 /** @description Smallest ev (fairProbability * priceDecimal - 1) returned, -1..10 (default 0.01). min_ev must be a number in [-1, 10]. */
                 min_ev?: number;
@@ -2734,13 +2738,15 @@ export interface operations {
     fair_lines: {
         parameters: {
             query?: {
+                /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
+                cursor?: string;
                 /** @description How each sharp book's margin is removed before the weighted mean: multiplicative (default), additive, power, shin, worst, odds_ratio, wpo, balanced_book or jensen_shannon (formulas in docs/signals.md). Echoed in each record. devig must be one of multiplicative, additive, power, shin, worst, odds_ratio, wpo, balanced_book, jensen_shannon. */
                 devig?: "multiplicative" | "additive" | "power" | "shin" | "worst" | "odds_ratio" | "wpo" | "balanced_book" | "jensen_shannon";
                 /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
                 event_id?: string[];
                 /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
                 league?: string[];
-                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                /** @description Page size, 1..1000 (default 100). Outside that range: 400 invalid_parameter. limit must be an integer in [1, 1000]. */
                 limit?: number;
             };
             header?: {
@@ -3371,11 +3377,13 @@ export interface operations {
     middles: {
         parameters: {
             query?: {
+                /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
+                cursor?: string;
                 /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
                 event_id?: string[];
                 /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
                 league?: string[];
-                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                /** @description Page size, 1..1000 (default 100). Outside that range: 400 invalid_parameter. limit must be an integer in [1, 1000]. */
                 limit?: number;
                 /** @description Largest worst-case cost (1 - 1/impliedSum, the loss when only one leg wins, a fraction of the stake), -1..1 (default 0.05). max_cost must be a number in [-1, 1]. */
                 max_cost?: number;
@@ -4071,11 +4079,13 @@ export interface operations {
     steam: {
         parameters: {
             query?: {
+                /** @description Opaque keyset cursor from a previous page's nextCursor, passed back verbatim. It is bound to the filters of the walk: replaying it with different filters answers 400 invalid_cursor. cursor must be a string of at most 2048 characters. */
+                cursor?: string;
                 /** @description One event id or a comma list of at most 20, exact match, any-of. Unknown ids match nothing. event_id accepts at most 20 comma-separated values. */
                 event_id?: string[];
                 /** @description Comma-separated league codes, at most 20, case-insensitive, any-of. Unknown leagues match nothing. league accepts at most 20 comma-separated values. */
                 league?: string[];
-                /** @description Records returned at most, 1..1000 (default 100), in serving order. Not paginated: narrow with the filters. limit must be an integer in [1, 1000]. */
+                /** @description Page size, 1..1000 (default 100). Outside that range: 400 invalid_parameter. limit must be an integer in [1, 1000]. */
                 limit?: number;
                 /** @description Smallest move in American cents (default 0). min_cents must be a number in [0, 100000]. */
                 min_cents?: number;

@@ -1,6 +1,8 @@
 // The AsyncAPI 3.0 document of the push stream (served at /api/v1/asyncapi.json): the
 // WebSocket channel with its client and server messages, and the SSE channel with the
-// server messages. The odds row is the OpenAPI description's OddsRow (the same bytes
+// server messages; the same for the signal stream (the trader screens, whose records
+// are the OpenAPI description's FairLine, BestPrice, PositiveEv, Middle and SteamMove,
+// copied here as they are). The odds row is the OpenAPI description's OddsRow (the same bytes
 // /odds serves), copied without its 2019-09 keywords (dependentRequired,
 // dependentSchemas), which AsyncAPI's default schema format does not have; the OpenAPI
 // description remains the full statement of the row.
@@ -10,6 +12,9 @@ import { defineRoute, type AnyRoute } from './router.ts';
 import type { DocumentResult } from './request.ts';
 import { SEGMENT_ROWS } from '../engine/stream/streamHub.ts';
 import { CONFLATE_MS, HEARTBEAT_MS } from './routes/streamParams.ts';
+import { SIGNAL_HEARTBEAT_MS } from './routes/signalParams.ts';
+import { MESSAGE_GROUPS, SIGNAL_TOPICS } from '../engine/stream/signalTopics.ts';
+import { DEVIG_METHODS } from '../engine/signals/devig.ts';
 import { BASE_URL, curlExample } from './routes/routeDocs.ts';
 
 export const ASYNCAPI_PATH = '/api/v1/asyncapi.json';
@@ -22,6 +27,11 @@ function oddsRowSchema(): Record<string, unknown> {
   const { dependentRequired: _required, dependentSchemas: _schemas, ...row } = COMPONENT_SCHEMAS.OddsRow as Record<string, unknown>;
   return row;
 }
+
+/** The screen records and the schemas they refer to, as the OpenAPI description has them. */
+const SCREEN_RECORD_SCHEMAS = ['FairLine', 'FairOutcome', 'WeightedBook', 'BestPrice', 'BestOutcome', 'PositiveEv', 'Middle', 'MiddleLeg', 'SteamMove', 'StaleBook'];
+
+const numberIn = (name: string, range: string) => ({ type: 'number', description: `As ${name} on the topic's route (${range}).` });
 
 const schemas: Record<string, unknown> = {
   OddsRow: oddsRowSchema(),
@@ -98,6 +108,78 @@ const schemas: Record<string, unknown> = {
       param: { type: 'string', description: 'The offending field (e.g. filter.league), for invalid_subscription.' },
     },
   },
+  SignalFilter: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'The filters of the topic\'s route (same meanings and limits); absent or empty means all. sportsbook applies to steam and ev.',
+    properties: {
+      league: stringList('League codes, any-of, case-insensitive.'),
+      eventId: stringList('Event ids, exact, any-of.'),
+      sportsbook: stringList('Sportsbook ids, any-of, case-insensitive (steam: the sharp book that moved; ev: the book priced).'),
+    },
+  },
+  SignalSubscribe: {
+    type: 'object',
+    required: ['op', 'id', 'topic'],
+    additionalProperties: false,
+    description: 'Opens a subscription to one topic with the filters of its route (parameters a topic does not use are ignored), as the query of GET /api/v1/stream/signals with camelCase names.',
+    properties: {
+      op: { const: 'subscribe' },
+      id: { type: 'string', minLength: 1, maxLength: 64, description: 'Names the subscription on this connection; echoed in its messages.' },
+      topic: { type: 'string', enum: [...SIGNAL_TOPICS] },
+      filter: { $ref: '#/components/schemas/SignalFilter' },
+      devig: { type: 'string', enum: [...DEVIG_METHODS], default: 'multiplicative', description: 'fair_line and ev: as devig on /fair-lines.' },
+      minEv: { ...numberIn('min_ev', '-1..10, default 0.01'), minimum: -1, maximum: 10, default: 0.01 },
+      maxHold: { ...numberIn('max_hold on /best-prices', '-1..1, default 1'), minimum: -1, maximum: 1, default: 1 },
+      minWidth: { ...numberIn('min_width on /middles', '0..100, default 0'), minimum: 0, maximum: 100, default: 0 },
+      maxCost: { ...numberIn('max_cost on /middles', '-1..1, default 0.05'), minimum: -1, maximum: 1, default: 0.05 },
+      minPoints: { ...numberIn('min_points on /steam', '0..100, default 0'), minimum: 0, maximum: 100, default: 0 },
+      minCents: { ...numberIn('min_cents on /steam', '0..100000, default 0'), minimum: 0, maximum: 100000, default: 0 },
+      heartbeatMs: { type: 'integer', minimum: SIGNAL_HEARTBEAT_MS.min, maximum: SIGNAL_HEARTBEAT_MS.max, default: SIGNAL_HEARTBEAT_MS.default, description: 'A heartbeat after this long without other traffic on the connection (the shortest of its subscriptions).' },
+      format: { type: 'string', enum: ['json', 'msgpack'], default: 'json', description: 'json: text frames; msgpack: binary frames, one map per message.' },
+    },
+  },
+  SignalSubscribed: {
+    type: 'object',
+    required: ['op', 'id', 'topic'],
+    description: 'The subscription is open: steam moves seen from now on follow; a group topic\'s first push (within a second) is the full image of every market passing its filter.',
+    properties: { op: { const: 'subscribed' }, id: { type: 'string' }, topic: { type: 'string', enum: [...SIGNAL_TOPICS] } },
+  },
+  Signal: {
+    type: 'object',
+    required: ['op', 'id', 'topic'],
+    description: 'One message of a subscription: the data of the SSE stream\'s event, with op and the subscription\'s id in front. steam: move. Group topics: groups and records.',
+    properties: {
+      op: { const: 'signal' },
+      id: { type: 'string', description: 'The subscription.' },
+      topic: { type: 'string', enum: [...SIGNAL_TOPICS] },
+      move: { allOf: [{ $ref: '#/components/schemas/SteamMove' }], description: 'steam: the move, as /steam lists it.' },
+      groups: { type: 'array', maxItems: MESSAGE_GROUPS, items: { type: 'string' }, description: `Group topics: the market group ids whose records changed for this subscription since it was last sent them (at most ${MESSAGE_GROUPS}; a push of more comes as several messages). Replace what you hold for them (middle: for their families); a group listed without records has none now.` },
+      records: {
+        type: 'array',
+        description: 'Group topics: the listed groups\' current records passing the filter, as the topic\'s route serves them (fair_line: FairLine, best_price: BestPrice, ev: PositiveEv, middle: Middle).',
+        items: { oneOf: [{ $ref: '#/components/schemas/FairLine' }, { $ref: '#/components/schemas/BestPrice' }, { $ref: '#/components/schemas/PositiveEv' }, { $ref: '#/components/schemas/Middle' }] },
+      },
+    },
+  },
+  SignalEvent: {
+    type: 'object',
+    required: ['topic'],
+    description: 'The data line of an SSE event of /api/v1/stream/signals (event: the topic): the Signal message without op and id.',
+    properties: {
+      topic: { type: 'string', enum: [...SIGNAL_TOPICS] },
+      move: { allOf: [{ $ref: '#/components/schemas/SteamMove' }], description: 'steam: the move.' },
+      groups: { type: 'array', maxItems: MESSAGE_GROUPS, items: { type: 'string' }, description: 'Group topics: the market groups whose records changed.' },
+      records: { type: 'array', items: { oneOf: [{ $ref: '#/components/schemas/FairLine' }, { $ref: '#/components/schemas/BestPrice' }, { $ref: '#/components/schemas/PositiveEv' }, { $ref: '#/components/schemas/Middle' }] }, description: 'Group topics: their current records.' },
+    },
+  },
+  SignalHeartbeat: {
+    type: 'object',
+    required: ['op'],
+    description: 'After the subscriptions\' shortest heartbeatMs without other traffic, and in answer to a client heartbeat.',
+    properties: { op: { const: 'heartbeat' } },
+  },
+  ...Object.fromEntries(SCREEN_RECORD_SCHEMAS.map((name) => [name, COMPONENT_SCHEMAS[name]])),
 };
 
 const message = (name: string, title: string, summary: string, contentType = 'application/json') => ({
@@ -117,6 +199,19 @@ const messages = {
   heartbeat: message('Heartbeat', 'Heartbeat', 'Sent after heartbeatMs without other traffic.'),
   status: message('Status', 'Status', 'An error or notice: invalid_subscription, too_many_subscriptions (past STREAM_MAX_SUBSCRIPTIONS on the connection; nothing opened), slow_consumer (then the connection closes), resync (a fresh image follows), key errors.'),
 };
+
+const signalMessages = {
+  subscribe: message('SignalSubscribe', 'Subscribe to a signal topic', 'Opens a subscription: subscribed, then its messages.'),
+  unsubscribe: messages.unsubscribe,
+  clientHeartbeat: messages.clientHeartbeat,
+  subscribed: message('SignalSubscribed', 'Subscribed', 'The subscription is open.'),
+  signal: message('Signal', 'Signal', 'A steam move, or a group topic\'s changed market groups and their records.'),
+  heartbeat: message('SignalHeartbeat', 'Signal stream heartbeat', 'Sent after heartbeatMs without other traffic.'),
+  status: messages.status,
+};
+
+const SIGNAL_DESCRIPTION =
+  'The signal stream (docs/signals.md): the trader screens of /fair-lines, /best-prices, /ev, /middles and /steam, pushed as they change. steam: each move as the apply that made it returns. fair_line, best_price, ev, middle: at most once a second, the market groups whose records for the subscription changed since it was last sent them, and their current records; its first push is the full image. Over the WebSocket, many subscriptions per connection (each counted as a request against the key), JSON or MessagePack; over SSE one topic per connection. The limits are the push stream\'s: STREAM_MAX_SUBSCRIPTIONS per connection (status too_many_subscriptions), STREAM_BUFFER_BYTES unread (status slow_consumer, then close 1008), STREAM_MAX_ANONYMOUS_CONNECTIONS keyless connections per address counted with the odds stream\'s (429 too_many_connections).';
 
 const DESCRIPTION = [
   'Push delivery of the odds board: a subscription gets an image of its rows (exactly what /odds serves with the same filter at that moment), then deltas.',
@@ -150,11 +245,28 @@ export function buildAsyncApi(): Record<string, unknown> {
         servers: [{ $ref: '#/servers/serviceSse' }],
         messages: { image: messages.image, delta: messages.delta, heartbeat: messages.heartbeat, status: messages.status },
       },
+      signals: {
+        address: '/api/v1/stream/signals/ws',
+        title: 'Signal stream, WebSocket',
+        description: `${SIGNAL_DESCRIPTION} One JSON object per text frame (or one MessagePack map per binary frame with format msgpack).`,
+        servers: [{ $ref: '#/servers/service' }],
+        messages: signalMessages,
+      },
+      signalsSse: {
+        address: '/api/v1/stream/signals',
+        title: 'Signal stream, Server-Sent Events',
+        description: `${SIGNAL_DESCRIPTION} One topic per connection; its filters are query parameters (topic, league, event_id, sportsbook, devig, min_ev, max_hold, min_width, max_cost, min_points, min_cents, heartbeat_ms). event: the topic; data: the message; a comment line as heartbeat; event: status with slow_consumer before a disconnect.`,
+        servers: [{ $ref: '#/servers/serviceSse' }],
+        messages: { signal: message('SignalEvent', 'Signal event', 'One event: a steam move, or changed market groups and their records.') },
+      },
     },
     operations: {
       subscribe: { action: 'receive', channel: { $ref: '#/channels/stream' }, summary: 'The service receives subscribe, unsubscribe and heartbeat requests.', messages: [{ $ref: '#/channels/stream/messages/subscribe' }, { $ref: '#/channels/stream/messages/unsubscribe' }, { $ref: '#/channels/stream/messages/clientHeartbeat' }] },
       push: { action: 'send', channel: { $ref: '#/channels/stream' }, summary: 'The service sends images, deltas, heartbeats and statuses.', messages: [{ $ref: '#/channels/stream/messages/image' }, { $ref: '#/channels/stream/messages/delta' }, { $ref: '#/channels/stream/messages/heartbeat' }, { $ref: '#/channels/stream/messages/status' }] },
       pushSse: { action: 'send', channel: { $ref: '#/channels/sse' }, summary: 'The same server messages as Server-Sent Events.', messages: [{ $ref: '#/channels/sse/messages/image' }, { $ref: '#/channels/sse/messages/delta' }, { $ref: '#/channels/sse/messages/heartbeat' }, { $ref: '#/channels/sse/messages/status' }] },
+      subscribeSignals: { action: 'receive', channel: { $ref: '#/channels/signals' }, summary: 'The service receives signal subscribe, unsubscribe and heartbeat requests.', messages: [{ $ref: '#/channels/signals/messages/subscribe' }, { $ref: '#/channels/signals/messages/unsubscribe' }, { $ref: '#/channels/signals/messages/clientHeartbeat' }] },
+      pushSignals: { action: 'send', channel: { $ref: '#/channels/signals' }, summary: 'The service sends subscribed, signal, heartbeat and status messages.', messages: [{ $ref: '#/channels/signals/messages/subscribed' }, { $ref: '#/channels/signals/messages/signal' }, { $ref: '#/channels/signals/messages/heartbeat' }, { $ref: '#/channels/signals/messages/status' }] },
+      pushSignalsSse: { action: 'send', channel: { $ref: '#/channels/signalsSse' }, summary: 'The signal stream\'s events as Server-Sent Events.', messages: [{ $ref: '#/channels/signalsSse/messages/signal' }] },
     },
     components: {
       schemas,
@@ -174,7 +286,7 @@ export function asyncApiRoute(): AnyRoute {
     query: [],
     response: 'AsyncApiDocument',
     responseKind: 'document',
-    summary: 'The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse).',
+    summary: 'The AsyncAPI 3.0 description of the push stream (/api/v1/stream and /api/v1/stream/sse) and the signal stream (/api/v1/stream/signals/ws and /api/v1/stream/signals).',
     description:
       'Channels, operations and messages of the WebSocket stream and its Server-Sent Events form; /docs/stream renders it. No key needed. Built once at start-up, so its ETag holds for the life of the process.' +
       curlExample(`curl -s '${BASE_URL}/api/v1/asyncapi.json' | jq '.channels | keys'`),

@@ -22,6 +22,8 @@ export function variantEtag(identityEtag: string, suffix: VariantSuffix): string
 export function ifNoneMatchHits(header: string, etag: string): boolean {
   if (header === '') return false;
   if (header === etag) return true;
+  // a weak ETag (W/"...") compares by its opaque tag, as the members do
+  if (etag.startsWith('W/')) etag = etag.slice(2);
   let start = 0;
   while (start < header.length) {
     let end = header.indexOf(',', start);

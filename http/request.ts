@@ -52,6 +52,12 @@ export interface DataResult {
   nextCursor?: string | null;
   updated: number;
   note?: string | null;
+  /**
+   * The records as the ETag compares them, when `data` also carries fields that move
+   * with the clock alone (a fair line's quote ages): the ETag is then weak, and a page
+   * whose records are otherwise the same revalidates with a 304 (http/server.ts).
+   */
+  validatorData?: readonly unknown[];
 }
 
 /** A complete JSON body that is not an envelope (the OpenAPI document). */

@@ -12,7 +12,7 @@ import { SystemClock, type Clock } from '../engine/clock.ts';
 import { anonymousAuthenticator, apiKeyFrom, keyFromQuery, type Authenticator } from './auth.ts';
 import { envelopeFromData, envelopeFromRows } from './envelope.ts';
 import { errorBody, HttpError, type ErrorCode, internalError, methodNotAllowed, notFound, STATUS_LINE } from './errors.ts';
-import { ifNoneMatchHits } from './etag.ts';
+import { etagOf, ifNoneMatchHits } from './etag.ts';
 import { writeBody } from './largeBody.ts';
 import type { RequestObserver } from './metrics.ts';
 import { wantsGzip, wantsMsgpack } from './negotiate.ts';
@@ -358,7 +358,7 @@ class Facade {
         if (answer.kind === 'large') return this.writeLarge(x, answer);
         if (answer.kind === 'pending') return this.writePending(x, answer, request);
         if (answer.kind === 'stream') return this.writeStream(x, answer);
-        this.writeEntry(x, null, newEntry(request, 0, bodyOf(answer, request.warnings)));
+        this.writeEntry(x, null, entryOf(request, 0, answer));
       } catch (error) {
         this.fail(x, error);
       }
@@ -415,7 +415,7 @@ class Facade {
     if (result.kind === 'large') return this.writeLarge(x, result);
     if (result.kind === 'pending') return this.writePending(x, result, request);
     if (result.kind === 'stream') return this.writeStream(x, result);
-    this.writeEntry(x, null, newEntry(request, 0, bodyOf(result, request.warnings)));
+    this.writeEntry(x, null, entryOf(request, 0, result));
   }
 
   /** An open-ended body: status and headers now, then whatever the route writes over time. */
@@ -457,7 +457,7 @@ class Facade {
         if (result.kind === 'large') return this.writeLarge(x, result);
         if (result.kind === 'pending') return this.writePending(x, result, request);
         if (result.kind === 'stream') return this.writeStream(x, result);
-        entry = newEntry<RouteRequest>(request, token, bodyOf(result, request.warnings));
+        entry = entryOf(request, token, result);
         cache.set(canonicalKey, entry);
         cache.set(rawKey, entry);
         return this.writeEntry(x, cache, entry);
@@ -472,6 +472,7 @@ class Facade {
       if (result.kind === 'pending') return this.writePending(x, result, request);
       if (result.kind === 'stream') return this.writeStream(x, result);
       cache.refresh(entry, token, bodyOf(result, request.warnings));
+      weakEtag(entry, result, request.warnings);
     }
     this.writeEntry(x, cache, entry);
   }
@@ -567,7 +568,7 @@ class Facade {
           if (!aborted) this.writeStream(x, result);
           return;
         }
-        settle(() => (result.kind === 'document' ? this.writeEntry(x, null, newEntry(request, 0, result.body)) : result.kind === 'data' || result.kind === 'rows' ? this.writeEntry(x, null, newEntry(request, 0, bodyOf(result, request.warnings))) : this.writeLarge(x, result)));
+        settle(() => (result.kind === 'document' ? this.writeEntry(x, null, newEntry(request, 0, result.body)) : result.kind === 'data' || result.kind === 'rows' ? this.writeEntry(x, null, entryOf(request, 0, result)) : this.writeLarge(x, result)));
       },
       (error: unknown) =>
         settle(() => {
@@ -660,6 +661,26 @@ function mediaType(header: string): string {
 /** method_not_allowed for GET/HEAD on a POST route. */
 function postOnly(method: string): HttpError {
   return methodNotAllowed(method, 'POST');
+}
+
+/** A result's cache entry: its body, with the ETag weakEtag gives it. */
+function entryOf(request: RouteRequest, token: number, result: Exclude<RouteResult, { kind: 'large' | 'pending' | 'stream' }>): CacheEntry<RouteRequest> {
+  const entry = newEntry<RouteRequest>(request, token, bodyOf(result, request.warnings));
+  weakEtag(entry, result, request.warnings);
+  return entry;
+}
+
+/**
+ * A DataResult with validatorData (records carrying a field that moves with the clock
+ * alone, a fair line's quote ages) gets a weak ETag: the digest of the envelope of
+ * those records instead of the body's bytes, so a client holding the page revalidates
+ * it with a 304 while its records are the same (RFC 9110 8.8.1: semantically equivalent).
+ */
+function weakEtag(entry: CacheEntry<RouteRequest>, result: Exclude<RouteResult, { kind: 'large' | 'pending' | 'stream' }>, warnings: readonly string[]): void {
+  if (result.kind !== 'data' || result.validatorData === undefined) return;
+  const meta = { updated: result.updated, nextCursor: result.nextCursor ?? null, note: result.note, warnings };
+  entry.etags[0] = `W/${etagOf(envelopeFromData(result.validatorData, meta))}`;
+  entry.etags[1] = entry.etags[2] = entry.etags[3] = null;
 }
 
 function bodyOf(result: Exclude<RouteResult, { kind: 'large' | 'pending' | 'stream' }>, warnings: readonly string[]): Buffer {

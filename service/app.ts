@@ -14,7 +14,7 @@ import type { Board } from '../engine/model.ts';
 import { EngineSignals } from '../engine/signals/engineSignals.ts';
 import { DEFAULT_STEAM_CONFIG } from '../engine/signals/screenRecords.ts';
 import { SignalTopics } from '../engine/stream/signalTopics.ts';
-import { SIGNAL_STREAM_SCHEMAS, signalStreamRoute } from '../http/routes/signalStream.ts';
+import { buildSignalStream, SIGNAL_STREAM_SCHEMAS } from '../http/routes/signalStream.ts';
 import { Simulator } from '../fixtures/simulator.ts';
 import { BoardSnapshot } from '../engine/snapshot/boardSnapshot.ts';
 import { KeyAuthenticator } from '../http/auth.ts';
@@ -311,6 +311,8 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   registerFlaggedBooks(signals, operations.registry, operations.readiness);
   // the signal stream's topics follow the signal books (steam moves, changed screens)
   const signalTopics = new SignalTopics(signals, () => engine.asOf());
+  // its SSE and WebSocket doors, held to the push stream's per-connection limits
+  const signalStream = buildSignalStream({ topics: signalTopics, anonymous: stream.anonymous, bufferCapBytes: config.streamBufferBytes, maxSubscriptions: config.streamMaxSubscriptions, authenticator, clock });
   // Webhook alerts, with a durable board or on a LOG=nats writer (the outbox lives in
   // its data dir; replicas apply the same changes and send none): the producer follows
   // the engine after the signal books, which it reads on its tick.
@@ -373,8 +375,8 @@ async function openApp(options: AppOptions, opened: OpenedParts): Promise<App> {
   // POST /mcp: the MCP server for agents (mcp/), whose tools read this port's API
   let publicPort = 0;
   const server = await createServer({
-    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, signalStreamRoute(signalTopics, stream.anonymous), mcpRoute(() => publicPort, options.env ?? process.env)],
-    sockets: stream.sockets,
+    routes: [...buildRoutes(services), ...operations.probeRoutes(), ...stream.routes, ...signalStream.routes, mcpRoute(() => publicPort, options.env ?? process.env)],
+    sockets: [...stream.sockets, ...signalStream.sockets],
     openapi: { schemas: { ...STREAM_OPENAPI_SCHEMAS, ...SIGNAL_STREAM_SCHEMAS } },
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,

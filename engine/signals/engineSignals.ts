@@ -40,6 +40,7 @@ import type { QuoteBatch } from './quoteBatch.ts';
 import type { RankCursor, RankedPage } from './rankedSet.ts';
 import type { ArbitrageRecord, EdgeRecord, SignalsConfig } from './records.ts';
 import { SignalBooks } from './signalBooks.ts';
+import type { ScreenCursor, ScreenPage } from './screenBook.ts';
 import type { QuoteSource } from './quoteBatch.ts';
 import { sideCode } from './sides.ts';
 import { grown } from '../columns.ts';
@@ -231,6 +232,7 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
       s.updated[slot],
       oddsId,
       selectionLabel,
+      s.selection[slot],
     );
   }
 
@@ -329,6 +331,34 @@ export class EngineSignals implements QuoteSource, ChangeListener, LiveGroups {
   steamMoves(query: SteamQuery, limit: number): SteamRecord[] {
     this.changesApplied();
     return this.books.steam.list(query, limit);
+  }
+
+  // Pages of the screens for the routes' cursors: each in its serving order, after the
+  // cursor's record (screenBook.ts ScreenCursor; steam: before the move numbered so).
+
+  fairLinesPage(query: FairLineQuery, now: number, after: string | null, limit: number): ScreenPage<FairLineRecord> {
+    this.changesApplied();
+    return this.books.screens.fairLinesPage(query, now, after, limit, this);
+  }
+
+  bestPricesPage(query: BestPriceQuery, after: ScreenCursor | null, limit: number): ScreenPage<BestPriceRecord> {
+    this.changesApplied();
+    return this.books.screens.bestPricesPage(query, after, limit, this);
+  }
+
+  positiveEvPage(query: PositiveEvQuery, now: number, after: ScreenCursor | null, limit: number): ScreenPage<PositiveEvRecord> {
+    this.changesApplied();
+    return this.books.screens.positiveEvPage(query, now, after, limit, this);
+  }
+
+  middlesPage(query: MiddleQuery, after: ScreenCursor | null, limit: number): ScreenPage<MiddleRecord> {
+    this.changesApplied();
+    return this.books.screens.middlesPage(query, after, limit, this);
+  }
+
+  steamPage(query: SteamQuery, before: number | null, limit: number): ScreenPage<SteamRecord> & { last: number } {
+    this.changesApplied();
+    return this.books.steam.page(query, before, limit);
   }
 
   /** Each steam move as it is seen (at the end of the apply that brought it); returns the unsubscribe. */

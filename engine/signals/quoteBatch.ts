@@ -31,6 +31,12 @@ export class QuoteBatch {
   updated: Float64Array;
   oddsId: string[];
   selection: string[];
+  /**
+   * The selection label as the source interns it (-1 when the source does not say):
+   * pushPriceQuote leaves the label's text out, and a label that changes at the same
+   * price must still change what the screens compare (ScreenBook.positiveEvMark).
+   */
+  label: Int32Array;
 
   constructor(readonly sources: SourceTable, capacity = 64) {
     this.ref = new Int32Array(capacity);
@@ -43,6 +49,7 @@ export class QuoteBatch {
     this.dfsMultiplier = new Float64Array(capacity);
     this.line = new Float64Array(capacity);
     this.updated = new Float64Array(capacity);
+    this.label = new Int32Array(capacity);
     this.oddsId = new Array<string>(capacity).fill('');
     this.selection = new Array<string>(capacity).fill('');
   }
@@ -63,6 +70,7 @@ export class QuoteBatch {
     updated: number,
     oddsId: string,
     selection: string,
+    label = -1,
   ): void {
     const i = this.length;
     if (i === this.book.length) this.grow();
@@ -79,6 +87,7 @@ export class QuoteBatch {
     this.updated[i] = updated;
     this.oddsId[i] = oddsId;
     this.selection[i] = selection;
+    this.label[i] = label;
     this.dfsCount += dfs;
     this.length = i + 1;
   }
@@ -95,6 +104,7 @@ export class QuoteBatch {
     this.dfsMultiplier = grown(this.dfsMultiplier, capacity, 0, 'exact');
     this.line = grown(this.line, capacity, 0, 'exact');
     this.updated = grown(this.updated, capacity, 0, 'exact');
+    this.label = grown(this.label, capacity, 0, 'exact');
     this.oddsId.length = capacity;
     this.selection.length = capacity;
     this.oddsId.fill('', capacity / 2);

@@ -34,12 +34,14 @@ class GroupQuotes {
   /** The row's American price (records echo it; -100 and +100 share a decimal price). */
   american = new Int32Array(8);
   updated = new Float64Array(8);
+  /** The row's interned selection label (QuoteBatch.label): a +EV record echoes the label, so its fingerprint covers it. */
+  label = new Int32Array(8);
 
   clear(): void {
     this.count = 0;
   }
 
-  push(ref: number, book: number, k: number, price: number, american: number, updated: number): void {
+  push(ref: number, book: number, k: number, price: number, american: number, updated: number, label: number): void {
     const i = this.count;
     if (i === this.ref.length) {
       this.ref = grown(this.ref, i + 1);
@@ -48,6 +50,7 @@ class GroupQuotes {
       this.price = grown(this.price, i + 1);
       this.american = grown(this.american, i + 1);
       this.updated = grown(this.updated, i + 1);
+      this.label = grown(this.label, i + 1);
     }
     this.ref[i] = ref;
     this.book[i] = book;
@@ -55,6 +58,7 @@ class GroupQuotes {
     this.price[i] = price;
     this.american[i] = american;
     this.updated[i] = updated;
+    this.label[i] = label;
     this.count = i + 1;
   }
 }
@@ -254,7 +258,7 @@ export class ScreenBook {
       if (batch.dfs[i] === 1) continue;
       const price = batch.priceDecimal[i];
       const usable = batch.suspended[i] === 0 && price > 1;
-      state.push(batch.ref[i], batch.book[i], outcomeIndex(outcomes, batch.side[i]), usable ? price : 0, batch.priceAmerican[i], batch.updated[i]);
+      state.push(batch.ref[i], batch.book[i], outcomeIndex(outcomes, batch.side[i]), usable ? price : 0, batch.priceAmerican[i], batch.updated[i], batch.label[i]);
     }
   }
 
@@ -330,8 +334,28 @@ export class ScreenBook {
   }
 
   fairLines(query: FairLineQuery, now: number, limit: number, source: QuoteSource): FairLineRecord[] {
+    return this.fairLinesPage(query, now, null, limit, source).items;
+  }
+
+  /**
+   * A page of fair lines in id order, after the id `after` (null: from the first): the
+   * groups are ordered by their kept ids first, so only the page's lines are evaluated
+   * into records.
+   */
+  fairLinesPage(query: FairLineQuery, now: number, after: string | null, limit: number, source: QuoteSource): ScreenPage<FairLineRecord> {
     this.settle(source);
-    return this.fairLinesIn(this.selected(query), query, now).slice(0, limit);
+    const ids = this.groups.id;
+    const gs = this.selected(query).filter((g) => after === null || ids[g]! > after);
+    gs.sort((a, b) => compareIds(ids[a]!, ids[b]!));
+    const method = methodCode(query.devig);
+    const value = newFairValue();
+    const items: FairLineRecord[] = [];
+    for (const g of gs) {
+      if (this.fairAt(g, now, method, value).books === 0) continue;
+      if (items.length >= limit) return { items, hasMore: true };
+      items.push(this.fairLineRecord(g, value, query.devig, now));
+    }
+    return { items, hasMore: false };
   }
 
   /** The fair lines of the given groups (those passing query's filters), by id. */
@@ -369,8 +393,32 @@ export class ScreenBook {
   }
 
   bestPrices(query: BestPriceQuery, limit: number, source: QuoteSource): BestPriceRecord[] {
+    return this.bestPricesPage(query, null, limit, source).items;
+  }
+
+  /**
+   * A page of best prices in serving order (hold, then id), after `after` (null: from
+   * the first): ordered by the holds alone, records built for the page only.
+   */
+  bestPricesPage(query: BestPriceQuery, after: ScreenCursor | null, limit: number, source: QuoteSource): ScreenPage<BestPriceRecord> {
     this.settle(source);
-    return this.bestPricesIn(this.selected(query), query, source).slice(0, limit);
+    const ids = this.groups.id;
+    const found: { hold: number; g: number }[] = [];
+    for (const g of this.selected(query)) {
+      // summed as bestPriceRecord sums it: the record's hold, the cursor's score
+      const hold = this.bestHold(g);
+      if (!(hold <= query.maxHold)) continue;
+      if (after !== null && (hold < after.score || (hold === after.score && ids[g]! <= after.id))) continue;
+      found.push({ hold, g });
+    }
+    found.sort((a, b) => (a.hold - b.hold) || compareIds(ids[a.g]!, ids[b.g]!));
+    const items: BestPriceRecord[] = [];
+    let i = 0;
+    for (; i < found.length && items.length < limit; i++) {
+      const record = this.bestPriceRecord(found[i]!.g, source);
+      if (record !== null) items.push(record);
+    }
+    return { items, hasMore: i < found.length };
   }
 
   bestPricesIn(gs: readonly number[], query: BestPriceQuery, source: QuoteSource): BestPriceRecord[] {
@@ -431,8 +479,86 @@ export class ScreenBook {
   }
 
   positiveEv(query: PositiveEvQuery, now: number, limit: number, source: QuoteSource): PositiveEvRecord[] {
+    return this.positiveEvPage(query, now, null, limit, source).items;
+  }
+
+  /**
+   * A page of +EV records in serving order (ev descending, then odds id), after `after`
+   * (null: from the first). The quotes are ordered by ev alone; odds ids (built strings)
+   * are read only for the runs of equal ev the page reaches, and records built for the
+   * page only.
+   */
+  positiveEvPage(query: PositiveEvQuery, now: number, after: ScreenCursor | null, limit: number, source: QuoteSource): ScreenPage<PositiveEvRecord> {
     this.settle(source);
-    return this.positiveEvIn(this.selected(query), query, now, source).slice(0, limit);
+    const method = methodCode(query.devig);
+    const value = newFairValue();
+    const found: { ev: number; g: number; i: number; id: string }[] = [];
+    for (const g of this.selected(query)) {
+      if (this.fairAt(g, now, method, value).books === 0) continue;
+      const state = this.state[g]!;
+      for (let i = 0; i < state.count; i++) {
+        const ev = this.evOf(state, i, value, query);
+        if (ev === null || (after !== null && ev > after.score)) continue;
+        found.push({ ev, g, i, id: '' });
+      }
+    }
+    found.sort((a, b) => b.ev - a.ev);
+    const items: PositiveEvRecord[] = [];
+    for (let n = 0; n < found.length; ) {
+      let end = n + 1;
+      while (end < found.length && found[end]!.ev === found[n]!.ev) end++;
+      const run = found.slice(n, end);
+      for (const c of run) c.id = this.quote(this.state[c.g]!.ref[c.i], source).oddsId[0]!;
+      if (run.length > 1) run.sort(byId);
+      for (const c of run) {
+        if (after !== null && c.ev === after.score && c.id <= after.id) continue;
+        if (items.length >= limit) return { items, hasMore: true };
+        this.fairAt(c.g, now, method, value);
+        items.push(this.positiveEvRecord(c.g, c.i, value, query, this.sharpBookIds(value), source));
+      }
+      n = end;
+    }
+    return { items, hasMore: false };
+  }
+
+  /** The ev of group g's quote i against the fair line `value`, or null when the query leaves it out. */
+  private evOf(state: GroupQuotes, i: number, value: FairValue, query: PositiveEvQuery): number | null {
+    const k = state.k[i];
+    const price = state.price[i];
+    if (k < 0 || price === 0) return null;
+    if (query.sportsbooks !== null && !query.sportsbooks.includes(this.sources.ids[state.book[i]]!)) return null;
+    const ev = value.fair[k] * price - 1;
+    return ev >= query.minEv ? ev : null;
+  }
+
+  private sharpBookIds(value: FairValue): string[] {
+    return this.config.sharpBooks.filter((_, slot) => (value.mask & (1 << slot)) !== 0).map((b) => b.sportsbook);
+  }
+
+  /** Group g's quote i as a +EV record against the fair line `value` (as evaluated for it). */
+  private positiveEvRecord(g: number, i: number, value: FairValue, query: PositiveEvQuery, sharpBooks: string[], source: QuoteSource): PositiveEvRecord {
+    const state = this.state[g]!;
+    const price = state.price[i];
+    const fair = value.fair[state.k[i]];
+    const quote = this.quote(state.ref[i], source);
+    const line = quote.line[0];
+    return {
+      id: quote.oddsId[0]!,
+      groupId: this.groups.id[g]!,
+      ...this.market(g),
+      sportsbook: this.sources.ids[state.book[i]]!,
+      selection: quote.selection[0]!,
+      side: SIDE_NAMES[quote.side[0]]!,
+      line: Number.isNaN(line) ? null : line,
+      priceAmerican: quote.priceAmerican[0],
+      priceDecimal: price,
+      fairProbability: fair,
+      fairPriceAmerican: fairPriceAmerican(fair),
+      ev: fair * price - 1,
+      devig: query.devig,
+      sharpBooks,
+      updated: isoMillis(Math.max(state.updated[i], value.newest)),
+    };
   }
 
   positiveEvIn(gs: readonly number[], query: PositiveEvQuery, now: number, source: QuoteSource): PositiveEvRecord[] {
@@ -442,42 +568,15 @@ export class ScreenBook {
     for (const g of gs) {
       if (!this.passes(g, query) || this.fairAt(g, now, method, value).books === 0) continue;
       const state = this.state[g]!;
-      const sharpBooks = this.config.sharpBooks.filter((_, slot) => (value.mask & (1 << slot)) !== 0).map((b) => b.sportsbook);
+      const sharpBooks = this.sharpBookIds(value);
       for (let i = 0; i < state.count; i++) {
-        const k = state.k[i];
-        const price = state.price[i];
-        if (k < 0 || price === 0) continue;
-        const sportsbook = this.sources.ids[state.book[i]];
-        if (query.sportsbooks !== null && !query.sportsbooks.includes(sportsbook)) continue;
-        const fair = value.fair[k];
-        const ev = fair * price - 1;
-        if (!(ev >= query.minEv)) continue;
-        const quote = this.quote(state.ref[i], source);
-        const line = quote.line[0];
-        found.push({
-          ev,
-          id: quote.oddsId[0],
-          record: {
-            id: quote.oddsId[0],
-            groupId: this.groups.id[g],
-            ...this.market(g),
-            sportsbook,
-            selection: quote.selection[0],
-            side: SIDE_NAMES[quote.side[0]],
-            line: Number.isNaN(line) ? null : line,
-            priceAmerican: quote.priceAmerican[0],
-            priceDecimal: price,
-            fairProbability: fair,
-            fairPriceAmerican: fairPriceAmerican(fair),
-            ev,
-            devig: query.devig,
-            sharpBooks,
-            updated: isoMillis(Math.max(state.updated[i], value.newest)),
-          },
-        });
+        const ev = this.evOf(state, i, value, query);
+        if (ev === null) continue;
+        const record = this.positiveEvRecord(g, i, value, query, sharpBooks, source);
+        found.push({ ev, id: record.id, record });
       }
     }
-    found.sort((a, b) => (b.ev - a.ev) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    found.sort((a, b) => (b.ev - a.ev) || compareIds(a.id, b.id));
     return found.map((f) => f.record);
   }
 
@@ -489,13 +588,24 @@ export class ScreenBook {
    * strictly between -h1 and -h2).
    */
   middles(query: MiddleQuery, limit: number, source: QuoteSource): MiddleRecord[] {
+    return this.middlesPage(query, null, limit, source).items;
+  }
+
+  /**
+   * A page of middles in serving order (worst-case cost, then id), after `after` (null:
+   * from the first): every pair is found from prices alone (its id is the family's key
+   * and the two lines), records built for the page only.
+   */
+  middlesPage(query: MiddleQuery, after: ScreenCursor | null, limit: number, source: QuoteSource): ScreenPage<MiddleRecord> {
     this.settle(source);
     const families = new Map<string, readonly number[]>();
     for (const g of this.selected(query)) {
       const key = this.familyOf[g];
       if (key !== undefined && !families.has(key)) families.set(key, this.families.get(key)!);
     }
-    return this.middlesOf(families, query, source).slice(0, limit);
+    const found = this.middlePairs(families, query).filter((m) => after === null || m.cost > after.score || (m.cost === after.score && m.id > after.id));
+    const items = found.slice(0, limit).map((m) => this.middleRecord(m, source));
+    return { items, hasMore: found.length > limit };
   }
 
   /** The middles of the families of the given groups (the signal stream: the groups an apply re-read). */
@@ -509,7 +619,12 @@ export class ScreenBook {
   }
 
   private middlesOf(families: ReadonlyMap<string, readonly number[]>, query: MiddleQuery, source: QuoteSource): MiddleRecord[] {
-    const records: MiddleRecord[] = [];
+    return this.middlePairs(families, query).map((m) => this.middleRecord(m, source));
+  }
+
+  /** The middles of the families, in serving order (cost, then id), before any of their quotes' strings are read. */
+  private middlePairs(families: ReadonlyMap<string, readonly number[]>, query: MiddleQuery): MiddlePair[] {
+    const pairs: MiddlePair[] = [];
     for (const [key, members] of families) {
       if (members.length < 2) continue;
       // per group: the best quote index of outcome 0 (HOME / OVER) and 1 (AWAY / UNDER)
@@ -523,12 +638,15 @@ export class ScreenBook {
           if (!(width > 0) || width < query.minWidth) continue;
           // the cost as middleRecord computes it, before any of the record's strings are built
           const implied = 1 / this.state[a.g]!.price[a.low] + 1 / this.state[b.g]!.price[b.high];
-          if (!(1 - 1 / implied <= query.maxCost)) continue;
-          records.push(this.middleRecord(key, total, width, a.g, a.low, b.g, b.high, source));
+          const cost = 1 - 1 / implied;
+          if (!(cost <= query.maxCost)) continue;
+          const low = total ? a.line : b.line;
+          const high = total ? b.line : a.line;
+          pairs.push({ id: `${key}:${lineText(low)}:${lineText(high)}`, cost, total, width, ga: a.g, ia: a.low, gb: b.g, ib: b.high });
         }
       }
     }
-    return records.sort((a, b) => (a.worstCaseCost - b.worstCaseCost) || byId(a, b));
+    return pairs.sort((a, b) => (a.cost - b.cost) || byId(a, b));
   }
 
   // Families: the groups with a line of a spread or total market that differ only in their
@@ -570,7 +688,8 @@ export class ScreenBook {
     return best;
   }
 
-  private middleRecord(key: string, total: boolean, width: number, ga: number, ia: number, gb: number, ib: number, source: QuoteSource): MiddleRecord {
+  private middleRecord(pair: MiddlePair, source: QuoteSource): MiddleRecord {
+    const { total, width, ga, ia, gb, ib } = pair;
     const a = this.state[ga]!;
     const b = this.state[gb]!;
     const implied = 1 / a.price[ia] + 1 / b.price[ib];
@@ -588,10 +707,8 @@ export class ScreenBook {
       };
     };
     const legs: [MiddleLeg, MiddleLeg] = [leg(a, ia), leg(b, ib)];
-    const low = total ? this.groups.line[ga] : this.groups.line[gb];
-    const high = total ? this.groups.line[gb] : this.groups.line[ga];
     return {
-      id: `${key}:${lineText(low)}:${lineText(high)}`,
+      id: pair.id,
       type: total ? 'total' : 'spread',
       ...this.market(ga),
       width,
@@ -608,7 +725,10 @@ export class ScreenBook {
   // Each is a fingerprint (fingerprint.ts) of every number a group's records for one
   // query are built from, read from the kept quotes with no string built: the group's
   // era (which group the index holds, and its event's start), and per quote used its
-  // row ref (its odds id, selection and side), book, prices and time. Equal
+  // row ref (its odds id and side), book, prices and time. A ref does not fix the
+  // selection label: a row removed and revived in its slot (at the same price and
+  // time) may come back with another one, so +EV, the one group record echoing the
+  // label, folds the interned label id in too. Equal
   // fingerprints: equal records, whatever their strings. NO_RECORDS: the group has no
   // record for that query. The caller checks passes(g, filter) first.
 
@@ -673,6 +793,7 @@ export class ScreenBook {
       if (!(fair * price - 1 >= minEv)) continue;
       used++;
       fingerprint.int(state.ref[i]);
+      fingerprint.int(state.label[i]);
       fingerprint.int(state.book[i]);
       fingerprint.int(state.american[i]);
       fingerprint.num(price);
@@ -804,6 +925,35 @@ function sideOf(outcomes: number, k: number): string {
 
 function byId(a: { id: string }, b: { id: string }): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** One page of a screen in its serving order. */
+export interface ScreenPage<R> {
+  items: R[];
+  /** Another record follows the last item. */
+  hasMore: boolean;
+}
+
+/** Where a page of a screen sorted by a number starts: after the record with this score (hold, ev, cost) and id. */
+export interface ScreenCursor {
+  score: number;
+  id: string;
+}
+
+/** A middle found from prices: its id, cost and the two legs (group, quote index). */
+interface MiddlePair {
+  id: string;
+  cost: number;
+  total: boolean;
+  width: number;
+  ga: number;
+  ia: number;
+  gb: number;
+  ib: number;
 }
 
 function lineText(line: number): string {

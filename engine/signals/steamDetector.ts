@@ -279,12 +279,30 @@ export class SteamDetector {
 
   /** Reported moves matching a query, newest first. */
   list(query: SteamQuery, limit: number): SteamRecord[] {
-    const out: SteamRecord[] = [];
-    for (let i = this.moves.length - 1; i >= 0 && out.length < limit; i--) {
+    return this.page(query, null, limit).items;
+  }
+
+  /**
+   * A page of the reported moves matching a query, newest first, before the move
+   * numbered `before` (null: from the newest). A move's number is its place in the order
+   * of reporting since the detector began (kept by checkpoints, the same on every
+   * replica at the same board sequence), so a walk never meets a move twice: moves
+   * reported during the walk come before its first page.
+   */
+  page(query: SteamQuery, before: number | null, limit: number): { items: SteamRecord[]; hasMore: boolean; last: number } {
+    const items: SteamRecord[] = [];
+    // the kept moves are the last ones reported: moves[i] is number first + i
+    const first = this.count - this.moves.length;
+    let i = before === null ? this.moves.length - 1 : Math.min(this.moves.length - 1, before - first - 1);
+    let last = -1;
+    for (; i >= 0; i--) {
       const m = this.moves[i]!;
-      if (matchesSteam(m, query)) out.push(m);
+      if (!matchesSteam(m, query)) continue;
+      if (items.length >= limit) return { items, hasMore: true, last };
+      items.push(m);
+      last = first + i;
     }
-    return out;
+    return { items, hasMore: false, last };
   }
 
   private record(ref: number, g: number, k: number, fromPrice: number, fromAmerican: number, price: number, toAmerican: number, points: number, cents: number, fromTime: number, at: number, source: QuoteSource): SteamRecord {

@@ -1,6 +1,8 @@
 // The signal stream's topics: the trader screens pushed as they change, with the same
 // filters as their routes. Transport-free, like the stream hub: a subscriber is a
-// TopicSink (the SSE route adapts its connection to it).
+// TopicSink (the SSE route adapts its connection to it, the WebSocket route each of a
+// connection's subscriptions). Each message is a SignalMessage: serialised once per
+// wire format for every subscriber it goes to.
 //
 //   steam        each move as the sharp tick that made it is applied (one message per
 //                move, serialized once and shared by every subscriber it matches)
@@ -54,6 +56,7 @@ import type {
 import { matchesSteam } from '../signals/steamDetector.ts';
 import { grown } from '../columns.ts';
 import { GroupMarks } from './groupMarks.ts';
+import { SignalMessage } from './signalMessage.ts';
 
 export const SIGNAL_TOPICS = ['steam', 'fair_line', 'best_price', 'ev', 'middle'] as const;
 /** Most groups one group-topic message lists: a push of more is cut into several messages. */
@@ -70,8 +73,11 @@ export type TopicQuery =
   | { topic: 'middle'; query: MiddleQuery };
 
 export interface TopicSink {
-  /** One message (a JSON object's bytes); false when the client is too far behind (the sink then ends the connection). */
-  send(topic: SignalTopic, bytes: Buffer): boolean;
+  /**
+   * One message: `bytes` its JSON (message.json), `message` the same in every wire
+   * format. false when the client is too far behind (the sink then ends the connection).
+   */
+  send(topic: SignalTopic, bytes: Buffer, message: SignalMessage): boolean;
 }
 
 /** Most groups one message looks at: a message listing few of them still holds the event loop briefly. */
@@ -237,11 +243,11 @@ export class SignalTopics {
   }
 
   private steam(move: SteamRecord): void {
-    let bytes: Buffer | null = null;
+    let message: SignalMessage | null = null;
     for (const sub of this.subs) {
       if (sub.request.topic !== 'steam' || !matchesSteam(move, sub.request.query)) continue;
-      bytes ??= Buffer.from(JSON.stringify({ topic: 'steam', move }));
-      this.deliver(sub, bytes);
+      message ??= new SignalMessage({ topic: 'steam', move });
+      this.deliver(sub, message);
     }
   }
 
@@ -400,8 +406,8 @@ export class SignalTopics {
     }
     if (mine.length === 0) return i;
     this.pushStats.listed += mine.length;
-    const bytes = this.build(channel.request, mine, now);
-    for (const sub of [...channel.subs]) this.deliver(sub, bytes);
+    const message = this.build(channel.request, mine, now);
+    for (const sub of [...channel.subs]) this.deliver(sub, message);
     return i;
   }
 
@@ -436,7 +442,7 @@ export class SignalTopics {
   }
 
   /** The message listing `groups` (each passing the request's filter) and their current records. */
-  private build(r: GroupTopicQuery, groups: number[], now: number): Buffer {
+  private build(r: GroupTopicQuery, groups: number[], now: number): SignalMessage {
     const screens = this.signals.books.screens;
     const ids = groups.map((g) => this.signals.groups.id[g]);
     let body: unknown;
@@ -446,12 +452,12 @@ export class SignalTopics {
       case 'ev': body = { topic: r.topic, groups: ids, records: screens.positiveEvIn(groups, r.query, now, this.signals) }; break;
       case 'middle': body = { topic: r.topic, groups: ids, records: screens.middlesIn(groups, r.query, this.signals) }; break;
     }
-    return Buffer.from(JSON.stringify(body));
+    return new SignalMessage(body as Record<string, unknown>);
   }
 
-  private deliver(sub: Subscription, bytes: Buffer): void {
+  private deliver(sub: Subscription, message: SignalMessage): void {
     this.messages++;
     // too far behind: the sink ends its connection, whose unsubscribe then finds it gone
-    if (!sub.sink.send(sub.request.topic, bytes)) this.remove(sub);
+    if (!sub.sink.send(sub.request.topic, message.json, message)) this.remove(sub);
   }
 }

@@ -26,12 +26,12 @@ export const STREAM_PATH = '/api/v1/stream';
 export const SSE_PATH = '/api/v1/stream/sse';
 
 /** Largest client message: a subscribe with every filter at its limit fits many times over. */
-const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
+export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
 /**
  * What the transport queues before it would drop a message: only an image (sent whole,
  * up to the whole board) comes near it; deltas stop at the hub's buffer cap.
  */
-const MAX_QUEUED_BYTES = 1 << 30;
+export const MAX_QUEUED_BYTES = 1 << 30;
 
 export interface StreamRouteOptions {
   hub: StreamHub;

@@ -170,7 +170,7 @@ function filterOf(values: Record<string, unknown>): StreamFilter {
   };
 }
 
-function requireId(value: unknown): string {
+export function requireId(value: unknown): string {
   if (typeof value !== 'string' || value === '' || value.length > MAX_ID_LENGTH) {
     throw new StreamRequestError(`id must be a string of 1 to ${MAX_ID_LENGTH} characters naming the subscription`, undefined, 'id');
   }
@@ -178,7 +178,7 @@ function requireId(value: unknown): string {
 }
 
 /** A filter value: an array of strings (or one string); commas cannot be inside a value, as on /odds. */
-function filterText(value: unknown, field: string, id: string, maxItems: number): string {
+export function filterText(value: unknown, field: string, id: string, maxItems: number): string {
   const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value : null;
   if (items === null || items.some((item) => typeof item !== 'string' || item.includes(','))) {
     throw new StreamRequestError(`filter.${field} must be an array of strings (no commas inside a value)`, id, `filter.${field}`);

@@ -148,7 +148,7 @@ describe('WebSocket stream', () => {
     const validate = ajv.compile(schema) as ((data: unknown) => boolean) & { errors?: unknown[] | null };
     assert.ok(validate(doc), JSON.stringify(validate.errors?.slice(0, 5)));
     assert.equal(doc.asyncapi, '3.0.0');
-    assert.deepEqual(Object.values(doc.channels).map((c: any) => c.address).sort(), ['/api/v1/stream', '/api/v1/stream/sse']);
+    assert.deepEqual(Object.values(doc.channels).map((c: any) => c.address).sort(), ['/api/v1/stream', '/api/v1/stream/signals', '/api/v1/stream/signals/ws', '/api/v1/stream/sse']);
     // A broken document does not validate (the check can fail).
     assert.equal(validate({ ...doc, channels: { stream: { address: 5 } } }), false);
     const openapi = JSON.parse((await httpRequest(t.port, '/api/v1/openapi.json')).body.toString());
