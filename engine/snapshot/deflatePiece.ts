@@ -20,6 +20,7 @@
 // change matters more than the ~23% fewer bytes level 6 would give.
 
 import { constants, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib';
+import { keptBytes, keptCopy } from '../keptBytes.ts';
 import { SnapshotGzipError } from './errors.ts';
 
 export interface DeflatedPiece {
@@ -72,14 +73,13 @@ export function aligned(deflated: Buffer): Buffer {
 }
 
 /**
- * zlib's sync output smaller than its 16 KB chunk is a view into that chunk: a
- * board of thousands of ~8 KB pieces would hold twice its size. Copy those out.
+ * zlib's sync output smaller than its 16 KB chunk is a view into that chunk (on Node 24
+ * into a 64 KiB Buffer pool slab): a board of thousands of ~8 KB pieces would hold twice
+ * its size or more. Copy those out.
  */
 function exactSize(out: Buffer): Buffer {
   if (out.buffer.byteLength <= out.length + (out.length >>> 3)) return out;
-  const exact = Buffer.allocUnsafeSlow(out.length);
-  out.copy(exact);
-  return exact;
+  return keptCopy(out);
 }
 
 /** A stored block holds at most 65535 bytes. */
@@ -94,7 +94,7 @@ const MAX_STORED = 0xffff;
 export function storedBlock(bytes: Uint8Array): DeflatedPiece {
   if (bytes.length === 0) return EMPTY_PIECE;
   const blocks = Math.ceil(bytes.length / MAX_STORED);
-  const deflated = Buffer.allocUnsafe(bytes.length + 5 * blocks);
+  const deflated = keptBytes(bytes.length + 5 * blocks);
   let at = 0;
   for (let start = 0; start < bytes.length; start += MAX_STORED) {
     const len = Math.min(MAX_STORED, bytes.length - start);

@@ -6,6 +6,7 @@
 
 import type { DeflatedPiece } from './deflatePiece.ts';
 import { CrcTree } from './crcTree.ts';
+import { keptBytes } from '../keptBytes.ts';
 import { SnapshotGzipError } from './errors.ts';
 
 /** ID1 ID2, CM=8 (deflate), FLG=0, MTIME=0 (no time: identical boards give identical bytes), XFL=0, OS=255 (unknown). */
@@ -30,7 +31,7 @@ export interface GzipMember {
 }
 
 export function gzipTrailer(crc: number, rawLength: number): Buffer {
-  const trailer = Buffer.allocUnsafe(TRAILER_BYTES);
+  const trailer = keptBytes(TRAILER_BYTES);
   trailer.writeUInt32LE(crc >>> 0, 0);
   trailer.writeUInt32LE(rawLength % TWO_POW_32, 4);
   return trailer;

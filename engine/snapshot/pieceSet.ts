@@ -10,6 +10,7 @@ import { crc32 } from 'node:zlib';
 import { compressOnWorker, type CompressionTicket } from './compressionWorkers.ts';
 import { aligned, compressPiece, deflatedBytes, DEFAULT_PIECE_LEVEL, storedBlock, type DeflatedPiece } from './deflatePiece.ts';
 import { GzipJoiner, type GzipMember } from './gzipMember.ts';
+import { keptCopy, keptText } from '../keptBytes.ts';
 
 /** A piece whose deflated bytes and CRC are still being made on a worker thread. */
 class DeferredPiece implements DeflatedPiece {
@@ -48,7 +49,7 @@ interface PieceEntry {
 const NO_MEMBERS: readonly string[] = Object.freeze([]);
 
 function toBytes(text: string | Uint8Array): Uint8Array {
-  return typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  return typeof text === 'string' ? keptText(text) : text;
 }
 
 export class PieceSet {
@@ -74,8 +75,8 @@ export class PieceSet {
     compressPiece(Buffer.from('{}'), this.level); // rejects a bad level now, not on the first set()
     this.compareKeys = options.compareKeys;
     this.separator = storedBlock(toBytes(options.separator ?? ','));
-    this.headBytes = Buffer.from(toBytes(options.head ?? ''));
-    this.tailBytes = Buffer.from(toBytes(options.tail ?? ''));
+    this.headBytes = keptCopy(toBytes(options.head ?? ''));
+    this.tailBytes = keptCopy(toBytes(options.tail ?? ''));
     this.joiner.push(storedBlock(this.headBytes), storedBlock(this.tailBytes));
   }
 
@@ -109,7 +110,7 @@ export class PieceSet {
   setHead(text: string | Uint8Array): void {
     const bytes = toBytes(text);
     if (this.headBytes.equals(bytes)) return;
-    this.headBytes = Buffer.from(bytes);
+    this.headBytes = keptCopy(bytes);
     this.joiner.replace(0, storedBlock(this.headBytes));
     this.changes++;
   }

@@ -8,6 +8,7 @@
 
 import type { OddsEngine } from '../engine.ts';
 import { americanToDecimal, createHistoryBuffer, EVENT_STATUSES } from '../model.ts';
+import { KeptArena } from '../keptBytes.ts';
 import { NONE } from '../oddsStore.ts';
 import { FORMAT_ALL, rowJsonText } from '../rowJson.ts';
 import { isoMillis, isoMinutes } from '../timeFormat.ts';
@@ -45,7 +46,10 @@ export function writeEventOpen(sink: ByteSink, engine: OddsEngine, ev: number): 
   );
 }
 
-const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
+// Constants and the price and multiplier caches live as long as the process: packed in
+// slabs of their own (keptBytes.ts says why).
+const keptFragments = new KeptArena();
+const ascii = (text: string): Uint8Array => keptFragments.text(text, 'latin1');
 const NULL_HISTORY = ascii(',"priceHistory":null}');
 /** Room reserved for a cached row's copy (a longer one, if any, is rendered instead). */
 const MAX_CACHED_COPY = 4096;
