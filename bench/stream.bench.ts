@@ -571,7 +571,7 @@ async function hubInProcess(app: App, clock: ManualClock, count: number, by: 'le
 function parseSubscribe(message: Record<string, unknown>): SubscribeRequest {
   const parsed = parseClientMessage(JSON.stringify(message));
   if (parsed.op !== 'subscribe') throw new Error('not a subscribe');
-  return parsed.request;
+  return parsed.subscribe;
 }
 
 /** Full collections until the heap stops shrinking, so a difference of two readings is what stayed alive. */

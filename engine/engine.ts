@@ -706,6 +706,16 @@ export class OddsEngine {
     return this.tombstoneQueue.saveState();
   }
 
+  /** The counters and tombstone queue a checkpoint saved, back (both kinds of restore). */
+  private restoreCounters(counters: EngineCounters, tombstones: TombstoneQueueState): void {
+    this.lastSeq = counters.seq;
+    this.lastChangeAt = counters.lastChangeAt;
+    this.horizon = counters.horizon;
+    this.firstLoadedAt = counters.firstLoadedAt;
+    this.historyName = typeof counters.historyId === 'string' && /^[a-z0-9]{1,32}$/.test(counters.historyId) ? counters.historyId : legacyHistoryId(counters.firstLoadedAt);
+    this.tombstoneQueue.restoreState(tombstones);
+  }
+
   /**
    * Finishes a restore into this fresh engine after the store, rings, event table and
    * change log were filled: the counters come back, and what is derived from the rows
@@ -714,12 +724,7 @@ export class OddsEngine {
   restored(counters: EngineCounters, tombstones: TombstoneQueueState, sortLive: (slots: Int32Array, count: number) => void): void {
     this.derivedFrom = 'rebuilt';
     const s = this.store;
-    this.lastSeq = counters.seq;
-    this.lastChangeAt = counters.lastChangeAt;
-    this.horizon = counters.horizon;
-    this.firstLoadedAt = counters.firstLoadedAt;
-    this.historyName = typeof counters.historyId === 'string' && /^[a-z0-9]{1,32}$/.test(counters.historyId) ? counters.historyId : legacyHistoryId(counters.firstLoadedAt);
-    this.tombstoneQueue.restoreState(tombstones);
+    this.restoreCounters(counters, tombstones);
     this.keys.reserve(s.size);
     let liveCount = 0;
     let deadCount = 0;
@@ -773,12 +778,7 @@ export class OddsEngine {
   restoredFromSaved(counters: EngineCounters, tombstones: TombstoneQueueState, saved: SavedDerivedInput): boolean {
     if (!this.savedDerivedFits(saved)) return false;
     this.derivedFrom = 'saved';
-    this.lastSeq = counters.seq;
-    this.lastChangeAt = counters.lastChangeAt;
-    this.horizon = counters.horizon;
-    this.firstLoadedAt = counters.firstLoadedAt;
-    this.historyName = typeof counters.historyId === 'string' && /^[a-z0-9]{1,32}$/.test(counters.historyId) ? counters.historyId : legacyHistoryId(counters.firstLoadedAt);
-    this.tombstoneQueue.restoreState(tombstones);
+    this.restoreCounters(counters, tombstones);
     this.keys.adopt(saved.keyTable, saved.keyCount);
     this.indexes.adopt(saved.lengths, saved.items, this.lastSeq);
     const s = this.store;

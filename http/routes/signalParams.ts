@@ -11,7 +11,7 @@ import { QueryParser } from '../params.ts';
 import type { ParamDef, QueryOf } from '../schemas.ts';
 import { EVENT_ID } from './oddsParams.ts';
 import { LEAGUE, MAX_COST, MAX_HOLD, MIN_CENTS, MIN_EV, MIN_POINTS, MIN_WIDTH, SCREEN_DEVIG, SPORTSBOOK } from './screens.ts';
-import { filterText, requireId, StreamRequestError } from './streamParams.ts';
+import { filterText, parseStreamFrame, StreamRequestError, type StreamClientMessage } from './streamParams.ts';
 
 const TOPIC = {
   name: 'topic',
@@ -78,31 +78,11 @@ export interface SignalSubscribe {
   format: WireFormat;
 }
 
-export type SignalClientMessage = { op: 'subscribe'; subscribe: SignalSubscribe } | { op: 'unsubscribe'; id: string } | { op: 'heartbeat' };
+export type SignalClientMessage = StreamClientMessage<SignalSubscribe>;
 
 /** Parses one WebSocket text frame of the signal stream. Throws StreamRequestError. */
 export function parseSignalClientMessage(text: string): SignalClientMessage {
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    throw new StreamRequestError('a client message is one JSON object per text frame', undefined, null);
-  }
-  if (message === null || typeof message !== 'object' || Array.isArray(message)) {
-    throw new StreamRequestError('a client message is one JSON object per text frame', undefined, null);
-  }
-  const m = message as Record<string, unknown>;
-  const id = typeof m.id === 'string' ? m.id : undefined;
-  switch (m.op) {
-    case 'heartbeat':
-      return { op: 'heartbeat' };
-    case 'unsubscribe':
-      return { op: 'unsubscribe', id: requireId(m.id) };
-    case 'subscribe':
-      return { op: 'subscribe', subscribe: subscribeOf(m, requireId(m.id)) };
-    default:
-      throw new StreamRequestError('op must be one of subscribe, unsubscribe, heartbeat', id, 'op');
-  }
+  return parseStreamFrame(text, subscribeOf);
 }
 
 function subscribeOf(m: Record<string, unknown>, id: string): SignalSubscribe {

@@ -125,10 +125,10 @@ export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
         }
         const auth = authenticator.check(ws.data.apiKey, 'key', clock.now());
         if (!auth.ok) {
-          client.status(auth.code as StatusCode, auth.detail, message.request.id);
+          client.status(auth.code as StatusCode, auth.detail, message.subscribe.id);
           return;
         }
-        client.subscribe(message.request);
+        client.subscribe(message.subscribe);
       } catch (error) {
         if (error instanceof StreamRequestError) client.status(error.code, error.detail, error.id, error.param);
         else throw error;

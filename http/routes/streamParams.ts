@@ -79,10 +79,17 @@ export class StreamRequestError extends Error {
   }
 }
 
-export type ClientMessage = { op: 'subscribe'; request: SubscribeRequest } | { op: 'unsubscribe'; id: string } | { op: 'heartbeat' };
+/** A client message of a stream's WebSocket, its subscribe body of type S. */
+export type StreamClientMessage<S> = { op: 'subscribe'; subscribe: S } | { op: 'unsubscribe'; id: string } | { op: 'heartbeat' };
 
-/** Parses one WebSocket text frame. Throws StreamRequestError. */
-export function parseClientMessage(text: string): ClientMessage {
+export type ClientMessage = StreamClientMessage<SubscribeRequest>;
+
+/**
+ * Parses one WebSocket text frame of a stream (the odds stream's or the signal stream's):
+ * one JSON object, its op, its id; `subscribeOf` parses a subscribe's own fields. Throws
+ * StreamRequestError.
+ */
+export function parseStreamFrame<S>(text: string, subscribeOf: (m: Record<string, unknown>, id: string) => S): StreamClientMessage<S> {
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -100,10 +107,15 @@ export function parseClientMessage(text: string): ClientMessage {
     case 'unsubscribe':
       return { op: 'unsubscribe', id: requireId(m.id) };
     case 'subscribe':
-      return { op: 'subscribe', request: subscribeRequest(m, requireId(m.id)) };
+      return { op: 'subscribe', subscribe: subscribeOf(m, requireId(m.id)) };
     default:
       throw new StreamRequestError('op must be one of subscribe, unsubscribe, heartbeat', id, 'op');
   }
+}
+
+/** Parses one WebSocket text frame of the odds stream. Throws StreamRequestError. */
+export function parseClientMessage(text: string): ClientMessage {
+  return parseStreamFrame(text, subscribeRequest);
 }
 
 const SUBSCRIBE_FIELDS = new Set(['op', 'id', 'filter', 'clk', 'heartbeatMs', 'conflateMs', 'format', 'oddsFormat']);
