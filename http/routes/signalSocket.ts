@@ -21,14 +21,14 @@
 import { messageHead, withHead, type MessageHead, type SignalMessage } from '../../engine/stream/signalMessage.ts';
 import { plainMessage, type WireFormat } from '../../engine/stream/streamMessages.ts';
 import type { StatusCode } from '../../engine/stream/streamSink.ts';
-import { defineSocketRoute, type AnySocketRoute, type SocketConnection } from '../socketRoute.ts';
+import type { AnySocketRoute, SocketConnection } from '../socketRoute.ts';
 import type { Clock } from '../../engine/clock.ts';
 import type { SignalTopic, SignalTopics } from '../../engine/stream/signalTopics.ts';
 import type { Authenticator } from '../auth.ts';
 import type { AnonymousConnections } from './stream.ts';
 import { parseSignalClientMessage, SIGNAL_HEARTBEAT_MS, topicQuery, type SignalSubscribe } from './signalParams.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MAX_QUEUED_BYTES } from './stream.ts';
-import { StreamRequestError } from './streamParams.ts';
+import { subscriptionSocketRoute, type SubscriptionConnection, type SubscriptionSocketData } from './subscriptionSocket.ts';
 
 export const SIGNAL_SOCKET_PATH = '/api/v1/stream/signals/ws';
 
@@ -51,66 +51,24 @@ interface Subscription {
   heartbeatMs: number;
 }
 
-interface SocketData {
-  apiKey: string | null;
-  remoteAddress: string;
-  /** The peer's address while it is counted as an anonymous connection (from open to close); null otherwise. */
-  anonymousFrom: string | null;
-  connection: SignalConnection | null;
-}
+type SocketData = SubscriptionSocketData<SignalConnection>;
 
 export function signalSocketRoute(settings: SignalStreamSettings): AnySocketRoute {
-  const { anonymous, authenticator, clock } = settings;
-  return defineSocketRoute<SocketData>({
+  return subscriptionSocketRoute<SignalSubscribe, SignalConnection>({
     path: SIGNAL_SOCKET_PATH,
-    auth: 'key',
     maxPayloadBytes: MAX_CLIENT_MESSAGE_BYTES,
     // the cap is STREAM_BUFFER_BYTES, checked after each send: the transport itself never drops
     maxBackpressureBytes: MAX_QUEUED_BYTES,
-    idleTimeoutSeconds: 120,
-    accept(req) {
-      if (req.apiKey === null) anonymous.check(req.remoteAddress);
-      return { apiKey: req.apiKey, remoteAddress: req.remoteAddress, anonymousFrom: null, connection: null };
-    },
-    open(ws) {
-      if (ws.data.apiKey === null) ws.data.anonymousFrom = anonymous.opened(ws.data.remoteAddress);
-      ws.data.connection = new SignalConnection(ws, settings);
-    },
-    message(ws, data, isBinary) {
-      const connection = ws.data.connection;
-      if (connection === null || connection.closed) return;
-      if (isBinary) {
-        connection.status('invalid_subscription', 'client messages are JSON text frames');
-        return;
-      }
-      try {
-        const message = parseSignalClientMessage(data.toString('utf8'));
-        if (message.op === 'heartbeat') return connection.heartbeat();
-        if (message.op === 'unsubscribe') {
-          if (!connection.unsubscribe(message.id)) connection.status('invalid_subscription', `no open subscription ${message.id} on this connection`, message.id, 'id');
-          return;
-        }
-        const auth = authenticator.check(ws.data.apiKey, 'key', clock.now());
-        if (!auth.ok) {
-          connection.status(auth.code as StatusCode, auth.detail, message.subscribe.id);
-          return;
-        }
-        connection.subscribe(message.subscribe);
-      } catch (error) {
-        if (error instanceof StreamRequestError) connection.status(error.code, error.detail, error.id, error.param);
-        else throw error;
-      }
-    },
-    close(ws) {
-      if (ws.data.anonymousFrom !== null) anonymous.closed(ws.data.anonymousFrom);
-      ws.data.anonymousFrom = null;
-      ws.data.connection?.disconnected();
-    },
+    anonymous: settings.anonymous,
+    authenticator: settings.authenticator,
+    clock: settings.clock,
+    parse: parseSignalClientMessage,
+    connect: (ws) => new SignalConnection(ws, settings),
   });
 }
 
 /** One WebSocket's subscriptions to the signal topics, and the caps it is held to. */
-class SignalConnection {
+class SignalConnection implements SubscriptionConnection<SignalSubscribe> {
   private readonly subs = new Map<string, Subscription>();
   closed = false;
   /** Heartbeats and connection-level statuses use the wire format of the latest subscribe. */

@@ -12,14 +12,15 @@ import type { OddsEngine } from '../../engine/engine.ts';
 import { ClockTokens } from '../../engine/stream/streamClock.ts';
 import { StreamHub } from '../../engine/stream/streamHub.ts';
 import type { StreamClient } from '../../engine/stream/streamClient.ts';
-import type { SinkResult, StatusCode, StreamSink } from '../../engine/stream/streamSink.ts';
+import type { SinkResult, StreamSink, SubscribeRequest } from '../../engine/stream/streamSink.ts';
 import { asyncApiRoute } from '../asyncapi.ts';
 import type { OutgoingMessage } from '../../engine/stream/streamMessages.ts';
 import { HttpError } from '../errors.ts';
 import { defineRoute, type AnyRoute } from '../router.ts';
-import { defineSocketRoute, type AnySocketRoute, type SocketConnection } from '../socketRoute.ts';
+import type { AnySocketRoute, SocketConnection } from '../socketRoute.ts';
 import type { StreamResult } from '../request.ts';
-import { parseClientMessage, SSE_QUERY, sseRequest, StreamRequestError } from './streamParams.ts';
+import { parseClientMessage, SSE_QUERY, sseRequest } from './streamParams.ts';
+import { subscriptionSocketRoute, type SubscriptionSocketData } from './subscriptionSocket.ts';
 import { ACTIVE_EVENT, BASE_URL, curlExample, KEY_HEADER, KEY_RULES } from './routeDocs.ts';
 
 export const STREAM_PATH = '/api/v1/stream';
@@ -42,13 +43,7 @@ export interface StreamRouteOptions {
   clock: Clock;
 }
 
-interface SocketData {
-  apiKey: string | null;
-  client: StreamClient | null;
-  /** The peer's address while it is counted as an anonymous connection (from open to close); null otherwise. */
-  anonymousFrom: string | null;
-  remoteAddress: string;
-}
+type SocketData = SubscriptionSocketData<StreamClient>;
 
 /**
  * Open push-stream connections without a key, per client address, WebSocket and SSE
@@ -95,53 +90,15 @@ export class AnonymousConnections {
 
 export function streamSocketRoute(options: StreamRouteOptions): AnySocketRoute {
   const { hub, authenticator, clock, anonymous } = options;
-  return defineSocketRoute<SocketData>({
+  return subscriptionSocketRoute<SubscribeRequest, StreamClient>({
     path: STREAM_PATH,
-    auth: 'key',
     maxPayloadBytes: MAX_CLIENT_MESSAGE_BYTES,
     maxBackpressureBytes: MAX_QUEUED_BYTES,
-    idleTimeoutSeconds: 120,
-    accept(req) {
-      if (req.apiKey === null) anonymous.check(req.remoteAddress);
-      return { apiKey: req.apiKey, client: null, anonymousFrom: null, remoteAddress: req.remoteAddress };
-    },
-    open(ws) {
-      if (ws.data.apiKey === null) ws.data.anonymousFrom = anonymous.opened(ws.data.remoteAddress);
-      ws.data.client = hub.connect(socketSink(ws));
-    },
-    message(ws, data, isBinary) {
-      const client = ws.data.client;
-      if (client === null) return;
-      if (isBinary) {
-        client.status('invalid_subscription', 'client messages are JSON text frames');
-        return;
-      }
-      try {
-        const message = parseClientMessage(data.toString('utf8'));
-        if (message.op === 'heartbeat') return client.heartbeat();
-        if (message.op === 'unsubscribe') {
-          if (!client.unsubscribe(message.id)) client.status('invalid_subscription', `no open subscription ${message.id} on this connection`, message.id, 'id');
-          return;
-        }
-        const auth = authenticator.check(ws.data.apiKey, 'key', clock.now());
-        if (!auth.ok) {
-          client.status(auth.code as StatusCode, auth.detail, message.subscribe.id);
-          return;
-        }
-        client.subscribe(message.subscribe);
-      } catch (error) {
-        if (error instanceof StreamRequestError) client.status(error.code, error.detail, error.id, error.param);
-        else throw error;
-      }
-    },
-    drain(ws) {
-      ws.data.client?.drained();
-    },
-    close(ws) {
-      if (ws.data.anonymousFrom !== null) anonymous.closed(ws.data.anonymousFrom);
-      ws.data.anonymousFrom = null;
-      ws.data.client?.disconnected();
-    },
+    anonymous,
+    authenticator,
+    clock,
+    parse: parseClientMessage,
+    connect: (ws) => hub.connect(socketSink(ws)),
   });
 }
 
