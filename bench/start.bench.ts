@@ -51,7 +51,9 @@ interface Service {
 
 function startService(dataDir: string, env: NodeJS.ProcessEnv): Service {
   const spawned = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+  // START_NODE_ARGS: extra node flags for the service (e.g. --cpu-prof --cpu-prof-dir=DIR, not allowed in NODE_OPTIONS)
+  const nodeArgs = (process.env.START_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', MAIN], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', INGEST_PORT: '0', HOST: '127.0.0.1', SIM_RATE: '0', LOG_FORMAT: 'json', INGEST_TOKEN: TOKEN, ALERTS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -30,7 +30,7 @@ import { RINGS_PER_SLAB, type RingPoolState } from './historyRing.ts';
 import type { StringPool } from './intern.ts';
 import { sortByOrder } from './loadBoard.ts';
 import type { SourceRecord } from './model.ts';
-import type { OddsStore } from './oddsStore.ts';
+import { doubledCapacity, type OddsStore } from './oddsStore.ts';
 import type { NumericArray } from './columns.ts';
 import type { PostingList } from './postingList.ts';
 
@@ -340,7 +340,8 @@ export function readEngineState(source: BodySource): EngineState {
   source.read(first);
   let state: EngineState;
   if (isBlockBody(first)) {
-    state = readBlockBody(source, packr) as EngineState;
+    // the store's columns are read into arrays of the capacity restoreEngine's store will have, and adopted
+    state = readBlockBody(source, packr, (path, length) => (path.length === 2 && path[0] === 'columns' ? doubledCapacity(0, restoredCapacity(length)) : length)) as EngineState;
   } else {
     // format 1: one msgpack document, unpacked once the whole body is read and verified
     let bytes: Uint8Array;
@@ -365,15 +366,39 @@ export function decodeEngineState(bytes: Uint8Array, clock: Clock, options: Engi
   return restoreEngine(readEngineState(memoryBody(bytes)), clock, options);
 }
 
+/** The store's capacity after a restore of `size` slots: room to grow by a sixteenth before the first doubling. */
+function restoredCapacity(size: number): number {
+  return Math.max(16, size + (size >>> 4));
+}
+
+/**
+ * A saved column as the store's column `current` (allocated at the store's capacity):
+ * the saved array's own memory when readEngineState left room for that capacity, so
+ * the bytes read from the file are not copied again; a copy into `current` otherwise
+ * (a format 1 body, a body in memory). The slots past `size` hold what `current`'s
+ * unused slots hold (NO_RING for the ring column, zero for the others).
+ */
+function restoredColumn(current: NumericArray, saved: NumericArray, size: number): NumericArray {
+  const Type = current.constructor as new (buffer: ArrayBufferLike, offset: number, length: number) => NumericArray;
+  if (saved.constructor === current.constructor && saved.byteOffset === 0 && saved.buffer.byteLength >= current.byteLength) {
+    const column = new Type(saved.buffer, 0, current.length);
+    const unused = current.length > size ? current[size]! : 0;
+    if (unused !== 0) column.fill(unused, size);
+    return column;
+  }
+  current.set(saved as never);
+  return current;
+}
+
 export function restoreEngine(state: EngineState, clock: Clock, options: EngineOptions = {}): OddsEngine {
-  const engine = new OddsEngine(clock, { ...options, initialCapacity: Math.max(16, state.size + (state.size >>> 4)) });
+  const engine = new OddsEngine(clock, { ...options, initialCapacity: restoredCapacity(state.size) });
   const s: OddsStore = engine.store;
   for (const name of POOLS) (s[name] as StringPool).restore(state.pools[name]);
   s.restoreSlots(state.size, state.free);
   for (const name of COLUMNS) {
     const saved = state.columns[name];
     if (saved.length !== state.size) throw new Error(`checkpoint column ${name} holds ${saved.length} slots, expected ${state.size}`);
-    (s[name] as NumericArray).set(saved as never);
+    (s as unknown as Record<ColumnName, NumericArray>)[name] = restoredColumn(s[name] as NumericArray, saved, state.size);
   }
   const table = engine.eventTable;
   const eventCount = state.events.known.length;

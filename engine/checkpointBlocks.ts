@@ -173,10 +173,21 @@ export function isBlockBody(first: Uint8Array): boolean {
 interface Place {
   holder: Record<string, unknown> | unknown[];
   key: string | number;
+  /** Where the block sits in the state: the keys from the root (e.g. ['columns', 'priceAmerican']). */
+  path: readonly (string | number)[];
   index: number;
   type: number;
   length: number;
 }
+
+/**
+ * Elements to allocate for a block of `length` at `path`: at least `length`. A reader that
+ * will grow an array at once (the store's columns to its capacity) asks for the room up
+ * front, so the bytes are read once into memory that stays, not read and then copied:
+ * on a machine where memory's first touch is dear that copy was a second touch of every
+ * column.
+ */
+export type BlockRoom = (path: readonly (string | number)[], length: number) => number;
 
 /**
  * Reads a format 2 body whose first 8 bytes (the magic) were read already: the manifest
@@ -184,7 +195,7 @@ interface Place {
  * source's verify(); returns the state with the arrays in place. Throws a plain Error for
  * a layout that does not add up (the caller tells damage from a bug by the body CRC).
  */
-export function readBlockBody(source: BodySource, packr: Packr): unknown {
+export function readBlockBody(source: BodySource, packr: Packr, roomFor: BlockRoom = (_path, length) => length): unknown {
   const head = new Uint8Array(8);
   source.read(head);
   const view = new DataView(head.buffer);
@@ -196,21 +207,21 @@ export function readBlockBody(source: BodySource, packr: Packr): unknown {
   if (zlibCrc32(manifestBytes) >>> 0 !== manifestCrc) throw new Error('its manifest fails its CRC');
   const root: { state: unknown } = { state: packr.unpack(manifestBytes) };
   const places: Place[] = [];
-  const collect = (holder: Record<string, unknown> | unknown[], key: string | number): void => {
+  const collect = (holder: Record<string, unknown> | unknown[], key: string | number, path: readonly (string | number)[]): void => {
     const value = (holder as Record<string | number, unknown>)[key];
     if (value === null || typeof value !== 'object') return;
     if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) if (value[i] !== null && typeof value[i] === 'object') collect(value, i);
+      for (let i = 0; i < value.length; i++) if (value[i] !== null && typeof value[i] === 'object') collect(value, i, [...path, i]);
       return;
     }
     const record = value as Record<string, unknown>;
     if (Object.prototype.hasOwnProperty.call(record, BLOCK_KEY)) {
-      places.push({ holder, key, index: record[BLOCK_KEY] as number, type: record.type as number, length: record.length as number });
+      places.push({ holder, key, path, index: record[BLOCK_KEY] as number, type: record.type as number, length: record.length as number });
       return;
     }
-    for (const name of Object.keys(record)) collect(record, name);
+    for (const name of Object.keys(record)) collect(record, name, [...path, name]);
   };
-  collect(root, 'state');
+  collect(root, 'state', []);
   places.sort((a, b) => a.index - b.index);
   let end = PREFIX_BYTES + manifestLength + pad8(PREFIX_BYTES + manifestLength);
   for (let i = 0; i < places.length; i++) {
@@ -227,7 +238,9 @@ export function readBlockBody(source: BodySource, packr: Packr): unknown {
   source.read(scratch.subarray(0, pad8(PREFIX_BYTES + manifestLength)));
   const arrays: Block[] = [];
   for (const place of places) {
-    const array = new (BLOCK_TYPES[place.type] as unknown as new (length: number) => Block)(place.length);
+    const Type = BLOCK_TYPES[place.type] as unknown as new (length: number) => Block;
+    const room = Math.max(place.length, roomFor(place.path, place.length));
+    const array = room === place.length ? new Type(place.length) : (new Type(room).subarray(0, place.length) as Block);
     source.read(bytesOf(array));
     source.read(scratch.subarray(0, pad8(array.byteLength)));
     arrays.push(array);

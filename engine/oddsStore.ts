@@ -42,6 +42,13 @@ function enumIndex<T>(values: readonly T[], value: T, field: string): number {
   return at;
 }
 
+/** The capacity reserve() grows `from` to for `wanted` slots: doubling from at least 16. */
+export function doubledCapacity(from: number, wanted: number): number {
+  let doubled = Math.max(16, from);
+  while (doubled < wanted) doubled *= 2;
+  return doubled;
+}
+
 export class OddsStore {
   readonly events = new StringPool();
   readonly books = new StringPool();
@@ -99,11 +106,7 @@ export class OddsStore {
   /** Makes room for `capacity` slots: doubling, or exactly that many when `exact` (a load that knows its size). */
   reserve(capacity: number, exact = false): void {
     if (capacity <= this.capacity) return;
-    if (!exact) {
-      let doubled = Math.max(16, this.capacity);
-      while (doubled < capacity) doubled *= 2;
-      capacity = doubled;
-    }
+    if (!exact) capacity = doubledCapacity(this.capacity, capacity);
     this.state = grown(this.state, capacity, 0, 'exact');
     this.event = grown(this.event, capacity, 0, 'exact');
     this.book = grown(this.book, capacity, 0, 'exact');

@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { ManualClock } from '../../engine/clock.ts';
 import type { OddsEngine } from '../../engine/engine.ts';
+import type { OddsInput } from '../../engine/model.ts';
 import { CHECKPOINT_PACK_OPTIONS, EngineStateCopy, decodeEngineState, encodeEngineState, engineState, packStateHere } from '../../engine/checkpoint.ts';
 import { BLOCK_BODY_MAGIC, blockBody, planBlocks } from '../../engine/checkpointBlocks.ts';
 import { RestoreRefusedError } from '../../ingest/durableBoard.ts';
@@ -256,4 +257,41 @@ test('saved derived state that does not fit the rows is not taken: the restore r
     }
     await opened.close();
   }
+});
+
+test("a format 2 restore takes the store's columns as it read them, at the store's capacity, and the board then grows as one that never restarted", async () => {
+  const dir = dataDir();
+  const clock = new ManualClock(NOW);
+  const opened = await openBoard(dir, clock, board);
+  await submitBatches(opened, clock, 1, 2);
+  const engine = opened.durable.engine;
+  const restored = decodeEngineState(encodeEngineState(engine), new ManualClock(NOW));
+  const store = restored.store;
+  const capacity = store.capacity;
+  assert.ok(capacity > store.size, `capacity ${capacity} for ${store.size} slots`);
+  for (const name of ['state', 'priceAmerican', 'line', 'seq', 'ring', 'updated'] as const) {
+    assert.equal(store[name].length, store.capacity, `${name} spans the capacity`);
+  }
+  // new rows land in the slots past the restored ones (whose ring column must read "no ring"),
+  // get prices (and so history rings), and one more row than the capacity makes the store double
+  const fresh: OddsInput[] = [];
+  const before = store.size;
+  const room = capacity - before + 1;
+  board.forEachOdds((row) => {
+    if (fresh.length < room) fresh.push({ ...row, selectionId: `${row.selectionId}-after-restore` });
+  });
+  for (const target of [engine, restored]) target.apply(fresh.map((row) => ({ op: 'upsert', row })));
+  assert.equal(store.size, before + room, 'each new row in a new slot');
+  const ids = Array.from({ length: 50 }, (_, i) => restored.idOf(before + i));
+  for (const target of [engine, restored]) {
+    target.apply(ids.map((id, i) => ({ op: 'priceById', id, priceAmerican: 100 + i, suspended: false })));
+  }
+  assert.ok(store.capacity > capacity, `the store doubled past ${capacity} slots (now ${store.capacity})`);
+  sameBoard(engine, restored, false);
+  for (const id of ids) {
+    const history = [...restored.history(restored.slotOf(id))];
+    assert.ok(history.length >= 1, `${id} has a history`);
+    assert.deepEqual(history, [...engine.history(engine.slotOf(id))], `${id}'s history`);
+  }
+  await opened.close();
 });
