@@ -9,7 +9,7 @@
 import type { OddsEngine } from '../engine/engine.ts';
 import { NONE, SLOT_TOMBSTONE } from '../engine/oddsStore.ts';
 import type { ArchiveRow } from '../persistence/archive/archiveSchema.ts';
-import { TickArchive, type ArchiveSource, type Compaction } from '../persistence/archive/tickArchive.ts';
+import type { ArchiveSource, Compaction, TickArchive } from '../persistence/archive/tickArchive.ts';
 import type { Storage } from '../persistence/log/storage.ts';
 import type { DurableBoard } from './durableBoard.ts';
 import { decodeRecord } from './record.ts';
@@ -193,6 +193,8 @@ export interface ArchiveSettings {
  * what the log holds after the last archived record.
  */
 export async function attachTickArchive(durable: DurableBoard, settings: ArchiveSettings, options: { now: () => number; warn: (line: string) => void; fsync: boolean; storage?: Storage; compaction?: Partial<Compaction> }): Promise<TickArchive> {
+  // DuckDB (~180 modules and a native library) is loaded only when ARCHIVE_DIR asks for the archive
+  const { TickArchive } = await import('../persistence/archive/tickArchive.ts');
   const archive = await TickArchive.open({
     dir: settings.dir,
     retentionDays: settings.retentionDays,

@@ -13,17 +13,37 @@
 // Keys and limits: the route does not count the POST itself (authenticate: false);
 // each tool call is an API request made with the caller's key (X-Api-Key or Bearer on
 // the POST), counted, limited and refused exactly like that request.
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { HttpError } from '../http/errors.ts';
 import type { DocumentResult } from '../http/request.ts';
 import { defineRoute, type AnyRoute } from '../http/router.ts';
 import { HttpApiClient } from './apiClient.ts';
-import { ToolSet } from './mcpServer.ts';
+import type { ToolSet } from './mcpServer.ts';
 import { buildTools, maxAnswerBytesFrom } from './tools.ts';
 import http from 'node:http';
 
 export const MCP_PATH = '/mcp';
 const MAX_BODY = 1024 * 1024;
+
+interface McpSdk {
+  Transport: typeof WebStandardStreamableHTTPServerTransport;
+  ToolSet: typeof ToolSet;
+}
+
+// The MCP SDK (and the Ajv build it brings) is loaded at the first MCP request, not at
+// every start: importing it took ~1 s of a start's module loading (bench/start.bench.ts's
+// "modules" phase) for a door most deployments never open.
+let sdk: Promise<McpSdk> | null = null;
+function loadSdk(): Promise<McpSdk> {
+  sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./mcpServer.ts')]).then(
+    ([transport, server]) => ({ Transport: transport.WebStandardStreamableHTTPServerTransport, ToolSet: server.ToolSet }),
+    (error: unknown) => {
+      sdk = null;
+      throw error;
+    },
+  );
+  return sdk;
+}
 
 /** The /mcp route; `publicPort` is read at the first request (the server listens after the routes are built); env: MCP_MAX_ANSWER_BYTES. */
 export function mcpRoute(publicPort: () => number, env: NodeJS.ProcessEnv): AnyRoute {
@@ -33,9 +53,8 @@ export function mcpRoute(publicPort: () => number, env: NodeJS.ProcessEnv): AnyR
   // the tools' argument schemas come from the API's own OpenAPI document, read once
   let tools: Promise<ToolSet> | null = null;
   const toolSet = (): Promise<ToolSet> => {
-    tools ??= new HttpApiClient(base, null, agent)
-      .get('/api/v1/openapi.json')
-      .then((reply) => {
+    tools ??= Promise.all([loadSdk(), new HttpApiClient(base, null, agent).get('/api/v1/openapi.json')])
+      .then(([{ ToolSet }, reply]) => {
         if (reply.status !== 200) throw new Error(`GET /api/v1/openapi.json answered ${reply.status}`);
         return new ToolSet(buildTools(JSON.parse(reply.body), maxBytes));
       })
@@ -57,9 +76,9 @@ export function mcpRoute(publicPort: () => number, env: NodeJS.ProcessEnv): AnyR
     response: 'McpMessage',
     documented: false,
     handle(req) {
-      const body = toolSet().then(async (set): Promise<DocumentResult> => {
+      const body = Promise.all([toolSet(), loadSdk()]).then(async ([set, { Transport }]): Promise<DocumentResult> => {
         const server = set.server(new HttpApiClient(base, req.apiKey, agent));
-        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         try {
           await server.connect(transport);
           const response = await transport.handleRequest(

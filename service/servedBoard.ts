@@ -13,7 +13,7 @@ import type { KeyChecker } from '../persistence/keyCheck.ts';
 import { fixtureBoard, loadWithProgress, type BoardStartOptions } from './boardStart.ts';
 import type { Config } from './config.ts';
 import { openDurableStart, type DurableStart } from './durableStart.ts';
-import { natsSettingsFromConfig, openReplicatedStart, type ReplicatedStart } from './replicatedStart.ts';
+import type { ReplicatedStart } from './replicatedStart.ts';
 
 export interface ServedBoardOptions extends BoardStartOptions {
   /** A board restored elsewhere: served as it is, without loading `board` or its cold data. */
@@ -54,9 +54,12 @@ export interface ServedBoard {
  */
 export async function openServedBoard(options: ServedBoardOptions): Promise<ServedBoard> {
   const { clock, env } = options;
-  const nats = options.config === undefined ? null : natsSettingsFromConfig(options.config);
-  if (nats !== null && options.dataDir !== undefined && options.engine === undefined) {
-    const replicated = await openReplicatedStart({ ...options, settings: nats, config: options.config!, dataDir: options.dataDir });
+  if (options.config?.log === 'nats' && options.dataDir !== undefined && options.engine === undefined) {
+    // the NATS client and the replica's parts are loaded only with LOG=nats (a start without
+    // them skips ~100 of its modules)
+    const { natsSettingsFromConfig, openReplicatedStart } = await import('./replicatedStart.ts');
+    const settings = natsSettingsFromConfig(options.config)!;
+    const replicated = await openReplicatedStart({ ...options, settings, config: options.config, dataDir: options.dataDir });
     return { engine: replicated.engine, board: replicated.board, persistence: replicated.persistence, durable: null, replicated, keyChecker: replicated.keyChecker, releaseDataDir: () => replicated.lock.release() };
   }
   if (options.dataDir !== undefined && options.engine === undefined) {
