@@ -197,7 +197,7 @@ async function cleanUp(fed: Fed): Promise<void> {
   rmSync(fed.dir, { recursive: true, force: true });
 }
 
-test('a finished day merged: every change once, the merged layout on disk, every read answering as before, its export the file', async () => {
+test('a finished day merged into a split day: every change once, the parts and manifest on disk, every read answering as before, its export the parts in one file', async () => {
   const fed = await feed(90, 30);
   try {
     const { archive, archiveDir, clock } = fed;
@@ -292,7 +292,7 @@ test("a merge does not hold the archive's queue: while its file is written, read
   }
 });
 
-test("closing during a merge stops it: no temporary left, the day's file as it was, merged after the next start", { timeout: 120_000 }, async () => {
+test("closing during a merge stops it: no temporary left, the day's file as it was, split after the next start (row groups cut in its parts)", { timeout: 120_000 }, async () => {
   const dir = tempDataDir('archive-close-merge-');
   try {
     // a finished day of 1,000,000 changes in one plain file (bench/archiveGenerator.ts): its merge takes seconds
@@ -338,7 +338,7 @@ test("closing during a merge stops it: no temporary left, the day's file as it w
   }
 });
 
-test('a day an older version merged (by odds id, no event_key, no removed_rows) reads the same, then is rewritten in place', async () => {
+test('a day an older version merged (by odds id, no event_key, no removed_rows) reads the same, then is rewritten as a split day', async () => {
   const fed = await feed(30, 10);
   try {
     const { archiveDir, clock, opened } = fed;
