@@ -54,6 +54,7 @@ import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duc
 import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeStorage, writeFully, type Storage } from '../log/storage.ts';
+import { concatParquet } from './parquetConcat.ts';
 import { ARCHIVE_COLUMNS, COLUMN_LIST, eventKey, MERGED_KEY_COLUMNS, TICK_COLUMNS, type ArchiveColumn, type ArchiveRow, type TickRow } from './archiveSchema.ts';
 import {
   archiveFileName,
@@ -1077,10 +1078,11 @@ export class TickArchive {
   /**
    * Writes one day's rows (optionally one league's) to `outPath` as one Parquet file (zstd)
    * in the merged layout: MERGED_COLUMNS, sorted by event_key, odds_id, seq, pos. Returns
-   * the row count. A finished day is in that order already: its parts are copied in key
-   * order (no sort), its league's rows kept; a day an older version merged into one file
-   * is that file (a hard link, or a copy across file systems). Today's (or a day not
-   * merged yet) are sorted. Only archived records: the newest ARCHIVE_INTERVAL_MS of
+   * the row count. A finished day is in that order already: its parts are joined in key
+   * order, their bytes as they are (parquetConcat.ts: no row decoded), and a league's
+   * export reads them in that order keeping its rows; a day an older version merged into
+   * one file is that file (a hard link, or a copy across file systems). Today's (or a day
+   * not merged yet) are sorted. Only archived records: the newest ARCHIVE_INTERVAL_MS of
    * today are not in it yet.
    */
   exportDay(day: string, league: string | null, outPath: string): Promise<{ rows: number; files: number }> {
@@ -1096,6 +1098,10 @@ export class TickArchive {
         } catch {
           copyFileSync(paths[0], outPath);
         }
+      } else if (mergedDay && league === null) {
+        const joined = await concatParquet(paths, outPath);
+        const expected = files[0].split?.manifest.rows;
+        if (joined.rows !== expected) throw new Error(`joining the parts of ${day} gave ${joined.rows} rows, its manifest says ${expected}`);
       } else {
         const where = league === null ? '' : `WHERE league = ${sqlString(league)}`;
         // a merged day read in its order (DuckDB keeps a scan's order, files in the list's order, into COPY): no sort
