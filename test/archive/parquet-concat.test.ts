@@ -11,7 +11,7 @@ import { sqlString } from '../../persistence/archive/archiveFiles.ts';
 import { concatParquet } from '../../persistence/archive/parquetConcat.ts';
 import { tempDataDir } from '../ingest/ingest-helpers.ts';
 
-test('files joined byte for byte read back as their rows in order, every type and null as written, a filter over the row groups' statistics answering as over the files', async () => {
+test("files joined byte for byte read back as their rows in order, every type and null as written, a filter over the row groups' statistics answering as over the files", async () => {
   const dir = tempDataDir('parquet-concat-');
   const db = await DuckDBInstance.create(':memory:', { threads: '1', preserve_insertion_order: 'false' });
   const c = await db.connect();
