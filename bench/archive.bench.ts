@@ -12,7 +12,10 @@
 //   a minute), then merged by the archive day by day (the last one while queries run);
 //   ARCHIVE_BENCH_LAYOUT=merged: the days written straight in the merged layout (how the
 //   full-size archive is made in reasonable time), then one more plain day merged while
-//   queries run (ARCHIVE_BENCH_MERGE_DAY=0: not). Progress goes to stderr.
+//   queries run (ARCHIVE_BENCH_MERGE_DAY=0: not). ARCHIVE_BENCH_SPLIT: the parts a merged
+//   day is split into (16, 64 or 256; default the archive's SPLIT_PARTS), or 0: one file
+//   a day, as the previous version merged days (then ARCHIVE_BENCH_MERGE_DAY=0: the
+//   archive would rewrite those days first). Progress goes to stderr.
 // Sizes: ARCHIVE_BENCH_SECONDS (default 4; 0 skips the ingest part) per rate,
 // ARCHIVE_BENCH_DAYS (default 3; 0 skips the archive part), ARCHIVE_BENCH_ROWS_PER_DAY
 // (default 2,000,000; 17,280,000 is 200 updates/s) and ARCHIVE_BENCH_EVENTS (default
@@ -29,9 +32,9 @@ import { attachTickArchive } from '../ingest/archiveRows.ts';
 import { DurableBoard } from '../ingest/durableBoard.ts';
 import { loadBoard } from '../engine/loadBoard.ts';
 import { listArchiveFiles, listDays } from '../persistence/archive/archiveFiles.ts';
-import { MERGED_ROW_GROUP_ROWS, TickArchive } from '../persistence/archive/tickArchive.ts';
+import { MERGED_ROW_GROUP_ROWS, SPLIT_PARTS, TickArchive } from '../persistence/archive/tickArchive.ts';
 import { openPersistence } from '../persistence/persistence.ts';
-import { ARCHIVE_LAYOUT, ArchiveGenerator } from './archiveGenerator.ts';
+import { ArchiveGenerator, SINGLE_FILE_LAYOUT, splitLayout } from './archiveGenerator.ts';
 
 type Measurements = Record<string, number | string>;
 
@@ -45,6 +48,10 @@ const EVENTS = Number(process.env.ARCHIVE_BENCH_EVENTS ?? 2000);
 const LAYOUT = process.env.ARCHIVE_BENCH_LAYOUT === 'merged' ? 'merged' : 'plain';
 /** merged layout: one more day as a plain file, merged by the archive while queries run (0: none). */
 const MERGE_DAY = process.env.ARCHIVE_BENCH_MERGE_DAY !== '0';
+/** Parts of a merged day (0: one file, the previous version's layout). */
+const SPLIT = Number(process.env.ARCHIVE_BENCH_SPLIT ?? SPLIT_PARTS);
+if (![0, 16, 64, 256].includes(SPLIT)) throw new Error(`ARCHIVE_BENCH_SPLIT must be 0, 16, 64 or 256, not ${process.env.ARCHIVE_BENCH_SPLIT}`);
+const MERGED_DAY_LAYOUT = SPLIT === 0 ? SINGLE_FILE_LAYOUT : splitLayout(SPLIT);
 
 /** A line on stderr as the bench goes (the results print at the end; a run stopped early still says how far it got). */
 function progress(line: string): void {
@@ -133,10 +140,10 @@ async function generateArchive(dir: string): Promise<{ ids: string[]; seconds: n
     for (let d = 0; d < total; d++) {
       const day = new Date(NOW - (DAYS - 1 - d) * 86_400_000).toISOString().slice(0, 10);
       const merged = LAYOUT === 'merged' && d < DAYS;
-      const written = await generator.day(dir, day, 1 + d * ROWS_PER_DAY, merged ? ARCHIVE_LAYOUT : null);
-      if (merged && d === 0) await generator.checkMerged(written.path, MERGED_ROW_GROUP_ROWS, 'event_key');
+      const written = await generator.day(dir, day, 1 + d * ROWS_PER_DAY, merged ? MERGED_DAY_LAYOUT : null);
+      if (merged && d === 0) for (const path of written.parquet.slice(0, 4)) await generator.checkMerged(path, MERGED_ROW_GROUP_ROWS, 'event_key');
       if (!merged && LAYOUT === 'merged') plainDay = day;
-      progress(`generated ${day} (${merged ? 'merged layout' : 'plain'}, ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+      progress(`generated ${day} (${merged ? `merged layout, ${written.parquet.length} file(s)` : 'plain'}, ${((performance.now() - started) / 1000).toFixed(0)} s)`);
     }
     const ids = await generator.sampleIds(QUERIES);
     return { ids, seconds: (performance.now() - started) / 1000, plainDay };
@@ -172,7 +179,7 @@ async function historyTimes(archive: TickArchive, ids: readonly string[], budget
 
 export async function benchArchive(): Promise<Measurements> {
   const size = (process.env.BOARD as BoardSize | undefined) ?? 'small';
-  const out: Measurements = { note: `loaded shared machine; board ${size}; ${SECONDS}s per rate; ${DAYS} days x ${ROWS_PER_DAY.toLocaleString('en-US')} rows generated (${LAYOUT} layout, ${EVENTS} events x 50 selections)` };
+  const out: Measurements = { note: `loaded shared machine; board ${size}; ${SECONDS}s per rate; ${DAYS} days x ${ROWS_PER_DAY.toLocaleString('en-US')} rows generated (${LAYOUT} layout, ${SPLIT === 0 ? 'a merged day in one file' : `a merged day split in ${SPLIT} parts`}, ${EVENTS} events x 50 selections)` };
   for (const rate of SECONDS > 0 ? [1000, 10_000] : []) {
     const without = await paced(size, rate, false);
     const withArchive = await paced(size, rate, true);
@@ -202,8 +209,8 @@ export async function benchArchive(): Promise<Measurements> {
       now: () => endOf(days[days.length - 1]) + 1,
       warn: (line) => console.error(line),
       source: { rowsOf: () => {} },
-      // every generated day rewritten at once (the service spaces an upgrade's rewrites out)
-      compaction: { rewriteEveryMs: 0 },
+      // every generated day rewritten at once (the service spaces an upgrade's rewrites out), split as the generated ones
+      compaction: { rewriteEveryMs: 0, splitParts: SPLIT === 0 ? SPLIT_PARTS : (SPLIT as 16 | 64 | 256) },
       // a log that holds nothing after the generated archive
       log: { lastIndex: lastSeq, firstIndex: () => lastSeq + 1, replay: () => {}, archived: () => {} },
     });
@@ -252,22 +259,31 @@ export async function benchArchive(): Promise<Measurements> {
       }
       const exportDir = mkdtempSync(join(tmpdir(), 'bench-archive-export-'));
       try {
+        // wall and the process's CPU (DuckDB's threads included): on a shared machine the wall moves with the load
         let started = performance.now();
+        let cpu0 = process.cpuUsage();
+        const cpuSeconds = (): number => {
+          const cpu = process.cpuUsage(cpu0);
+          return (cpu.user + cpu.system) / 1e6;
+        };
         const whole = await archive.exportDay(lastDay, null, join(exportDir, 'day.parquet'));
-        out[`one day's export (${whole.rows.toLocaleString('en-US')} rows): seconds`] = (performance.now() - started) / 1000;
-        progress(`export of a day: ${((performance.now() - started) / 1000).toFixed(2)} s`);
+        out[`one day's export (${whole.rows.toLocaleString('en-US')} rows): seconds wall / CPU`] = `${((performance.now() - started) / 1000).toFixed(1)} / ${cpuSeconds().toFixed(1)}`;
+        progress(`export of a day: ${((performance.now() - started) / 1000).toFixed(2)} s, CPU ${cpuSeconds().toFixed(1)} s`);
         started = performance.now();
+        cpu0 = process.cpuUsage();
         const league = await archive.exportDay(lastDay, 'nfl', join(exportDir, 'nfl.parquet'));
-        out[`one day's export of one league (${league.rows.toLocaleString('en-US')} rows): seconds`] = (performance.now() - started) / 1000;
-        progress(`export of a league: ${((performance.now() - started) / 1000).toFixed(2)} s, ${league.rows} rows`);
+        out[`one day's export of one league (${league.rows.toLocaleString('en-US')} rows): seconds wall / CPU`] = `${((performance.now() - started) / 1000).toFixed(1)} / ${cpuSeconds().toFixed(1)}`;
+        progress(`export of a league: ${((performance.now() - started) / 1000).toFixed(2)} s, CPU ${cpuSeconds().toFixed(1)} s, ${league.rows} rows`);
       } finally {
         rmSync(exportDir, { recursive: true, force: true });
       }
       // 24 h before the last generated change
       const since = Date.parse(`${days[days.length - 1]}T00:00:00Z`);
       const started = performance.now();
+      const cpu0 = process.cpuUsage();
       const removals = await archive.removalsSince(since);
-      out[`the replay window's archive query, 24 h back (${removals.rows.length} removals): ms`] = performance.now() - started;
+      const cpu = process.cpuUsage(cpu0);
+      out[`the replay window's archive query, 24 h back (${removals.rows.length} removals): ms wall / CPU`] = `${(performance.now() - started).toFixed(0)} / ${((cpu.user + cpu.system) / 1000).toFixed(0)}`;
     } finally {
       await archive.abandon();
     }

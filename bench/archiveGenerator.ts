@@ -9,20 +9,23 @@
 // event ids shaped like the board's (`nfl-20261121-0042-AW-HM`: their first 8 bytes are
 // the league and year, as in real data), one change in 10,007 a removal.
 //
-// Two layouts:
+// Layouts:
 // - plain: one file in log order, as a flush writes (122,880-row groups);
-// - merged: one file in the archive's merged layout, marked as a finished day's merge
-//   (the archive reads it as one and does not merge it again). Written without sorting
-//   the day: the selections (S rows) are ranked in the merged order once, and the day's
-//   rows are (rank, k) pairs in order, sorted as two integers before the wide columns are
-//   computed. One DuckDB thread and no insertion-order bookkeeping, so the row groups are
-//   cut at exactly the layout's size, as the archive's merge cuts them.
+// - merged: the archive's merged layout, marked as a finished day's merge (the archive
+//   reads it as one and does not merge it again): a split day (ARCHIVE_LAYOUT: a
+//   directory of parts by event_key prefix with its manifest, as the archive installs
+//   one), or one file (SINGLE_FILE_LAYOUT: as the previous version merged a day). Written
+//   without sorting the day: the selections (S rows) are ranked in the merged order once,
+//   and the day's rows (of each part) are (rank, k) pairs in order, sorted as two
+//   integers before the wide columns are computed. One DuckDB thread and no
+//   insertion-order bookkeeping, so the row groups are cut at exactly the layout's size,
+//   as the archive's merge cuts them.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { mkdirSync, rmSync, utimesSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { archiveFileName, sqlString } from '../persistence/archive/archiveFiles.ts';
+import { archiveFileName, MANIFEST_FORMAT, MANIFEST_NAME, manifestText, partFileName, partFrom, partIndexOf, partRangeSql, sha256File, splitDirName, sqlString, type SplitPart } from '../persistence/archive/archiveFiles.ts';
 import { ARCHIVE_COLUMNS } from '../persistence/archive/archiveSchema.ts';
-import { MERGED_KEYS, mergedCopy } from '../persistence/archive/tickArchive.ts';
+import { MERGED_KEYS, MERGED_LAYOUT, mergedCopy, SPLIT_PARTS } from '../persistence/archive/tickArchive.ts';
 
 export interface ArchiveShape {
   events: number;
@@ -36,10 +39,19 @@ export interface MergedLayout {
   /** ORDER BY over the row's columns and the keys (seq and pos last). */
   order: string;
   copy: string;
+  /** Parts the day is split into by event_key (a split day, as the archive installs one); absent: one file. */
+  split?: number;
 }
 
-/** The archive's own merged layout (a finished day's file). */
-export const ARCHIVE_LAYOUT: MergedLayout = { keys: MERGED_KEYS, order: '', copy: mergedCopy(3) };
+/** The archive's own merged layout (a finished day, split into SPLIT_PARTS parts). */
+export const ARCHIVE_LAYOUT: MergedLayout = { keys: MERGED_KEYS, order: '', copy: mergedCopy(3), split: SPLIT_PARTS };
+/** A finished day merged into one file, as the previous version of the archive left it (the archive reads it, and rewrites it split). */
+export const SINGLE_FILE_LAYOUT: MergedLayout = { keys: MERGED_KEYS, order: '', copy: mergedCopy(3) };
+
+/** The archive's layout split into `parts` (16, 64 or 256) parts. */
+export function splitLayout(parts: number): MergedLayout {
+  return { ...ARCHIVE_LAYOUT, split: parts };
+}
 
 const LEAGUES = "['nfl', 'nba', 'nhl', 'ncaab']";
 
@@ -90,9 +102,12 @@ function rowColumns(shape: ArchiveShape, first: number, dayStart: number, eventS
 }
 
 export interface GeneratedDay {
+  /** The file, or the split day's directory. */
   path: string;
   first: number;
   last: number;
+  /** Its Parquet files (a split day's parts, in key order). */
+  parquet: string[];
 }
 
 /**
@@ -142,6 +157,8 @@ export class ArchiveGenerator {
     const path = join(dayDir, archiveFileName(first, last));
     const columns = rowColumns(this.shape, first, dayStart, this.eventStart);
     const row = ARCHIVE_COLUMNS.map((c) => `${columns[c.name]} AS ${c.name}`).join(', ');
+    const past = new Date(Date.now() - 3_600_000);
+    if (layout?.split !== undefined) return this.splitDay(join(dayDir, splitDirName(first, last)), layout, columns, row, first, last, past);
     if (layout === null) {
       const changes = `SELECT g, ((g % ${S}) * ${this.unshuffle}) % ${S} AS s FROM range(${rowsPerDay}) t(g)`;
       await this.connection.run(`COPY (SELECT ${row} FROM (${changes})) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
@@ -154,9 +171,37 @@ export class ArchiveGenerator {
       const wide = `SELECT *, ${keys} FROM (SELECT ${row} FROM (${ordered}))`;
       await this.connection.run(`COPY (${wide}) TO ${sqlString(path)} (${layout.copy})`);
     }
-    const past = new Date(Date.now() - 3_600_000);
     utimesSync(path, past, past);
-    return { path, first, last };
+    return { path, first, last, parquet: [path] };
+  }
+
+  /** A day as a split day: each part's rows (rank, k) in order, then its manifest. */
+  private async splitDay(dir: string, layout: MergedLayout, columns: Record<string, string>, row: string, first: number, last: number, past: Date): Promise<GeneratedDay> {
+    const parts = layout.split as number;
+    const S = this.selections;
+    const { rowsPerDay } = this.shape;
+    await this.rank(layout, columns);
+    mkdirSync(dir, { recursive: true });
+    const used = new Set((await this.connection.runAndReadAll('SELECT DISTINCT substr(event_key, 1, 2) AS p FROM sel')).getRowObjects().map((r) => partIndexOf(String(r.p), parts)));
+    const files: SplitPart[] = [];
+    const g = `(r.k * ${S} + (sel.s * ${this.shuffle}) % ${S})`;
+    const keys = layout.keys.map((key) => `${key.sql} AS ${key.name}`).join(', ');
+    for (let i = 0; i < parts; i++) {
+      if (!used.has(i)) continue;
+      const from = partFrom(i, parts);
+      const name = partFileName(from);
+      const file = join(dir, name);
+      const ordered = `SELECT sel.s AS s, ${g} AS g FROM sel, range(${this.ticksPerSelection}) r(k) WHERE ${partRangeSql(i, parts).replaceAll('event_key', 'sel.event_key')} AND ${g} < ${rowsPerDay} ORDER BY sel.rank, r.k`;
+      await this.connection.run(`COPY (SELECT *, ${keys} FROM (SELECT ${row} FROM (${ordered}))) TO ${sqlString(file)} (${layout.copy})`);
+      const rows = Number((await this.connection.runAndReadAll(`SELECT CAST(num_rows AS DOUBLE) AS n FROM parquet_file_metadata(${sqlString(file)})`)).getRowObjects()[0].n);
+      files.push({ from, name, rows, bytes: statSync(file).size, sha256: await sha256File(file) });
+      utimesSync(file, past, past);
+    }
+    const rows = files.reduce((sum, file) => sum + file.rows, 0);
+    if (rows !== rowsPerDay) throw new Error(`${dir}: ${rows} rows written, not ${rowsPerDay}`);
+    writeFileSync(join(dir, MANIFEST_NAME), manifestText({ format: MANIFEST_FORMAT, layout: MERGED_LAYOUT, first, last, rows, parts, files }));
+    utimesSync(join(dir, MANIFEST_NAME), past, past);
+    return { path: dir, first, last, parquet: files.map((file) => join(dir, file.name)) };
   }
 
   /** The selections ranked in the layout's order (once per layout). */
@@ -167,7 +212,7 @@ export class ArchiveGenerator {
     // the merged order over selections: every tick of one selection has the same keys, and ticks go in seq order
     const order = layout.order === '' ? layout.keys.map((k) => k.name).concat('odds_id').join(', ') : layout.order;
     await this.connection.run('DROP TABLE IF EXISTS sel');
-    await this.connection.run(`CREATE TABLE sel AS SELECT s, row_number() OVER (ORDER BY ${order}) AS rank FROM (SELECT s, event_id, odds_id, ${keys} FROM (SELECT s, ${columns.event_id} AS event_id, ${columns.odds_id} AS odds_id FROM range(${this.selections}) t(s)))`);
+    await this.connection.run(`CREATE TABLE sel AS SELECT s, event_key, row_number() OVER (ORDER BY ${order}) AS rank FROM (SELECT s, event_id, odds_id, ${keys} FROM (SELECT s, ${columns.event_id} AS event_id, ${columns.odds_id} AS odds_id FROM range(${this.selections}) t(s)))`);
     this.ranked = key;
   }
 

@@ -277,7 +277,7 @@ export function historyRoutes(ctx: Services): AnyRoute[] {
     query: EXPORT_QUERY,
     summary: "One UTC day of the tick archive (optionally one league) as a Parquet file (zstd), streamed.",
     description:
-      "The archive rows of the day as application/vnd.apache.parquet: the row schema of docs/archive.md plus event_key (the first 8 hex digits of md5(event_id)), sorted by event_key, odds_id, seq, pos, so each event's rows sit together and each selection's changes are in log order (sort by seq, pos for the whole day's log order). A finished day is sent as the archive's file for it; today's rows are sorted first. Only changes already written to the archive (today: up to ARCHIVE_INTERVAL_MS behind). A day the archive holds nothing for: 404 not_found. " +
+      "The archive rows of the day as application/vnd.apache.parquet: the row schema of docs/archive.md plus event_key (the first 8 hex digits of md5(event_id)), sorted by event_key, odds_id, seq, pos, so each event's rows sit together and each selection's changes are in log order (sort by seq, pos for the whole day's log order). A finished day's parts (split by event_key) are copied into the file in that order, without sorting; today's rows are sorted first. Only changes already written to the archive (today: up to ARCHIVE_INTERVAL_MS behind). A day the archive holds nothing for: 404 not_found. " +
       `Needs the tick archive (ARCHIVE_DIR); without it: 503 archive_unavailable. ${PARAMETER_ERRORS} ${KEY_RULES}` +
       curlExample(`curl -s ${KEY_HEADER} -o day.parquet -w '%{http_code}: %{size_download} bytes in day.parquet\\n' "${BASE_URL}/api/v1/history/export?day=$(date -u +%Y-%m-%d)&league=nfl"`),
     handle: (req) => {

@@ -24,13 +24,17 @@
 // leaves no file (the records are archived again from the log), after it the file is
 // whole and its records are not taken again.
 //
-// Compaction. Days before the newest one are merged into one file per day in the
-// merged layout (MERGED_LAYOUT, marked in the file's key-value metadata): sorted by
-// event_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, so DuckDB
-// reads only the row groups of the event a query names; the
-// merged file is written like any other before its inputs are deleted. A finished
-// day's only file in another layout (a single flush, or a file merged by an older
-// version) is rewritten in place the same way. One day per maintenance pass.
+// Compaction. Days before the newest one are merged into one split day each, in the
+// merged layout (MERGED_LAYOUT, marked in each file's key-value metadata): sorted by
+// event_key (archiveSchema.ts), odds_id, seq, pos, in small row groups, and cut by
+// event_key's first two hex digits into SPLIT_PARTS part files (archiveFiles.ts), so a
+// query for one event reads one part per day and DuckDB reads only the row groups of
+// that event in it. The day is sorted into one temporary file (written and checked like
+// any other), cut into parts in a temporary directory with a manifest (each part's rows,
+// bytes and sha256), fsync'd, and installed by renaming the directory; only then are its
+// inputs deleted. A finished day's only entry in another layout (a single flush, a day
+// merged into one file by an older version) is rewritten the same way, at most one every
+// rewriteEveryMs. One day per maintenance pass.
 //
 // Maintenance does not hold the queue. A merge (seconds to minutes: it sorts a day)
 // runs after the flush that asked for it, on a DuckDB instance of its own with one
@@ -49,9 +53,39 @@
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { nodeStorage, type Storage } from '../log/storage.ts';
+import { nodeStorage, writeFully, type Storage } from '../log/storage.ts';
+import { concatParquet } from './parquetConcat.ts';
 import { ARCHIVE_COLUMNS, COLUMN_LIST, eventKey, MERGED_KEY_COLUMNS, TICK_COLUMNS, type ArchiveColumn, type ArchiveRow, type TickRow } from './archiveSchema.ts';
-import { archiveFileName, dayOf, dayStart, ensureDayDir, isCovered, listArchiveFiles, listArchiveFilesBetween, listDayFiles, listDays, liveFiles, readParquetSql, sqlString, tidyArchive, type ArchiveFile } from './archiveFiles.ts';
+import {
+  archiveFileName,
+  checkSplitDay,
+  dayOf,
+  dayStart,
+  ensureDayDir,
+  isCovered,
+  listArchiveFiles,
+  listArchiveFilesBetween,
+  listDayFiles,
+  listDays,
+  liveFiles,
+  MANIFEST_FORMAT,
+  MANIFEST_NAME,
+  manifestText,
+  parquetPaths,
+  parquetPathsFor,
+  partFileName,
+  partFrom,
+  partIndexOf,
+  partRangeSql,
+  readParquetSql,
+  sha256File,
+  splitDirName,
+  sqlString,
+  tidyArchive,
+  type ArchiveFile,
+  type SplitManifest,
+  type SplitPart,
+} from './archiveFiles.ts';
 
 /** Turns one log record into archive rows (the write path's decoding; persistence knows no record format). */
 export interface ArchiveSource {
@@ -101,9 +135,19 @@ export interface Compaction {
   runFiles: number;
   runsPerLevel: number;
   rewriteEveryMs: number;
+  /** Parts a finished day is split into by event_key (16, 64 or 256): SPLIT_PARTS. */
+  splitParts: 16 | 64 | 256;
 }
 
-export const COMPACTION: Compaction = { runFiles: 30, runsPerLevel: 12, rewriteEveryMs: 300_000 };
+/**
+ * Parts of a finished day. Measured at full size (17,280,000 changes over 2,000 events,
+ * bench/archive.bench.ts with ARCHIVE_BENCH_SPLIT; docs/archive.md): more parts, fewer
+ * row groups a one-event query pays for; fewer parts, fewer files a whole-day read (the
+ * export, the replay window) opens.
+ */
+export const SPLIT_PARTS = 256;
+
+export const COMPACTION: Compaction = { runFiles: 30, runsPerLevel: 12, rewriteEveryMs: 300_000, splitParts: SPLIT_PARTS };
 
 export interface FlushReport {
   records: number;
@@ -176,8 +220,6 @@ const FLUSH_COPY = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${FLUSH_ROW
  * row group every MERGED_ROW_GROUP_ROWS (archive-layout.test.ts checks the cuts).
  */
 const MAINTENANCE_DUCKDB = { threads: '1', memory_limit: '384MB', preserve_insertion_order: 'false' };
-/** A file rewritten in place must be older than this, so its new version's modification time differs from the old one's at DuckDB's caches' resolution (whole seconds). */
-const REWRITE_MIN_AGE_MS = 2500;
 /** A day whose merge failed (a full disk, an unreadable file) is tried again after this long, or as soon as its files change. */
 const MERGE_RETRY_MS = 3_600_000;
 
@@ -201,6 +243,8 @@ const MERGED_FILE_COLUMNS: ReadonlySet<string> = new Set([...ALL_COLUMNS, ...MER
 /** The key-value metadata key a merged file's level is stored under. */
 export const LEVEL_KEY = 'odds_archive_level';
 const DAY_LEVEL = 3;
+/** A split day in MERGED_LAYOUT (its manifest says so). */
+const SPLIT_DAY: FileInfo = { merged: true, level: DAY_LEVEL, columns: MERGED_FILE_COLUMNS };
 
 /** COPY options of a file in the merged layout at `level`. */
 export function mergedCopy(level: number): string {
@@ -214,12 +258,23 @@ function columnsOf(infos: readonly FileInfo[]): Set<string> {
   return present;
 }
 
-/** A file written under its temporary name, checked and fsync'd, not yet in place. */
+/** A file (or a split day's directory) written under its temporary name, checked and fsync'd, not yet in place. */
 interface WrittenFile {
   temp: string;
   final: string;
   dayDir: string;
   level: number;
+  /** A split day's directory (its infos come from its manifest). */
+  split: boolean;
+}
+
+/** A finished day's store is damaged (a part or the manifest of a split day missing or cut): refused at start, with what moving it away would drop. */
+export class ArchiveDamagedError extends Error {
+  readonly code = 'archive_damaged';
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'ArchiveDamagedError';
+  }
 }
 
 /** What identifies one version of a file: a merge may rewrite a day's only file under its name. */
@@ -257,6 +312,27 @@ interface RowQuery {
   eventIds: readonly string[] | null;
   fromMs: number;
   toMs: number;
+}
+
+/**
+ * Refuses a start over a damaged split day: installed by one rename, a split day always
+ * has its manifest and every part it lists, so one missing or cut was damaged at rest
+ * (a disk, an operator), and reading on would leave its changes out without a word.
+ */
+function checkSplitDays(dir: string): void {
+  for (const day of listDays(dir)) {
+    let entries: ArchiveFile[];
+    try {
+      entries = listDayFiles(dir, day);
+    } catch (error) {
+      throw new ArchiveDamagedError(`${(error as Error).message}. Restore it from a backup, or move ${join(dir, day)} away (that day's changes leave the archive; the log no longer holds them) and start again.`);
+    }
+    for (const entry of entries) {
+      // a temporary name is tidied at start: only installed split days count
+      const problem = checkSplitDay(entry);
+      if (problem !== '') throw new ArchiveDamagedError(`${entry.path} (records ${entry.first} to ${entry.last}, ${day}) is damaged: ${problem}. Restore it from a backup, or move it away (its changes leave the archive; the log no longer holds them) and start again.`);
+    }
+  }
 }
 
 /** ARCHIVE_DIR holds records the log never had: refused at start rather than mixing two logs' seqs. */
@@ -333,6 +409,7 @@ export class TickArchive {
    */
   static async open(options: TickArchiveOptions): Promise<TickArchive> {
     mkdirSync(options.dir, { recursive: true });
+    checkSplitDays(options.dir);
     const removed = tidyArchive(options.dir);
     if (removed.length > 0) options.warn(`archive: removed ${removed.length} file(s) a crash left (temporaries, or inputs of a finished merge): ${removed.join(', ')}`);
     let through = 0;
@@ -380,15 +457,12 @@ export class TickArchive {
     const now = Date.now();
     if (this.sizeMemo !== null && now - this.sizeMemo.at < 1000) return this.sizeMemo;
     let bytes = 0;
-    const files = listArchiveFiles(this.options.dir);
-    for (const file of files) {
-      try {
-        bytes += statSync(file.path).size;
-      } catch {
-        // deleted since it was listed (a merge or the retention)
-      }
+    let count = 0;
+    for (const file of listArchiveFiles(this.options.dir)) {
+      count += parquetPaths(file).length;
+      bytes += file.bytes;
     }
-    this.sizeMemo = { at: now, files: files.length, bytes };
+    this.sizeMemo = { at: now, files: count, bytes };
     return this.sizeMemo;
   }
 
@@ -564,7 +638,7 @@ export class TickArchive {
    * in the merged layout at `level`), check it reads back with `rows` rows from `first`
    * to `last`, and fsync it. A failure deletes the temporary.
    */
-  private async writeTemp(connection: DuckDBConnection, day: string, select: string, first: number, last: number, rows: number, level: number): Promise<WrittenFile> {
+  private async writeTemp(connection: DuckDBConnection, day: string, select: string, first: number, last: number, rows: number, level: number, sync = this.fsync): Promise<WrittenFile> {
     const newDay = !existsSync(join(this.options.dir, day));
     const dayDir = ensureDayDir(this.options.dir, day);
     if (newDay && this.fsync) this.storage.syncDirSync(this.options.dir);
@@ -577,19 +651,98 @@ export class TickArchive {
       if (Number(check.n) !== rows || Number(check.first) !== first || Number(check.last) !== last) {
         throw new Error(`${temp} read back ${check.n} rows from ${check.first} to ${check.last}, not ${rows} rows from ${first} to ${last}`);
       }
-      if (this.fsync) {
-        const file = await this.storage.open(temp, 'r+');
-        try {
-          await file.sync();
-        } finally {
-          await file.close();
-        }
-      }
+      if (sync) await this.syncFile(temp);
     } catch (error) {
       rmSync(temp, { force: true });
       throw error;
     }
-    return { temp, final, dayDir, level };
+    return { temp, final, dayDir, level, split: false };
+  }
+
+  private async syncFile(path: string): Promise<void> {
+    const file = await this.storage.open(path, 'r+');
+    try {
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * A finished day as a split day under a temporary directory name: `select` (the day's
+   * rows in the merged order) written to one temporary file and checked (writeTemp), then
+   * cut by event_key into parts (each part a range of that file's row groups, read in
+   * order by the one thread), each read back with its row count, fsync'd and hashed, the
+   * manifest written and fsync'd, and the directory fsync'd. A failure (or closing)
+   * deletes the directory; the sorted file is deleted either way.
+   */
+  private async writeSplit(connection: DuckDBConnection, day: string, select: string, first: number, last: number, rows: number): Promise<WrittenFile> {
+    const parts = this.compaction.splitParts;
+    const sorted = await this.writeTemp(connection, day, select, first, last, rows, DAY_LEVEL, false);
+    const final = join(sorted.dayDir, splitDirName(first, last));
+    const temp = `${final}.${++this.temporaries}.tmp`;
+    try {
+      mkdirSync(temp);
+      const source = `read_parquet(${sqlString(sorted.temp)})`;
+      const counts = new Map<string, number>();
+      for (const row of (await connection.runAndReadAll(`SELECT substr(event_key, 1, 2) AS p, count(*) AS n FROM ${source} GROUP BY p`)).getRowObjects()) {
+        const from = partFrom(partIndexOf(String(row.p), parts), parts);
+        counts.set(from, (counts.get(from) ?? 0) + Number(row.n));
+      }
+      const files: SplitPart[] = [];
+      for (let i = 0; i < parts; i++) {
+        const from = partFrom(i, parts);
+        const n = counts.get(from);
+        if (n === undefined) continue;
+        if (this.closed) throw new Error('the archive is closing');
+        const name = partFileName(from);
+        await connection.run(`COPY (SELECT * FROM ${source} WHERE ${partRangeSql(i, parts)}) TO ${sqlString(join(temp, name))} (${mergedCopy(DAY_LEVEL)})`);
+        files.push({ from, name, rows: n, bytes: 0, sha256: '' });
+      }
+      const total = files.reduce((sum, file) => sum + file.rows, 0);
+      if (total !== rows) throw new Error(`${sorted.temp} holds ${total} rows by event_key, not ${rows}`);
+      // each part's footer read back: the rows the sorted file has in its range
+      const back = new Map<string, number>();
+      for (const row of (await connection.runAndReadAll(`SELECT file_name, CAST(num_rows AS DOUBLE) AS n FROM parquet_file_metadata([${files.map((file) => sqlString(join(temp, file.name))).join(', ')}])`)).getRowObjects()) back.set(String(row.file_name), Number(row.n));
+      for (const file of files) {
+        const path = join(temp, file.name);
+        if (back.get(path) !== file.rows) throw new Error(`${path} read back ${back.get(path)} rows, not ${file.rows}`);
+        if (this.fsync) await this.syncFile(path);
+        file.sha256 = await sha256File(path);
+        file.bytes = statSync(path).size;
+      }
+      const manifest: SplitManifest = { format: MANIFEST_FORMAT, layout: MERGED_LAYOUT, first, last, rows, parts, files };
+      await this.writeWhole(join(temp, MANIFEST_NAME), Buffer.from(manifestText(manifest)));
+      if (this.fsync) this.storage.syncDirSync(temp);
+    } catch (error) {
+      rmSync(temp, { recursive: true, force: true });
+      throw error;
+    } finally {
+      rmSync(sorted.temp, { force: true });
+    }
+    return { temp, final, dayDir: sorted.dayDir, level: DAY_LEVEL, split: true };
+  }
+
+  /** Writes a small file whole (every write's length checked) and fsyncs it. */
+  private async writeWhole(path: string, bytes: Uint8Array): Promise<void> {
+    const file = await this.storage.open(path, 'w');
+    try {
+      await writeFully(file, bytes, 0);
+      if (this.fsync) await file.sync();
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Deletes an entry: a file, or a split day (renamed to a temporary name first, so a crash never leaves part of one under its name). */
+  private removeEntry(file: ArchiveFile): void {
+    if (file.split === null) {
+      this.storage.unlinkSync(file.path);
+      return;
+    }
+    const away = `${file.path}.${++this.temporaries}.tmp`;
+    this.storage.renameSync(file.path, away);
+    rmSync(away, { recursive: true, force: true });
   }
 
   /**
@@ -601,10 +754,12 @@ export class TickArchive {
     try {
       await this.storage.rename(file.temp, file.final);
     } catch (error) {
-      rmSync(file.temp, { force: true });
+      rmSync(file.temp, { force: true, recursive: true });
       throw error;
     }
     if (this.fsync) this.storage.syncDirSync(file.dayDir);
+    // a split day's infos come from its manifest
+    if (file.split) return file.final;
     try {
       const stat = statSync(file.final);
       this.infos.set(versionOf({ path: file.final, bytes: stat.size, mtimeMs: stat.mtimeMs }), file.level > 0 ? { merged: true, level: file.level, columns: MERGED_FILE_COLUMNS } : FLUSH_FILE);
@@ -616,11 +771,13 @@ export class TickArchive {
 
   /** Each file's layout and columns (its key-value metadata and schema, read once per file version, on `connection`). */
   private async fileInfos(files: readonly ArchiveFile[], connection: DuckDBConnection = this.connection): Promise<FileInfo[]> {
+    // versions of files deleted or rewritten since are never asked again
+    if (this.infos.size > 4 * files.length + 10_000) this.infos.clear();
+    // a split day in this layout: known from its manifest
+    for (const file of files) if (file.split !== null && file.split.manifest.layout === MERGED_LAYOUT) this.infos.set(versionOf(file), SPLIT_DAY);
     const unknown = files.filter((file) => !this.infos.has(versionOf(file)));
     if (unknown.length > 0) {
-      // versions of files deleted or rewritten since are never asked again
-      if (this.infos.size > 4 * files.length + 10_000) this.infos.clear();
-      const list = `[${unknown.map((file) => sqlString(file.path)).join(', ')}]`;
+      const list = `[${unknown.flatMap(parquetPaths).map(sqlString).join(', ')}]`;
       const marked = new Set<string>();
       const levels = new Map<string, number>();
       const keys = `key IN (encode(${sqlString(LAYOUT_KEY)}), encode(${sqlString(LEVEL_KEY)}))`;
@@ -637,10 +794,15 @@ export class TickArchive {
         names.add(String(row.name));
       }
       for (const file of unknown) {
-        const names = columns.get(file.path);
-        // never guessed: a file read with a wrong column set would answer nulls
-        if (names === undefined) throw new Error(`the schema of ${file.path} could not be read`);
-        const merged = marked.has(file.path);
+        // a split day in another layout (a later version's): read by name, its parts' columns together
+        const names = new Set<string>();
+        for (const path of parquetPaths(file)) {
+          const of = columns.get(path);
+          // never guessed: a file read with a wrong column set would answer nulls
+          if (of === undefined) throw new Error(`the schema of ${path} could not be read`);
+          for (const name of of) names.add(name);
+        }
+        const merged = file.split === null && marked.has(file.path);
         const level = levels.get(file.path);
         this.infos.set(versionOf(file), { merged, level: !merged ? 0 : level !== undefined && Number.isInteger(level) && level > 0 ? level : DAY_LEVEL, columns: names });
       }
@@ -738,10 +900,9 @@ export class TickArchive {
           // a finished day (it gets files only from a catch-up, and is merged again then): one per pass
           if (mergedOne) continue;
           if (files.length === 1) {
-            if ((await this.infosInQueue(files))[0].merged) continue;
+            // a split day is done; a day's only file (a flush, a run, or a day an older version merged into one file) is rewritten as one, spaced out
+            if (files[0].split !== null) continue;
             if (Date.now() - this.lastRewriteAt < this.compaction.rewriteEveryMs) continue;
-            // rewritten in place: its new version must not share the old one's modification second
-            if (Date.now() - files[0].mtimeMs < REWRITE_MIN_AGE_MS) continue;
             rewrite = true;
           }
         }
@@ -765,7 +926,7 @@ export class TickArchive {
     return this.exclusive(async () => {
       const listed = listDayFiles(this.options.dir, day);
       const covered = listed.filter((file) => isCovered(file, listed));
-      for (const file of covered) this.storage.unlinkSync(file.path);
+      for (const file of covered) this.removeEntry(file);
       if (covered.length > 0 && this.fsync) this.storage.syncDirSync(join(this.options.dir, day));
     });
   }
@@ -777,19 +938,23 @@ export class TickArchive {
    * queue, and is refused (the temporary deleted) when the day's files changed meanwhile.
    */
   private async merge(day: string, group: ArchiveFile[], all: readonly ArchiveFile[], level: number): Promise<void> {
-    const paths = group.map((f) => f.path);
+    // the group's entries (files, split days), and the Parquet files they read
+    const entries = group.map((f) => f.path);
+    const paths = group.flatMap(parquetPaths);
     const first = Math.min(...group.map((f) => f.first));
     const last = Math.max(...group.map((f) => f.last));
     // the merged file's name covers [first, last]: a file of the day in that range left out of the group would be taken
     // for one of its inputs (skipped by reads, deleted at the next start)
-    const inside = (files: readonly ArchiveFile[]): ArchiveFile[] => files.filter((f) => !paths.includes(f.path) && f.last >= first && f.first <= last);
+    const inside = (files: readonly ArchiveFile[]): ArchiveFile[] => files.filter((f) => !entries.includes(f.path) && f.last >= first && f.first <= last);
     const outside = inside(all);
     if (outside.length > 0) throw new Error(`not merging ${paths.length} file(s) of ${day}: ${outside.map((f) => f.path).join(', ')} lies in their range ${first}-${last}`);
     const connection = await this.maintenanceConnection();
     if (this.closed) throw new Error('the archive is closing');
     const counted = (await connection.runAndReadAll(`SELECT count(*) AS n FROM ${readParquetSql(paths)}`)).getRowObjects()[0];
     const present = columnsOf(await this.fileInfos(group, connection));
-    const written = await this.writeTemp(connection, day, mergedSelect(paths, present, ''), first, last, Number(counted.n), level);
+    const select = mergedSelect(paths, present, '');
+    // a finished day is split by event_key; today's runs are single files
+    const written = level === DAY_LEVEL ? await this.writeSplit(connection, day, select, first, last, Number(counted.n)) : await this.writeTemp(connection, day, select, first, last, Number(counted.n), level);
     try {
       await this.onMergeWritten?.(day, written.temp);
       await this.exclusive(async () => {
@@ -802,13 +967,13 @@ export class TickArchive {
         const arrived = inside(now);
         if (arrived.length > 0) throw new Error(`not installing the merge of ${day}: ${arrived.map((f) => f.path).join(', ')} came into its range ${first}-${last} while it was written`);
         const final = await this.install(written);
-        // a day's only file rewritten has the merged file's name: the rename replaced it
-        for (const path of paths) if (path !== final) this.storage.unlinkSync(path);
+        // (a run of one file has the file's name: the rename replaced it)
+        for (const file of group) if (file.path !== final) this.removeEntry(file);
         if (this.fsync) this.storage.syncDirSync(join(this.options.dir, day));
       });
     } finally {
       // gone after an installation; after a refusal, the temporary
-      rmSync(written.temp, { force: true });
+      rmSync(written.temp, { force: true, recursive: true });
     }
   }
 
@@ -853,7 +1018,7 @@ export class TickArchive {
         // a merged file is not in seq order: finding its first record reads its seq column whole, once per file version
         let time = this.firstTimes.get(versionOf(first));
         if (time === undefined) {
-          const row = (await this.connection.runAndReadAll(`SELECT CAST(max(time_ms) AS DOUBLE) AS t FROM read_parquet(${sqlString(first.path)}) WHERE seq = ${first.first}`)).getRowObjects()[0];
+          const row = (await this.connection.runAndReadAll(`SELECT CAST(max(time_ms) AS DOUBLE) AS t FROM read_parquet([${parquetPaths(first).map(sqlString).join(', ')}]) WHERE seq = ${first.first}`)).getRowObjects()[0];
           time = Number(row?.t ?? Infinity);
           if (this.firstTimes.size > 1000) this.firstTimes.clear();
           this.firstTimes.set(versionOf(first), time);
@@ -880,18 +1045,22 @@ export class TickArchive {
     const rows: ArchiveRow[] = [];
     if (files.length > 0) {
       const infos = await this.fileInfos(files);
-      const keyed = files.filter((_, i) => infos[i].merged).map((f) => f.path);
-      const plain = files.filter((_, i) => !infos[i].merged).map((f) => f.path);
+      const keys = query.eventIds?.map(eventKey) ?? null;
+      // a split day: only the parts its events' keys fall in (one per day for one event)
+      const keyed = files.filter((_, i) => infos[i].merged).flatMap((f) => parquetPathsFor(f, keys));
+      const plain = files.filter((_, i) => !infos[i].merged).flatMap(parquetPaths);
       const parts: string[] = [];
       if (keyed.length > 0) {
         // merged files all have MERGED_COLUMNS: no union by name; event_key picks the row groups to read
-        const byKey = keyFilter('event_key', query.eventIds?.map(eventKey) ?? null);
+        const byKey = keyFilter('event_key', keys);
         parts.push(`SELECT ${rowSelect(ALL_COLUMNS, true, query.columns)} FROM read_parquet([${keyed.map(sqlString).join(', ')}]) WHERE ${byKey}(${query.where})`);
       }
       if (plain.length > 0) parts.push(`SELECT ${rowSelect(columnsOf(infos.filter((info) => !info.merged)), true, query.columns)} FROM ${readParquetSql(plain)} WHERE ${query.where}`);
-      const sql = parts.length === 1 ? `${parts[0]} ORDER BY seq, pos` : `SELECT * FROM (${parts.join(' UNION ALL ')}) ORDER BY seq, pos`;
-      const reader = await this.connection.runAndReadAll(sql);
-      for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
+      if (parts.length > 0) {
+        const sql = parts.length === 1 ? `${parts[0]} ORDER BY seq, pos` : `SELECT * FROM (${parts.join(' UNION ALL ')}) ORDER BY seq, pos`;
+        const reader = await this.connection.runAndReadAll(sql);
+        for (const row of reader.getRowObjects()) rows.push(row as unknown as ArchiveRow);
+      }
     }
     // the records not written yet, from their copies (with the same columns as the files' rows)
     const scratch: ArchiveRow[] = [];
@@ -907,30 +1076,36 @@ export class TickArchive {
   }
 
   /**
-   * Writes one day's rows (optionally one league's) to `outPath` as Parquet (zstd) in the
-   * merged layout: MERGED_COLUMNS, sorted by event_key, odds_id, seq, pos. Returns the
-   * row count. A finished day is one merged file already: the export is that file (a
-   * hard link, or a copy across file systems), or its league's rows in its order; today's
-   * (or a day not merged yet) are sorted. Only archived records: the newest
-   * ARCHIVE_INTERVAL_MS of today are not in it yet.
+   * Writes one day's rows (optionally one league's) to `outPath` as one Parquet file (zstd)
+   * in the merged layout: MERGED_COLUMNS, sorted by event_key, odds_id, seq, pos. Returns
+   * the row count. A finished day is in that order already: its parts are joined in key
+   * order, their bytes as they are (parquetConcat.ts: no row decoded), and a league's
+   * export reads them in that order keeping its rows; a day an older version merged into
+   * one file is that file (a hard link, or a copy across file systems). Today's (or a day
+   * not merged yet) are sorted. Only archived records: the newest ARCHIVE_INTERVAL_MS of
+   * today are not in it yet.
    */
   exportDay(day: string, league: string | null, outPath: string): Promise<{ rows: number; files: number }> {
     return this.exclusive(async () => {
       const files = liveFiles(listDayFiles(this.options.dir, day));
       if (files.length === 0) return { rows: 0, files: 0 };
-      const paths = files.map((f) => f.path);
+      const paths = files.flatMap(parquetPaths);
       const infos = await this.fileInfos(files);
       const mergedDay = files.length === 1 && infos[0].merged;
-      if (mergedDay && league === null) {
+      if (mergedDay && league === null && files[0].split === null) {
         try {
           linkSync(paths[0], outPath);
         } catch {
           copyFileSync(paths[0], outPath);
         }
+      } else if (mergedDay && league === null) {
+        const joined = await concatParquet(paths, outPath);
+        const expected = files[0].split?.manifest.rows;
+        if (joined.rows !== expected) throw new Error(`joining the parts of ${day} gave ${joined.rows} rows, its manifest says ${expected}`);
       } else {
         const where = league === null ? '' : `WHERE league = ${sqlString(league)}`;
-        // a merged file read in its order (DuckDB keeps a scan's order into COPY): no sort
-        const select = mergedDay ? `SELECT ${MERGED_COLUMNS} FROM read_parquet(${sqlString(paths[0])}) ${where}` : mergedSelect(paths, columnsOf(infos), where);
+        // a merged day read in its order (DuckDB keeps a scan's order, files in the list's order, into COPY): no sort
+        const select = mergedDay ? `SELECT ${MERGED_COLUMNS} FROM read_parquet([${paths.map(sqlString).join(', ')}]) ${where}` : mergedSelect(paths, columnsOf(infos), where);
         await this.connection.run(`COPY (${select}) TO ${sqlString(outPath)} (${mergedCopy(DAY_LEVEL)})`);
       }
       const n = (await this.connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlString(outPath)})`)).getRowObjects()[0].n;
