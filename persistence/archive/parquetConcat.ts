@@ -275,7 +275,11 @@ function shiftRowGroup(rowGroup: Struct, shift: bigint, ordinal: number): void {
   for (const chunk of (columns.value as List).items as Struct[]) {
     if (field(chunk, 1) !== undefined) throw new Error('a column chunk in another file (file_path): not joined');
     shiftOffset(chunk, 2, shift);
-    shiftOffset(chunk, 4, shift);
+    // An offset index (4 offset_index_offset, 5 offset_index_length) lies in the file's
+    // body and holds each page's absolute offset, which the shift would leave pointing
+    // into another file's bytes: it is dropped (it is optional; readers then find the
+    // pages from the chunk's own offsets). A column index holds only statistics.
+    for (let i = chunk.length - 1; i >= 0; i--) if (chunk[i]!.id === 4 || chunk[i]!.id === 5) chunk.splice(i, 1);
     shiftOffset(chunk, 6, shift);
     const meta = field(chunk, 3);
     if (meta !== undefined) for (const id of [9, 10, 11, 14]) shiftOffset(meta.value as Struct, id, shift);
