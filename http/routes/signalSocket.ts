@@ -25,7 +25,7 @@ import type { AnySocketRoute, SocketConnection } from '../socketRoute.ts';
 import type { Clock } from '../../engine/clock.ts';
 import type { SignalTopic, SignalTopics } from '../../engine/stream/signalTopics.ts';
 import type { Authenticator } from '../auth.ts';
-import type { AnonymousConnections } from './stream.ts';
+import type { AnonymousConnections } from './anonymousConnections.ts';
 import { parseSignalClientMessage, SIGNAL_HEARTBEAT_MS, topicQuery, type SignalSubscribe } from './signalParams.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MAX_QUEUED_BYTES } from './stream.ts';
 import { subscriptionSocketRoute, type SubscriptionConnection, type SubscriptionSocketData } from './subscriptionSocket.ts';

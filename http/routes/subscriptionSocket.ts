@@ -9,7 +9,7 @@ import type { Clock } from '../../engine/clock.ts';
 import type { StatusCode } from '../../engine/stream/streamSink.ts';
 import type { Authenticator } from '../auth.ts';
 import { defineSocketRoute, type AnySocketRoute, type SocketConnection } from '../socketRoute.ts';
-import type { AnonymousConnections } from './stream.ts';
+import type { AnonymousConnections } from './anonymousConnections.ts';
 import { StreamRequestError, type StreamClientMessage } from './streamParams.ts';
 
 /** One connection's subscriptions, as its stream keeps them. */
