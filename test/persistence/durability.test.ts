@@ -22,7 +22,7 @@ import { FaultyStorage, type FaultKind } from '../../persistence/log/storageFaul
 import type { StorageOp } from '../../persistence/log/storage.ts';
 import { generateBoard } from '../../fixtures/generateBoard.ts';
 import { NOW } from '../../fixtures/harness/now.ts';
-import { crashPrice, crashRows } from '../ingest/crashRows.ts';
+import { crashPrice, crashRows, pricesAre, submitBatches } from '../ingest/crashRows.ts';
 import { openBoard, tempDataDir, type OpenedBoard } from '../ingest/ingest-helpers.ts';
 
 // generated here rather than through helpers/app.ts: no server starts, so test/run.ts runs this file once, not once per transport
@@ -35,19 +35,6 @@ function dataDir(): string {
   const dir = tempDataDir('durability-');
   dirs.push(dir);
   return dir;
-}
-
-async function submitBatches(opened: OpenedBoard, clock: ManualClock, from: number, to: number): Promise<void> {
-  const ids = crashRows(opened.durable.engine);
-  for (let n = from; n <= to; n++) {
-    clock.advance(1000);
-    await opened.durable.ingest.submit(ids.map((id, r) => ({ op: 'price', id, priceAmerican: crashPrice(n, r) })));
-  }
-}
-
-function pricesAre(opened: OpenedBoard, n: number): void {
-  const engine = opened.durable.engine;
-  crashRows(engine).forEach((id, r) => assert.equal(engine.store.priceAmerican[engine.slotOf(id)], crashPrice(n, r), `${id} at batch ${n}`));
 }
 
 const checkpointFaults: { op: StorageOp; nth: number; kind: FaultKind; step: RegExp }[] = [
